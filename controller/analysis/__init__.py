@@ -1,0 +1,1 @@
+"""Game math: exact figures where the state space allows, Monte Carlo otherwise."""

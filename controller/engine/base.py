@@ -1,0 +1,341 @@
+"""The engine interface every game implements, and the JSON form of its records.
+
+A game is a pure state machine::
+
+    state, effects = game.apply(state, event)
+
+`state`, every event and every effect are frozen dataclasses. `to_json` turns any of them into
+plain JSON values and `from_json` turns those back into the same object, so the journal can store
+events, recovery can rebuild state, and tests can compare records as values. The engine never
+reads a clock, a device, a file or a random source: same events in, same state and effects out.
+
+Events and effects carry a `kind` (the record's name in the JSON, such as ``"card"``), registered
+with `@event` and `@effect`; `event_from_json` and `effect_from_json` read any of them back.
+
+Refusals are `RuleError`: they name the field, the seat (or spot) and the rule, in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from controller.engine.cards import Card, CardError, ShoeComposition, parse_card
+
+JSON = Any  # the values json.loads gives: dict, list, str, int, bool, None
+
+
+class RuleError(ValueError):
+    """An input the rules refuse. `str()` is one line: the field, the seat and the rule."""
+
+    def __init__(self, rule: str, *, field: str = "", seat: int | None = None) -> None:
+        self.rule = rule
+        self.field = field
+        self.seat = seat
+        parts = [p for p in (field, f"seat {seat}" if seat is not None else "") if p]
+        super().__init__(": ".join([*parts, rule]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """Base of events and effects: a frozen dataclass with a registered `kind`."""
+
+    kind: ClassVar[str] = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Event(Record):
+    """Something that happened at the table (a card came out, a wager was opened, a decision)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Effect(Record):
+    """What the engine says must happen because of an event: a prompt, a move, a payout."""
+
+
+_EVENTS: dict[str, type[Event]] = {}
+_EFFECTS: dict[str, type[Effect]] = {}
+
+E = TypeVar("E", bound=type[Event])
+F = TypeVar("F", bound=type[Effect])
+
+
+def event(kind: str) -> Callable[[E], E]:
+    """Register an event class under `kind` (unique across all games)."""
+
+    def register(cls: E) -> E:
+        if kind in _EVENTS:
+            raise TypeError(f"event kind {kind!r} is registered twice")
+        cls.kind = kind
+        _EVENTS[kind] = cls
+        return cls
+
+    return register
+
+
+def effect(kind: str) -> Callable[[F], F]:
+    """Register an effect class under `kind` (unique across all games)."""
+
+    def register(cls: F) -> F:
+        if kind in _EFFECTS:
+            raise TypeError(f"effect kind {kind!r} is registered twice")
+        cls.kind = kind
+        _EFFECTS[kind] = cls
+        return cls
+
+    return register
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+
+def to_json(value: Any) -> JSON:
+    """Plain JSON values for a record, a state, a card or a container of them."""
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, Record):
+        return {"kind": value.kind, **_fields_to_json(value)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _fields_to_json(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [to_json(v) for v in value]
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    raise TypeError(f"{type(value).__name__} has no JSON form in the engine")
+
+
+def _fields_to_json(value: Any) -> dict[str, JSON]:
+    return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+
+
+T = TypeVar("T")
+
+
+def from_json(tp: type[T], data: JSON) -> T:
+    """The object of type `tp` whose `to_json` is `data`; TypeError/ValueError if it does not fit."""
+    return typing.cast(T, _from_json(tp, data, "$"))
+
+
+def event_from_json(data: JSON) -> Event:
+    return _record_from_json(_EVENTS, data, "event")
+
+
+def effect_from_json(data: JSON) -> Effect:
+    return _record_from_json(_EFFECTS, data, "effect")
+
+
+def _record_from_json(registry: Mapping[str, type[R]], data: JSON, what: str) -> R:
+    if not isinstance(data, dict) or "kind" not in data:
+        raise ValueError(f"an {what} is an object with a 'kind'")
+    cls = registry.get(data["kind"])
+    if cls is None:
+        raise ValueError(f"unknown {what} kind {data['kind']!r}")
+    return typing.cast(R, _from_json(cls, data, "$"))
+
+
+R = TypeVar("R", bound=Record)
+
+
+def _from_json(tp: Any, data: JSON, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return data
+    if origin in (typing.Union, types.UnionType):
+        if data is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _from_json(arg, data, where)
+            except (TypeError, ValueError) as exc:
+                errors.append(str(exc))
+        raise ValueError(f"{where}: {data!r} fits none of {tp}: {'; '.join(errors)}")
+    if origin is typing.Literal:
+        if data not in args:
+            raise ValueError(f"{where}: {data!r} is not one of {list(args)}")
+        return data
+    if tp is Card:
+        try:
+            return parse_card(data)
+        except CardError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    if origin is tuple:
+        _expect(data, list, where)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_json(args[0], v, f"{where}[{i}]") for i, v in enumerate(data))
+        if len(args) != len(data):
+            raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
+        return tuple(_from_json(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data, strict=True)))
+    if origin in (dict, Mapping) or tp is dict:
+        _expect(data, dict, where)
+        key_tp, val_tp = args or (str, Any)
+        return {
+            _key_from_json(key_tp, k, where): _from_json(val_tp, v, f"{where}.{k}")
+            for k, v in data.items()
+        }
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(data)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        _expect(data, dict, where)
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        fields = {f.name for f in dataclasses.fields(tp)}
+        extra = set(data) - fields - ({"kind"} if issubclass(tp, Record) else set())
+        if extra:
+            raise ValueError(f"{where}: unknown key(s) {sorted(extra)} for {tp.__name__}")
+        for f in dataclasses.fields(tp):
+            if f.name in data:
+                kwargs[f.name] = _from_json(hints[f.name], data[f.name], f"{where}.{f.name}")
+        return tp(**kwargs)
+    if tp is bool:
+        _expect(data, bool, where)
+        return data
+    if tp is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise ValueError(f"{where}: expected a whole number, got {data!r}")
+        return data
+    if tp is str:
+        _expect(data, str, where)
+        return data
+    if tp is type(None):
+        if data is not None:
+            raise ValueError(f"{where}: expected null, got {data!r}")
+        return None
+    raise TypeError(f"{where}: no JSON reader for {tp!r}")
+
+
+def _key_from_json(tp: Any, key: str, where: str) -> Any:
+    if tp is int:
+        try:
+            return int(key)
+        except ValueError:
+            raise ValueError(f"{where}: key {key!r} is not a whole number") from None
+    return _from_json(tp, key, where)
+
+
+def _expect(data: JSON, tp: type, where: str) -> None:
+    if not isinstance(data, tp):
+        raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
+
+
+# --- the game interface ----------------------------------------------------------------------
+
+S = TypeVar("S")
+
+
+@dataclasses.dataclass(frozen=True)
+class Awaiting:
+    """What the engine needs next, so the table loop and the screens ask the engine, not the rules.
+
+    kind: "round"    no round is open; an open-round event is expected
+          "card"     the next card from the shoe goes to `target` (a seat and base, a spot, ...)
+          "decision" `who` must choose one of `allowed` (Jokers 22, Baseball poker)
+          "nothing"  the round is settled or void
+    """
+
+    kind: typing.Literal["round", "card", "decision", "nothing"]
+    target: Mapping[str, JSON] = dataclasses.field(default_factory=dict)
+    who: Mapping[str, JSON] = dataclasses.field(default_factory=dict)
+    allowed: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundInput:
+    """A round file read into engine terms: the opening event, the cards in shoe order, and the
+    decisions in the order they were taken (empty for Grand Slam, which has none)."""
+
+    open: Event
+    cards: tuple[Card, ...]
+    decisions: tuple[Event, ...] = ()
+
+
+class Game(Protocol, Generic[S]):
+    """A game's rules as a pure state machine. One module per game implements it.
+
+    name                   the game's id in config and round files ("grand-slam")
+    state_type             the state's dataclass, for `from_json(game.state_type, data)`
+    initial()              the state with no round open
+    apply(s, e)            (next state, effects) for event `e`, or RuleError with `s` unchanged
+    awaiting(s)            what the engine needs next (a round, a card for X, a decision by Y)
+    settlement(s)          the settlement of a finished round in REPLAY.md form
+    shoe(s)                the shoe the round is dealt from (for the shoe tracker)
+    parse_round_file(doc)  a REPLAY.md round file as a RoundInput, or RuleError
+    round_file(s)          the round of state `s` as a round file (game recall)
+    """
+
+    name: str
+    state_type: type[S]
+
+    def initial(self) -> S: ...
+
+    def apply(self, state: S, event: Event) -> tuple[S, tuple[Effect, ...]]: ...
+
+    def awaiting(self, state: S) -> Awaiting: ...
+
+    def settlement(self, state: S) -> dict[str, JSON]: ...
+
+    def shoe(self, state: S) -> ShoeComposition: ...
+
+    def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput: ...
+
+    def round_file(self, state: S) -> dict[str, JSON]: ...
+
+
+def run_events(game: Game[S], events: Sequence[Event], state: S | None = None) -> tuple[S, list[Effect]]:
+    """Apply `events` in order from `state` (or the initial state): the one way rounds are run."""
+    s = game.initial() if state is None else state
+    effects: list[Effect] = []
+    for ev in events:
+        s, out = game.apply(s, ev)
+        effects.extend(out)
+    return s, effects
+
+
+# --- events and effects every game shares ----------------------------------------------------
+
+
+@event("card")
+@dataclasses.dataclass(frozen=True)
+class CardDealt(Event):
+    """A card came out of the shoe (read by the shoe, or entered by the dealer)."""
+
+    card: Card
+
+
+@event("void")
+@dataclasses.dataclass(frozen=True)
+class VoidRound(Event):
+    """A supervisor voids the open round: every wager is returned."""
+
+    by: str
+    reason: str
+
+
+@effect("card-dead")
+@dataclasses.dataclass(frozen=True)
+class CardDead(Effect):
+    """A card dealt where no seat is owed one: ruled dead, shown to the dealer, journaled."""
+
+    card: Card
+    reason: str
+
+
+@effect("round-voided")
+@dataclasses.dataclass(frozen=True)
+class RoundVoided(Effect):
+    """The round is void; every wager goes back to its owner."""
+
+    by: str
+    reason: str
+    returned: Mapping[int, int]  # seat (or spot) -> chips returned
