@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 EXIT_REFUSED = 2
@@ -60,7 +61,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     name = "standard input" if args.round_file == "-" else args.round_file
     try:
-        text = sys.stdin.read() if args.round_file == "-" else open(args.round_file, encoding="utf-8").read()
+        text = sys.stdin.read() if args.round_file == "-" else Path(args.round_file).read_text(encoding="utf-8")
     except OSError as exc:
         _refuse(f"{name}: cannot read the round file: {exc.strerror or exc}")
     except UnicodeDecodeError:

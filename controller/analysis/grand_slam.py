@@ -15,10 +15,11 @@ import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from controller.engine.base import CardDealt, run_events
 from controller.engine.cards import Card, Rank, Suit
-from controller.engine.grand_slam import GAME, Base, GrandSlamRules, OpenRound, SeatBet, SideBet
+from controller.engine.grand_slam import BASES, GAME, Base, GrandSlamRules, OpenRound, SeatBet, SideBet
 
 RANK_SEQUENCES = 13**3
 _SUITED = (Suit.SPADES, Suit.SPADES, Suit.SPADES)
@@ -32,7 +33,7 @@ class Outcome:
     weight: Fraction
     ranks: tuple[Rank, Rank, Rank]
     suited: bool
-    settlement: Mapping[str, object]
+    settlement: Mapping[str, Any]
 
 
 def enumerate_rounds(
@@ -45,7 +46,8 @@ def enumerate_rounds(
     bet = SeatBet(seat=1, wagers=dict(wagers), side_bets=dict(side_bets or {}))
     opened, _ = run_events(GAME, [OpenRound(rules=rules, seats=(bet,))])
     suit_patterns = ((True, Fraction(1, 16)), (False, Fraction(15, 16))) if side_bets else ((False, Fraction(1)),)
-    for ranks in itertools.product(Rank, repeat=3):
+    for first, second, third in itertools.product(Rank, repeat=3):
+        ranks = (first, second, third)
         for suited, suit_weight in suit_patterns:
             suits = _SUITED if suited else _UNSUITED
             state = opened
@@ -53,7 +55,7 @@ def enumerate_rounds(
                 if GAME.awaiting(state).kind != "card":
                     break
                 state, _ = GAME.apply(state, CardDealt(Card(rank, suit)))
-            settlement = GAME.settlement(state)["seats"][0]  # type: ignore[index]
+            settlement = GAME.settlement(state)["seats"][0]
             yield Outcome(Fraction(1, RANK_SEQUENCES) * suit_weight, ranks, suited, settlement)
 
 
@@ -72,20 +74,21 @@ def house_edges(rules: GrandSlamRules | None = None) -> list[BetFigures]:
     """The exact house edge of the three base-bet patterns (one unit a base) and both side bets."""
     figures = []
     for name, bases in (
-        ("First only", ("first",)),
-        ("First + Second", ("first", "second")),
-        ("First + Second + Third", ("first", "second", "third")),
+        ("First only", BASES[:1]),
+        ("First + Second", BASES[:2]),
+        ("First + Second + Third", BASES),
     ):
         expected = sum(
-            (o.weight * o.settlement["net"] for o in enumerate_rounds(dict.fromkeys(bases, 1), rules=rules)),  # type: ignore[operator,misc]
+            (o.weight * o.settlement["net"] for o in enumerate_rounds(dict.fromkeys(bases, 1), rules=rules)),
             Fraction(0),
         )
         figures.append(BetFigures(name, len(bases), expected))
     all_bases: dict[Base, int] = {"first": 1, "second": 1, "third": 1}
-    for side, label in (("three_outs", "3 OUT INSURANCE"), ("poker_bonus", "POKER BONUS")):
+    labels: dict[SideBet, str] = {"three_outs": "3 OUT INSURANCE", "poker_bonus": "POKER BONUS"}
+    for side, label in labels.items():
         expected = Fraction(0)
-        for o in enumerate_rounds(all_bases, {side: 1}, rules=rules):  # type: ignore[dict-item]
-            entry = o.settlement["side_bets"][side]  # type: ignore[index]
+        for o in enumerate_rounds(all_bases, {side: 1}, rules=rules):
+            entry = o.settlement["side_bets"][side]
             result = {"won": entry["paid"], "lost": -1, "push": 0}[entry["result"]]
             expected += o.weight * result
         figures.append(BetFigures(label, 1, expected))
@@ -100,7 +103,7 @@ def probabilities() -> dict[str, Fraction]:
     for o in enumerate_rounds({"first": 1, "second": 1, "third": 1}, {"three_outs": 1}):
         if o.settlement["grand_slam"]:
             grand_slam += o.weight
-        if o.settlement["side_bets"]["three_outs"]["result"] == "won":  # type: ignore[index]
+        if o.settlement["side_bets"]["three_outs"]["result"] == "won":
             three_outs += o.weight
     return {"grand_slam": grand_slam, "three_outs": three_outs}
 

@@ -180,10 +180,7 @@ def _from_json(tp: Any, data: JSON, where: str) -> Any:
     if origin in (dict, Mapping) or tp is dict:
         _expect(data, dict, where)
         key_tp, val_tp = args or (str, Any)
-        return {
-            _key_from_json(key_tp, k, where): _from_json(val_tp, v, f"{where}.{k}")
-            for k, v in data.items()
-        }
+        return {_key_from_json(key_tp, k, where): _from_json(val_tp, v, f"{where}.{k}") for k, v in data.items()}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp(data)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):

@@ -118,9 +118,7 @@ def parse_card(text: str) -> Card:
     rank = _RANK_BY_SYMBOL.get(t[:-1])
     suit = _SUIT_BY_SYMBOL.get(t[-1])
     if rank is None:
-        raise CardError(
-            f"{text!r} is not a card: rank {t[:-1]!r} is not one of 2-9, T (or 10), J, Q, K, A"
-        )
+        raise CardError(f"{text!r} is not a card: rank {t[:-1]!r} is not one of 2-9, T (or 10), J, Q, K, A")
     if suit is None:
         raise CardError(f"{text!r} is not a card: suit {t[-1]!r} is not one of C, D, H, S")
     return Card(rank, suit)

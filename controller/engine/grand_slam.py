@@ -585,16 +585,16 @@ def _validate_bet(rules: GrandSlamRules, bet: SeatBet, where: str) -> None:
         _check_amount(amount, rules.min_wager, rules.max_wager, f"{where}.wagers.{base}", seat, f"the wager on {base}")
     if "first" not in bet.wagers:
         raise RuleError("every seat bets first base", field=f"{where}.wagers.first", seat=seat)
-    for base, needs in (("second", "first"), ("third", "second")):
+    for base, needs in _NEEDS:
         if base in bet.wagers:
             if needs not in bet.wagers:
                 raise RuleError(
                     f"a wager on {base} base needs a wager on {needs} base", field=f"{where}.wagers.{base}", seat=seat
                 )
-            if bet.wagers[base] > bet.wagers[needs]:  # type: ignore[index]
+            if bet.wagers[base] > bet.wagers[needs]:
                 raise RuleError(
-                    f"the wager on {base} ({bet.wagers[base]}) may not exceed the wager on {needs} "  # type: ignore[index]
-                    f"({bet.wagers[needs]})",  # type: ignore[index]
+                    f"the wager on {base} ({bet.wagers[base]}) may not exceed the wager on {needs} "
+                    f"({bet.wagers[needs]})",
                     field=f"{where}.wagers.{base}",
                     seat=seat,
                 )
@@ -603,15 +603,16 @@ def _validate_bet(rules: GrandSlamRules, bet: SeatBet, where: str) -> None:
             raise RuleError(
                 f"{name!r} is not a side bet; use three_outs or poker_bonus", field=f"{where}.side_bets", seat=seat
             )
-        _check_amount(
-            amount, rules.min_side_bet, rules.max_side_bet, f"{where}.side_bets.{name}", seat, "the side bet"
-        )
+        _check_amount(amount, rules.min_side_bet, rules.max_side_bet, f"{where}.side_bets.{name}", seat, "the side bet")
         if len(bet.wagers) != 3:
             raise RuleError(
                 "side bets may be placed only by a seat that bets all three bases",
                 field=f"{where}.side_bets.{name}",
                 seat=seat,
             )
+
+
+_NEEDS: tuple[tuple[Base, Base], ...] = (("second", "first"), ("third", "second"))
 
 
 def _check_amount(amount: object, low: int, high: int, fieldname: str, seat: int, what: str) -> None:
@@ -626,7 +627,9 @@ def _validate_blind(ev: OpenRound, players: set[int]) -> None:
     if isinstance(blind, bool) or not isinstance(blind, int) or blind not in SEATS:
         raise RuleError(f"seats are numbered 1 to 7, not {blind!r}", field="blind_seat")
     if blind in players:
-        raise RuleError("the blind hand goes on an empty seat, not on a seat with a wager", field="blind_seat", seat=blind)
+        raise RuleError(
+            "the blind hand goes on an empty seat, not on a seat with a wager", field="blind_seat", seat=blind
+        )
     if len(players) == 1:
         (player,) = players
         if abs(blind - player) != 1:

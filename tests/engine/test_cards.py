@@ -21,8 +21,17 @@ from controller.engine.cards import (
 
 @pytest.mark.parametrize(
     ("text", "canonical"),
-    [("AS", "AS"), ("as", "AS"), ("10h", "TH"), ("TD", "TD"), ("td", "TD"), ("2c", "2C"), ("jk", "JK"),
-     (" kd ", "KD"), ("Qs", "QS")],
+    [
+        ("AS", "AS"),
+        ("as", "AS"),
+        ("10h", "TH"),
+        ("TD", "TD"),
+        ("td", "TD"),
+        ("2c", "2C"),
+        ("jk", "JK"),
+        (" kd ", "KD"),
+        ("Qs", "QS"),
+    ],
 )
 def test_card_text_is_read_case_insensitively_and_written_canonically(text: str, canonical: str) -> None:
     assert str(parse_card(text)) == canonical
@@ -30,8 +39,15 @@ def test_card_text_is_read_case_insensitively_and_written_canonically(text: str,
 
 @pytest.mark.parametrize(
     ("text", "says"),
-    [("1S", "rank '1'"), ("AX", "suit 'X'"), ("", "write rank then suit"), ("A", "write rank then suit"),
-     ("11H", "rank '11'"), ("JOKER", "rank 'JOKE'"), ("S A", "rank 'S '")],
+    [
+        ("1S", "rank '1'"),
+        ("AX", "suit 'X'"),
+        ("", "write rank then suit"),
+        ("A", "write rank then suit"),
+        ("11H", "rank '11'"),
+        ("JOKER", "rank 'JOKE'"),
+        ("S A", "rank 'S '"),
+    ],
 )
 def test_bad_card_text_is_refused_saying_what_is_wrong(text: str, says: str) -> None:
     with pytest.raises(CardError, match=f"{text!r} is not a card") as info:

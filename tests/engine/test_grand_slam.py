@@ -34,7 +34,11 @@ CARD_EFFECTS = {
     "K": ("out", "out", "out"),
     "A": ("out", "out", "out"),
 }
-ROWS = [(rank, base, moves[i]) for rank, moves in CARD_EFFECTS.items() for i, base in enumerate(("first", "second", "third"))]
+ROWS = [
+    (rank, base, moves[i])
+    for rank, moves in CARD_EFFECTS.items()
+    for i, base in enumerate(("first", "second", "third"))
+]
 
 
 @pytest.mark.parametrize(("rank", "base", "expected"), ROWS, ids=[f"{r}-at-{b}" for r, b, _ in ROWS])
@@ -45,7 +49,7 @@ def test_card_effect_table_row(rank: str, base: str, expected: str) -> None:
     placed = [e for e in effects if isinstance(e, CardPlaced)]
     assert (placed[-1].base, str(placed[-1].card)) == (base, rank + "H")
     if expected == "GRAND SLAM":
-        assert [e for e in effects if isinstance(e, GrandSlamScored)][0].wagers == ("first", "second", "third")
+        assert next(e for e in effects if isinstance(e, GrandSlamScored)).wagers == ("first", "second", "third")
         assert seat_result(state, 1)["grand_slam"] is True
     else:
         moved = [e for e in effects if isinstance(e, StackMoved)][-1]
@@ -68,8 +72,12 @@ def test_replay_md_example_settles_to_its_published_numbers() -> None:
     assert one["side_bets"]["three_outs"] == {"amount": 5, "result": "lost", "paid": 0}
     assert one["side_bets"]["poker_bonus"]["result"] == "lost"
     assert four == {
-        "seat": 4, "cards": ["KD"], "grand_slam": False,
-        "wagers": {"first": {"amount": 20, "result": "out", "paid": 0}}, "side_bets": {}, "net": -20,
+        "seat": 4,
+        "cards": ["KD"],
+        "grand_slam": False,
+        "wagers": {"first": {"amount": 20, "result": "out", "paid": 0}},
+        "side_bets": {},
+        "net": -20,
     }
     assert settlement["blind"] is None
 
@@ -78,7 +86,12 @@ def test_a_stack_moved_onto_a_base_travels_with_the_wager_there() -> None:
     # 5 at first: first's 10 joins second's 7; a T at second then puts both out together.
     state, effects = play(open_round({2: {"first": 10, "second": 7}}), ["5S", "TS"])
     moved = [e for e in effects if isinstance(e, StackMoved)]
-    assert (moved[1].from_base, moved[1].to, moved[1].wagers, moved[1].amount) == ("second", "out", ("second", "first"), 17)
+    assert (moved[1].from_base, moved[1].to, moved[1].wagers, moved[1].amount) == (
+        "second",
+        "out",
+        ("second", "first"),
+        17,
+    )
     assert seat_result(state, 2)["net"] == -17
     assert len(seat_result(state, 2)["cards"]) == 2
 
@@ -103,7 +116,9 @@ def test_grand_slam_scores_every_wager_and_the_seat_takes_no_more_cards() -> Non
 
 
 def test_side_bets_push_on_a_grand_slam() -> None:
-    state, _ = play(open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 5, "poker_bonus": 5}}), ["4S"])
+    state, _ = play(
+        open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 5, "poker_bonus": 5}}), ["4S"]
+    )
     side = seat_result(state, 1)["side_bets"]
     assert side["three_outs"] == {"amount": 5, "result": "push", "paid": 0}
     assert side["poker_bonus"] == {"amount": 5, "result": "push", "paid": 0}
@@ -111,14 +126,18 @@ def test_side_bets_push_on_a_grand_slam() -> None:
 
 
 def test_three_out_insurance_pays_15_to_1_on_three_out_cards_while_the_bases_lose() -> None:
-    state, _ = play(open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 4}}), ["TC", "JD", "AS"])
+    state, _ = play(
+        open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 4}}), ["TC", "JD", "AS"]
+    )
     result = seat_result(state, 1)
     assert result["side_bets"]["three_outs"] == {"amount": 4, "result": "won", "paid": 60}
     assert result["net"] == 60 - 30
 
 
 def test_three_out_insurance_loses_when_only_two_cards_are_out() -> None:
-    state, _ = play(open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 4}}), ["TC", "JD", "9S"])
+    state, _ = play(
+        open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 4}}), ["TC", "JD", "9S"]
+    )
     assert seat_result(state, 1)["side_bets"]["three_outs"]["result"] == "lost"
     assert seat_result(state, 1)["net"] == -20 + 10 - 4
 
@@ -148,13 +167,19 @@ def test_poker_bonus_pays_the_default_paytable(cards: list[str], hand: str, odds
 
 def test_poker_bonus_follows_the_operators_paytable() -> None:
     opening = open_round(
-        {1: {"first": 10, "second": 10, "third": 10}}, {1: {"poker_bonus": 2}},
+        {1: {"first": 10, "second": 10, "third": 10}},
+        {1: {"poker_bonus": 2}},
         poker_bonus_paytable={"straight flush": 40, "flush": 5},
     )
     state, _ = play(opening, ["2D", "9D", "KD"])
     assert seat_result(state, 1)["side_bets"]["poker_bonus"]["paid"] == 10
     state, _ = play(opening, ["JD", "JC", "5S"])  # a pair is not on this table: it loses
-    assert seat_result(state, 1)["side_bets"]["poker_bonus"] == {"amount": 2, "result": "lost", "paid": 0, "hand": "pair"}
+    assert seat_result(state, 1)["side_bets"]["poker_bonus"] == {
+        "amount": 2,
+        "result": "lost",
+        "paid": 0,
+        "hand": "pair",
+    }
 
 
 def _refusal(opening: object) -> str:
@@ -167,16 +192,44 @@ def _refusal(opening: object) -> str:
     ("seats", "side", "message"),
     [
         ({1: {"second": 10}}, {}, "seats[0].wagers.first: seat 1: every seat bets first base"),
-        ({1: {"first": 10, "third": 5}}, {}, "seats[0].wagers.third: seat 1: a wager on third base needs a wager on second base"),
-        ({1: {"first": 5, "second": 10}}, {}, "seats[0].wagers.second: seat 1: the wager on second (10) may not exceed the wager on first (5)"),
-        ({2: {"first": 10, "second": 5, "third": 6}}, {}, "seats[0].wagers.third: seat 2: the wager on third (6) may not exceed the wager on second (5)"),
+        (
+            {1: {"first": 10, "third": 5}},
+            {},
+            "seats[0].wagers.third: seat 1: a wager on third base needs a wager on second base",
+        ),
+        (
+            {1: {"first": 5, "second": 10}},
+            {},
+            "seats[0].wagers.second: seat 1: the wager on second (10) may not exceed the wager on first (5)",
+        ),
+        (
+            {2: {"first": 10, "second": 5, "third": 6}},
+            {},
+            "seats[0].wagers.third: seat 2: the wager on third (6) may not exceed the wager on second (5)",
+        ),
         ({1: {"first": 0}}, {}, "seats[0].wagers.first: seat 1: the wager on first (0) must be between 1 and 10000"),
-        ({1: {"first": 10001}}, {}, "seats[0].wagers.first: seat 1: the wager on first (10001) must be between 1 and 10000"),
+        (
+            {1: {"first": 10001}},
+            {},
+            "seats[0].wagers.first: seat 1: the wager on first (10001) must be between 1 and 10000",
+        ),
         ({8: {"first": 10}}, {}, "seats[0].seat: seats are numbered 1 to 7, not 8"),
         ({1: {"home": 10}}, {}, "seats[0].wagers: seat 1: 'home' is not a base"),
-        ({1: {"first": 10, "second": 10}}, {1: {"three_outs": 5}}, "seats[0].side_bets.three_outs: seat 1: side bets may be placed only by a seat that bets all three bases"),
-        ({1: {"first": 10, "second": 10, "third": 10}}, {1: {"poker_bonus": 1001}}, "seats[0].side_bets.poker_bonus: seat 1: the side bet (1001) must be between 1 and 1000"),
-        ({1: {"first": 10, "second": 10, "third": 10}}, {1: {"insurance": 5}}, "seats[0].side_bets: seat 1: 'insurance' is not a side bet"),
+        (
+            {1: {"first": 10, "second": 10}},
+            {1: {"three_outs": 5}},
+            "seats[0].side_bets.three_outs: seat 1: side bets may be placed only by a seat that bets all three bases",
+        ),
+        (
+            {1: {"first": 10, "second": 10, "third": 10}},
+            {1: {"poker_bonus": 1001}},
+            "seats[0].side_bets.poker_bonus: seat 1: the side bet (1001) must be between 1 and 1000",
+        ),
+        (
+            {1: {"first": 10, "second": 10, "third": 10}},
+            {1: {"insurance": 5}},
+            "seats[0].side_bets: seat 1: 'insurance' is not a side bet",
+        ),
         ({}, {}, "seats: a round needs at least one seat with a wager"),
     ],
 )
@@ -205,7 +258,9 @@ def test_base_major_dealing_passes_first_then_second_then_third() -> None:
 
 def test_seat_major_dealing_resolves_a_seat_before_the_next() -> None:
     _, effects = play(
-        open_round({1: {"first": 1, "second": 1, "third": 1}, 3: {"first": 1, "second": 1, "third": 1}}, dealing="seat-major"),
+        open_round(
+            {1: {"first": 1, "second": 1, "third": 1}, 3: {"first": 1, "second": 1, "third": 1}}, dealing="seat-major"
+        ),
         ["TC", "TC", "TC", "TC", "TC", "TC"],
     )
     order = [(e.seat, e.base) for e in effects if isinstance(e, CardPlaced)]
@@ -226,11 +281,38 @@ def test_the_dealer_is_told_where_each_next_card_goes() -> None:
     assert GAME.awaiting(state).target == {"seat": 5, "base": "second", "blind": False}
 
 
-@pytest.mark.parametrize(("player", "blind", "order"), [
-    (3, 4, [(3, "first", False), (4, "first", True), (3, "second", False), (4, "second", True), (3, "third", False), (4, "third", True)]),
-    (3, 2, [(2, "first", True), (3, "first", False), (2, "second", True), (3, "second", False), (2, "third", True), (3, "third", False)]),
-])
-def test_the_blind_hand_takes_a_card_each_time_the_solo_player_does_in_seat_order(player: int, blind: int, order: list) -> None:  # type: ignore[type-arg]
+@pytest.mark.parametrize(
+    ("player", "blind", "order"),
+    [
+        (
+            3,
+            4,
+            [
+                (3, "first", False),
+                (4, "first", True),
+                (3, "second", False),
+                (4, "second", True),
+                (3, "third", False),
+                (4, "third", True),
+            ],
+        ),
+        (
+            3,
+            2,
+            [
+                (2, "first", True),
+                (3, "first", False),
+                (2, "second", True),
+                (3, "second", False),
+                (2, "third", True),
+                (3, "third", False),
+            ],
+        ),
+    ],
+)
+def test_the_blind_hand_takes_a_card_each_time_the_solo_player_does_in_seat_order(
+    player: int, blind: int, order: list
+) -> None:  # type: ignore[type-arg]
     state, effects = play(open_round({player: {"first": 1, "second": 1, "third": 1}}, blind_seat=blind), ["TC"] * 6)
     assert [(e.seat, e.base, e.blind) for e in effects if isinstance(e, CardPlaced)] == order
     settlement = GAME.settlement(state)
@@ -256,11 +338,14 @@ def test_the_blind_hand_is_switched_off_when_a_second_player_bets() -> None:
     assert GAME.settlement(state)["cards_used"] == 2
 
 
-@pytest.mark.parametrize(("blind", "message"), [
-    (5, "blind_seat: seat 5: the blind puck goes on the seat beside the solo player's (seat 3)"),
-    (3, "blind_seat: seat 3: the blind hand goes on an empty seat"),
-    (0, "blind_seat: seats are numbered 1 to 7"),
-])
+@pytest.mark.parametrize(
+    ("blind", "message"),
+    [
+        (5, "blind_seat: seat 5: the blind puck goes on the seat beside the solo player's (seat 3)"),
+        (3, "blind_seat: seat 3: the blind hand goes on an empty seat"),
+        (0, "blind_seat: seats are numbered 1 to 7"),
+    ],
+)
 def test_a_misplaced_blind_puck_is_refused(blind: int, message: str) -> None:
     assert _refusal(open_round({3: {"first": 5}}, blind_seat=blind)).startswith(message)
 
@@ -286,7 +371,12 @@ def test_a_joker_is_refused_and_the_round_stands_still() -> None:
 def test_voiding_returns_every_wager_and_says_who_and_why() -> None:
     state, _ = play(open_round({1: {"first": 10, "second": 5, "third": 5}}, {1: {"three_outs": 2}}), ["7C"])
     void, effects = GAME.apply(state, VoidRound(by="supervisor Kim", reason="shoe misdealt"))
-    assert to_json(effects[0]) == {"kind": "round-voided", "by": "supervisor Kim", "reason": "shoe misdealt", "returned": {"1": 22}}
+    assert to_json(effects[0]) == {
+        "kind": "round-voided",
+        "by": "supervisor Kim",
+        "reason": "shoe misdealt",
+        "returned": {"1": 22},
+    }
     settlement = GAME.settlement(void)
     assert settlement["void"] == {"by": "supervisor Kim", "reason": "shoe misdealt"}
     assert settlement["seats"][0]["net"] == 0
@@ -304,7 +394,9 @@ def test_a_second_round_cannot_open_while_one_is_dealt() -> None:
 
 
 def test_seat_settlement_tells_the_dealer_what_to_pay_and_take() -> None:
-    _, effects = play(open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 5}}), ["5C", "9D", "KS"])
+    _, effects = play(
+        open_round({1: {"first": 10, "second": 10, "third": 10}}, {1: {"three_outs": 5}}), ["5C", "9D", "KS"]
+    )
     settled = [e for e in effects if isinstance(e, SeatSettled)]
     # 5 at first -> second; 9 at second sends both to third; K at third puts all three out.
     assert settled == [SeatSettled(seat=1, pay=0, collect=35, net=-35)]
