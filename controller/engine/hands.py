@@ -1,0 +1,389 @@
+"""Poker hand ranking: Baseball poker's best five of seven (wild cards) and Grand Slam's POKER BONUS.
+
+`evaluate` finds the best five cards a player can show, with the wild-card rules of GAMES.md
+section 3: a wild rank stands for any card, even one the player already holds, so five of a kind
+exists and ranks above a straight flush; in a flush a wild card takes the highest rank the flush
+does not already hold (with `double_ace_flush` every wild card in a flush plays as an ace); with
+`natural_wins` a hand made with wild cards loses to the same hand made without.
+
+    >>> from controller.engine.cards import Rank, parse_cards
+    >>> hand = evaluate(parse_cards("AS KS 3D 9C QS 7S 2H".split()), {Rank.THREE, Rank.NINE})
+    >>> hand.to_json()
+    {'category': 'straight flush', 'best': ['AS', 'KS', 'QS', 'JS', 'TS'], 'strength': [9, 14]}
+
+Hands compare by `strength` (greater wins, equal ties). The best hand is computed from rank and
+suit counts, category by category from the top, never by trying wild substitutions: this runs
+inside Monte Carlo simulations. `evaluate_three` ranks the three cards of the POKER BONUS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
+
+from controller.engine.cards import Card, CardError, Rank, Suit
+
+#: Poker categories, lowest first; a category's index here plus one leads its strength.
+CATEGORIES: tuple[str, ...] = (
+    "high card",
+    "pair",
+    "two pair",
+    "three of a kind",
+    "straight",
+    "flush",
+    "full house",
+    "four of a kind",
+    "straight flush",
+    "five of a kind",
+)
+(
+    HIGH_CARD,
+    PAIR,
+    TWO_PAIR,
+    THREE_OF_A_KIND,
+    STRAIGHT,
+    FLUSH,
+    FULL_HOUSE,
+    FOUR_OF_A_KIND,
+    STRAIGHT_FLUSH,
+    FIVE_OF_A_KIND,
+) = range(1, 11)
+
+#: POKER BONUS categories, lowest first, as the paytable of GAMES.md section 1 orders them.
+THREE_CARD_CATEGORIES: tuple[str, ...] = (
+    "high card",
+    "pair",
+    "flush",
+    "straight",
+    "three of a kind",
+    "straight flush",
+    "suited three of a kind",
+)
+
+# Inside the evaluator a card is (rank number, suit number): plain ints are what makes it fast.
+RankSuit = tuple[int, int]
+
+_ACE = 14
+_SPADES = 3
+_SUITS_HIGH_FIRST = (3, 2, 1, 0)
+_RANKS_HIGH_FIRST = tuple(range(14, 1, -1))
+# _CARD[rank][suit] is the Card again, for `best`.
+_CARD: tuple[tuple[Card, ...], ...] = tuple(
+    tuple(Card(Rank(r), Suit(s)) for s in range(4)) if r >= 2 else () for r in range(15)
+)
+
+
+def _window(top: int) -> tuple[int, ...]:
+    """The ranks of the straight with this top card, as read: a wheel is 5-4-3-2-A."""
+    return tuple(r if r > 1 else _ACE for r in range(top, top - 5, -1))
+
+
+# Straights from the top down: (top card, ranks as read, bit mask of those ranks).
+_STRAIGHTS: tuple[tuple[int, tuple[int, ...], int], ...] = tuple(
+    (top, _window(top), sum(1 << r for r in _window(top))) for top in range(14, 4, -1)
+)
+# The best straight a rank mask makes with a number of wild cards, as (top, wild cards needed);
+# filled as hands come, so a simulation pays for each mask once.
+_STRAIGHT_CACHE: dict[tuple[int, int], tuple[int, int]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class HandValue:
+    """A player's best five cards: what `tablectl hand` prints and a showdown compares.
+
+    `best` is ordered as a player reads the hand (groups by size then rank, straights from the
+    top, a wheel as 5-4-3-2-A), a wild card written as the card it stands for. `strength` is the
+    category's number (1 high card .. 10 five of a kind) then the ranks that break ties, plus,
+    under the natural-wins rule, a last element 1 for a natural hand and 0 for one made with wild
+    cards. `wild_used` counts the wild cards among the five.
+    """
+
+    category: str
+    best: tuple[Card, ...]
+    strength: tuple[int, ...]
+    wild_used: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "category": self.category,
+            "best": [str(card) for card in self.best],
+            "strength": list(self.strength),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ThreeCardHand:
+    """The three cards of a Grand Slam POKER BONUS: category, the cards as read, and strength.
+
+    `strength` is the category's number (1 high card .. 7 suited three of a kind) then the ranks
+    that break ties; hands compare as these tuples compare.
+    """
+
+    category: str
+    cards: tuple[Card, ...]
+    strength: tuple[int, ...]
+
+
+def evaluate(
+    cards: Iterable[Card],
+    wild: AbstractSet[Rank] = frozenset(),
+    *,
+    double_ace_flush: bool = False,
+    natural_wins: bool = False,
+) -> HandValue:
+    """The best five-card hand among `cards` (five or more), cards of a `wild` rank being wild.
+
+    Repeated cards are allowed (a six-deck shoe deals them); whether a deck can hold them is
+    the shoe's concern. Raises CardError for fewer than five cards or a joker.
+    """
+    wild_bits = 0
+    for rank in wild:
+        wild_bits |= 1 << rank
+    naturals: list[RankSuit] = []
+    wild_count = 0
+    total = 0
+    for card in cards:
+        total += 1
+        if card.rank is None or card.suit is None:
+            raise CardError(
+                "the joker plays in no poker hand: deal it out of the hand, "
+                "and name the wild ranks with --wild (for example --wild 3,9)"
+            )
+        r = card.rank._value_
+        if wild_bits >> r & 1:
+            wild_count += 1
+        else:
+            naturals.append((r, card.suit._value_))
+    if total < 5:
+        raise CardError(f"a poker hand is the best five of five or more cards, not of {total}")
+    naturals.sort(reverse=True)
+    # A wild card can be anything a natural card can, so the best hand plays every wild card it
+    # can fit; only five of them fit.
+    value = _best_five(naturals, min(wild_count, 5), double_ace_flush)
+    if natural_wins:
+        if value.wild_used and len(naturals) >= 5:
+            natural = _best_five(naturals, 0, double_ace_flush)
+            if natural.strength == value.strength:
+                value = natural
+        value = replace(value, strength=(*value.strength, 0 if value.wild_used else 1))
+    return value
+
+
+def evaluate_three(cards: Iterable[Card]) -> ThreeCardHand:
+    """Rank exactly three cards as a POKER BONUS hand (no wild cards; A-2-3 and Q-K-A are
+    straights, K-A-2 is not). Three cards of one suit are a flush even when two share a rank.
+    """
+    hand = tuple(cards)
+    if len(hand) != 3:
+        raise CardError(f"a POKER BONUS hand is exactly three cards, not {len(hand)}")
+    held: list[RankSuit] = []
+    for card in hand:
+        if card.rank is None or card.suit is None:
+            raise CardError("the joker plays in no POKER BONUS hand: a Grand Slam shoe holds none")
+        held.append((card.rank._value_, card.suit._value_))
+    held.sort(reverse=True)
+    high, mid, low = (r for r, _ in held)
+    suited = held[0][1] == held[1][1] == held[2][1]
+    if high == low:
+        category = 7 if suited else 5
+        tiebreak: tuple[int, ...] = (high,)
+    elif high - 1 == mid == low + 1:
+        category = 6 if suited else 4
+        tiebreak = (high,)
+    elif (high, mid, low) == (_ACE, 3, 2):
+        # The ace plays low: the lowest straight, read 3-2-A.
+        category = 6 if suited else 4
+        tiebreak = (3,)
+        held = held[1:] + held[:1]
+    elif suited:
+        category = 3
+        tiebreak = (high, mid, low)
+    elif high == mid or mid == low:
+        category = 2
+        kicker = low if high == mid else high
+        tiebreak = (mid, kicker)
+        held.sort(key=lambda rs: (rs[0] == mid, rs), reverse=True)
+    else:
+        category = 1
+        tiebreak = (high, mid, low)
+    return ThreeCardHand(
+        category=THREE_CARD_CATEGORIES[category - 1],
+        cards=tuple(_CARD[r][s] for r, s in held),
+        strength=(category, *tiebreak),
+    )
+
+
+def _straight(mask: int, wild: int) -> tuple[int, int]:
+    """The highest straight within the rank mask plus `wild` wild cards: (top, wild cards used),
+    or (0, 0) when there is none."""
+    key = (mask, wild)
+    found = _STRAIGHT_CACHE.get(key)
+    if found is None:
+        found = (0, 0)
+        for top, _, window in _STRAIGHTS:
+            missing = (window & ~mask).bit_count()
+            if missing <= wild:
+                found = (top, missing)
+                break
+        _STRAIGHT_CACHE[key] = found
+    return found
+
+
+def _group(naturals: list[RankSuit], rank: int, size: int, held: int) -> list[RankSuit]:
+    """`size` cards of `rank`: the player's `held` highest-suited ones, wild cards for the rest,
+    each wild card taking the highest suit the group does not show yet (spades if all show)."""
+    cards = [rs for rs in naturals if rs[0] == rank][:held]
+    shown = {s for _, s in cards}
+    for _ in range(size - held):
+        suit = next((s for s in _SUITS_HIGH_FIRST if s not in shown), _SPADES)
+        shown.add(suit)
+        cards.append((rank, suit))
+    cards.sort(reverse=True)
+    return cards
+
+
+def _kickers(naturals: list[RankSuit], groups: tuple[int, ...], count: int) -> list[RankSuit]:
+    return [rs for rs in naturals if rs[0] not in groups][:count]
+
+
+def _value(category: int, cards: list[RankSuit], tiebreak: tuple[int, ...], wild_used: int) -> HandValue:
+    return HandValue(
+        category=CATEGORIES[category - 1],
+        best=tuple([_CARD[r][s] for r, s in cards]),
+        strength=(category, *tiebreak),
+        wild_used=wild_used,
+    )
+
+
+def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool) -> HandValue:
+    """The best hand of the natural cards (sorted high first) plus `wild` wild cards (0-5),
+    trying each category from five of a kind down; each step may assume every higher category
+    failed, which bounds how many wild cards can still be in play."""
+    counts = [0] * 15
+    suit_count = [0, 0, 0, 0]
+    suit_mask = [0, 0, 0, 0]
+    mask = 0
+    present: list[int] = []  # the ranks held, high first
+    for r, s in naturals:
+        if not counts[r]:
+            present.append(r)
+        counts[r] += 1
+        suit_count[s] += 1
+        bit = 1 << r
+        suit_mask[s] |= bit
+        mask |= bit
+    most = max(counts)
+    longest_suit = max(suit_count)
+
+    if most + wild >= 5:
+        # Five wild cards make five aces whatever else the player holds.
+        rank = _ACE if wild >= 5 else next(r for r in present if counts[r] + wild >= 5)
+        held = min(counts[rank], 5)
+        return _value(FIVE_OF_A_KIND, _group(naturals, rank, 5, held), (rank,), 5 - held)
+
+    if wild or longest_suit >= 5:
+        best: tuple[int, int, int] | None = None  # top, -wild cards used, suit
+        for s in _SUITS_HIGH_FIRST:
+            if suit_count[s] + wild >= 5:
+                top, used = _straight(suit_mask[s], wild)
+                if top and (best is None or (top, -used) > best[:2]):
+                    best = (top, -used, s)
+        if best is not None:
+            top, minus_used, s = best
+            window = _STRAIGHTS[14 - top][1]
+            return _value(STRAIGHT_FLUSH, [(r, s) for r in window], (top,), -minus_used)
+
+    if most + wild >= 4:
+        rank = next(r for r in present if counts[r] + wild >= 4)
+        held = min(counts[rank], 4)
+        cards = _group(naturals, rank, 4, held) + _kickers(naturals, (rank,), 1)
+        return _value(FOUR_OF_A_KIND, cards, (rank, cards[4][0]), 4 - held)
+
+    if most + wild >= 3:
+        for trips in present:
+            trips_held = min(counts[trips], 3)
+            spare = wild - (3 - trips_held)
+            if spare < 0:
+                continue
+            pair = next((r for r in present if r != trips and counts[r] + spare >= 2), 0)
+            if pair:
+                pair_held = min(counts[pair], 2)
+                cards = _group(naturals, trips, 3, trips_held) + _group(naturals, pair, 2, pair_held)
+                used = 5 - trips_held - pair_held
+                return _value(FULL_HOUSE, cards, (trips, pair), used)
+
+    if longest_suit + wild >= 5:
+        flush = _best_flush(naturals, suit_count, wild, double_ace_flush)
+        ranks = tuple(r for r, _ in flush[0])
+        return _value(FLUSH, flush[0], ranks, flush[1])
+
+    top, used = _straight(mask, wild)
+    if top:
+        window = _STRAIGHTS[14 - top][1]
+        cards = [
+            next((rs for rs in naturals if rs[0] == r), (r, _SPADES)) for r in window
+        ]
+        return _value(STRAIGHT, cards, (top,), used)
+
+    if most + wild >= 3:
+        rank = next(r for r in present if counts[r] + wild >= 3)
+        held = min(counts[rank], 3)
+        cards = _group(naturals, rank, 3, held) + _kickers(naturals, (rank,), 2)
+        return _value(THREE_OF_A_KIND, cards, tuple(r for r, _ in cards[2:]), 3 - held)
+
+    if most + wild >= 2:
+        high = next(r for r in present if counts[r] + wild >= 2)
+        high_held = min(counts[high], 2)
+        spare = wild - (2 - high_held)
+        low = next((r for r in present if r != high and counts[r] + spare >= 2), 0)
+        if low:
+            low_held = min(counts[low], 2)
+            cards = (
+                _group(naturals, high, 2, high_held)
+                + _group(naturals, low, 2, low_held)
+                + _kickers(naturals, (high, low), 1)
+            )
+            used = 4 - high_held - low_held
+            return _value(TWO_PAIR, cards, (high, low, cards[4][0]), used)
+        cards = _group(naturals, high, 2, high_held) + _kickers(naturals, (high,), 3)
+        return _value(PAIR, cards, tuple(r for r, _ in cards[1:]), 2 - high_held)
+
+    cards = naturals[:5]
+    return _value(HIGH_CARD, cards, tuple(r for r, _ in cards), 0)
+
+
+def _best_flush(
+    naturals: list[RankSuit], suit_count: list[int], wild: int, double_ace_flush: bool
+) -> tuple[list[RankSuit], int]:
+    """The best flush over all suits as (cards high first, wild cards used); ties go to the
+    flush using fewer wild cards, then to the higher suit."""
+    best: tuple[tuple[int, ...], int, list[RankSuit]] | None = None
+    for s in _SUITS_HIGH_FIRST:
+        if suit_count[s] + wild < 5:
+            continue
+        ranks = [r for r, suit in naturals if suit == s]
+        chosen: list[int]
+        if double_ace_flush:
+            # Every wild card in the flush plays as an ace, even beside the player's own ace.
+            chosen = ([_ACE] * wild + ranks)[:5]
+            used = min(wild, 5)
+        else:
+            # Walk down from the ace: the player's cards of the suit where they hold the rank,
+            # a wild card at each rank they do not (the highest the flush does not hold).
+            chosen, used, i = [], 0, 0
+            for rank in _RANKS_HIGH_FIRST:
+                if i < len(ranks) and ranks[i] == rank:
+                    while i < len(ranks) and ranks[i] == rank and len(chosen) < 5:
+                        chosen.append(rank)
+                        i += 1
+                elif used < wild:
+                    chosen.append(rank)
+                    used += 1
+                if len(chosen) == 5:
+                    break
+        key = (tuple(chosen), -used)
+        if best is None or key > best[:2]:
+            best = (key[0], key[1], [(r, s) for r in chosen])
+    assert best is not None  # the caller checked that some suit reaches five
+    return best[2], -best[1]

@@ -1,0 +1,376 @@
+"""Poker hand ranking: the categories, wild cards (GAMES.md section 3), `tablectl hand`'s object
+(REPLAY.md), the Grand Slam POKER BONUS hands, and agreement with a brute-force evaluator."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.engine.cards import STANDARD_DECK, Card, CardError, Rank, Suit, parse_cards
+from controller.engine.hands import HandValue, evaluate, evaluate_three
+from tests.engine.hand_oracle import brute_force, score_five
+
+THREES_AND_NINES = frozenset({Rank.THREE, Rank.NINE})
+
+
+def hand(text: str, wild: frozenset[Rank] = frozenset(), **rules: bool) -> HandValue:
+    return evaluate(parse_cards(text.split()), wild, **rules)
+
+
+def wild_hand(text: str, **rules: bool) -> HandValue:
+    """A Baseball poker hand: threes and nines are wild."""
+    return hand(text, THREES_AND_NINES, **rules)
+
+
+def shown(value: HandValue) -> str:
+    return " ".join(str(card) for card in value.best)
+
+
+# --- `tablectl hand` -------------------------------------------------------------------------
+
+
+def test_replay_example_prints_the_royal_flush_the_two_wild_cards_complete() -> None:
+    value = wild_hand("AS KS 3D 9C QS 7S 2H")
+    assert value.to_json() == {
+        "category": "straight flush",
+        "best": ["AS", "KS", "QS", "JS", "TS"],
+        "strength": [9, 14],
+    }
+    assert value.wild_used == 2
+
+
+def test_without_wild_ranks_threes_and_nines_are_ordinary_cards() -> None:
+    value = hand("AS KS 3D 9C QS 7S 2H")
+    assert value.to_json() == {
+        "category": "high card",
+        "best": ["AS", "KS", "QS", "9C", "7S"],
+        "strength": [1, 14, 13, 12, 9, 7],
+    }
+
+
+# --- every category, natural ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cards", "category", "best", "strength"),
+    [
+        ("AS JD 8C 6H 2S", "high card", "AS JD 8C 6H 2S", (1, 14, 11, 8, 6, 2)),
+        ("9C KH 5S KD 2D", "pair", "KH KD 9C 5S 2D", (2, 13, 9, 5, 2)),
+        ("4C JS 4H JD AC", "two pair", "JS JD 4H 4C AC", (3, 11, 4, 14)),
+        ("7D 7S QC 7C 2H", "three of a kind", "7S 7D 7C QC 2H", (4, 7, 12, 2)),
+        ("9D 6C 8H TS 7S", "straight", "TS 9D 8H 7S 6C", (5, 10)),
+        ("2H KH 9H 4H JH", "flush", "KH JH 9H 4H 2H", (6, 13, 11, 9, 4, 2)),
+        ("5C QD 5S QS QH", "full house", "QS QH QD 5S 5C", (7, 12, 5)),
+        ("8S 8D 3C 8C 8H", "four of a kind", "8S 8H 8D 8C 3C", (8, 8, 3)),
+        ("7H 4H 6H 5H 8H", "straight flush", "8H 7H 6H 5H 4H", (9, 8)),
+    ],
+)
+def test_each_category_made_with_natural_cards(
+    cards: str, category: str, best: str, strength: tuple[int, ...]
+) -> None:
+    value = hand(cards)
+    assert (value.category, shown(value), value.strength, value.wild_used) == (
+        category,
+        best,
+        strength,
+        0,
+    )
+
+
+def test_five_of_a_kind_from_a_six_deck_shoe_needs_no_wild_card() -> None:
+    value = hand("KS KS KH KD KC")
+    assert (value.category, value.strength) == ("five of a kind", (10, 13))
+
+
+# --- every category, with threes and nines wild -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cards", "category", "best", "strength", "wild_used"),
+    [
+        # The wild card pairs the ace, in the highest suit the aces do not show.
+        ("AS 3D JC 7H 5D", "pair", "AS AH JC 7H 5D", (2, 14, 11, 7, 5), 1),
+        ("KS KD 9C 8H 5D", "three of a kind", "KS KH KD 8H 5D", (4, 13, 8, 5), 1),
+        ("QS 3C 9H 7D 2C", "three of a kind", "QS QH QD 7D 2C", (4, 12, 7, 2), 2),
+        # The wild card is the missing 6; spades, since no 6 shows.
+        ("8S 7D 3C 5H 4D", "straight", "8S 7D 6S 5H 4D", (5, 8), 1),
+        ("KH 3C 8H 5H 2H", "flush", "AH KH 8H 5H 2H", (6, 14, 13, 8, 5, 2), 1),
+        ("KS KD 7C 7H 3D", "full house", "KS KH KD 7H 7C", (7, 13, 7), 1),
+        ("KS KD KC 3H 5D", "four of a kind", "KS KH KD KC 5D", (8, 13, 5), 1),
+        ("JD TD 8D 7D 3C", "straight flush", "JD TD 9D 8D 7D", (9, 11), 1),
+        # All four suits of king show, so the wild king is written as the king of spades.
+        ("KS KD KC KH 3D", "five of a kind", "KS KS KH KD KC", (10, 13), 1),
+        ("3S 3H 9D 9C 3D", "five of a kind", "AS AS AH AD AC", (10, 14), 5),
+    ],
+)
+def test_each_category_made_with_wild_cards(
+    cards: str, category: str, best: str, strength: tuple[int, ...], wild_used: int
+) -> None:
+    value = wild_hand(cards)
+    assert (value.category, shown(value), value.strength, value.wild_used) == (
+        category,
+        best,
+        strength,
+        wild_used,
+    )
+
+
+def test_a_wild_card_makes_trips_of_a_pair_never_two_pair() -> None:
+    assert wild_hand("KS KD 9C 7H 5D").category == "three of a kind"
+
+
+def test_a_wild_card_always_makes_at_least_a_pair() -> None:
+    assert wild_hand("AS JD 8C 6H 3S").category == "pair"
+
+
+def test_five_of_a_kind_beats_a_royal_flush() -> None:
+    assert wild_hand("2S 2D 2C 2H 3D").strength > hand("AS KS QS JS TS").strength
+
+
+# --- straights -------------------------------------------------------------------------------
+
+
+def test_wheel_is_a_five_high_straight_read_from_the_five_down() -> None:
+    value = hand("AS 2D 3C 4H 5D")
+    assert (value.category, shown(value), value.strength) == (
+        "straight",
+        "5D 4H 3C 2D AS",
+        (5, 5),
+    )
+    assert value.strength < hand("2S 3D 4C 5H 6D").strength
+
+
+def test_wild_card_fills_the_missing_three_of_a_wheel() -> None:
+    value = hand("AS 2D 9C 4H 5D", frozenset({Rank.NINE}))
+    assert (value.category, shown(value), value.strength) == (
+        "straight",
+        "5D 4H 3S 2D AS",
+        (5, 5),
+    )
+
+
+def test_ace_does_not_wrap_around_from_king_to_two() -> None:
+    assert hand("KS AD 2C 3H 4D").category == "high card"
+
+
+# --- flushes with wild cards -------------------------------------------------------------------
+
+
+def test_wild_card_in_a_flush_takes_the_highest_rank_the_flush_does_not_hold() -> None:
+    value = wild_hand("AH 3C 8H 5H 2H")
+    assert (shown(value), value.strength) == ("AH KH 8H 5H 2H", (6, 14, 13, 8, 5, 2))
+
+
+def test_double_ace_flush_plays_the_wild_card_as_a_second_ace() -> None:
+    value = wild_hand("AD 3C 8D 5D 2D", double_ace_flush=True)
+    assert (shown(value), value.strength) == ("AD AD 8D 5D 2D", (6, 14, 14, 8, 5, 2))
+
+
+def test_double_ace_flush_decides_against_an_ace_king_queen_flush() -> None:
+    ace_king_queen = hand("AS KS QS TS 7S")
+    # Standard rule: A-K-8-5-2 loses to A-K-Q-T-7; double ace flush: A-A-8-5-2 wins.
+    assert wild_hand("AD 3C 8D 5D 2D").strength < ace_king_queen.strength
+    assert wild_hand("AD 3C 8D 5D 2D", double_ace_flush=True).strength > ace_king_queen.strength
+
+
+def test_double_ace_flush_makes_every_wild_card_in_a_flush_an_ace() -> None:
+    value = wild_hand("AD 3C 9H 8D 2D", double_ace_flush=True)
+    assert (shown(value), value.strength) == ("AD AD AD 8D 2D", (6, 14, 14, 14, 8, 2))
+
+
+# --- natural wins ---------------------------------------------------------------------------
+
+
+def test_wild_hand_ties_the_same_natural_hand_by_default() -> None:
+    natural = hand("KS KD KC 7H 2D")
+    with_wild = wild_hand("KH KS 3D 7C 2S")
+    assert natural.strength == with_wild.strength
+
+
+def test_natural_wins_puts_the_natural_hand_above_the_same_wild_hand() -> None:
+    natural = wild_hand("KS KD KC 7H 2D", natural_wins=True)
+    with_wild = wild_hand("KH KS 3D 7C 2S", natural_wins=True)
+    assert natural.strength > with_wild.strength
+    # Natural wins decides only between equal hands: a better wild hand still wins.
+    assert wild_hand("AH AS 3D 7C 2S", natural_wins=True).strength > natural.strength
+
+
+def test_natural_wins_lets_a_player_leave_a_spare_wild_card_out_of_a_natural_straight() -> None:
+    natural = wild_hand("AS KD QC JH TS 3D 2C", natural_wins=True)
+    assert (natural.category, natural.wild_used) == ("straight", 0)
+    assert natural.strength > wild_hand("AH KH QD JC 3S 2D 4C", natural_wins=True).strength
+
+
+# --- kickers and the best five of six or seven ------------------------------------------------
+
+
+def test_kicker_decides_between_equal_pairs() -> None:
+    assert hand("AS AD KC 7H 4D").strength > hand("AH AC QS 7D 4S").strength
+    assert hand("AS AD KC 7H 4D").strength == hand("AH AC KS 7D 4S").strength
+
+
+def test_fifth_card_kicker_decides_between_equal_two_pairs() -> None:
+    assert hand("AS AD 5C 5H 9D").strength > hand("AH AC 5S 5D 8S").strength
+
+
+def test_best_five_of_seven_drops_the_lowest_of_three_pairs() -> None:
+    value = hand("2C 2D 7H 7S KD KC AS")
+    assert (value.category, shown(value), value.strength) == (
+        "two pair",
+        "KD KC 7S 7H AS",
+        (3, 13, 7, 14),
+    )
+
+
+def test_best_five_of_seven_prefers_the_flush_to_the_straight() -> None:
+    value = hand("9H 8H 7C 6H 5H 2H KD")
+    assert (value.category, shown(value)) == ("flush", "9H 8H 6H 5H 2H")
+
+
+def test_best_five_of_six_makes_a_full_house_of_two_threes() -> None:
+    value = hand("5C 5D QS QH 5H QD")
+    assert (value.category, shown(value), value.strength) == (
+        "full house",
+        "QS QH QD 5H 5D",
+        (7, 12, 5),
+    )
+
+
+def test_six_wild_cards_among_seven_still_play_five_aces() -> None:
+    value = wild_hand("3S 3H 3D 9S 9H 9D 2C")
+    assert (value.category, value.strength, value.wild_used) == ("five of a kind", (10, 14), 5)
+
+
+# --- refusals ------------------------------------------------------------------------------
+
+
+def test_joker_is_refused_with_a_pointer_to_wild_ranks() -> None:
+    with pytest.raises(CardError, match="--wild"):
+        hand("JK AS KS QS JS")
+
+
+def test_fewer_than_five_cards_are_refused() -> None:
+    with pytest.raises(CardError, match="five or more cards, not of 4"):
+        hand("AS KS QS JS")
+
+
+def test_a_card_repeated_from_a_six_deck_shoe_is_accepted() -> None:
+    assert hand("AS AS KD 7C 2H").strength == (2, 14, 13, 7, 2)
+
+
+# --- Grand Slam POKER BONUS ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cards", "category", "read"),
+    [
+        ("7H 7H 7H", "suited three of a kind", "7H 7H 7H"),
+        ("TS QS JS", "straight flush", "QS JS TS"),
+        ("7D 7C 7H", "three of a kind", "7H 7D 7C"),
+        ("2C AH 3D", "straight", "3D 2C AH"),
+        ("KC AH QD", "straight", "AH KC QD"),
+        ("2H KH 8H", "flush", "KH 8H 2H"),
+        ("3S 8C 8D", "pair", "8D 8C 3S"),
+        ("KS 4C 9D", "high card", "KS 9D 4C"),
+    ],
+)
+def test_poker_bonus_category_and_reading(cards: str, category: str, read: str) -> None:
+    value = evaluate_three(parse_cards(cards.split()))
+    assert (value.category, " ".join(str(c) for c in value.cards)) == (category, read)
+
+
+def test_poker_bonus_categories_rank_in_paytable_order() -> None:
+    lowest_first = ["KS 9D 4C", "3S 8C 8D", "2H KH 8H", "2C AH 3D", "7D 7C 7H", "TS QS JS", "7H 7H 7H"]
+    strengths = [evaluate_three(parse_cards(c.split())).strength for c in lowest_first]
+    assert strengths == sorted(strengths)
+    assert len(set(strengths)) == len(strengths)
+
+
+def test_king_ace_two_is_not_a_straight() -> None:
+    assert evaluate_three(parse_cards(["KC", "AH", "2D"])).category == "high card"
+
+
+def test_ace_two_three_is_the_lowest_straight_and_queen_king_ace_the_highest() -> None:
+    def strength(text: str) -> tuple[int, ...]:
+        return evaluate_three(parse_cards(text.split())).strength
+
+    assert strength("AC 2H 3D") < strength("2C 3H 4D") < strength("JC QH KD") < strength("QC KH AD")
+
+
+def test_poker_bonus_pair_kicker_decides() -> None:
+    def strength(text: str) -> tuple[int, ...]:
+        return evaluate_three(parse_cards(text.split())).strength
+
+    assert strength("8S 8C KD") > strength("8H 8D QC")
+
+
+@pytest.mark.parametrize("cards", [["AS", "KS"], ["AS", "KS", "QS", "JS"], ["AS", "KS", "JK"]])
+def test_poker_bonus_refuses_anything_but_three_ordinary_cards(cards: list[str]) -> None:
+    with pytest.raises(CardError):
+        evaluate_three(parse_cards(cards))
+
+
+# --- agreement with the brute-force evaluator ---------------------------------------------------
+
+WILD_CARDS = [c for c in STANDARD_DECK if c.rank in THREES_AND_NINES]
+NATURAL_CARDS = [c for c in STANDARD_DECK if c.rank not in THREES_AND_NINES]
+
+
+@st.composite
+def baseball_hands(draw: st.DrawFn) -> list[Card]:
+    """Five to seven cards with at most two threes or nines, sometimes with repeats (a six-deck
+    shoe), often crowded into few ranks and suits so straights, flushes and groups turn up."""
+    size = draw(st.integers(5, 7))
+    wild_count = draw(st.integers(0, 2))
+    repeats = draw(st.booleans())
+    if draw(st.booleans()):
+        suits = draw(st.sets(st.sampled_from(list(Suit)), min_size=1, max_size=2))
+        low = draw(st.integers(2, 10))
+        ranks = {*range(low, low + 5), int(Rank.ACE)} - {3, 9}
+        pool = [c for c in NATURAL_CARDS if c.suit in suits and c.rank in ranks]
+    else:
+        pool = NATURAL_CARDS
+    naturals = draw(
+        st.lists(st.sampled_from(pool), min_size=size - wild_count, max_size=size - wild_count,
+                 unique=not repeats and len(pool) >= size)
+    )
+    wilds = draw(st.lists(st.sampled_from(WILD_CARDS), min_size=wild_count, max_size=wild_count))
+    return draw(st.permutations(naturals + wilds))
+
+
+@settings(max_examples=150, deadline=None)
+@given(cards=baseball_hands(), double_ace_flush=st.booleans(), natural_wins=st.booleans())
+def test_evaluate_agrees_with_brute_force(
+    cards: list[Card], double_ace_flush: bool, natural_wins: bool
+) -> None:
+    rules = {"double_ace_flush": double_ace_flush, "natural_wins": natural_wins}
+    value = evaluate(cards, THREES_AND_NINES, **rules)
+    assert (value.category, value.strength) == brute_force(cards, THREES_AND_NINES, **rules)
+    # The five cards shown score what the strength says, and every card shown that the player
+    # does not hold is one of the wild cards.
+    core = value.strength[:-1] if natural_wins else value.strength
+    assert score_five(value.best, [], double_ace_flush) == core
+    held = Counter(c for c in cards if c.rank not in THREES_AND_NINES)
+    stand_ins = Counter(value.best) - held
+    wild_count = len(cards) - held.total()
+    assert stand_ins.total() <= value.wild_used <= min(wild_count, 5)
+
+
+@settings(max_examples=100, deadline=None)
+@given(first=baseball_hands(), second=baseball_hands(), natural_wins=st.booleans())
+def test_two_hands_compare_as_the_brute_force_compares_them(
+    first: list[Card], second: list[Card], natural_wins: bool
+) -> None:
+    # Strengths are tuples, so the order is antisymmetric and transitive by construction; what
+    # can go wrong is which hand wins, so that is checked against the brute force.
+    def sign(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+        return (a > b) - (a < b)
+
+    a = evaluate(first, THREES_AND_NINES, natural_wins=natural_wins).strength
+    b = evaluate(second, THREES_AND_NINES, natural_wins=natural_wins).strength
+    oracle_a = brute_force(first, THREES_AND_NINES, natural_wins=natural_wins)[1]
+    oracle_b = brute_force(second, THREES_AND_NINES, natural_wins=natural_wins)[1]
+    assert sign(a, b) == sign(oracle_a, oracle_b)
