@@ -24,7 +24,7 @@ def settle_round_file(doc: object) -> dict[str, JSON]:
     game = get_game(doc["game"])
     round_in = game.parse_round_file(doc)
     state, _ = run_events(game, [round_in.open])
-    shoe = ShoeTracker(game.shoe(state))
+    shoe = ShoeTracker(game.shoe(round_in.open))
     used = decided = 0
     while True:
         awaiting = game.awaiting(state)

@@ -266,7 +266,7 @@ class Game(Protocol, Generic[S]):
     apply(s, e)            (next state, effects) for event `e`, or RuleError with `s` unchanged
     awaiting(s)            what the engine needs next (a round, a card for X, a decision by Y)
     settlement(s)          the settlement of a finished round in REPLAY.md form
-    shoe(s)                the shoe the round is dealt from (for the shoe tracker)
+    shoe(open)             the shoe a round opened by event `open` is dealt from (shoe tracker)
     parse_round_file(doc)  a REPLAY.md round file as a RoundInput, or RuleError
     round_file(s)          the round of state `s` as a round file (game recall)
     """
@@ -282,7 +282,7 @@ class Game(Protocol, Generic[S]):
 
     def settlement(self, state: S) -> dict[str, JSON]: ...
 
-    def shoe(self, state: S) -> ShoeComposition: ...
+    def shoe(self, open_event: Event) -> ShoeComposition: ...
 
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput: ...
 

@@ -348,8 +348,10 @@ class GrandSlam:
     def initial(self) -> GrandSlamState:
         return GrandSlamState()
 
-    def shoe(self, state: GrandSlamState) -> ShoeComposition:
-        return state.rules.shoe
+    def shoe(self, open_event: Event) -> ShoeComposition:
+        if not isinstance(open_event, OpenRound):
+            raise RuleError(f"a Grand Slam round opens with {OpenRound.kind!r}, not {open_event.kind!r}", field="event")
+        return open_event.rules.shoe
 
     def apply(self, state: GrandSlamState, ev: Event) -> tuple[GrandSlamState, tuple[Effect, ...]]:
         if isinstance(ev, OpenRound):

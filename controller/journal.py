@@ -1,0 +1,156 @@
+"""The table's journal: an append-only SQLite log of every input, committed before any effect.
+
+Every card, every opened or voided round, every fault and every supervisor action is an entry
+with a gapless sequence number, the time, the round it belongs to, a kind and a JSON body. The
+table state is never stored as truth: it is what replaying the entries gives, so recovery after
+a power cut, game recall and the WebSocket feed all read the same thing.
+
+Durability: WAL mode with synchronous=FULL, so a committed entry survives a power cut. Integrity:
+SQLite's own `integrity_check` at start, plus a CRC-32 over each entry and a check that sequence
+numbers have no gaps. Entries can be neither changed nor deleted (triggers refuse it). A journal
+that fails any check stops the table with `JournalCorrupt`; it is never repaired or cleared
+automatically (GLI-style critical-memory rule).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    seq   INTEGER PRIMARY KEY,
+    at    TEXT    NOT NULL,
+    round INTEGER,
+    kind  TEXT    NOT NULL,
+    body  TEXT    NOT NULL,
+    crc   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_round ON entries (round);
+CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
+    BEGIN SELECT RAISE(ABORT, 'the journal is append-only: entries cannot be changed'); END;
+CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
+    BEGIN SELECT RAISE(ABORT, 'the journal is append-only: entries cannot be deleted'); END;
+"""
+
+
+class JournalCorrupt(RuntimeError):
+    """The journal failed a check. Play stops until a person restores a good copy."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    seq: int
+    at: str  # UTC, ISO 8601
+    round: int | None
+    kind: str
+    body: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "at": self.at, "round": self.round, "kind": self.kind, "body": self.body}
+
+
+def _crc(seq: int, at: str, round_no: int | None, kind: str, body: str) -> int:
+    return zlib.crc32(f"{seq}\x1f{at}\x1f{round_no}\x1f{kind}\x1f{body}".encode())
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Journal:
+    """The append-only journal in `path` (created if absent; checked when opened).
+
+    journal = Journal(state_dir / "journal.sqlite3")
+    entry = journal.append("card", {"card": "AS"}, round_no=12)   # committed on return
+    for entry in journal.entries(): ...
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            version = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if version is None:
+                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            elif int(version[0]) != SCHEMA_VERSION:
+                raise JournalCorrupt(
+                    f"{self.path}: journal schema {version[0]} is not the {SCHEMA_VERSION} this tablectl writes"
+                )
+        except sqlite3.DatabaseError as exc:
+            raise JournalCorrupt(f"{self.path}: the journal cannot be opened: {exc}") from None
+        self.check()
+        row = self._db.execute("SELECT MAX(seq) FROM entries").fetchone()
+        self._last_seq: int = row[0] or 0
+
+    @property
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    def check(self) -> int:
+        """Check SQLite's integrity, every entry's CRC and the sequence; return the entry count."""
+        try:
+            result = self._db.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise JournalCorrupt(f"{self.path}: the journal file is damaged: {exc}") from None
+        if result != [("ok",)]:
+            raise JournalCorrupt(f"{self.path}: SQLite integrity check failed: {result[:3]}")
+        expected = 1
+        for seq, at, round_no, kind, body, crc in self._db.execute(
+            "SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq"
+        ):
+            if seq != expected:
+                raise JournalCorrupt(f"{self.path}: entry {expected} is missing (next is {seq})")
+            if _crc(seq, at, round_no, kind, body) != crc:
+                raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
+            expected += 1
+        return expected - 1
+
+    def append(self, kind: str, body: dict[str, Any], round_no: int | None = None) -> Entry:
+        """Write one entry and commit it (fsync'd by synchronous=FULL) before returning it."""
+        text = json.dumps(body, separators=(",", ":"), sort_keys=True)
+        seq = self._last_seq + 1
+        at = _now()
+        self._db.execute(
+            "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, at, round_no, kind, text, _crc(seq, at, round_no, kind, text)),
+        )
+        self._last_seq = seq
+        return Entry(seq, at, round_no, kind, json.loads(text))
+
+    def entries(self, after: int = 0, round_no: int | None = None) -> Iterator[Entry]:
+        """Entries with seq > `after` in order (only those of `round_no` if given)."""
+        if round_no is None:
+            rows = self._db.execute(
+                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? ORDER BY seq", (after,)
+            )
+        else:
+            rows = self._db.execute(
+                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? AND round = ? ORDER BY seq",
+                (after, round_no),
+            )
+        for seq, at, rnd, kind, body in rows.fetchall():
+            yield Entry(seq, at, rnd, kind, json.loads(body))
+
+    def last_rounds(self, count: int) -> list[int]:
+        """The numbers of the last `count` rounds, oldest first."""
+        rows = self._db.execute(
+            "SELECT DISTINCT round FROM entries WHERE round IS NOT NULL ORDER BY round DESC LIMIT ?", (count,)
+        ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def close(self) -> None:
+        self._db.close()

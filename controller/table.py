@@ -1,0 +1,456 @@
+"""The table: every input is journaled, then handed to the engine, then its effects go out.
+
+`Table` is the one owner of the table's state. The daemon calls its methods from a single asyncio
+loop (device threads post to that loop; nothing else touches a Table). Each method validates its
+input, appends one journal entry (committed before anything else happens), applies the entry,
+and tells the outputs (LEDs, display, screens) what changed. Starting a Table replays the
+journal through the very same `_apply` to rebuild the exact state, then re-drives the outputs.
+
+Faults (GAMES.md section 4) are latched in the journal: they block the card flow until a
+supervisor clears them with a journaled action naming who and why, and they survive restarts.
+A card that arrives while play is blocked is journaled and held, never dropped; it is dealt
+when the fault is cleared (or returned to the supervisor's judgement by `replace` and `void`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from controller.engine import get_game
+from controller.engine.base import (
+    JSON,
+    Awaiting,
+    CardDead,
+    CardDealt,
+    Effect,
+    Event,
+    RuleError,
+    VoidRound,
+    event_from_json,
+    to_json,
+)
+from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
+from controller.journal import Entry, Journal
+
+FaultAction = Literal["confirm", "replace", "dismiss", "void"]
+
+#: Fault codes, the plain words a dealer reads, and what a supervisor may do about each.
+FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
+    "impossible-card": ("A card the shoe cannot hold", ("confirm", "replace", "void")),
+    "misread": ("Misread at the card-reading shoe", ("replace", "dismiss", "void")),
+    "shoe-disconnected": ("The card-reading shoe is disconnected", ("dismiss", "void")),
+    "shoe-silent": ("The card-reading shoe has gone silent", ("dismiss", "void")),
+    "shoe-protocol": ("The card-reading shoe sent data that makes no sense", ("dismiss", "void")),
+    "shoe-sequence-gap": ("The card-reading shoe skipped messages", ("dismiss", "void")),
+    "rejected-card": ("The game refused a card", ("replace", "dismiss", "void")),
+    "device": ("A table device failed", ("dismiss",)),
+}
+
+
+class TableError(ValueError):
+    """An input the table refuses now (wrong phase, blocked by a fault, bad body)."""
+
+
+@dataclass
+class Fault:
+    id: int  # the journal seq that raised it
+    code: str
+    message: str  # plain words: what, where, what to do
+    at: str
+    round: int | None
+    card: str | None = None  # the held card an impossible-card / rejected-card fault is about
+    acknowledged_by: str | None = None
+
+    def to_json(self) -> dict[str, JSON]:
+        title, actions = FAULTS[self.code]
+        return {
+            "id": self.id,
+            "code": self.code,
+            "title": title,
+            "message": self.message,
+            "at": self.at,
+            "round": self.round,
+            "card": self.card,
+            "actions": list(actions),
+            "acknowledged_by": self.acknowledged_by,
+            "blocking": True,
+        }
+
+
+@dataclass
+class RoundRecord:
+    number: int
+    opened_at: str
+    status: Literal["open", "settled", "void"] = "open"
+    settlement: dict[str, JSON] | None = None
+    round_file: dict[str, JSON] | None = None
+    cards: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Meters:
+    """Per game: rounds, voids, wagered and paid by bet type, faults by kind (GLI-style meters)."""
+
+    rounds: int = 0
+    voids: int = 0
+    wagered: Counter[str] = field(default_factory=Counter)
+    paid: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+    dead_cards: int = 0
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "rounds": self.rounds,
+            "voids": self.voids,
+            "wagered": dict(self.wagered),
+            "paid": dict(self.paid),
+            "total_wagered": sum(self.wagered.values()),
+            "total_paid": sum(self.paid.values()),
+            "faults": dict(self.faults),
+            "dead_cards": self.dead_cards,
+        }
+
+
+class Output(Protocol):
+    """Something that shows the table (LEDs, pole display, dealer screen feed)."""
+
+    def redrive(self, table: Table) -> None:
+        """Show the whole current state (at start and after recovery)."""
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        """Show what one journaled entry changed."""
+
+
+class Table:
+    """The table's state, rebuilt from `journal` at start and kept by journaling every input."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        game: str,
+        rules: Mapping[str, Any],
+        table_id: str = "TABLE-1",
+        simulated: bool = False,
+        outputs: list[Output] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.game = get_game(game)
+        self.game_name = game
+        self.rules_doc = dict(rules)
+        self.table_id = table_id
+        self.simulated = simulated
+        self.outputs: list[Output] = outputs or []
+        # The configured rules are checked now (as the engine would at the first round) and
+        # give the shoe its composition.
+        self.state: Any = self.game.initial()
+        self.shoe = ShoeTracker(self.game.shoe(self._open_event({"seats": []})))
+        self.faults: dict[int, Fault] = {}
+        self.held: list[tuple[int, Card]] = []  # (journal seq, card) waiting for a fault to clear
+        self.rounds: dict[int, RoundRecord] = {}
+        self.round_no: int | None = None
+        self.meters = Meters()
+        self.last_card: str | None = None
+        self.last_effects: tuple[Effect, ...] = ()
+        self.shoe_link: dict[str, int] | None = None  # last (session, seq) delivered by the shoe
+        self.devices: dict[str, dict[str, JSON]] = {}
+        self.listeners: list[Callable[[Entry, tuple[Effect, ...]], None]] = []
+        for entry in journal.entries():
+            self._apply(entry)
+        for output in self.outputs:
+            output.redrive(self)
+
+    # -- what the table looks like --------------------------------------------------------------
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.faults)
+
+    @property
+    def awaiting(self) -> Awaiting:
+        return self.game.awaiting(self.state)
+
+    def prompt(self) -> str:
+        """The one thing the dealer should do next, in plain words."""
+        if self.faults:
+            fault = self.faults[min(self.faults)]
+            return f"STOP: {fault.message}"
+        awaiting = self.awaiting
+        if awaiting.kind == "card":
+            t = awaiting.target
+            seat = f"seat {t['seat']}" + (" (blind hand, face down)" if t.get("blind") else "")
+            return f"Deal to {seat}, {t['base']} base" if "base" in t else f"Deal to {seat}"
+        if self.round_no is not None and self.rounds[self.round_no].status == "settled":
+            pays = self.payouts()
+            if pays:
+                return "Pay " + ", ".join(f"seat {p['seat']}: {p['pay']}" for p in pays if p["pay"])
+            return "Take the losing wagers; open the next round"
+        return "Place wagers and open the round"
+
+    def payouts(self) -> list[dict[str, int]]:
+        """What the dealer pays and takes at each seat for the last settled round."""
+        if self.round_no is None or self.rounds[self.round_no].settlement is None:
+            return []
+        settlement = self.rounds[self.round_no].settlement or {}
+        out = []
+        for seat in settlement.get("seats", []):
+            net = seat["net"]
+            pay = sum(w["paid"] for w in seat["wagers"].values()) + sum(s["paid"] for s in seat["side_bets"].values())
+            out.append({"seat": seat["seat"], "pay": pay, "collect": pay - net, "net": net})
+        return out
+
+    def snapshot(self) -> dict[str, JSON]:
+        """The whole table for the API and the screens."""
+        record = self.rounds.get(self.round_no) if self.round_no is not None else None
+        awaiting = self.awaiting
+        return {
+            "table": self.table_id,
+            "game": self.game_name,
+            "simulated": self.simulated,
+            "journal_seq": self.journal.last_seq,
+            "round": self.round_no,
+            "round_status": record.status if record else None,
+            "awaiting": {"kind": awaiting.kind, "target": dict(awaiting.target)},
+            "prompt": self.prompt(),
+            "blocked": self.blocked,
+            "faults": [f.to_json() for f in self.faults.values()],
+            "held_cards": [str(c) for _, c in self.held],
+            "last_card": self.last_card,
+            "state": to_json(self.state),
+            "payouts": self.payouts(),
+            "shoe": {"dealt": self.shoe.dealt_count, "remaining": self.shoe.remaining_count},
+            "devices": self.devices,
+        }
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def open_round(self, body: Mapping[str, Any], by: str) -> int:
+        """Open a round with `body` = {"seats": [...], "blind_seat": n | null} as in a round file."""
+        if self.faults:
+            raise TableError(f"play is stopped: {self.prompt()}")
+        if self.awaiting.kind != "round":
+            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first")
+        event = self._open_event(body)
+        # Ask the engine before journaling, so a refused opening leaves no trace but the refusal.
+        try:
+            self.game.apply(self.state, event)
+        except RuleError as exc:
+            raise TableError(str(exc)) from None
+        number = (max(self.rounds) if self.rounds else 0) + 1
+        self._commit("round-open", {"event": to_json(event), "by": by}, number)
+        return number
+
+    def card(self, card: Card, source: Mapping[str, JSON]) -> Entry:
+        """A card came out of the shoe (`source` says from where: the shoe's session and seq,
+        or a dealer's entry). Always journaled: a card is never lost, even when play is stopped."""
+        return self._commit("card", {"card": str(card), "source": dict(source)}, self.round_no)
+
+    def misread(self, message: str, source: Mapping[str, JSON]) -> Entry:
+        return self.raise_fault("misread", message, source=source)
+
+    def raise_fault(self, code: str, message: str, **extra: Any) -> Entry:
+        if code not in FAULTS:
+            raise TableError(f"unknown fault code {code!r}")
+        return self._commit("fault", {"code": code, "message": message, **extra}, self.round_no)
+
+    def clear_fault(self, fault_id: int, action: str, by: str, reason: str, card: str | None = None) -> Entry:
+        """A supervisor clears a latched fault: confirm the held card, replace it, dismiss, or void."""
+        fault = self.faults.get(fault_id)
+        if fault is None:
+            raise TableError(f"there is no open fault {fault_id}")
+        allowed = FAULTS[fault.code][1]
+        if action not in allowed:
+            raise TableError(f"fault {fault_id} ({fault.code}) is cleared by {', '.join(allowed)}, not {action!r}")
+        if not by.strip() or not reason.strip():
+            raise TableError("clearing a fault needs who clears it and why")
+        body: dict[str, JSON] = {"fault": fault_id, "action": action, "by": by, "reason": reason}
+        if action == "replace":
+            if card is None:
+                raise TableError("replace needs the card the supervisor sees (such as 'AS')")
+            try:
+                body["card"] = str(parse_card(card))
+            except CardError as exc:
+                raise TableError(str(exc)) from None
+        if action == "void" and (self.round_no is None or self.awaiting.kind == "round"):
+            raise TableError("there is no round being dealt to void; dismiss the fault instead")
+        return self._commit("fault-cleared", body, self.round_no)
+
+    def acknowledge_fault(self, fault_id: int, by: str) -> Entry:
+        if fault_id not in self.faults:
+            raise TableError(f"there is no open fault {fault_id}")
+        return self._commit("fault-acknowledged", {"fault": fault_id, "by": by}, self.round_no)
+
+    def void(self, by: str, reason: str) -> Entry:
+        if self.round_no is None or self.awaiting.kind == "round":
+            raise TableError("there is no round being dealt to void")
+        if not by.strip() or not reason.strip():
+            raise TableError("voiding a round needs who voids it and why")
+        return self._commit("void", {"by": by, "reason": reason}, self.round_no)
+
+    def shoe_reshuffled(self, by: str) -> Entry:
+        return self._commit("shoe-reshuffled", {"by": by}, self.round_no)
+
+    def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
+        """Record a device's status for the screens (not journaled: it is not an input)."""
+        self.devices[device] = dict(status)
+
+    # -- the one path every entry takes ---------------------------------------------------------
+
+    def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:
+        entry = self.journal.append(kind, body, round_no)
+        effects = self._apply(entry)
+        for output in self.outputs:
+            output.update(self, entry, effects)
+        for listener in self.listeners:
+            listener(entry, effects)
+        return entry
+
+    def _apply(self, entry: Entry) -> tuple[Effect, ...]:
+        """Apply one journaled entry. Deterministic: replaying the journal rebuilds the state."""
+        body = entry.body
+        effects: tuple[Effect, ...] = ()
+        if entry.kind == "round-open":
+            assert entry.round is not None
+            self.round_no = entry.round
+            self.rounds[entry.round] = RoundRecord(entry.round, entry.at)
+            effects = self._engine(event_from_json(body["event"]))
+        elif entry.kind == "card":
+            card = parse_card(body["card"])
+            self.last_card = str(card)
+            source = body.get("source") or {}
+            if "session" in source and "seq" in source:
+                self.shoe_link = {"session": source["session"], "seq": source["seq"]}
+            if self.faults:
+                self.held.append((entry.seq, card))
+            else:
+                effects = self._deal(entry, card)
+        elif entry.kind == "fault":
+            self._latch(entry, body["code"], body["message"], body.get("card"))
+            source = body.get("source") or {}
+            if "session" in source and "seq" in source:
+                self.shoe_link = {"session": source["session"], "seq": source["seq"]}
+        elif entry.kind == "fault-acknowledged":
+            self.faults[body["fault"]].acknowledged_by = body["by"]
+        elif entry.kind == "fault-cleared":
+            effects = self._clear(entry)
+        elif entry.kind == "void":
+            effects = self._void(body["by"], body["reason"])
+        elif entry.kind == "shoe-reshuffled":
+            self.shoe.reshuffle()
+        self.last_effects = effects
+        return effects
+
+    def _deal(self, entry: Entry, card: Card, *, confirmed: bool = False) -> tuple[Effect, ...]:
+        if not confirmed:
+            try:
+                self.shoe.check(card)
+            except CardError as exc:
+                self._latch(
+                    entry,
+                    "impossible-card",
+                    f"{exc}. Stop dealing; a supervisor must confirm, replace or void.",
+                    str(card),
+                )
+                return ()
+        try:
+            effects = self._engine(CardDealt(card))
+        except RuleError as exc:
+            self._latch(entry, "rejected-card", f"{card}: {exc}. A supervisor must replace or void.", str(card))
+            return ()
+        if confirmed:
+            # The supervisor has the card in hand: the count follows it as far as the shoe allows.
+            with contextlib.suppress(CardError):
+                self.shoe.take(card)
+        else:
+            self.shoe.take(card)
+        dead = [e for e in effects if isinstance(e, CardDead)]
+        if dead:
+            self.meters.dead_cards += len(dead)
+        elif self.round_no is not None:
+            self.rounds[self.round_no].cards.append(str(card))
+        return effects
+
+    def _engine(self, event: Event) -> tuple[Effect, ...]:
+        before = self.awaiting.kind
+        self.state, effects = self.game.apply(self.state, event)
+        if before != "round" and self.awaiting.kind == "round" and self.round_no is not None:
+            self._finish_round()
+        return effects
+
+    def _finish_round(self) -> None:
+        assert self.round_no is not None
+        record = self.rounds[self.round_no]
+        if record.status != "open":
+            return
+        settlement = self.game.settlement(self.state)
+        record.settlement = settlement
+        record.round_file = self.game.round_file(self.state)
+        record.status = "void" if "void" in settlement else "settled"
+        if record.status == "void":
+            self.meters.voids += 1
+            return
+        self.meters.rounds += 1
+        for seat in settlement.get("seats", []):
+            for name, bet in [*seat["wagers"].items(), *seat["side_bets"].items()]:
+                self.meters.wagered[name] += bet["amount"]
+                self.meters.paid[name] += bet["paid"]
+
+    def _latch(self, entry: Entry, code: str, message: str, card: str | None) -> None:
+        self.faults[entry.seq] = Fault(entry.seq, code, message, entry.at, entry.round, card)
+        self.meters.faults[code] += 1
+
+    def _clear(self, entry: Entry) -> tuple[Effect, ...]:
+        body = entry.body
+        fault = self.faults.pop(body["fault"])
+        effects: list[Effect] = []
+        held_card = fault.card
+        action = body["action"]
+        if action == "void":
+            self.held.clear()
+            self.faults.clear()
+            return self._void(body["by"], body["reason"])
+        if fault.code in ("impossible-card", "rejected-card"):
+            if action == "confirm" and held_card is not None:
+                effects.extend(self._deal(entry, parse_card(held_card), confirmed=True))
+            elif action == "replace":
+                effects.extend(self._deal(entry, parse_card(body["card"])))
+        elif action == "replace":  # a misread: the card the dealer sees is entered by hand
+            effects.extend(self._deal(entry, parse_card(body["card"])))
+        # Cards that came out while play was stopped are dealt now, in the order they came.
+        while self.held and not self.faults:
+            seq, card = self.held.pop(0)
+            effects.extend(self._deal(dataclasses.replace(entry, seq=seq), card))
+        return tuple(effects)
+
+    def _void(self, by: str, reason: str) -> tuple[Effect, ...]:
+        if self.awaiting.kind == "round":
+            return ()
+        return self._engine(VoidRound(by=by, reason=reason))
+
+    def _open_event(self, body: Mapping[str, Any]) -> Event:
+        if not isinstance(body, Mapping):
+            raise TableError("the round is an object with seats and blind_seat")
+        unknown = sorted(set(body) - {"seats", "blind_seat"})
+        if unknown:
+            raise TableError(f"unknown key {unknown[0]!r}; a round is opened with seats and blind_seat")
+        doc = {
+            "game": self.game_name,
+            "rules": self.rules_doc,
+            "seats": body.get("seats", []),
+            "blind_seat": body.get("blind_seat"),
+            "cards": [],
+        }
+        try:
+            return self.game.parse_round_file(doc).open
+        except RuleError as exc:
+            raise TableError(str(exc)) from None
+
+    # -- recall ---------------------------------------------------------------------------------
+
+    def last_rounds(self, count: int) -> list[RoundRecord]:
+        return [self.rounds[n] for n in sorted(self.rounds)[-count:]] if count > 0 else []

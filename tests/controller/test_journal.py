@@ -1,0 +1,89 @@
+"""The journal: append-only, durable settings, checked at every start."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from controller.journal import Journal, JournalCorrupt
+
+
+def test_entries_come_back_in_order_with_gapless_sequence_numbers(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite3")
+    a = journal.append("round-open", {"x": 1}, round_no=1)
+    b = journal.append("card", {"card": "AS"}, round_no=1)
+    c = journal.append("fault", {"code": "misread"})
+    assert [e.seq for e in (a, b, c)] == [1, 2, 3]
+    journal.close()
+    again = Journal(tmp_path / "j.sqlite3")
+    assert [(e.seq, e.kind, e.round, e.body) for e in again.entries()] == [
+        (1, "round-open", 1, {"x": 1}),
+        (2, "card", 1, {"card": "AS"}),
+        (3, "fault", None, {"code": "misread"}),
+    ]
+    assert [e.seq for e in again.entries(after=1)] == [2, 3]
+    assert [e.seq for e in again.entries(round_no=1)] == [1, 2]
+    assert again.append("card", {}).seq == 4
+
+
+def test_the_journal_runs_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite3")
+    assert journal._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert journal._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+def test_entries_cannot_be_changed_or_deleted(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    Journal(path).append("card", {"card": "AS"})
+    db = sqlite3.connect(path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("UPDATE entries SET body='{}'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM entries")
+
+
+def test_a_tampered_entry_stops_the_table_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    journal.append("card", {"card": "AS"})
+    journal.append("card", {"card": "KD"})
+    journal.close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TRIGGER entries_no_update")
+    db.execute("""UPDATE entries SET body='{"card":"2C"}' WHERE seq=2""")
+    db.commit()
+    db.close()
+    with pytest.raises(JournalCorrupt, match="entry 2 \\(card\\) does not match its checksum"):
+        Journal(path)
+
+
+def test_a_missing_entry_stops_the_table_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    for card in ("AS", "KD", "QH"):
+        journal.append("card", {"card": card})
+    journal.close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TRIGGER entries_no_delete")
+    db.execute("DELETE FROM entries WHERE seq=2")
+    db.commit()
+    db.close()
+    with pytest.raises(JournalCorrupt, match="entry 2 is missing"):
+        Journal(path)
+
+
+def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    path.write_bytes(b"this is not a database, it is a shopping list" * 100)
+    with pytest.raises(JournalCorrupt, match=r"cannot be opened|damaged"):
+        Journal(path)
+
+
+def test_last_rounds_lists_the_newest_rounds_oldest_first(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite3")
+    for n in range(1, 131):
+        journal.append("round-open", {}, round_no=n)
+    assert journal.last_rounds(3) == [128, 129, 130]
+    assert len(journal.last_rounds(100)) == 100
