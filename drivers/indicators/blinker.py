@@ -1,0 +1,105 @@
+"""The blinker: plays one pattern per lamp against one clock and writes frames to the sinks.
+
+All lamps share one clock, so two blinking lamps blink in step on GPIO and on the shift-register
+chain alike. `tick()` renders the frame for "now" and returns when the next change is due; the
+background thread is nothing more than `tick()` then sleep until that moment (or until a new
+pattern arrives). Tests pass a fake clock, never start the thread, and call `tick()` at each
+deadline, so every pattern is checked step by step without sleeping.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from drivers.indicators.patterns import DARK, Pattern
+from drivers.indicators.sinks import LampId, LedSink
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+
+class Blinker:
+    """Owns every lamp's current pattern and when it started; renders frames on demand."""
+
+    def __init__(
+        self, lamps: Iterable[LampId], sinks: Sequence[LedSink], *, clock: Clock = time.monotonic
+    ) -> None:
+        self._clock = clock
+        self._sinks = tuple(sinks)
+        now = self._now_ms()
+        self._playing: dict[LampId, tuple[Pattern, int]] = {lamp: (DARK, now) for lamp in lamps}
+        self._lock = threading.RLock()
+        self._wake = threading.Condition(self._lock)
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.last_error: str | None = None
+
+    def _now_ms(self) -> int:
+        return round(self._clock() * 1000)
+
+    def play(self, lamp: LampId, pattern: Pattern) -> None:
+        """Start `pattern` on `lamp` now (a lamp not in the map is a caller's mistake)."""
+        with self._lock:
+            if lamp not in self._playing:
+                raise KeyError(f"no lamp {lamp!r} in this pin map")
+            self._playing[lamp] = (pattern, self._now_ms())
+
+    def pattern_of(self, lamp: LampId) -> Pattern:
+        with self._lock:
+            return self._playing[lamp][0]
+
+    def tick(self, *, force: bool = False) -> float | None:
+        """Write the frame for now to every sink; return the clock time of the next change."""
+        with self._lock:
+            now = self._now_ms()
+            frame = {
+                lamp: pattern.lit_at(now - started)
+                for lamp, (pattern, started) in self._playing.items()
+            }
+            for sink in self._sinks:
+                sink.write(frame, force=force)
+            deadlines = [
+                started + due
+                for pattern, started in self._playing.values()
+                if (due := pattern.next_change(now - started)) is not None
+            ]
+            self._wake.notify_all()
+            return min(deadlines) / 1000 if deadlines else None
+
+    def start(self) -> None:
+        """Run `tick()` in a daemon thread at every change until `stop()`."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._stopping = False
+            self._thread = threading.Thread(target=self._run, name="lamp-blinker", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            thread, self._thread = self._thread, None
+            self._stopping = True
+            self._wake.notify_all()
+        if thread is not None:
+            thread.join(timeout=2)
+
+    def _run(self) -> None:
+        with self._lock:
+            while not self._stopping:
+                try:
+                    deadline = self.tick()
+                except Exception as exc:
+                    # A GPIO write failed (a lamp board unplugged, a pin claimed elsewhere).
+                    # Keep the thread alive and retry; the status is readable as last_error.
+                    self.last_error = f"lamp output failed: {exc}"
+                    log.exception("lamp output failed; retrying in 1 s")
+                    deadline = self._clock() + 1.0
+                else:
+                    self.last_error = None
+                timeout = None if deadline is None else max(deadline - self._clock(), 0.001)
+                # tick() from another thread (a new pattern) notifies: recompute the deadline.
+                self._wake.wait(timeout)

@@ -1,0 +1,132 @@
+"""Where lamp states go: GPIO LEDs, or a chain of 74HC595 shift registers.
+
+A sink drives a fixed set of lamps and takes whole frames (every lamp's lit/dark state at one
+instant). Timing lives in the blinker, not here, so both backends blink in step and show the
+same thing for the same frame.
+
+    >>> sink = GpioLampSink({(1, Base.FIRST): 17}, pin_factory=factory)
+    >>> sink.write({(1, Base.FIRST): True})      # GPIO17 high: the lamp is lit
+
+Both sinks take `pin_factory=` and pass it to every gpiozero device, so nothing depends on
+gpiozero's global default factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+from gpiozero import LED, DigitalOutputDevice
+
+from drivers.pins import Base, ChainPins
+
+STATUS: Literal["status"] = "status"
+LampId = tuple[int, Base] | Literal["status"]
+Frame = Mapping[LampId, bool]
+
+
+class LedSink(Protocol):
+    """Drives the lamps in `lamps`; `write` shows one frame, ignoring lamps it does not drive."""
+
+    @property
+    def lamps(self) -> frozenset[LampId]: ...
+
+    def write(self, frame: Frame, *, force: bool = False) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class GpioLampSink:
+    """One gpiozero LED per lamp, each on its own GPIO pin (active high, through a resistor).
+
+    Only lamps whose state changed are written, unless `force` (recovery re-drives everything).
+    """
+
+    def __init__(self, pins: Mapping[LampId, int], *, pin_factory: Any) -> None:
+        self._leds: dict[LampId, Any] = {}
+        try:
+            for lamp, pin in pins.items():
+                self._leds[lamp] = LED(pin, initial_value=False, pin_factory=pin_factory)
+        except Exception:
+            self.close()
+            raise
+        self._shown: dict[LampId, bool] = dict.fromkeys(self._leds, False)
+
+    @property
+    def lamps(self) -> frozenset[LampId]:
+        return frozenset(self._leds)
+
+    def write(self, frame: Frame, *, force: bool = False) -> None:
+        for lamp, led in self._leds.items():
+            lit = frame.get(lamp, False)
+            if force or lit != self._shown[lamp]:
+                led.value = lit
+                self._shown[lamp] = lit
+
+    def close(self) -> None:
+        for led in self._leds.values():
+            led.close()
+        self._leds.clear()
+
+
+class ShiftRegisterSink:
+    """Lamps on a chain of 74HC595s, driven by three GPIO outputs (SER, SRCLK, RCLK).
+
+    Every frame shifts all 8 x chips bits, farthest output first and each chip's Q7 first, then
+    pulses the latch: the lamps change together on the latch's rising edge, never showing a
+    half-shifted frame. `outputs` maps each lamp to its chain output (0 = first chip's Q0).
+    The chain powers up with random outputs, so an all-dark frame is latched at once.
+    """
+
+    def __init__(
+        self, chain: ChainPins, outputs: Mapping[LampId, int], *, pin_factory: Any
+    ) -> None:
+        for lamp, output in outputs.items():
+            if not 0 <= output < chain.outputs:
+                raise ValueError(f"lamp {lamp}: no output {output} on a {chain.chips}-chip chain")
+        self._chain = chain
+        self._outputs = dict(outputs)
+        self._devices: list[Any] = []
+        try:
+            self._data = self._add(chain.data, pin_factory)
+            self._clock = self._add(chain.clock, pin_factory)
+            self._latch = self._add(chain.latch, pin_factory)
+        except Exception:
+            self.close()
+            raise
+        self._data_level = False
+        self._bits: list[bool] = [False] * chain.outputs
+        self._shift_out(self._bits)
+
+    def _add(self, pin: int, pin_factory: Any) -> Any:
+        device = DigitalOutputDevice(pin, initial_value=False, pin_factory=pin_factory)
+        self._devices.append(device)
+        return device
+
+    @property
+    def lamps(self) -> frozenset[LampId]:
+        return frozenset(self._outputs)
+
+    def write(self, frame: Frame, *, force: bool = False) -> None:
+        bits = [False] * self._chain.outputs
+        for lamp, output in self._outputs.items():
+            bits[output] = frame.get(lamp, False)
+        if force or bits != self._bits:
+            self._shift_out(bits)
+            self._bits = bits
+
+    def _shift_out(self, bits: list[bool]) -> None:
+        for bit in reversed(bits):
+            # SER only changes when the bit does: one GPIO write fewer for every repeated bit.
+            if bit != self._data_level:
+                self._data.value = bit
+                self._data_level = bit
+            self._clock.on()
+            self._clock.off()
+        self._latch.on()
+        self._latch.off()
+
+    def close(self) -> None:
+        for device in self._devices:
+            device.close()
+        self._devices.clear()
