@@ -18,7 +18,8 @@ EXIT_REFUSED = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
@@ -27,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablectl",
         description="Runs a casino table: shoe, camera, game engine, LEDs, payout display, dealer screen.",
@@ -43,11 +44,33 @@ def _parser() -> argparse.ArgumentParser:
     hand.add_argument("cards", nargs="+", metavar="CARD")
     hand.set_defaults(handler=_hand)
 
+    sim_shoe = sub.add_parser("sim-shoe", help="a simulated card-reading shoe on a pty, driven from stdin")
+    sim_shoe.set_defaults(handler=_sim_shoe)
+    if argv[:1] == ["sim-shoe"]:  # its options live with the simulator, imported only when asked for
+        _sim_shoe_arguments(sim_shoe)
+
     run = sub.add_parser("run", help="run the table daemon")
-    run.add_argument("--sim", action="store_true", help="simulated hardware")
-    run.add_argument("--demo", action="store_true", help="a simulated dealer plays rounds by itself")
+    run.add_argument("--sim", action="store_true", help="simulated hardware (shoe on a pty, mock pins, display)")
+    run.add_argument("--demo", action="store_true", help="with --sim: a simulated dealer plays rounds by itself")
+    run.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
+    run.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+    run.add_argument("--http", metavar="HOST:PORT", help="where the API listens (config http.host/port)")
+    run.add_argument("--seed", type=int, help="with --sim: seed of the simulated shoe and dealer")
+    run.add_argument("--demo-interval", type=float, default=1.0, metavar="S", help="seconds between demo steps")
     run.set_defaults(handler=_run)
     return parser
+
+
+def _sim_shoe_arguments(parser: argparse.ArgumentParser) -> None:
+    from drivers.shoe import simcli
+
+    simcli.add_arguments(parser)
+
+
+def _sim_shoe(args: argparse.Namespace) -> int:
+    from drivers.shoe import simcli
+
+    return simcli.run(args)
 
 
 def _refuse(message: str) -> NoReturn:
@@ -105,12 +128,50 @@ def _hand(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    print(
-        "tablectl run: the table daemon (shoe, LEDs, display, API, dealer screen) is not built yet; "
-        "it comes with the daemon issue. Today: `tablectl replay ROUND.json` and `tablectl hand CARDS`.",
-        file=sys.stderr,
+    import asyncio
+    import logging
+
+    from controller.api.auth import TokenError
+    from controller.config import ConfigError, load
+    from controller.journal import JournalCorrupt
+
+    if args.demo and not args.sim:
+        _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
+    label = "SIMULATED " if args.sim else ""
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {label}tablectl %(levelname)s %(message)s")
+    try:
+        config = load(args.config, simulated=args.sim)
+    except ConfigError as exc:
+        _refuse(str(exc))
+    host, port = config.http.host, config.http.port
+    if args.http:
+        host, _, port_text = args.http.rpartition(":")
+        if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            _refuse(f"--http {args.http}: give HOST:PORT, such as 127.0.0.1:8000")
+        port = int(port_text)
+    state_dir = args.state_dir or Path(config.state_dir)
+    if args.sim and args.state_dir is None and config.source.startswith("built-in"):
+        state_dir = Path(".tablectl-sim")  # a simulated table keeps its journal beside the checkout
+    from controller.daemon import Daemon
+
+    daemon = Daemon(
+        config,
+        simulated=args.sim,
+        demo=args.demo,
+        state_dir=state_dir,
+        host=host,
+        port=port,
+        seed=args.seed,
+        demo_interval=args.demo_interval,
     )
-    return 1
+    try:
+        return asyncio.run(daemon.run())
+    except (TokenError, JournalCorrupt) as exc:
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return 78  # EX_CONFIG: systemd does not restart into the same refusal forever
+    except OSError as exc:
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

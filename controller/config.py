@@ -20,8 +20,9 @@ readable only by the service (see `controller/api/auth.py`).
     dialect = "cd5220"           # or "dmd" (Epson ESC/POS display)
     baudrate = 9600
     [indicators]
-    layout = "gpio-3-seat"       # a layout named in the pin map
-    pins = "/etc/tablectl/pins.toml"
+    pin_map = "seven-seat-595"   # a map named in the pin file (hardware/pins.toml)
+    pin_file = "/etc/tablectl/pins.toml"
+    pin_factory = "lgpio"        # gpiozero pin factory on a real table (lgpio works on every Pi)
     [http]
     host = "127.0.0.1"
     port = 8000
@@ -62,8 +63,9 @@ class DisplayConfig:
 
 @dataclass(frozen=True)
 class IndicatorConfig:
-    layout: str | None = None  # None: the pin map's default layout
-    pins: str | None = None  # None: the pin map shipped in hardware/pins.toml
+    pin_map: str = "seven-seat-595"
+    pin_file: str | None = None  # None: the pin file shipped in hardware/pins.toml
+    pin_factory: str | None = None  # None: GPIOZERO_PIN_FACTORY, else lgpio
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ _SECTIONS: dict[str, set[str]] = {
     "rules": set(),  # checked by the game's own rule parser
     "shoe": {"url", "baudrate", "heartbeat_timeout"},
     "display": {"url", "dialect", "baudrate"},
-    "indicators": {"layout", "pins"},
+    "indicators": {"pin_map", "pin_file", "pin_factory"},
     "http": {"host", "port"},
     "state": {"dir"},
 }
@@ -148,8 +150,9 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
             baudrate=reader.choice("display.baudrate", BAUD_RATES, 9600),
         ),
         indicators=IndicatorConfig(
-            layout=reader.text("indicators.layout", None),
-            pins=reader.text("indicators.pins", None),
+            pin_map=reader.text("indicators.pin_map", "seven-seat-595") or "seven-seat-595",
+            pin_file=reader.text("indicators.pin_file", None),
+            pin_factory=reader.text("indicators.pin_factory", None),
         ),
         http=HttpConfig(
             host=reader.text("http.host", "127.0.0.1") or "127.0.0.1",

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -37,6 +38,8 @@ from controller.engine.base import (
 from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
 from controller.journal import Entry, Journal
 
+log = logging.getLogger(__name__)
+
 FaultAction = Literal["confirm", "replace", "dismiss", "void"]
 
 #: Fault codes, the plain words a dealer reads, and what a supervisor may do about each.
@@ -47,6 +50,8 @@ FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
     "shoe-silent": ("The card-reading shoe has gone silent", ("dismiss", "void")),
     "shoe-protocol": ("The card-reading shoe sent data that makes no sense", ("dismiss", "void")),
     "shoe-sequence-gap": ("The card-reading shoe skipped messages", ("dismiss", "void")),
+    "shoe-line-noise": ("Damaged data on the card-reading shoe's line", ("dismiss", "void")),
+    "shoe-duplicate": ("The card-reading shoe repeated a message", ("dismiss", "void")),
     "rejected-card": ("The game refused a card", ("replace", "dismiss", "void")),
     "device": ("A table device failed", ("dismiss",)),
 }
@@ -90,6 +95,7 @@ class RoundRecord:
     settlement: dict[str, JSON] | None = None
     round_file: dict[str, JSON] | None = None
     cards: list[str] = field(default_factory=list)
+    paid: bool = False  # the dealer confirmed the payouts (the confirm button)
 
 
 @dataclass
@@ -159,11 +165,19 @@ class Table:
         self.last_effects: tuple[Effect, ...] = ()
         self.shoe_link: dict[str, int] | None = None  # last (session, seq) delivered by the shoe
         self.devices: dict[str, dict[str, JSON]] = {}
-        self.listeners: list[Callable[[Entry, tuple[Effect, ...]], None]] = []
+        self.listeners: list[Output] = []  # the API's live feed; told after the devices
         for entry in journal.entries():
             self._apply(entry)
+        self.redrive()
+
+    def redrive(self) -> None:
+        """Show the whole state on every output (at start, after recovery, after a device returns)."""
         for output in self.outputs:
-            output.redrive(self)
+            try:
+                output.redrive(self)
+            except Exception as exc:
+                log.exception("output %s failed to re-drive", type(output).__name__)
+                self.devices[type(output).__name__] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
     # -- what the table looks like --------------------------------------------------------------
 
@@ -185,7 +199,8 @@ class Table:
             t = awaiting.target
             seat = f"seat {t['seat']}" + (" (blind hand, face down)" if t.get("blind") else "")
             return f"Deal to {seat}, {t['base']} base" if "base" in t else f"Deal to {seat}"
-        if self.round_no is not None and self.rounds[self.round_no].status == "settled":
+        record = self.rounds.get(self.round_no) if self.round_no is not None else None
+        if record is not None and record.status == "settled" and not record.paid:
             pays = self.payouts()
             if pays:
                 return "Pay " + ", ".join(f"seat {p['seat']}: {p['pay']}" for p in pays if p["pay"])
@@ -292,6 +307,11 @@ class Table:
             raise TableError("voiding a round needs who voids it and why")
         return self._commit("void", {"by": by, "reason": reason}, self.round_no)
 
+    def button(self, name: str, by: str) -> Entry:
+        """A dealer button. `confirm` after a settled round means the seats are paid: the
+        home-plate lamps go dark and the display returns to idle."""
+        return self._commit("button", {"button": name, "by": by}, self.round_no)
+
     def shoe_reshuffled(self, by: str) -> Entry:
         return self._commit("shoe-reshuffled", {"by": by}, self.round_no)
 
@@ -304,10 +324,12 @@ class Table:
     def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:
         entry = self.journal.append(kind, body, round_no)
         effects = self._apply(entry)
-        for output in self.outputs:
-            output.update(self, entry, effects)
-        for listener in self.listeners:
-            listener(entry, effects)
+        for output in [*self.outputs, *self.listeners]:
+            try:
+                output.update(self, entry, effects)
+            except Exception as exc:  # a broken lamp or display never loses the journaled entry
+                log.exception("output %s failed on journal entry %d", type(output).__name__, entry.seq)
+                self.devices[type(output).__name__] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         return entry
 
     def _apply(self, entry: Entry) -> tuple[Effect, ...]:
@@ -340,6 +362,10 @@ class Table:
             effects = self._clear(entry)
         elif entry.kind == "void":
             effects = self._void(body["by"], body["reason"])
+        elif entry.kind == "button":
+            record = self.rounds.get(self.round_no) if self.round_no is not None else None
+            if body["button"] == "confirm" and record is not None and record.status == "settled":
+                record.paid = True
         elif entry.kind == "shoe-reshuffled":
             self.shoe.reshuffle()
         self.last_effects = effects

@@ -1,0 +1,1 @@
+"""The HTTP API and, later, the dealer and supervisor screens."""

@@ -1,0 +1,422 @@
+"""`tablectl run`: the table daemon. One asyncio loop owns the Table; devices post to it.
+
+Start-up, in order: the tokens, the journal (checked; a damaged journal stops here), the devices
+(chosen by config: real ones on a Pi, simulated ones with --sim, the same code paths), the Table
+(rebuilt from the journal and re-driven onto the lamps and display), the shoe reader (resumed at
+the last card the journal holds), the HTTP API, then READY=1 to systemd. The watchdog is pinged
+from the table loop, so a hung loop is restarted by systemd.
+
+The shoe's worker thread hands each card to the loop and waits until it is journaled; only then
+is the card acknowledged to the shoe, so a card is never lost to a crash or a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from controller.api.app import Runtime, create_app
+from controller.api.auth import Tokens, load_tokens
+from controller.config import Config
+from controller.engine.cards import Card, ShoeComposition
+from controller.journal import Journal
+from controller.notify import Notifier
+from controller.outputs import DisplayOutput, LampOutput
+from controller.table import Output, Table, TableError
+from drivers.buttons import ButtonPress, DealerButtons
+from drivers.display.device import PoleDisplay, SimulatedDisplay, open_display
+from drivers.indicators.base_indicators import BaseIndicators
+from drivers.pins import DEFAULT_PIN_FILE, load_pin_map, make_pin_factory
+from drivers.shoe.events import (
+    CardRead,
+    Connected,
+    DamagedFrame,
+    DriverEvent,
+    FaultCleared,
+    FaultKind,
+    Misread,
+    RepeatedFrame,
+    ShoeEvent,
+    ShoeFault,
+)
+from drivers.shoe.protocol import LinkState
+from drivers.shoe.serial_backend import ShoeReader
+from drivers.shoe.simulated import SimulatedShoe
+
+log = logging.getLogger("tablectl")
+
+SHOE_FAULTS = {
+    FaultKind.DISCONNECTED: "shoe-disconnected",
+    FaultKind.SILENT: "shoe-silent",
+    FaultKind.PROTOCOL: "shoe-protocol",
+    FaultKind.SEQUENCE_GAP: "shoe-sequence-gap",
+}
+#: How long the shoe's thread waits for the loop to journal a card before leaving it
+#: unacknowledged (the shoe then sends it again).
+JOURNAL_WAIT_S = 10.0
+
+
+class _Server(uvicorn.Server):
+    """uvicorn on the table's loop; SIGTERM and SIGINT belong to the daemon, not to uvicorn."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class SimShoeControls:
+    """The API's handle on the in-process simulated shoe (blocking calls; run off the loop)."""
+
+    def __init__(self, shoe: SimulatedShoe) -> None:
+        self.shoe = shoe
+
+    def stack(self, cards: list[Card]) -> None:
+        self.shoe.stack(cards)
+
+    def draw(self, count: int) -> list[Card]:
+        return self.shoe.draw(count)
+
+    def fault(self, name: str, on: bool) -> str:
+        return self.shoe.fault(name, on)
+
+
+class Daemon:
+    """Everything `tablectl run` starts, wired together; `await run()` until SIGTERM."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        simulated: bool,
+        demo: bool = False,
+        state_dir: Path,
+        host: str,
+        port: int,
+        seed: int | None = None,
+        demo_interval: float = 1.0,
+    ) -> None:
+        self.config = config
+        self.simulated = simulated
+        self.demo = demo
+        self.state_dir = state_dir
+        self.host = host
+        self.port = port
+        self.seed = seed
+        self.demo_interval = demo_interval
+        self.stopping = asyncio.Event()
+        self.notifier = Notifier()
+        self._closers: list[Callable[[], Any]] = []
+        self._live_session = False  # True once a frame came since the shoe last said HELLO
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.table: Table | None = None
+        self.sim_shoe: SimulatedShoe | None = None
+        self.display: PoleDisplay | None = None
+        self.lamps: BaseIndicators | None = None
+        self.pin_factory: Any = None
+
+    # -- start-up -------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        self.loop = asyncio.get_running_loop()
+        tokens = load_tokens(simulated=self.simulated)
+        if tokens.generated:
+            _announce_tokens(tokens)
+        journal = Journal(self.state_dir / "journal.sqlite3")
+        self._closers.append(journal.close)
+        try:
+            table = self._build_table(journal)
+            self.table = table
+            reader = self._start_shoe(table)
+            self._start_buttons()
+            app = create_app(
+                Runtime(
+                    table=table,
+                    tokens=tokens,
+                    sim=SimShoeControls(self.sim_shoe) if self.sim_shoe else None,
+                    device_views=self._device_views(reader),
+                )
+            )
+            server = await self._start_http(app)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self.loop.add_signal_handler(sig, self.stopping.set)
+            tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
+            if self.demo:
+                tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))
+            mode = "SIMULATED table" if self.simulated else "live table"
+            log.info(
+                "%s %s (%s) ready on http://%s:%d; journal %s at entry %d",
+                mode,
+                self.config.table_id,
+                self.config.game,
+                self.host,
+                self.port,
+                journal.path,
+                journal.last_seq,
+            )
+            self.notifier.ready(f"{mode} {self.config.table_id}: {table.prompt()}")
+            await self.stopping.wait()
+            self.notifier.stopping()
+            server.should_exit = True
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._server_task, timeout=5)
+            return 0
+        finally:
+            for close in reversed(self._closers):
+                with contextlib.suppress(Exception):
+                    close()
+
+    def _build_table(self, journal: Journal) -> Table:
+        cfg = self.config
+        self.pin_factory = make_pin_factory(self.simulated, cfg.indicators.pin_factory)
+        pin_map = load_pin_map(Path(cfg.indicators.pin_file or DEFAULT_PIN_FILE), cfg.indicators.pin_map)
+        self.pin_map = pin_map
+        lamps = BaseIndicators.from_pin_map(pin_map, pin_factory=self.pin_factory)
+        self.lamps = lamps
+        self._closers.append(lamps.close)
+        settings: dict[str, Any] = {"dialect": _display_dialect(cfg.display.dialect)}
+        if cfg.display.url:
+            settings |= {"url": cfg.display.url, "baudrate": cfg.display.baudrate}
+        display = open_display(settings, simulated=self.simulated and cfg.display.url is None)
+        self.display = display
+        self._closers.append(display.close)
+        title = f"{'SIM ' if self.simulated else ''}{cfg.table_id}"
+        outputs: list[Output] = [LampOutput(lamps, frozenset(pin_map.seats)), DisplayOutput(display, title)]
+        return Table(
+            journal,
+            game=cfg.game,
+            rules=cfg.rules,
+            table_id=cfg.table_id,
+            simulated=self.simulated,
+            outputs=outputs,
+        )
+
+    def _start_shoe(self, table: Table) -> ShoeReader:
+        cfg = self.config
+        url = cfg.shoe.url
+        if url is None:
+            # A simulated table with no shoe port configured gets its own simulated shoe on a pty.
+            decks = int(cfg.rules.get("decks", 6))
+            rng = random.Random(self.seed)
+            self.sim_shoe = SimulatedShoe(
+                seed=rng.randrange(2**32),
+                composition=ShoeComposition(decks=decks),
+                link=str(self.state_dir / "sim-shoe"),
+            )
+            self.sim_shoe.start()
+            self._closers.append(self.sim_shoe.stop)
+            url = self.sim_shoe.port
+        resume = LinkState(**table.shoe_link) if table.shoe_link else None
+        reader = ShoeReader(
+            url,
+            self._from_shoe_thread,
+            baudrate=cfg.shoe.baudrate,
+            resume=resume,
+            heartbeat_timeout=cfg.shoe.heartbeat_timeout,
+        )
+        reader.start()
+        self._closers.append(reader.stop)
+        table.device_status("shoe", {"url": url, "simulated": self.sim_shoe is not None, "state": "connecting"})
+        return reader
+
+    def _start_buttons(self) -> None:
+        try:
+            buttons = DealerButtons.from_pin_map(
+                self.pin_map, pin_factory=self.pin_factory, on_press=self._from_button_thread
+            )
+        except Exception as exc:  # no buttons is a degraded table, not a dead one
+            log.error("dealer buttons: %s", exc)
+            assert self.table is not None
+            self.table.device_status("buttons", {"ok": False, "error": str(exc)})
+            return
+        self.buttons = buttons
+        self._closers.append(buttons.close)
+
+    async def _start_http(self, app: Any) -> Any:
+        server = _Server(
+            uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False, lifespan="off")
+        )
+        self._server_task = asyncio.create_task(server.serve(), name="http")
+        while not server.started:
+            if self._server_task.done():
+                self._server_task.result()  # raises the reason it could not start
+                raise OSError(f"the HTTP server could not listen on {self.host}:{self.port}")
+            await asyncio.sleep(0.02)
+        return server
+
+    def _device_views(self, reader: ShoeReader) -> dict[str, Callable[[], Any]]:
+        views: dict[str, Callable[[], Any]] = {}
+        display = self.display
+        if isinstance(display, SimulatedDisplay):
+            views["display"] = display.snapshot
+        elif display is not None:
+            views["display"] = lambda: {"simulated": False, "dialect": display.dialect.value}
+        lamps = self.lamps
+        if lamps is not None:
+            views["lamps"] = lambda: _lamps_json(lamps)
+        if self.simulated and self.pin_factory is not None:
+            views["pins"] = lambda: _pin_history(self.pin_factory)
+        return views
+
+    # -- device threads -> the loop -------------------------------------------------------------
+
+    def _from_shoe_thread(self, event: DriverEvent) -> None:
+        """Called in the shoe's thread; returns only when the event is journaled (or raises,
+        leaving the card unacknowledged so the shoe sends it again)."""
+        assert self.loop is not None
+        future = asyncio.run_coroutine_threadsafe(self._shoe_event(event), self.loop)
+        future.result(timeout=JOURNAL_WAIT_S)
+
+    async def _shoe_event(self, event: DriverEvent) -> None:
+        table = self.table
+        assert table is not None
+        if isinstance(event, CardRead):
+            self._live_session = True
+            table.card(event.card, {"via": "shoe", "session": event.session, "seq": event.seq})
+        elif isinstance(event, Misread):
+            self._live_session = True
+            table.misread(event.message, {"via": "shoe", "session": event.session, "seq": event.seq})
+        elif isinstance(event, ShoeEvent):
+            self._live_session = True
+            log.info("shoe: %s", event.message)
+            table.device_status("shoe-event", {"last": event.message})
+        elif isinstance(event, Connected):
+            self._live_session = False
+            log.info("%s", event.message)
+            table.device_status("shoe", {"state": "connected", "message": event.message, "shoe_id": event.shoe_id})
+        elif isinstance(event, ShoeFault):
+            log.error("shoe fault: %s", event.message)
+            self._latch_once(SHOE_FAULTS[event.kind], event.message)
+            table.device_status("shoe", {"state": event.kind.value, "message": event.message})
+        elif isinstance(event, FaultCleared):
+            log.info("shoe: %s", event.message)
+            table.device_status("shoe", {"state": "connected", "message": event.message})
+        elif isinstance(event, DamagedFrame):
+            log.warning("%s", event.message)
+            self._latch_once(
+                "shoe-line-noise",
+                f"{event.message} Damaged data on the card line: check the shoe's cable; "
+                "the card was asked for again and nothing damaged was used.",
+            )
+        elif isinstance(event, RepeatedFrame):
+            if self._live_session:
+                # Mid-session a repeat means an acknowledgement was lost on the line.
+                self._latch_once(
+                    "shoe-duplicate",
+                    f"{event.message} The line is losing messages: check the shoe's cable.",
+                )
+            else:  # the first frame after a restart: the shoe repeating what we journaled
+                log.info("%s", event.message)
+
+    def _latch_once(self, code: str, message: str) -> None:
+        table = self.table
+        assert table is not None
+        if any(f.code == code for f in table.faults.values()):
+            return
+        table.raise_fault(code, message)
+
+    def _from_button_thread(self, press: ButtonPress) -> None:
+        assert self.loop is not None
+        self.loop.call_soon_threadsafe(self._button, press)
+
+    def _button(self, press: ButtonPress) -> None:
+        assert self.table is not None
+        log.info("dealer button %s pressed", press.button)
+        self.table.device_status("buttons", {"ok": True, "last": press.button})
+        self.table.button(press.button, by="dealer")
+
+    # -- loop tasks -----------------------------------------------------------------------------
+
+    async def _watchdog(self) -> None:
+        interval = self.notifier.watchdog_interval() or 5.0
+        while True:
+            self.notifier.watchdog()
+            if self.display is not None and self.table is not None and self.table.faults:
+                self.display.next_page()  # a long fault text pages through the two lines
+            await asyncio.sleep(min(interval, 3.0))
+
+    async def _demo_dealer(self) -> None:
+        """A simulated dealer: opens rounds with random wagers and pulls cards from the shoe."""
+        table = self.table
+        shoe = self.sim_shoe
+        assert table is not None
+        rng = random.Random(self.seed)
+        while True:
+            await asyncio.sleep(self.demo_interval)
+            if table.blocked or shoe is None:
+                continue
+            kind = table.awaiting.kind
+            try:
+                if kind == "round":
+                    table.open_round(_demo_wagers(rng), by="demo-dealer")
+                elif kind == "card":
+                    await asyncio.to_thread(shoe.draw, 1)
+            except TableError as exc:
+                log.info("demo dealer: %s", exc)
+
+
+def _demo_wagers(rng: random.Random) -> dict[str, Any]:
+    seats = sorted(rng.sample(range(1, 8), rng.randint(1, 4)))
+    out = []
+    for seat in seats:
+        first = rng.choice([5, 10, 25, 50])
+        bases = rng.randint(1, 3)
+        wagers = {"first": first}
+        if bases >= 2:
+            wagers["second"] = rng.choice([w for w in (5, 10, 25, 50) if w <= first])
+        if bases == 3:
+            wagers["third"] = rng.choice([w for w in (5, 10, 25, 50) if w <= wagers["second"]])
+        entry: dict[str, Any] = {"seat": seat, "wagers": wagers}
+        if bases == 3 and rng.random() < 0.3:
+            entry["side_bets"] = {"three_outs": 5, "poker_bonus": 5}
+        out.append(entry)
+    blind = None
+    if len(seats) == 1 and rng.random() < 0.5:
+        blind = seats[0] + 1 if seats[0] < 7 else seats[0] - 1
+    return {"seats": out, "blind_seat": blind}
+
+
+def _display_dialect(name: str) -> str:
+    return {"cd5220": "cd5220", "dmd": "epson-dmd"}.get(name, name)
+
+
+def _lamps_json(lamps: BaseIndicators) -> dict[str, Any]:
+    snap = lamps.snapshot()
+    return {
+        "wagers": sorted(f"{seat}:{base.value}" for seat, base in snap.wagers),
+        "next_card": f"{snap.next_card[0]}:{snap.next_card[1].value}" if snap.next_card else None,
+        "fault": snap.fault,
+    }
+
+
+def _pin_history(factory: Any) -> dict[str, Any]:
+    """Every mock pin's state history (simulation only), for hardware-in-the-loop checks."""
+    out = {}
+    for number, pin in sorted(getattr(factory, "pins", {}).items(), key=lambda kv: str(kv[0])):
+        states = getattr(pin, "states", [])
+        out[str(getattr(pin, "info", number).name if hasattr(getattr(pin, "info", None), "name") else number)] = [
+            [round(s.timestamp, 6), s.state] for s in states[-200:]
+        ]
+    return out
+
+
+def _announce_tokens(tokens: Tokens) -> None:
+    # Printed once to the terminal (never logged): a simulated table made these up just now.
+    print(
+        "SIMULATED table: no API tokens were set, so these were made for this run only:\n"
+        f"  dealer token:     {tokens.dealer}\n"
+        f"  supervisor token: {tokens.supervisor}",
+        file=sys.stderr,
+        flush=True,
+    )

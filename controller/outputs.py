@@ -1,0 +1,125 @@
+"""What the table shows on its devices: the base lamps and the payout pole display.
+
+Each output turns journaled entries and the engine's effects into device commands, and can
+re-drive its device from the table's state alone (at start, after a crash). The lamps follow the
+Grand Slam bases; a game with other spots brings its own mapping.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from controller.engine.base import Effect, RoundVoided
+from controller.engine.grand_slam import GrandSlamScored, NextCard, StackMoved
+from controller.journal import Entry
+from controller.table import Table
+from drivers.display.device import PoleDisplay
+from drivers.display.messages import Frame
+from drivers.indicators.base_indicators import BaseIndicators, LampSnapshot
+from drivers.pins import Base
+
+log = logging.getLogger(__name__)
+
+_ORDINAL = {"first": "1ST BASE", "second": "2ND BASE", "third": "3RD BASE"}
+_BASES = {"first": Base.FIRST, "second": Base.SECOND, "third": Base.THIRD, "home": Base.HOME}
+
+
+class LampOutput:
+    """The base lamps: steady where a wager stands, blinking where the next card goes,
+    a scoring and an out pattern as stacks move, and the status lamp for faults."""
+
+    def __init__(self, lamps: BaseIndicators, seats: frozenset[int]) -> None:
+        self.lamps = lamps
+        self.seats = seats  # seats the pin map wires; others have no lamps to light
+
+    def redrive(self, table: Table) -> None:
+        self.lamps.set_from_state(self._snapshot(table))
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        if entry.kind in ("round-open", "button"):
+            self.redrive(table)
+            return
+        for fx in effects:
+            if isinstance(fx, StackMoved) and fx.seat in self.seats:
+                if fx.to == "out":
+                    self.lamps.out(fx.seat, _BASES[fx.from_base])
+                else:
+                    self.lamps.remove_wager(fx.seat, _BASES[fx.from_base])
+                    if fx.to == "home":
+                        self.lamps.scored(fx.seat)
+                    else:
+                        self.lamps.show_wager(fx.seat, _BASES[fx.to])
+            elif isinstance(fx, GrandSlamScored) and fx.seat in self.seats:
+                for base in (Base.FIRST, Base.SECOND, Base.THIRD):
+                    self.lamps.remove_wager(fx.seat, base)
+                self.lamps.scored(fx.seat)
+            elif isinstance(fx, NextCard) and fx.seat in self.seats:
+                self.lamps.next_card(fx.seat, _BASES[fx.base])
+            elif isinstance(fx, RoundVoided):
+                self.lamps.clear()
+        if table.blocked:
+            self.lamps.fault()
+        elif self.lamps.snapshot().fault:
+            self.lamps.clear_fault()
+
+    def _snapshot(self, table: Table) -> LampSnapshot:
+        state = table.state
+        wagers: set[tuple[int, Base]] = set()
+        record = table.rounds.get(table.round_no) if table.round_no is not None else None
+        paid = record is not None and record.paid
+        if getattr(state, "phase", None) == "dealing" or (state.phase == "settled" and not paid):
+            for seat in state.seats:
+                if seat.seat not in self.seats:
+                    continue
+                for position, stack in seat.stacks.items():
+                    if stack and position != "out":
+                        wagers.add((seat.seat, _BASES[position]))
+        nxt = None
+        awaiting = table.awaiting
+        if awaiting.kind == "card" and awaiting.target.get("seat") in self.seats:
+            nxt = (int(awaiting.target["seat"]), _BASES[str(awaiting.target["base"])])
+        return LampSnapshot(frozenset(wagers), nxt, table.blocked)
+
+
+class DisplayOutput:
+    """The payout pole display: faults first, then what to pay, else where the next card goes."""
+
+    def __init__(self, display: PoleDisplay, title: str) -> None:
+        self.display = display
+        self.title = title
+
+    def redrive(self, table: Table) -> None:
+        self._show(table)
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        self._show(table)
+
+    def _show(self, table: Table) -> None:
+        if table.faults:
+            fault = table.faults[min(table.faults)]
+            self.display.show_fault(fault.message)
+            return
+        awaiting = table.awaiting
+        if awaiting.kind == "card":
+            target = awaiting.target
+            where = _ORDINAL.get(str(target.get("base")), "")
+            last = f"LAST {table.last_card}" if table.last_card else ""
+            self.display.show(Frame(f"DEAL SEAT {target.get('seat')} {where}".strip(), last))
+            return
+        record = table.rounds.get(table.round_no) if table.round_no is not None else None
+        if record is not None and record.status == "settled" and not record.paid:
+            pays = [p for p in table.payouts() if p["pay"]]
+            if len(pays) == 1:
+                self.display.show_payout(pays[0]["seat"], pays[0]["pay"])
+            elif pays:
+                first, rest = pays[0], pays[1:]
+                then = " ".join(f"S{p['seat']} {p['pay']}" for p in rest)
+                self.display.show(Frame(f"PAY SEAT {first['seat']}: {first['pay']}", f"THEN {then}"))
+            if pays:
+                return
+            self.display.show(Frame("ROUND OVER", "NO PAYOUTS"))
+            return
+        if record is not None and record.status == "void":
+            self.display.show(Frame(f"ROUND {record.number} VOID", "WAGERS RETURNED"))
+            return
+        self.display.show_idle(self.title)
