@@ -342,6 +342,8 @@ class Daemon:
         interval = self.notifier.watchdog_interval() or 5.0
         while True:
             self.notifier.watchdog()
+            if self.simulated:
+                _trim_pin_history(self.pin_factory)
             if self.display is not None and self.table is not None and self.table.faults:
                 self.display.next_page()  # a long fault text pages through the two lines
             await asyncio.sleep(min(interval, 3.0))
@@ -401,14 +403,26 @@ def _lamps_json(lamps: BaseIndicators) -> dict[str, Any]:
 
 
 def _pin_history(factory: Any) -> dict[str, Any]:
-    """Every mock pin's state history (simulation only), for hardware-in-the-loop checks."""
-    out = {}
-    for number, pin in sorted(getattr(factory, "pins", {}).items(), key=lambda kv: str(kv[0])):
-        states = getattr(pin, "states", [])
-        out[str(getattr(pin, "info", number).name if hasattr(getattr(pin, "info", None), "name") else number)] = [
-            [round(s.timestamp, 6), s.state] for s in states[-200:]
-        ]
+    """Every mock pin's recent state history (simulation only), for hardware-in-the-loop checks:
+    {"GPIO17": [[seconds since the first state kept, state], ...]}. gpiozero's mock pins record
+    each state with the time since the previous change; these are summed here."""
+    out: dict[str, Any] = {}
+    for info, pin in list(getattr(factory, "pins", {}).items()):
+        elapsed = 0.0
+        history = []
+        for state in list(pin.states):
+            elapsed += state.timestamp
+            history.append([round(elapsed, 6), state.state])
+        out[str(getattr(info, "name", info))] = history
     return out
+
+
+def _trim_pin_history(factory: Any, keep: int = 2000) -> None:
+    # Mock pins keep every change forever; a simulated table blinking for days must not grow.
+    for pin in list(getattr(factory, "pins", {}).values()):
+        states = getattr(pin, "states", None)
+        if isinstance(states, list) and len(states) > keep:
+            del states[: len(states) - keep]
 
 
 def _announce_tokens(tokens: Tokens) -> None:
