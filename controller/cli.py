@@ -49,6 +49,12 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     if argv[:1] == ["sim-shoe"]:  # its options live with the simulator, imported only when asked for
         _sim_shoe_arguments(sim_shoe)
 
+    doctor = sub.add_parser("doctor", help="check that this machine can run the table, in plain words")
+    doctor.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
+    doctor.add_argument("--sim", action="store_true", help="check for a simulated table")
+    doctor.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+    doctor.set_defaults(handler=_doctor)
+
     run = sub.add_parser("run", help="run the table daemon")
     run.add_argument("--sim", action="store_true", help="simulated hardware (shoe on a pty, mock pins, display)")
     run.add_argument("--demo", action="store_true", help="with --sim: a simulated dealer plays rounds by itself")
@@ -125,6 +131,14 @@ def _hand(args: argparse.Namespace) -> int:
         _refuse(f"cards: {exc}")
     print(json.dumps(value.to_json()))
     return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from controller.doctor import format_report, has_errors, run_checks
+
+    checks = run_checks(args.config, simulated=args.sim, state_dir=args.state_dir)
+    print(format_report(checks), end="")
+    return 1 if has_errors(checks) else 0
 
 
 def _run(args: argparse.Namespace) -> int:

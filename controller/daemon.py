@@ -18,6 +18,7 @@ import logging
 import random
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,8 @@ SHOE_FAULTS = {
 #: How long the shoe's thread waits for the loop to journal a card before leaving it
 #: unacknowledged (the shoe then sends it again).
 JOURNAL_WAIT_S = 10.0
+#: A repeated frame within this long of our acknowledgement is a retransmission that crossed it.
+REPEAT_GRACE_S = 1.0
 
 
 class _Server(uvicorn.Server):
@@ -115,7 +118,7 @@ class Daemon:
         self.stopping = asyncio.Event()
         self.notifier = Notifier()
         self._closers: list[Callable[[], Any]] = []
-        self._live_session = False  # True once a frame came since the shoe last said HELLO
+        self._delivered: tuple[int, float] | None = None  # (seq, when) of the last frame journaled
         self.loop: asyncio.AbstractEventLoop | None = None
         self.table: Table | None = None
         self.sim_shoe: SimulatedShoe | None = None
@@ -282,17 +285,17 @@ class Daemon:
         table = self.table
         assert table is not None
         if isinstance(event, CardRead):
-            self._live_session = True
             table.card(event.card, {"via": "shoe", "session": event.session, "seq": event.seq})
+            self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, Misread):
-            self._live_session = True
             table.misread(event.message, {"via": "shoe", "session": event.session, "seq": event.seq})
+            self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, ShoeEvent):
-            self._live_session = True
+            self._delivered = (event.seq, time.monotonic())
             log.info("shoe: %s", event.message)
             table.device_status("shoe-event", {"last": event.message})
         elif isinstance(event, Connected):
-            self._live_session = False
+            self._delivered = None  # the first repeat after a (re)connection is the shoe resuming
             log.info("%s", event.message)
             table.device_status("shoe", {"state": "connected", "message": event.message, "shoe_id": event.shoe_id})
         elif isinstance(event, ShoeFault):
@@ -310,13 +313,16 @@ class Daemon:
                 "the card was asked for again and nothing damaged was used.",
             )
         elif isinstance(event, RepeatedFrame):
-            if self._live_session:
-                # Mid-session a repeat means an acknowledgement was lost on the line.
+            delivered = self._delivered
+            if delivered is not None and delivered[0] == event.seq and time.monotonic() - delivered[1] > REPEAT_GRACE_S:
+                # Long after our acknowledgement: not a copy that crossed it on the wire, so the
+                # acknowledgement was lost or the shoe is misbehaving.
                 self._latch_once(
                     "shoe-duplicate",
-                    f"{event.message} The line is losing messages: check the shoe's cable.",
+                    f"{event.message} It came {REPEAT_GRACE_S:g} s or more after the table acknowledged it: "
+                    "the line is losing messages or the shoe is faulty; check the shoe's cable.",
                 )
-            else:  # the first frame after a restart: the shoe repeating what we journaled
+            else:  # a retransmission that crossed our ACK, or the shoe resuming after a restart
                 log.info("%s", event.message)
 
     def _latch_once(self, code: str, message: str) -> None:

@@ -96,8 +96,9 @@ class DisplayOutput:
 
     def _show(self, table: Table) -> None:
         if table.faults:
-            fault = table.faults[min(table.faults)]
-            self.display.show_fault(fault.message)
+            fault = table.faults[min(table.faults)].to_json()
+            # The title first (what and where, in a few words), then the details page by page.
+            self.display.show_fault(f"{fault['title']}. {fault['message']}")
             return
         awaiting = table.awaiting
         if awaiting.kind == "card":

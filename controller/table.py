@@ -44,16 +44,17 @@ FaultAction = Literal["confirm", "replace", "dismiss", "void"]
 
 #: Fault codes, the plain words a dealer reads, and what a supervisor may do about each.
 FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
-    "impossible-card": ("A card the shoe cannot hold", ("confirm", "replace", "void")),
-    "misread": ("Misread at the card-reading shoe", ("replace", "dismiss", "void")),
-    "shoe-disconnected": ("The card-reading shoe is disconnected", ("dismiss", "void")),
-    "shoe-silent": ("The card-reading shoe has gone silent", ("dismiss", "void")),
-    "shoe-protocol": ("The card-reading shoe sent data that makes no sense", ("dismiss", "void")),
-    "shoe-sequence-gap": ("The card-reading shoe skipped messages", ("dismiss", "void")),
-    "shoe-line-noise": ("Damaged data on the card-reading shoe's line", ("dismiss", "void")),
-    "shoe-duplicate": ("The card-reading shoe repeated a message", ("dismiss", "void")),
-    "rejected-card": ("The game refused a card", ("replace", "dismiss", "void")),
-    "device": ("A table device failed", ("dismiss",)),
+    # Titles fit one line of the 20-column pole display; the message gives the details.
+    "impossible-card": ("Impossible card", ("confirm", "replace", "void")),
+    "misread": ("Shoe misread", ("replace", "dismiss", "void")),
+    "shoe-disconnected": ("Shoe disconnected", ("dismiss", "void")),
+    "shoe-silent": ("Shoe silent", ("dismiss", "void")),
+    "shoe-protocol": ("Shoe protocol error", ("dismiss", "void")),
+    "shoe-sequence-gap": ("Shoe skipped message", ("dismiss", "void")),
+    "shoe-line-noise": ("Shoe line damaged", ("dismiss", "void")),
+    "shoe-duplicate": ("Shoe repeated frame", ("dismiss", "void")),
+    "rejected-card": ("Card refused by game", ("replace", "dismiss", "void")),
+    "device": ("Device failed", ("dismiss",)),
 }
 
 
