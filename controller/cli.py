@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 EXIT_REFUSED = 2
 
@@ -24,7 +24,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_REFUSED
-    result: int = args.handler(args)
+    try:
+        result: int = args.handler(args)
+    except BrokenPipeError:  # `tablectl recall | head`: the reader left; nothing went wrong here
+        sys.stderr.close()
+        return 0
     return result
 
 
@@ -48,6 +52,16 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     sim_shoe.set_defaults(handler=_sim_shoe)
     if argv[:1] == ["sim-shoe"]:  # its options live with the simulator, imported only when asked for
         _sim_shoe_arguments(sim_shoe)
+
+    recall = sub.add_parser("recall", help="game recall: the last rounds from the journal, and their round files")
+    recall.add_argument("--last", type=int, default=10, metavar="N", help="how many rounds (10)")
+    recall.add_argument("--round", type=int, metavar="N", help="one round by number")
+    recall.add_argument("--export", metavar="FILE", help="with --round: write its round file to FILE (- for stdout)")
+    recall.add_argument("--json", action="store_true", help="print the rounds as JSON")
+    recall.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
+    recall.add_argument("--sim", action="store_true", help="the journal of a simulated table")
+    recall.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+    recall.set_defaults(handler=_recall)
 
     doctor = sub.add_parser("doctor", help="check that this machine can run the table, in plain words")
     doctor.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
@@ -133,6 +147,85 @@ def _hand(args: argparse.Namespace) -> int:
     return 0
 
 
+def _state_dir(args: argparse.Namespace, configured: str, source: str) -> Path:
+    if args.state_dir is not None:
+        return Path(args.state_dir)
+    if args.sim and source.startswith("built-in"):
+        return Path(".tablectl-sim")  # a simulated table keeps its journal beside the checkout
+    return Path(configured)
+
+
+def _recall(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError, load
+    from controller.journal import Journal, JournalError
+    from controller.table import Table, TableError
+
+    try:
+        config = load(args.config, simulated=args.sim)
+        journal = Journal(_state_dir(args, config.state_dir, config.source) / "journal.sqlite3", readonly=True)
+        table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id, simulated=args.sim)
+    except (ConfigError, JournalError, TableError) as exc:
+        _refuse(str(exc))
+    if args.export and args.round is None:
+        _refuse("--export needs --round N: which round's file to write")
+    if args.round is not None:
+        record = table.rounds.get(args.round)
+        if record is None:
+            _refuse(f"--round {args.round}: there is no round {args.round} in the journal")
+        records = [record]
+    else:
+        if not 1 <= args.last <= 100000:
+            _refuse(f"--last {args.last}: a whole number of rounds, 1 or more")
+        records = table.last_rounds(args.last)
+    if args.export:
+        record = records[0]
+        if record.status == "void":
+            _refuse(f"--round {record.number}: the round was void (every wager went back); it has no round file")
+        if record.round_file is None:
+            _refuse(f"--round {record.number}: the round is still open; its round file exists once it is settled")
+        text = json.dumps(record.round_file, indent=2) + "\n"
+        if args.export == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.export).write_text(text, encoding="utf-8")
+        return 0
+    if args.json:
+        print(json.dumps([_recall_json(r) for r in records], indent=2))
+        return 0
+    for record in records:
+        print(_recall_text(record))
+    return 0
+
+
+def _recall_json(record: Any) -> dict[str, Any]:
+    return {
+        "round": record.number,
+        "status": record.status,
+        "opened_at": record.opened_at,
+        "cards": record.cards,
+        "settlement": record.settlement,
+        "round_file": record.round_file,
+    }
+
+
+def _recall_text(record: Any) -> str:
+    lines = [
+        f"round {record.number}  {record.status:<8} opened {record.opened_at}  cards {' '.join(record.cards) or '-'}"
+    ]
+    settlement = record.settlement or {}
+    if "void" in settlement:
+        lines.append(f"  void by {settlement['void']['by']}: {settlement['void']['reason']}")
+    for seat in settlement.get("seats", []):
+        bets = [f"{name} {bet['result']}" for name, bet in [*seat["wagers"].items(), *seat["side_bets"].items()]]
+        slam = " GRAND SLAM" if seat.get("grand_slam") else ""
+        lines.append(
+            f"  seat {seat['seat']}: net {seat['net']:+d}{slam} ({', '.join(bets)}) cards {' '.join(seat['cards'])}"
+        )
+    if settlement.get("blind"):
+        lines.append(f"  blind hand seat {settlement['blind']['seat']}: {' '.join(settlement['blind']['cards'])}")
+    return "\n".join(lines)
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from controller.doctor import format_report, has_errors, run_checks
 
@@ -147,7 +240,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
-    from controller.journal import JournalCorrupt
+    from controller.journal import JournalError
 
     if args.demo and not args.sim:
         _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
@@ -163,9 +256,7 @@ def _run(args: argparse.Namespace) -> int:
         if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
             _refuse(f"--http {args.http}: give HOST:PORT, such as 127.0.0.1:8000")
         port = int(port_text)
-    state_dir = args.state_dir or Path(config.state_dir)
-    if args.sim and args.state_dir is None and config.source.startswith("built-in"):
-        state_dir = Path(".tablectl-sim")  # a simulated table keeps its journal beside the checkout
+    state_dir = _state_dir(args, config.state_dir, config.source)
     from controller.daemon import Daemon
 
     daemon = Daemon(
@@ -180,7 +271,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     try:
         return asyncio.run(daemon.run())
-    except (TokenError, JournalCorrupt) as exc:
+    except (TokenError, JournalError) as exc:
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG: systemd does not restart into the same refusal forever
     except OSError as exc:

@@ -43,7 +43,11 @@ CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
 """
 
 
-class JournalCorrupt(RuntimeError):
+class JournalError(RuntimeError):
+    """The journal cannot be used; the text says which file and why."""
+
+
+class JournalCorrupt(JournalError):
     """The journal failed a check. Play stops until a person restores a good copy."""
 
 
@@ -75,18 +79,27 @@ class Journal:
     for entry in journal.entries(): ...
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
+        """Open (or, unless `readonly`, create) the journal. Read-only is for recall and checks
+        beside a running daemon: SQLite's WAL lets them read while the daemon writes."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        if readonly and not self.path.exists():
+            raise JournalError(f"{self.path}: there is no journal here")
+        if not readonly:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            if readonly:
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            else:
+                self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.executescript(_SCHEMA)
             version = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if version is None:
+            if version is None and not readonly:
                 self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(version[0]) != SCHEMA_VERSION:
+            elif version is not None and int(version[0]) != SCHEMA_VERSION:
                 raise JournalCorrupt(
                     f"{self.path}: journal schema {version[0]} is not the {SCHEMA_VERSION} this tablectl writes"
                 )
@@ -121,6 +134,8 @@ class Journal:
 
     def append(self, kind: str, body: dict[str, Any], round_no: int | None = None) -> Entry:
         """Write one entry and commit it (fsync'd by synchronous=FULL) before returning it."""
+        if self.readonly:
+            raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
         text = json.dumps(body, separators=(",", ":"), sort_keys=True)
         seq = self._last_seq + 1
         at = _now()

@@ -416,11 +416,13 @@ class Table:
             return
         settlement = self.game.settlement(self.state)
         record.settlement = settlement
-        record.round_file = self.game.round_file(self.state)
         record.status = "void" if "void" in settlement else "settled"
         if record.status == "void":
+            # A void round settles nothing (every wager went back), so it has no round file to
+            # replay; recall shows who voided it and why.
             self.meters.voids += 1
             return
+        record.round_file = self.game.round_file(self.state)
         self.meters.rounds += 1
         for seat in settlement.get("seats", []):
             for name, bet in [*seat["wagers"].items(), *seat["side_bets"].items()]:

@@ -140,8 +140,10 @@ def create_app(rt: Runtime) -> FastAPI:
     @app.get("/api/rounds/{number}/file")
     async def round_file(number: int) -> Any:
         record = _record(number)
+        if record.status == "void":
+            raise ApiError(409, f"round {number} was void: every wager went back, so there is no round file to replay")
         if record.round_file is None:
-            raise ApiError(409, f"round {number} is still open; its round file exists once it is settled or void")
+            raise ApiError(409, f"round {number} is still open; its round file exists once it is settled")
         return record.round_file
 
     def _record(number: int) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -165,6 +166,12 @@ def lamp(state: dict[str, Any], pin: str) -> list[float]:
 
 def changes(values: list[float]) -> int:
     return sum(1 for a, b in itertools.pairwise(values) if a != b)
+
+
+def display_text(wire: bytes) -> str:
+    """What a CD5220 display showed, line after line (ESC Q A / ESC Q B ... CR), read independently."""
+    lines = [m.decode("cp437").strip() for m in re.findall(rb"\x1bQ[AB](.*?)\r", wire, flags=re.S)]
+    return " ".join(" ".join(lines).split())
 
 
 def drain(fd: int) -> bytes:

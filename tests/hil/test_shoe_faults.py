@@ -3,7 +3,6 @@ in plain words on the API, the pole display and the status lamp, and never a wro
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from controller.journal import Journal
 
-from .conftest import SUPERVISOR, Daemon, SimShoe, changes, drain, lamp
+from .conftest import SUPERVISOR, Daemon, SimShoe, changes, display_text, drain, lamp
 
 CONFIG = """
 [table]
@@ -37,12 +36,6 @@ MENU = {
     "slow": (["fault slow", "draw 1"], "shoe-silent", ["clear"]),
     "misread": (["fault misread", "draw 1"], "misread", []),
 }
-
-
-def display_text(wire: bytes) -> str:
-    """What a CD5220 display showed, line after line (ESC Q A / ESC Q B ... CR), read independently."""
-    lines = [m.decode("cp437").strip() for m in re.findall(rb"\x1bQ[AB](.*?)\r", wire, flags=re.S)]
-    return " ".join(" ".join(lines).split())
 
 
 @pytest.fixture
