@@ -49,7 +49,7 @@ from drivers.shoe.events import (
     ShoeEvent,
     ShoeFault,
 )
-from drivers.shoe.protocol import LinkState
+from drivers.shoe.protocol import EventKind, LinkState
 from drivers.shoe.serial_backend import ShoeReader
 from drivers.shoe.simulated import SimulatedShoe
 
@@ -61,11 +61,14 @@ SHOE_FAULTS = {
     FaultKind.PROTOCOL: "shoe-protocol",
     FaultKind.SEQUENCE_GAP: "shoe-sequence-gap",
 }
+SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY: "The shoe is empty"}
 #: How long the shoe's thread waits for the loop to journal a card before leaving it
 #: unacknowledged (the shoe then sends it again).
 JOURNAL_WAIT_S = 10.0
 #: A repeated frame within this long of our acknowledgement is a retransmission that crossed it.
 REPEAT_GRACE_S = 1.0
+#: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
+DEMO_RESHUFFLE_BELOW = 60
 
 
 class _Server(uvicorn.Server):
@@ -79,8 +82,15 @@ class _Server(uvicorn.Server):
 class SimShoeControls:
     """The API's handle on the in-process simulated shoe (blocking calls; run off the loop)."""
 
-    def __init__(self, shoe: SimulatedShoe) -> None:
+    def __init__(self, shoe: SimulatedShoe, composition: ShoeComposition) -> None:
         self.shoe = shoe
+        self.composition = composition
+        self.rng = random.Random()
+
+    def reshuffle(self) -> None:
+        fresh = list(self.composition.cards())
+        self.rng.shuffle(fresh)
+        self.shoe.reload(fresh)
 
     def stack(self, cards: list[Card]) -> None:
         self.shoe.stack(cards)
@@ -144,7 +154,10 @@ class Daemon:
                 Runtime(
                     table=table,
                     tokens=tokens,
-                    sim=SimShoeControls(self.sim_shoe) if self.sim_shoe else None,
+                    sim=(
+                        SimShoeControls(self.sim_shoe, self._composition()) if self.sim_shoe else None
+                    ),
+                    sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
                     device_views=self._device_views(reader),
                 )
             )
@@ -210,11 +223,10 @@ class Daemon:
         url = cfg.shoe.url
         if url is None:
             # A simulated table with no shoe port configured gets its own simulated shoe on a pty.
-            decks = int(cfg.rules.get("decks", 6))
             rng = random.Random(self.seed)
             self.sim_shoe = SimulatedShoe(
                 seed=rng.randrange(2**32),
-                composition=ShoeComposition(decks=decks),
+                composition=self._composition(),
                 link=str(self.state_dir / "sim-shoe"),
             )
             self.sim_shoe.start()
@@ -232,6 +244,10 @@ class Daemon:
         self._closers.append(reader.stop)
         table.device_status("shoe", {"url": url, "simulated": self.sim_shoe is not None, "state": "connecting"})
         return reader
+
+    def _composition(self) -> ShoeComposition:
+        assert self.table is not None
+        return self.table.shoe.composition
 
     def _start_buttons(self) -> None:
         try:
@@ -268,8 +284,6 @@ class Daemon:
         lamps = self.lamps
         if lamps is not None:
             views["lamps"] = lambda: _lamps_json(lamps)
-        if self.simulated and self.pin_factory is not None:
-            views["pins"] = lambda: _pin_history(self.pin_factory)
         return views
 
     # -- device threads -> the loop -------------------------------------------------------------
@@ -291,9 +305,13 @@ class Daemon:
             table.misread(event.message, {"via": "shoe", "session": event.session, "seq": event.seq})
             self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, ShoeEvent):
+            source = {"via": "shoe", "session": event.session, "seq": event.seq}
+            if event.kind == EventKind.CONFIRM_BUTTON:
+                table.button("confirm", by="shoe")
+            else:
+                table.shoe_event(SHOE_EVENTS[event.kind], source)
             self._delivered = (event.seq, time.monotonic())
             log.info("shoe: %s", event.message)
-            table.device_status("shoe-event", {"last": event.message})
         elif isinstance(event, Connected):
             self._delivered = None  # the first repeat after a (re)connection is the shoe resuming
             log.info("%s", event.message)
@@ -366,7 +384,12 @@ class Daemon:
                 continue
             kind = table.awaiting.kind
             try:
-                if kind == "round":
+                if kind == "round" and shoe.cards_left < DEMO_RESHUFFLE_BELOW:
+                    fresh = list(self._composition().cards())
+                    rng.shuffle(fresh)
+                    await asyncio.to_thread(shoe.reload, fresh)
+                    table.shoe_reshuffled(by="demo-dealer")
+                elif kind == "round":
                     table.open_round(_demo_wagers(rng), by="demo-dealer")
                 elif kind == "card":
                     await asyncio.to_thread(shoe.draw, 1)

@@ -165,6 +165,7 @@ class Table:
         self.last_card: str | None = None
         self.last_effects: tuple[Effect, ...] = ()
         self.shoe_link: dict[str, int] | None = None  # last (session, seq) delivered by the shoe
+        self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
         self.devices: dict[str, dict[str, JSON]] = {}
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
         for entry in journal.entries():
@@ -206,6 +207,8 @@ class Table:
             if pays:
                 return "Pay " + ", ".join(f"seat {p['seat']}: {p['pay']}" for p in pays if p["pay"])
             return "Take the losing wagers; open the next round"
+        if self.shuffle_due:
+            return f"{self.shuffle_due}: shuffle, load a new shoe, then press confirm"
         return "Place wagers and open the round"
 
     def payouts(self) -> list[dict[str, int]]:
@@ -237,6 +240,7 @@ class Table:
             "faults": [f.to_json() for f in self.faults.values()],
             "held_cards": [str(c) for _, c in self.held],
             "last_card": self.last_card,
+            "shuffle_due": self.shuffle_due,
             "state": to_json(self.state),
             "payouts": self.payouts(),
             "shoe": {"dealt": self.shoe.dealt_count, "remaining": self.shoe.remaining_count},
@@ -309,12 +313,20 @@ class Table:
         return self._commit("void", {"by": by, "reason": reason}, self.round_no)
 
     def button(self, name: str, by: str) -> Entry:
-        """A dealer button. `confirm` after a settled round means the seats are paid: the
-        home-plate lamps go dark and the display returns to idle."""
+        """A dealer button. `confirm` after a settled round means the seats are paid (the
+        home-plate lamps go dark, the display returns to idle); pressed again after the cut card,
+        it means a freshly shuffled shoe is loaded."""
         return self._commit("button", {"button": name, "by": by}, self.round_no)
 
     def shoe_reshuffled(self, by: str) -> Entry:
+        """A freshly shuffled shoe is loaded (between rounds): every card is back in the count."""
+        if self.awaiting.kind != "round":
+            raise TableError(f"round {self.round_no} is still being dealt; load a new shoe between rounds")
         return self._commit("shoe-reshuffled", {"by": by}, self.round_no)
+
+    def shoe_event(self, event: str, source: Mapping[str, JSON]) -> Entry:
+        """The shoe says the cut card came out or the shoe is empty: shuffle after this round."""
+        return self._commit("shoe-event", {"event": event, "source": dict(source)}, self.round_no)
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
@@ -345,18 +357,14 @@ class Table:
         elif entry.kind == "card":
             card = parse_card(body["card"])
             self.last_card = str(card)
-            source = body.get("source") or {}
-            if "session" in source and "seq" in source:
-                self.shoe_link = {"session": source["session"], "seq": source["seq"]}
+            self._note_shoe_link(body)
             if self.faults:
                 self.held.append((entry.seq, card))
             else:
                 effects = self._deal(entry, card)
         elif entry.kind == "fault":
             self._latch(entry, body["code"], body["message"], body.get("card"))
-            source = body.get("source") or {}
-            if "session" in source and "seq" in source:
-                self.shoe_link = {"session": source["session"], "seq": source["seq"]}
+            self._note_shoe_link(body)
         elif entry.kind == "fault-acknowledged":
             self.faults[body["fault"]].acknowledged_by = body["by"]
         elif entry.kind == "fault-cleared":
@@ -365,12 +373,26 @@ class Table:
             effects = self._void(body["by"], body["reason"])
         elif entry.kind == "button":
             record = self.rounds.get(self.round_no) if self.round_no is not None else None
-            if body["button"] == "confirm" and record is not None and record.status == "settled":
+            if body["button"] == "confirm" and record is not None and record.status == "settled" and not record.paid:
                 record.paid = True
+            elif body["button"] == "confirm" and self.shuffle_due and self.awaiting.kind == "round":
+                self.shoe.reshuffle()  # the dealer confirms the new shoe is loaded
+                self.shuffle_due = None
         elif entry.kind == "shoe-reshuffled":
             self.shoe.reshuffle()
+            self.shuffle_due = None
+        elif entry.kind == "shoe-event":
+            self.shuffle_due = body["event"]
+            self._note_shoe_link(body)
         self.last_effects = effects
         return effects
+
+    def _note_shoe_link(self, body: Mapping[str, Any]) -> None:
+        # The last shoe message journaled: a restarted reader resumes after it, so the shoe's
+        # repeat of it is recognised and not used twice.
+        source = body.get("source") or {}
+        if "session" in source and "seq" in source:
+            self.shoe_link = {"session": source["session"], "seq": source["seq"]}
 
     def _deal(self, entry: Entry, card: Card, *, confirmed: bool = False) -> tuple[Effect, ...]:
         if not confirmed:

@@ -33,6 +33,8 @@ class SimControls(Protocol):
 
     def fault(self, name: str, on: bool) -> str: ...
 
+    def reshuffle(self) -> None: ...
+
 
 @dataclass
 class Runtime:
@@ -41,6 +43,7 @@ class Runtime:
     table: Table
     tokens: Tokens
     sim: SimControls | None = None
+    sim_pins: Callable[[], dict[str, Any]] | None = None  # mock pin histories (simulation only)
     device_views: dict[str, Callable[[], Any]] = field(default_factory=dict)
 
 
@@ -179,6 +182,15 @@ def create_app(rt: Runtime) -> FastAPI:
         entry = table_call(lambda: rt.table.acknowledge_fault(fault_id, by=_who(who, doc)))
         return {"journal_seq": entry.seq}
 
+    @app.post("/api/shoe/reshuffle")
+    async def reshuffle(request: Request) -> dict[str, Any]:
+        who = role(request, "dealer")
+        doc = await body(request)
+        entry = table_call(lambda: rt.table.shoe_reshuffled(by=_who(who, doc)))
+        if rt.sim is not None:  # the simulated dealer loads the simulated shoe too
+            await off_loop(rt.sim.reshuffle)
+        return {"journal_seq": entry.seq}
+
     # -- simulation only ------------------------------------------------------------------------
 
     def sim() -> SimControls:
@@ -234,6 +246,12 @@ def create_app(rt: Runtime) -> FastAPI:
         except (ValueError, KeyError) as exc:
             raise ApiError(422, f"body.fault: {exc}") from None
         return {"fault": name, "on": on, "shoe": said}
+
+    @app.get("/api/sim/pins")
+    async def sim_pins() -> dict[str, Any]:
+        if rt.sim_pins is None:
+            raise ApiError(404, "a live table has real pins, not mock ones: there is no pin history to show")
+        return {"pins": rt.sim_pins()}
 
     return app
 

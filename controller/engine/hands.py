@@ -321,9 +321,7 @@ def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool) -> H
     top, used = _straight(mask, wild)
     if top:
         window = _STRAIGHTS[14 - top][1]
-        cards = [
-            next((rs for rs in naturals if rs[0] == r), (r, _SPADES)) for r in window
-        ]
+        cards = [next((rs for rs in naturals if rs[0] == r), (r, _SPADES)) for r in window]
         return _value(STRAIGHT, cards, (top,), used)
 
     if most + wild >= 3:

@@ -194,6 +194,18 @@ class SimulatedShoe:
         top = list(cards)
         self._call(lambda: self._cards.extendleft(reversed(top)))
 
+    def reload(self, cards: Iterable[Card]) -> None:
+        """The dealer loads a freshly shuffled shoe: `cards` replace whatever was left, and the
+        cut card counts again from the first card of the new shoe."""
+        fresh = list(cards)
+
+        def load() -> None:
+            self._cards = deque(fresh)
+            self.dealt.clear()
+            self._empty_sent = False
+
+        self._call(load)
+
     def press_confirm(self) -> None:
         self._call(lambda: self._queue(EventKind.CONFIRM_BUTTON))
 

@@ -195,7 +195,26 @@ def test_replay_imports_no_opencv_fastapi_or_gpiozero(tmp_path: Path) -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_run_says_plainly_that_the_daemon_is_not_built_yet() -> None:
-    done = tablectl("run", "--sim")
-    assert done.returncode == 1
-    assert "not built yet" in done.stderr
+def test_run_refuses_a_demo_dealer_at_a_live_table() -> None:
+    done = tablectl("run", "--demo")
+    assert done.returncode == 2 and "--demo needs --sim" in done.stderr
+
+
+def test_run_names_the_file_and_key_of_a_bad_config(tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text('[shoe]\nbaudrate = 1234\n')
+    done = tablectl("run", "--sim", "--config", str(config), "--state-dir", str(tmp_path))
+    assert done.returncode == 2
+    assert f"{config}: shoe.baudrate: must be one of" in done.stderr and "not 1234" in done.stderr
+
+
+def test_a_live_table_without_api_tokens_refuses_to_start(tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text('[shoe]\nurl = "/dev/ttyUSB7"\n[display]\nurl = "/dev/ttyUSB8"\n')
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("TABLECTL_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "run", "--config", str(config), "--state-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, check=False, env=env,
+    )
+    assert done.returncode == 78, done.stderr
+    assert "a real table needs its API tokens: set TABLECTL_DEALER_TOKEN and TABLECTL_SUPERVISOR_TOKEN" in done.stderr

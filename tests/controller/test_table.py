@@ -158,3 +158,28 @@ def test_state_in_the_snapshot_is_the_engine_state_as_json(tmp_path: Path) -> No
     table = make_table(tmp_path)
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
     assert table.snapshot()["state"] == to_json(table.state)
+
+
+def test_the_cut_card_asks_for_a_new_shoe_after_the_round_and_confirm_loads_it(tmp_path: Path) -> None:
+    table = make_table(tmp_path, decks=1)
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
+    table.shoe_event("The cut card came out", {"via": "shoe", "session": 1, "seq": 4})
+    assert table.prompt() == "Deal to seat 1, first base"  # the round in play is finished first
+    deal(table, "AS")
+    table.button("confirm", by="dealer")  # the dealer has taken the losing wager
+    assert table.prompt() == "The cut card came out: shuffle, load a new shoe, then press confirm"
+    table.button("confirm", by="dealer")
+    assert table.shuffle_due is None and table.shoe.dealt_count == 0
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
+    deal(table, "AS")  # a second ace of spades from a 1-deck shoe is fine: it is a new shoe
+    assert not table.blocked
+
+
+def test_a_new_shoe_is_loaded_only_between_rounds(tmp_path: Path) -> None:
+    table = make_table(tmp_path)
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
+    with pytest.raises(TableError, match="load a new shoe between rounds"):
+        table.shoe_reshuffled(by="dealer")
+    deal(table, "3C")
+    table.shoe_reshuffled(by="dealer")
+    assert table.shoe.dealt_count == 0

@@ -48,9 +48,20 @@ class Daemon:
         env.pop("NOTIFY_SOCKET", None)
         log = open(self.workdir / f"daemon-{self.starts}.log", "wb")  # noqa: SIM115 - kept for the process
         self.proc = subprocess.Popen(
-            [*TABLECTL, "run", "--sim", "--config", str(self.config), "--state-dir", str(self.state_dir),
-             "--http", f"127.0.0.1:{self.port}"],
-            stdout=log, stderr=subprocess.STDOUT, env=env,
+            [
+                *TABLECTL,
+                "run",
+                "--sim",
+                "--config",
+                str(self.config),
+                "--state-dir",
+                str(self.state_dir),
+                "--http",
+                f"127.0.0.1:{self.port}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
         log.close()
         self.starts += 1
@@ -90,7 +101,9 @@ class Daemon:
 
     def post(self, path: str, body: dict[str, Any], token: str = DEALER, timeout: float = 10.0) -> tuple[int, Any]:
         request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(), method="POST",
+            f"http://127.0.0.1:{self.port}{path}",
+            data=json.dumps(body).encode(),
+            method="POST",
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         )
         try:
@@ -99,15 +112,15 @@ class Daemon:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())
 
-    def wait_for(self, what: str, check: Any, timeout: float = 10.0) -> Any:
+    def wait_for(self, what: str, check: Any, timeout: float = 10.0, path: str = "/api/state") -> Any:
         deadline = time.monotonic() + timeout
         last: Any = None
         while time.monotonic() < deadline:
-            last = self.get("/api/state")
+            last = self.get(path)
             if check(last):
                 return last
             time.sleep(0.02)
-        raise AssertionError(f"timed out waiting for {what}; last state: prompt={last and last['prompt']!r}")
+        raise AssertionError(f"timed out waiting for {what}; last answer: {str(last)[:300]}")
 
 
 class SimShoe:
@@ -117,7 +130,11 @@ class SimShoe:
         self.link = link
         self.proc = subprocess.Popen(
             [*TABLECTL, "sim-shoe", "--link", str(link), "--heartbeat", "0.2", "--retransmit", "0.1", *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
         )
         first = self._line()
         assert first.startswith("ok SIMULATED shoe on"), first
@@ -159,9 +176,9 @@ def pty_display() -> Iterator[tuple[int, str]]:
     os.close(slave)
 
 
-def lamp(state: dict[str, Any], pin: str) -> list[float]:
-    """The states a mock pin went through, oldest first (from the daemon's /api/state)."""
-    return [float(value) for _, value in state["devices"]["pins"][pin]]
+def lamp(answer: dict[str, Any], pin: str) -> list[float]:
+    """The states a mock pin went through, oldest first (from the daemon's /api/sim/pins)."""
+    return [float(value) for _, value in answer["pins"][pin]]
 
 
 def changes(values: list[float]) -> int:

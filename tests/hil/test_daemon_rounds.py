@@ -47,7 +47,14 @@ def play(daemon: Daemon, body: dict, cards: list[str]) -> int:  # type: ignore[t
 
 
 def replay(round_file: dict) -> dict:  # type: ignore[type-arg]
-    done = subprocess.run([*TABLECTL, "replay", "-"], input=json.dumps(round_file), capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [*TABLECTL, "replay", "-"],
+        input=json.dumps(round_file),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
@@ -57,10 +64,19 @@ def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pt
     health = daemon.get("/api/health")
     assert health["simulated"] is True and health["game"] == "grand-slam"
     rounds = [
-        ({"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 5}}, {"seat": 3, "wagers": {"first": 20}}]},
-         ["5H", "KD", "2C", "9S"]),
-        ({"seats": [{"seat": 2, "wagers": {"first": 10, "second": 5, "third": 5}, "side_bets": {"three_outs": 2}}]},
-         ["TC", "JD", "AS"]),
+        (
+            {
+                "seats": [
+                    {"seat": 1, "wagers": {"first": 10, "second": 10, "third": 5}},
+                    {"seat": 3, "wagers": {"first": 20}},
+                ]
+            },
+            ["5H", "KD", "2C", "9S"],
+        ),
+        (
+            {"seats": [{"seat": 2, "wagers": {"first": 10, "second": 5, "third": 5}, "side_bets": {"three_outs": 2}}]},
+            ["TC", "JD", "AS"],
+        ),
         ({"seats": [{"seat": 1, "wagers": {"first": 25}}], "blind_seat": 2}, ["4D", "7C"]),
     ]
     numbers = [play(daemon, body, cards) for body, cards in rounds]
@@ -71,7 +87,10 @@ def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pt
     one, two, three = (daemon.get(f"/api/rounds/{n}")["settlement"] for n in numbers)
     assert [(s["seat"], s["net"]) for s in one["seats"]] == [(1, 25), (3, -20)]
     assert two["seats"][0]["side_bets"]["three_outs"] == {"amount": 2, "result": "won", "paid": 30}
-    assert three["seats"][0]["grand_slam"] is True and three["blind"] == {"seat": 2, "cards": ["7C"]}  # the blind seat follows seat 1
+    assert three["seats"][0]["grand_slam"] is True and three["blind"] == {
+        "seat": 2,
+        "cards": ["7C"],
+    }  # the blind seat follows seat 1
     # The cards went through the shoe's wire protocol: the journal has each with its shoe sequence.
     meters = daemon.get("/api/meters")
     assert meters["rounds"] == 3 and meters["total_wagered"] == 25 + 20 + 22 + 25
@@ -83,7 +102,7 @@ def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pt
     assert b"\x1bQB" + b"25".rjust(20) + b"\r" in wire
 
     # Seat 1's wagers stood on second and third base (steady), then moved home: lit, then dark.
-    pins = daemon.get("/api/state")["devices"]["pins"]
+    pins = daemon.get("/api/sim/pins")["pins"]
     for base in ("second", "third"):
         states = [state for _, state in pins[SEAT1[base]]]
         assert states[-2:] == [1.0, 0.0], (base, states)
@@ -92,6 +111,7 @@ def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pt
         "the scoring flashes on seat 1's home plate",
         lambda s: changes(lamp(s, SEAT1["home"])) >= 9 and lamp(s, SEAT1["home"])[-1] == 1.0,
         timeout=5,
+        path="/api/sim/pins",
     )
 
 
@@ -99,15 +119,27 @@ def test_the_next_base_blinks_until_its_card_comes(daemon: Daemon) -> None:
     status, _ = daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10}}]})
     assert status == 201
     # Blinking: the first-base lamp goes on and off again while it waits for its card.
-    daemon.wait_for("seat 1's first base to blink", lambda s: lamp(s, SEAT1["first"]).count(1.0) >= 2, timeout=5)
+    daemon.wait_for(
+        "seat 1's first base to blink",
+        lambda s: lamp(s, SEAT1["first"]).count(1.0) >= 2,
+        timeout=5,
+        path="/api/sim/pins",
+    )
     daemon.post("/api/sim/shoe", {"cards": ["KH"]})
     daemon.post("/api/sim/draw", {"count": 1})
     daemon.wait_for("the out", lambda s: s["round_status"] == "settled")
     # Out: two long pulses, then dark.
-    daemon.wait_for("the out pattern to end dark", lambda s: lamp(s, SEAT1["first"])[-1] == 0.0 and lamp(s, SEAT1["first"]).count(1.0) >= 4, timeout=5)
+    daemon.wait_for(
+        "the out pattern to end dark",
+        lambda s: lamp(s, SEAT1["first"])[-1] == 0.0 and lamp(s, SEAT1["first"]).count(1.0) >= 4,
+        timeout=5,
+        path="/api/sim/pins",
+    )
 
 
-def test_a_card_nobody_is_owed_is_ruled_dead_and_a_joker_stops_play(daemon: Daemon, pty_display: tuple[int, str]) -> None:
+def test_a_card_nobody_is_owed_is_ruled_dead_and_a_joker_stops_play(
+    daemon: Daemon, pty_display: tuple[int, str]
+) -> None:
     master, _ = pty_display
     daemon.post("/api/sim/shoe", {"cards": ["QS"]})
     daemon.post("/api/sim/draw", {"count": 1})
@@ -124,9 +156,13 @@ def test_a_card_nobody_is_owed_is_ruled_dead_and_a_joker_stops_play(daemon: Daem
     assert daemon.get("/api/health")["status"] == "fault"
     wire = drain(master)
     assert "impossible card. jk cannot come from the" in display_text(wire).lower()
-    daemon.wait_for("the status lamp's fast blink", lambda s: changes(lamp(s, "GPIO4")) >= 6, timeout=3)
+    daemon.wait_for(
+        "the status lamp's fast blink", lambda s: changes(lamp(s, "GPIO4")) >= 6, timeout=3, path="/api/sim/pins"
+    )
     status, cleared = daemon.post(
-        f"/api/faults/{fault['id']}/clear", {"action": "replace", "card": "3H", "reason": "the card in hand is 3H", "name": "Lee"}, token=SUPERVISOR
+        f"/api/faults/{fault['id']}/clear",
+        {"action": "replace", "card": "3H", "reason": "the card in hand is 3H", "name": "Lee"},
+        token=SUPERVISOR,
     )
     assert status == 200, cleared
     done = daemon.wait_for("the round to settle", lambda s: s["round_status"] == "settled")
@@ -137,7 +173,10 @@ def test_after_a_kill_the_daemon_comes_back_to_the_same_round_and_redrives_lamps
     daemon: Daemon, pty_display: tuple[int, str]
 ) -> None:
     master, _ = pty_display
-    daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10}}, {"seat": 2, "wagers": {"first": 5}}]})
+    daemon.post(
+        "/api/rounds",
+        {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10}}, {"seat": 2, "wagers": {"first": 5}}]},
+    )
     daemon.post("/api/sim/shoe", {"cards": ["5H", "7C"]})
     daemon.post("/api/sim/draw", {"count": 1})
     before = daemon.wait_for("the first card", lambda s: s["last_card"] == "5H")

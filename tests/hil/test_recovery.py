@@ -98,7 +98,9 @@ def test_fifty_kills_lose_no_card_count_none_twice_and_settle_every_round_once(t
 
     assert daemon.starts == KILLS + 1
     journal = Journal(daemon.state_dir / "journal.sqlite3")
-    shoe_cards = [e.body["card"] for e in journal.entries() if e.kind == "card" and e.body["source"].get("via") == "shoe"]
+    shoe_cards = [
+        e.body["card"] for e in journal.entries() if e.kind == "card" and e.body["source"].get("via") == "shoe"
+    ]
     assert shoe_cards == drawn  # nothing lost, nothing twice, in the order the shoe dealt them
     opened = [e.round for e in journal.entries() if e.kind == "round-open"]
     assert opened == list(range(1, len(opened) + 1)) and len(opened) >= 10

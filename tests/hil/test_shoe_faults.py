@@ -53,7 +53,9 @@ def rig(tmp_path: Path, pty_display: tuple[int, str]) -> Iterator[tuple[Daemon, 
 
 
 @pytest.mark.parametrize("fault", list(MENU))
-def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(fault: str, rig: tuple[Daemon, SimShoe, int]) -> None:
+def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(
+    fault: str, rig: tuple[Daemon, SimShoe, int]
+) -> None:
     daemon, shoe, display = rig
     inject, code, remedy = MENU[fault]
     status, _ = daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 10}}]})
@@ -76,7 +78,9 @@ def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(fault:
     health = daemon.get("/api/health")
     assert health["status"] == "fault"
     # The pole display shows the fault's title in words, and the status lamp blinks fast.
-    state = daemon.wait_for("the status lamp to blink", lambda s: changes(lamp(s, "GPIO4")[-10:]) >= 4, timeout=4)
+    daemon.wait_for(
+        "the status lamp to blink", lambda s: changes(lamp(s, "GPIO4")[-10:]) >= 4, timeout=4, path="/api/sim/pins"
+    )
     shown = display_text(drain(display)).lower()
     assert latched["title"].lower() in shown, shown
 
@@ -84,7 +88,9 @@ def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(fault:
         assert shoe.command(line).startswith("ok")
     action = {"action": "replace", "card": "9C"} if fault == "misread" else {"action": "dismiss"}
     status, body = daemon.post(
-        f"/api/faults/{latched['id']}/clear", {**action, "reason": f"{fault}: checked the shoe", "name": "Lee"}, token=SUPERVISOR
+        f"/api/faults/{latched['id']}/clear",
+        {**action, "reason": f"{fault}: checked the shoe", "name": "Lee"},
+        token=SUPERVISOR,
     )
     assert status == 200, body
     daemon.wait_for("play to resume", lambda s: not s["blocked"], timeout=5)

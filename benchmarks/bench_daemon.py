@@ -1,0 +1,556 @@
+"""The daemon end to end: card-to-light latency, resident memory and start-up time.
+
+`tablectl run --sim` runs as its own process, its shoe and its pole display on ptys owned here,
+so every card crosses the same bytes, threads and journal commit as at a table. Per card, in
+seven-seat Grand Slam rounds opened through the API (all three bases bet):
+
+  sent     the simulated shoe notes writing the CARD frame to its pty (CLOCK_MONOTONIC)
+  lamp     the first rising edge of the 74HC595 latch (RCLK) made by the table loop after
+           `sent`: the instant the base lamps change. A card that ends a round changes no lamp
+           then (its base is still in the dark half of the next-card blink, and home plate's
+           scoring flashes start dark), so those cards are counted, not timed
+  display  the card's CD5220 frame arriving on the display pty (checked: "LAST <card>", or
+           PAY SEAT / ROUND OVER when the card ended the round)
+  api      a GET sent once the display bytes came, answering with the card journaled: one HTTP
+           round trip on a kept-alive connection, as a polling dealer screen would see it
+
+The API's pin history is gpiozero's per-pin "time since the previous change", summed from the
+oldest state the daemon still holds, so it has no fixed origin on the shoe's clock. The lamp
+times come from a second session of the same daemon started through this module
+(`python -m benchmarks.bench_daemon stamped-run LOG -- run --sim ...`), whose mock pins also
+log each latch change with gpiozero's own monotonic stamp; nothing else differs. That session
+polls the light /api/health; the unmodified daemon's session polls /api/state (which in
+simulation carries the mock pins' history) and gives memory (VmRSS/VmHWM, against the 512 MB
+of a Raspberry Pi Zero 2 W) and start-up (spawn until /api/health answers, on a fresh journal
+and on the session's journal, which a restart replays).
+"""
+
+from __future__ import annotations
+
+import bisect
+import http.client
+import json
+import os
+import re
+import select
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tty
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.engine.cards import STANDARD_DECK, ShoeComposition
+from drivers.shoe.protocol import CardMessage, encode_message
+from drivers.shoe.simulated import SimulatedShoe
+
+CARDS = 1000
+#: The daemon cannot yet journal a reshuffle (no shoe event or API route reaches
+#: Table.shoe_reshuffled), so one shoe holds every card of a session: 24 decks, not 6.
+DECKS = 24
+STARTS = 5
+RESTARTS = 5
+BAUD = 115200
+DISPLAY_BAUD = 9600
+CD5220_FRAME_BYTES = 48  # ESC Q A, 20 columns, CR, ESC Q B, 20 columns, CR
+PI_ZERO_2W_MB = 512
+SEED = 20261129
+DEALER = "bench-dealer-token-0123456789"
+SUPERVISOR = "bench-supervisor-token-0123456789"
+ROOT = Path(__file__).resolve().parent.parent
+TABLECTL = [str(Path(sys.executable).with_name("tablectl"))]
+STAMPED = [sys.executable, "-m", "benchmarks.bench_daemon", "stamped-run"]
+#: Seven seats on all three bases, seats 3 and 6 with both side bets: up to 21 cards a round.
+ROUND = {
+    "seats": [
+        {
+            "seat": seat,
+            "wagers": {"first": 25, "second": 10, "third": 5},
+            **({"side_bets": {"three_outs": 5, "poker_bonus": 5}} if seat % 3 == 0 else {}),
+        }
+        for seat in range(1, 8)
+    ],
+    "blind_seat": None,
+}
+_CD5220_FRAME = re.compile(rb"\x1bQA([^\r]*)\r\x1bQB([^\r]*)\r")
+
+
+# -- this side of the cables ----------------------------------------------------------------------
+
+
+class DisplayTap:
+    """The pole display's end of a pty: the daemon writes frames, we timestamp and decode them."""
+
+    def __init__(self) -> None:
+        self.master, self._slave = os.openpty()
+        tty.setraw(self._slave)  # a cooked tty would rewrite the bytes the daemon sends
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self._slave)
+        self._buffer = b""
+
+    def drain(self) -> None:
+        self._buffer = b""
+        try:
+            while os.read(self.master, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def next_frame(self, timeout: float = 5.0) -> tuple[float, str, str]:
+        """(when the frame's first bytes arrived, upper line, lower line)."""
+        deadline = time.monotonic() + timeout
+        started = 0.0
+        while (found := _CD5220_FRAME.search(self._buffer)) is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.master], [], [], left)[0]:
+                raise RuntimeError(f"the pole display got no frame within {timeout:g} s")
+            chunk = os.read(self.master, 4096)
+            now = time.monotonic()
+            if b"\x1bQA" in chunk or not started:
+                started = now
+            self._buffer += chunk
+        self._buffer = self._buffer[found.end() :]
+        upper, lower = (line.decode("cp437").strip() for line in found.groups())
+        return started, upper, lower
+
+    def close(self) -> None:
+        os.close(self.master)
+        os.close(self._slave)
+
+
+class Api:
+    """The daemon's HTTP API on one kept-alive connection, as a dealer screen holds it."""
+
+    def __init__(self, port: int) -> None:
+        self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        self.sizes: dict[str, list[int]] = {}
+
+    def get(self, path: str) -> tuple[float, dict[str, Any]]:
+        """(when the whole answer had arrived, the answer)."""
+        self._conn.request("GET", path)
+        return self._answer(path)
+
+    def post(self, path: str, body: dict[str, Any], token: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        self._conn.request("POST", path, body=json.dumps(body), headers=headers)
+        return self._answer(path)[1]
+
+    def _answer(self, path: str) -> tuple[float, dict[str, Any]]:
+        response = self._conn.getresponse()
+        raw = response.read()
+        arrived = time.monotonic()
+        self.sizes.setdefault(path, []).append(len(raw))
+        doc: dict[str, Any] = json.loads(raw)
+        if response.status >= 300:
+            raise RuntimeError(f"{path}: HTTP {response.status}: {doc}")
+        return arrived, doc
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+# -- the daemon process ------------------------------------------------------------------------------
+
+
+class DaemonProcess:
+    """One daemon process (`argv` then `run --sim ...`); stopped by SIGTERM to its own PID."""
+
+    def __init__(self, argv: list[str], workdir: Path, config: Path, state_dir: Path) -> None:
+        self.port = _free_port()
+        env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
+        env.pop("NOTIFY_SOCKET", None)  # not systemd's service
+        self.log = workdir / f"daemon-{time.monotonic_ns()}.log"
+        args = ["run", "--sim", "--config", str(config), "--state-dir", str(state_dir)]
+        with self.log.open("wb") as log:
+            self.spawned = time.monotonic()
+            self.proc = subprocess.Popen(
+                [*argv, *args, "--http", f"127.0.0.1:{self.port}"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=ROOT,
+            )
+
+    def wait_ready(self, timeout: float = 60.0) -> float:
+        """Seconds from spawn until /api/health answers 200 (polled every 5 ms)."""
+        while time.monotonic() < self.spawned + timeout:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the daemon exited with {self.proc.returncode}: {self.log.read_text()[-800:]}")
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+            try:
+                conn.request("GET", "/api/health")
+                response = conn.getresponse()
+                response.read()
+                if response.status == 200:
+                    return time.monotonic() - self.spawned
+            except OSError:
+                pass  # not listening yet
+            finally:
+                conn.close()
+            time.sleep(0.005)
+        raise RuntimeError(f"the daemon did not answer /api/health within {timeout:g} s")
+
+    def status(self) -> dict[str, int]:
+        """Memory (kB) and threads from /proc/PID/status; CPU ticks (utime + stime) from stat."""
+        out: dict[str, int] = {}
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSize", "Threads"):
+                out[key] = int(value.split()[0])
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
+        out["cpu_ticks"] = int(fields[11]) + int(fields[12])
+        return out
+
+    def children(self) -> int:
+        count = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if int(stat.read_text().rpartition(")")[2].split()[1]) == self.proc.pid:
+                    count += 1
+            except (OSError, ValueError, IndexError):
+                continue  # a process that ended while we looked
+        return count
+
+    def stop(self) -> int:
+        """SIGTERM to our PID, then its exit code (SIGKILL to the same PID only if it hangs)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        return self.proc.returncode
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- a dealing session ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardTiming:
+    card: str
+    sent: float
+    display: float
+    api: float
+    ended_round: bool  # the display went to PAY SEAT / ROUND OVER
+
+
+@dataclass
+class Session:
+    timings: list[CardTiming]
+    rounds: int
+    ready: dict[str, int]
+    after: dict[str, int]
+    children: int
+    exit_code: int
+    api_bytes: list[int]
+    pins_share: float  # of /api/state's JSON at the end of the session
+    lamp_edges: list[tuple[float, bool, bool]] = field(default_factory=list)  # (when, state, by the loop)
+    pin_states: int | None = None  # states the mock pins held at exit (stamped session)
+
+
+class Bench:
+    """A work directory, a simulated shoe and a display tap that daemons are pointed at."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.shoe = SimulatedShoe(
+            seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="BENCH-SHOE"
+        )
+        self.display = DisplayTap()
+        self.config = workdir / "table.toml"
+        self.config.write_text(
+            f'[table]\nid = "BENCH-1"\ngame = "grand-slam"\n[rules]\ndecks = {DECKS}\n'
+            f'[shoe]\nurl = "{self.shoe.port}"\nbaudrate = {BAUD}\n'
+            f'[display]\nurl = "{self.display.path}"\ndialect = "cd5220"\nbaudrate = {DISPLAY_BAUD}\n'
+            '[indicators]\npin_map = "seven-seat-595"\n'
+        )
+
+    def __enter__(self) -> Bench:
+        self.shoe.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shoe.stop()
+        self.display.close()
+
+    def time_start(self, state_dir: Path) -> float:
+        """Spawn the unmodified daemon on `state_dir`; seconds until /api/health; stop it."""
+        daemon = DaemonProcess(TABLECTL, self.workdir, self.config, state_dir)
+        try:
+            return daemon.wait_ready()
+        finally:
+            daemon.stop()
+            self.display.drain()  # its start-up frames
+
+    def session(self, state_dir: Path, cards: int, *, probe: str, stamped_log: Path | None = None) -> Session:
+        argv = [*STAMPED, str(stamped_log), "--"] if stamped_log else TABLECTL
+        daemon = DaemonProcess(argv, self.workdir, self.config, state_dir)
+        api: Api | None = None
+        try:
+            daemon.wait_ready()
+            api = Api(daemon.port)
+            _wait_connected(api)
+            ready = daemon.status()
+            timings, rounds = self._deal(api, cards, probe)
+            after = daemon.status()
+            children = daemon.children()
+            api_bytes = api.sizes.get(probe, [])
+            # How much of /api/state is the simulation-only mock pin history (none on a live table).
+            _, state = api.get("/api/state")
+            pins_share = len(json.dumps(state["devices"].get("pins", {}))) / len(json.dumps(state))
+        finally:
+            if api is not None:
+                api.close()
+            exit_code = daemon.stop()
+        session = Session(timings, rounds, ready, after, children, exit_code, api_bytes, pins_share)
+        if stamped_log is not None:
+            doc = json.loads(stamped_log.read_text())
+            session.lamp_edges = [(float(t), bool(s), bool(loop)) for t, s, loop in doc["edges"]]
+            session.pin_states = int(doc["pin_states"])
+        return session
+
+    def _deal(self, api: Api, cards: int, probe: str) -> tuple[list[CardTiming], int]:
+        """Deal `cards` one at a time, opening rounds as they end; time each card (module doc)."""
+        timings: list[CardTiming] = []
+        rounds = 0
+        _, state = api.get("/api/state")
+        if state["blocked"]:
+            raise RuntimeError(f"the table is stopped before the first card: {state['prompt']}")
+        seq, dealing = state["journal_seq"], state["awaiting"]["kind"] == "card"
+        while len(timings) < cards:
+            if not dealing:
+                api.post("/api/rounds", ROUND, DEALER)
+                rounds, seq, dealing = rounds + 1, seq + 1, True
+            self.display.drain()  # the round-open frame: the next frame is the card's
+            if not self.shoe.wait_acknowledged(5):
+                raise RuntimeError("the daemon did not acknowledge the last card within 5 s")
+            mark = len(self.shoe.history)
+            card = str(self.shoe.draw(1)[0])
+            shown, upper, lower = self.display.next_frame()
+            answered, doc = api.get(probe)
+            while doc["journal_seq"] == seq:  # the loop commits before it writes the display
+                answered, doc = api.get(probe)
+            seq += 1
+            if doc["journal_seq"] != seq:
+                raise RuntimeError(f"the journal moved by more than {card}: {api.get('/api/state')[1]['prompt']}")
+            dealing = lower == f"LAST {card}"
+            if not dealing or probe == "/api/state":
+                state = doc if probe == "/api/state" else api.get("/api/state")[1]
+                settled = state["awaiting"]["kind"] == "round" and upper.startswith(("PAY SEAT", "ROUND OVER"))
+                if state["last_card"] != card or state["blocked"] or not (dealing or settled):
+                    raise RuntimeError(f"{card}: the display shows {upper!r}/{lower!r}; the table: {state['prompt']}")
+            timings.append(CardTiming(card, _sent_at(self.shoe, mark, card), shown, answered, not dealing))
+        return timings, rounds
+
+
+def _wait_connected(api: Api, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if api.get("/api/state")[1]["devices"].get("shoe", {}).get("state") == "connected":
+            return
+        time.sleep(0.02)
+    raise RuntimeError("the daemon's shoe reader never connected to the simulated shoe")
+
+
+def _sent_at(shoe: SimulatedShoe, mark: int, card: str) -> float:
+    """When the shoe wrote the card's frame: its history note, made just before the os.write."""
+    for record in shoe.history[mark:]:
+        if record.what.startswith("sent CARD") and record.what.endswith(f" {card}"):
+            return record.at
+    raise RuntimeError(f"the simulated shoe has no record of sending {card}")
+
+
+def _lamp_latencies(session: Session) -> tuple[list[float], list[CardTiming]]:
+    """Per card, the first latch rising edge the table loop made in (sent, display]; and the
+    cards that changed no lamp then (the lamp frame they rendered was the one already shown)."""
+    rising = sorted(t for t, lit, by_loop in session.lamp_edges if lit and by_loop)
+    out: list[float] = []
+    unchanged: list[CardTiming] = []
+    for timing in session.timings:
+        i = bisect.bisect_left(rising, timing.sent)
+        if i < len(rising) and rising[i] <= timing.display:
+            out.append(rising[i] - timing.sent)
+        else:
+            unchanged.append(timing)
+    return out, unchanged
+
+
+# -- the result -----------------------------------------------------------------------------------------
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(statistics.median(values) * 1e3, 3),
+        "p99_ms": round(_percentile(values, 0.99) * 1e3, 3),
+        "max_ms": round(max(values) * 1e3, 3),
+    }
+
+
+def _cpu_ms_per_card(session: Session) -> float:
+    ticks = session.after["cpu_ticks"] - session.ready["cpu_ticks"]
+    return round(ticks / os.sysconf("SC_CLK_TCK") * 1e3 / len(session.timings), 2)
+
+
+def _source() -> str:
+    """The commit the daemon ran from, and whether its code had uncommitted changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "controller", "drivers"], cwd=ROOT, check=False)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (no git)"
+    return head.stdout.strip() + (" with uncommitted changes in controller/ or drivers/" if dirty.returncode else "")
+
+
+def run() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp, Bench(Path(tmp)) as bench:
+        starts = [bench.time_start(Path(tmp) / f"fresh-{i}") for i in range(STARTS)]
+        stock = bench.session(Path(tmp) / "stock", CARDS, probe="/api/state")
+        restarts = [bench.time_start(Path(tmp) / "stock") for _ in range(RESTARTS)]
+    with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp, Bench(Path(tmp)) as bench:
+        stamped = bench.session(Path(tmp) / "stamped", CARDS, probe="/api/health", stamped_log=Path(tmp) / "edges.json")
+    lamp, unchanged = _lamp_latencies(stamped)
+    if len(lamp) < 0.8 * CARDS:
+        raise RuntimeError(f"only {len(lamp)} of {CARDS} cards changed a lamp: the latch log is not what it seems")
+    line_time = len(encode_message(CardMessage(1, STANDARD_DECK[0]))) * 10 / BAUD
+    hwm_mb = stock.after["VmHWM"] / 1024
+    return {
+        "name": "daemon",
+        "what": (
+            f"`tablectl run --sim` as a process: CARD frame written to the shoe's pty until the base "
+            f"lamps' 74HC595 latch rises, the pole display's bytes arrive and the API answers with the "
+            f"card (p50/p99 over {CARDS} cards each, 7-seat Grand Slam rounds; lower is better); "
+            "resident memory after the session; start-up until /api/health answers"
+        ),
+        "reference": (
+            f"the line time of one 9-byte CARD frame at {BAUD} baud ({line_time * 1e3:.3f} ms); "
+            "ratio = card-to-lamp p99 / line time; memory against the 512 MB of a Raspberry Pi Zero 2 W"
+        ),
+        "ratio": round(_percentile(lamp, 0.99) / line_time, 3),
+        "results": {
+            "daemon_source": _source(),
+            "line_time_ms": round(line_time * 1e3, 4),
+            "card_to_lamp": {
+                **_ms(lamp),
+                "cards": len(lamp),
+                "cards_with_no_lamp_change": len(unchanged),
+                "of_which_ended_the_round": sum(t.ended_round for t in unchanged),
+                "rounds_ended": sum(t.ended_round for t in stamped.timings),
+                "how": "stamped-pin session: latch (GPIO22) edges logged with gpiozero's own monotonic stamp",
+            },
+            "card_to_display": {
+                **_ms([t.display - t.sent for t in stock.timings]),
+                "cards": len(stock.timings),
+                "stamped_session": _ms([t.display - t.sent for t in stamped.timings]),
+                "wire_time_of_one_frame_at_9600_ms": round(CD5220_FRAME_BYTES * 10 / DISPLAY_BAUD * 1e3, 1),
+                "how": "first bytes of the card's 48-byte CD5220 frame on the display pty (a pty has no wire delay)",
+            },
+            "card_to_api_state": {
+                **_ms([t.api - t.sent for t in stock.timings]),
+                "cards": len(stock.timings),
+                "response_kb_median": round(statistics.median(stock.api_bytes) / 1024, 1),
+                "response_kb_max": round(max(stock.api_bytes) / 1024, 1),
+                "mock_pin_history_share_of_response": round(stock.pins_share, 3),
+                "how": "GET /api/state sent after the display bytes came, answered with the card as last_card",
+            },
+            "card_to_api_health": {
+                **_ms([t.api - t.sent for t in stamped.timings]),
+                "cards": len(stamped.timings),
+                "how": "GET /api/health sent after the display bytes came, answered with the card's journal_seq",
+            },
+            "rounds": {"stock_session": stock.rounds, "stamped_session": stamped.rounds},
+            "daemon_cpu_ms_per_card": {
+                "polling_api_state": _cpu_ms_per_card(stock),
+                "polling_api_health": _cpu_ms_per_card(stamped),
+            },
+            "memory": {
+                "vmrss_mb_at_ready": round(stock.ready["VmRSS"] / 1024, 1),
+                "vmrss_mb_after": round(stock.after["VmRSS"] / 1024, 1),
+                "vmhwm_mb_after": round(hwm_mb, 1),
+                "rss_anon_mb_after": round(stock.after["RssAnon"] / 1024, 1),
+                "rss_file_mb_after": round(stock.after["RssFile"] / 1024, 1),
+                "vmsize_mb_after": round(stock.after["VmSize"] / 1024, 1),
+                "threads": stock.after["Threads"],
+                "child_processes": stock.children,
+                "pi_zero_2w_mb": PI_ZERO_2W_MB,
+                "vmhwm_share_of_pi_zero_2w": round(hwm_mb / PI_ZERO_2W_MB, 3),
+                "mock_pin_states_held_at_exit": stamped.pin_states,
+            },
+            "startup": {
+                "fresh_journal_s": [round(s, 3) for s in starts],
+                "fresh_journal_median_s": round(statistics.median(starts), 3),
+                "session_journal_s": [round(s, 3) for s in restarts],
+                "session_journal_median_s": round(statistics.median(restarts), 3),
+                "how": "process spawn until GET /api/health answers 200, polled every 5 ms",
+            },
+            "exit_codes_after_sigterm": {"stock": stock.exit_code, "stamped": stamped.exit_code},
+        },
+    }
+
+
+# -- the stamped-pin launcher: the same daemon, its lamp latch logged --------------------------------
+
+
+def _stamped_run(argv: list[str]) -> int:
+    """`stamped-run LOG -- run --sim --config FILE ...`: `tablectl` itself, with mock pins that
+    also log each lamp latch change (gpiozero's own stamp; made by the table loop or not), then
+    LOG. The daemon's code is untouched: only the pin factory it is handed differs."""
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    import controller.daemon
+    from controller.cli import main
+    from controller.config import load
+    from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
+
+    log, cli_argv = Path(argv[0]), argv[argv.index("--") + 1 :]
+    config = load(Path(cli_argv[cli_argv.index("--config") + 1]), simulated=True)
+    pin_map = load_pin_map(Path(config.indicators.pin_file or DEFAULT_PIN_FILE), config.indicators.pin_map)
+    if pin_map.chain is not None:
+        watched = {f"GPIO{pin_map.chain.latch}"}  # the lamps change on the latch's rising edge
+    else:
+        watched = {f"GPIO{pin}" for bases in pin_map.seats.values() for pin in bases.values()}
+    loop_thread = threading.get_ident()  # asyncio.run runs the table loop on this thread
+    edges: list[tuple[float, bool, bool]] = []
+    factories: list[Any] = []
+
+    class StampedPin(MockPWMPin):  # type: ignore[misc]
+        def _change_state(self, value: Any) -> bool:
+            changed = bool(super()._change_state(value))
+            if changed and self.info.name in watched:
+                edges.append((self._last_change, bool(value), threading.get_ident() == loop_thread))
+            return changed
+
+    def stamped_factory(simulated: bool, name: str | None = None) -> Any:
+        factories.append(MockFactory(pin_class=StampedPin))
+        return factories[-1]
+
+    controller.daemon.make_pin_factory = stamped_factory  # type: ignore[attr-defined]
+    code = main(cli_argv)
+    held = sum(len(pin.states) for factory in factories for pin in factory.pins.values())
+    log.write_text(json.dumps({"edges": edges, "pin_states": held}))
+    return code
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["stamped-run"]:
+        sys.exit("usage: python -m benchmarks.bench_daemon stamped-run LOG -- run --sim ...")
+    sys.exit(_stamped_run(sys.argv[2:]))
