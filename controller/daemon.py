@@ -154,9 +154,7 @@ class Daemon:
                 Runtime(
                     table=table,
                     tokens=tokens,
-                    sim=(
-                        SimShoeControls(self.sim_shoe, self._composition()) if self.sim_shoe else None
-                    ),
+                    sim=(SimShoeControls(self.sim_shoe, self._composition()) if self.sim_shoe else None),
                     sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
                     device_views=self._device_views(reader),
                 )

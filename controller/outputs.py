@@ -120,6 +120,10 @@ class DisplayOutput:
                 return
             self.display.show(Frame("ROUND OVER", "NO PAYOUTS"))
             return
+        if table.notice and awaiting.kind == "round":
+            card = table.last_card or ""
+            self.display.show(Frame(f"DEAD CARD {card}", "NO SEAT OWED A CARD"))
+            return
         if record is not None and record.status == "void":
             self.display.show(Frame(f"ROUND {record.number} VOID", "WAGERS RETURNED"))
             return

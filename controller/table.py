@@ -165,6 +165,7 @@ class Table:
         self.last_card: str | None = None
         self.last_effects: tuple[Effect, ...] = ()
         self.shoe_link: dict[str, int] | None = None  # last (session, seq) delivered by the shoe
+        self.notice: str | None = None  # a dead card, shown until the next round opens
         self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
         self.devices: dict[str, dict[str, JSON]] = {}
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
@@ -193,6 +194,11 @@ class Table:
 
     def prompt(self) -> str:
         """The one thing the dealer should do next, in plain words."""
+        if self.notice and not self.faults and self.awaiting.kind == "round":
+            return f"{self.notice} Then: {self._next_step()}"
+        return self._next_step()
+
+    def _next_step(self) -> str:
         if self.faults:
             fault = self.faults[min(self.faults)]
             return f"STOP: {fault.message}"
@@ -213,15 +219,10 @@ class Table:
 
     def payouts(self) -> list[dict[str, int]]:
         """What the dealer pays and takes at each seat for the last settled round."""
-        if self.round_no is None or self.rounds[self.round_no].settlement is None:
+        record = self.rounds.get(self.round_no) if self.round_no is not None else None
+        if record is None or record.settlement is None or record.status != "settled":
             return []
-        settlement = self.rounds[self.round_no].settlement or {}
-        out = []
-        for seat in settlement.get("seats", []):
-            net = seat["net"]
-            pay = sum(w["paid"] for w in seat["wagers"].values()) + sum(s["paid"] for s in seat["side_bets"].values())
-            out.append({"seat": seat["seat"], "pay": pay, "collect": pay - net, "net": net})
-        return out
+        return self.game.payouts(record.settlement)
 
     def snapshot(self) -> dict[str, JSON]:
         """The whole table for the API and the screens."""
@@ -241,6 +242,7 @@ class Table:
             "held_cards": [str(c) for _, c in self.held],
             "last_card": self.last_card,
             "shuffle_due": self.shuffle_due,
+            "notice": self.notice,
             "state": to_json(self.state),
             "payouts": self.payouts(),
             "shoe": {"dealt": self.shoe.dealt_count, "remaining": self.shoe.remaining_count},
@@ -353,6 +355,7 @@ class Table:
             assert entry.round is not None
             self.round_no = entry.round
             self.rounds[entry.round] = RoundRecord(entry.round, entry.at)
+            self.notice = None
             effects = self._engine(event_from_json(body["event"]))
         elif entry.kind == "card":
             card = parse_card(body["card"])
@@ -420,6 +423,7 @@ class Table:
         dead = [e for e in effects if isinstance(e, CardDead)]
         if dead:
             self.meters.dead_cards += len(dead)
+            self.notice = f"Dead card {card}: {dead[0].reason}. Set it aside."
         elif self.round_no is not None:
             self.rounds[self.round_no].cards.append(str(card))
         return effects
@@ -446,10 +450,9 @@ class Table:
             return
         record.round_file = self.game.round_file(self.state)
         self.meters.rounds += 1
-        for seat in settlement.get("seats", []):
-            for name, bet in [*seat["wagers"].items(), *seat["side_bets"].items()]:
-                self.meters.wagered[name] += bet["amount"]
-                self.meters.paid[name] += bet["paid"]
+        for name, wagered, paid in self.game.bets(settlement):
+            self.meters.wagered[name] += wagered
+            self.meters.paid[name] += paid
 
     def _latch(self, entry: Entry, code: str, message: str, card: str | None) -> None:
         self.faults[entry.seq] = Fault(entry.seq, code, message, entry.at, entry.round, card)

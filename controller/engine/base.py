@@ -269,6 +269,8 @@ class Game(Protocol, Generic[S]):
     shoe(open)             the shoe a round opened by event `open` is dealt from (shoe tracker)
     parse_round_file(doc)  a REPLAY.md round file as a RoundInput, or RuleError
     round_file(s)          the round of state `s` as a round file (game recall)
+    payouts(settlement)    per seat (or player): pay, collect, net, for the dealer
+    bets(settlement)       (bet type, wagered, paid) for every bet, for the meters
     """
 
     name: str
@@ -287,6 +289,10 @@ class Game(Protocol, Generic[S]):
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput: ...
 
     def round_file(self, state: S) -> dict[str, JSON]: ...
+
+    def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, int]]: ...
+
+    def bets(self, settlement: Mapping[str, Any]) -> list[tuple[str, int, int]]: ...
 
 
 def run_events(game: Game[S], events: Sequence[Event], state: S | None = None) -> tuple[S, list[Effect]]:

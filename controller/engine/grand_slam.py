@@ -505,6 +505,23 @@ class GrandSlam:
             out["void"] = {"by": state.void.by, "reason": state.void.reason}
         return out
 
+    def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, int]]:
+        """Per seat of a settlement: what the dealer pays, takes, and the net."""
+        out = []
+        for seat in settlement.get("seats", []):
+            bets = [*seat["wagers"].values(), *seat["side_bets"].values()]
+            pay = sum(b["paid"] for b in bets)
+            out.append({"seat": seat["seat"], "pay": pay, "collect": pay - seat["net"], "net": seat["net"]})
+        return out
+
+    def bets(self, settlement: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+        """(bet type, amount wagered, amount paid) for every bet of a settlement, for the meters."""
+        return [
+            (name, bet["amount"], bet["paid"])
+            for seat in settlement.get("seats", [])
+            for name, bet in [*seat["wagers"].items(), *seat["side_bets"].items()]
+        ]
+
     def round_file(self, state: GrandSlamState) -> dict[str, JSON]:
         """The round as a REPLAY.md round file: replaying it gives this round's settlement."""
         rules = {

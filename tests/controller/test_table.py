@@ -132,6 +132,12 @@ def test_a_card_with_no_round_open_is_ruled_dead(tmp_path: Path) -> None:
     deal(table, "AS")
     assert table.meters.dead_cards == 1 and not table.blocked
     assert table.shoe.dealt_count == 1
+    assert table.prompt() == (
+        "Dead card AS: no seat is owed a card: no round is being dealt. Set it aside. "
+        "Then: Place wagers and open the round"
+    )
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
+    assert table.prompt() == "Deal to seat 1, first base"
 
 
 def test_refused_openings_leave_no_journal_entry(tmp_path: Path) -> None:
