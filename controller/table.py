@@ -165,7 +165,7 @@ class Table:
         self.last_card: str | None = None
         self.last_effects: tuple[Effect, ...] = ()
         self.shoe_link: dict[str, int] | None = None  # last (session, seq) delivered by the shoe
-        self.notice: str | None = None  # a dead card, shown until the next round opens
+        self.notice: str | None = None  # from the engine (a puck to remove, a dead card) until the next card
         self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
         self.devices: dict[str, dict[str, JSON]] = {}
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
@@ -194,8 +194,8 @@ class Table:
 
     def prompt(self) -> str:
         """The one thing the dealer should do next, in plain words."""
-        if self.notice and not self.faults and self.awaiting.kind == "round":
-            return f"{self.notice} Then: {self._next_step()}"
+        if self.notice and not self.faults:
+            return f"{self.notice}. Then: {self._next_step()}"
         return self._next_step()
 
     def _next_step(self) -> str:
@@ -357,6 +357,7 @@ class Table:
             self.rounds[entry.round] = RoundRecord(entry.round, entry.at)
             self.notice = None
             effects = self._engine(event_from_json(body["event"]))
+            self._take_notice(effects)
         elif entry.kind == "card":
             card = parse_card(body["card"])
             self.last_card = str(card)
@@ -423,10 +424,17 @@ class Table:
         dead = [e for e in effects if isinstance(e, CardDead)]
         if dead:
             self.meters.dead_cards += len(dead)
-            self.notice = f"Dead card {card}: {dead[0].reason}. Set it aside."
         elif self.round_no is not None:
             self.rounds[self.round_no].cards.append(str(card))
+            self.notice = None  # the dealer has moved on
+        self._take_notice(effects)
         return effects
+
+    def _take_notice(self, effects: tuple[Effect, ...]) -> None:
+        for fx in effects:
+            words = fx.notice()
+            if words:
+                self.notice = words
 
     def _engine(self, event: Event) -> tuple[Effect, ...]:
         before = self.awaiting.kind

@@ -56,6 +56,10 @@ class Event(Record):
 class Effect(Record):
     """What the engine says must happen because of an event: a prompt, a move, a payout."""
 
+    def notice(self) -> str | None:
+        """Words the dealer must read before going on (a puck to remove, a dead card), if any."""
+        return None
+
 
 _EVENTS: dict[str, type[Event]] = {}
 _EFFECTS: dict[str, type[Effect]] = {}
@@ -332,6 +336,9 @@ class CardDead(Effect):
 
     card: Card
     reason: str
+
+    def notice(self) -> str | None:
+        return f"Dead card {self.card} ({self.reason}): set it aside"
 
 
 @effect("round-voided")

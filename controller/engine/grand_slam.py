@@ -165,6 +165,9 @@ class BlindSwitchedOff(Effect):
     seat: int
     players: tuple[int, ...]
 
+    def notice(self) -> str | None:
+        return f"Remove the blind puck from seat {self.seat}: a second player has joined"
+
 
 @effect("grand-slam.next-card")
 @dataclass(frozen=True)

@@ -133,7 +133,7 @@ def test_a_card_with_no_round_open_is_ruled_dead(tmp_path: Path) -> None:
     assert table.meters.dead_cards == 1 and not table.blocked
     assert table.shoe.dealt_count == 1
     assert table.prompt() == (
-        "Dead card AS: no seat is owed a card: no round is being dealt. Set it aside. "
+        "Dead card AS (no seat is owed a card: no round is being dealt): set it aside. "
         "Then: Place wagers and open the round"
     )
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
@@ -189,3 +189,11 @@ def test_a_new_shoe_is_loaded_only_between_rounds(tmp_path: Path) -> None:
     deal(table, "3C")
     table.shoe_reshuffled(by="dealer")
     assert table.shoe.dealt_count == 0
+
+
+def test_a_second_player_switches_the_blind_hand_off_and_the_dealer_is_told_to_remove_the_puck(tmp_path: Path) -> None:
+    table = make_table(tmp_path)
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}, {"seat": 4, "wagers": {"first": 5}}], "blind_seat": 2}, by="dealer")
+    assert table.prompt() == "Remove the blind puck from seat 2: a second player has joined. Then: Deal to seat 1, first base"
+    deal(table, "7C")
+    assert table.prompt() == "Deal to seat 4, first base"
