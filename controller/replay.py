@@ -3,60 +3,95 @@
 The round's cards go through the shoe tracker and then, one at a time, into the game's state
 machine, exactly as the table loop feeds cards from the shoe; the settlement is what the engine
 says when it has no more need of cards or decisions. Nothing here knows a game's rules.
+`replay_steps` gives the same run step by step, for game recall on the supervisor's screen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from controller.engine import get_game
-from controller.engine.base import JSON, CardDealt, RuleError, run_events
-from controller.engine.cards import CardError, ShoeTracker
+from controller.engine.base import JSON, Awaiting, CardDealt, Effect, Event, Game, RuleError
+from controller.engine.cards import Card, CardError, ShoeTracker
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a replayed round: the input (the opening, a card or a decision) and after it."""
+
+    event: Event
+    card: Card | None
+    state: Any
+    effects: tuple[Effect, ...]
+    awaiting: Awaiting
 
 
 def settle_round_file(doc: object) -> dict[str, JSON]:
     """The settlement of round file `doc` (parsed JSON), or RuleError naming field, seat and rule."""
+    game, steps = _run(doc)
+    (last,) = deque(steps, maxlen=1)  # run every step; the last one holds the settled state
+    return game.settlement(last.state)
+
+
+def replay_steps(doc: object) -> tuple[Game[Any], list[Step]]:
+    """Every step of round file `doc`, from the opening to the settlement."""
+    game, steps = _run(doc)
+    return game, list(steps)
+
+
+def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
     if not isinstance(doc, Mapping):
         raise RuleError("a round file is a JSON object", field="round file")
     if "game" not in doc:
         raise RuleError("is required (grand-slam, jokers-22 or baseball-poker)", field="game")
     game = get_game(doc["game"])
     round_in = game.parse_round_file(doc)
-    state, _ = run_events(game, [round_in.open])
+    state, effects = game.apply(game.initial(), round_in.open)
     shoe = ShoeTracker(game.shoe(round_in.open))
-    used = decided = 0
-    while True:
-        awaiting = game.awaiting(state)
-        if awaiting.kind == "card":
-            if used >= len(round_in.cards):
-                raise RuleError(
-                    f"the round needs another card, for {_describe(awaiting.target)}, "
-                    f"but the round file gives only {len(round_in.cards)}",
-                    field="cards",
-                    seat=_seat_of(awaiting.target),
-                )
-            card = round_in.cards[used]
-            try:
-                shoe.take(card)
-            except CardError as exc:
-                raise RuleError(str(exc), field=f"cards[{used}]") from None
-            state, _ = game.apply(state, CardDealt(card))
-            used += 1
-        elif awaiting.kind == "decision":
-            if decided >= len(round_in.decisions):
-                raise RuleError(
-                    f"the round needs a decision by {_describe(awaiting.who)} but the round file has no more",
-                    field="decisions",
-                    seat=_seat_of(awaiting.who),
-                )
-            state, _ = game.apply(state, round_in.decisions[decided])
-            decided += 1
-        else:
-            return game.settlement(state)
+
+    def steps() -> Iterator[Step]:
+        nonlocal state
+        yield Step(round_in.open, None, state, effects, game.awaiting(state))
+        used = decided = 0
+        while True:
+            awaiting = game.awaiting(state)
+            if awaiting.kind == "card":
+                if used >= len(round_in.cards):
+                    raise RuleError(
+                        f"the round needs another card, for {describe(awaiting.target)}, "
+                        f"but the round file gives only {len(round_in.cards)}",
+                        field="cards",
+                        seat=_seat_of(awaiting.target),
+                    )
+                card = round_in.cards[used]
+                try:
+                    shoe.take(card)
+                except CardError as exc:
+                    raise RuleError(str(exc), field=f"cards[{used}]") from None
+                event: Event = CardDealt(card)
+                used += 1
+            elif awaiting.kind == "decision":
+                if decided >= len(round_in.decisions):
+                    raise RuleError(
+                        f"the round needs a decision by {describe(awaiting.who)} but the round file has no more",
+                        field="decisions",
+                        seat=_seat_of(awaiting.who),
+                    )
+                event, card = round_in.decisions[decided], None
+                decided += 1
+            else:
+                return
+            state, out = game.apply(state, event)
+            yield Step(event, card if isinstance(event, CardDealt) else None, state, out, game.awaiting(state))
+
+    return game, steps()
 
 
-def _describe(target: Mapping[str, Any]) -> str:
+def describe(target: Mapping[str, Any]) -> str:
+    """Where a card goes or who decides, in words: "seat 3, second base"."""
     parts = []
     if "seat" in target:
         parts.append(f"seat {target['seat']}" + (" (blind hand)" if target.get("blind") else ""))

@@ -28,16 +28,16 @@ def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shoe = [str(c) for c in ShoeComposition(6).cards()]
     rng.shuffle(shoe)
     for n in range(ROUNDS):
+        if len(shoe) < 30:  # the cut card: a new shoe between rounds
+            table.shoe_reshuffled(by="dealer")
+            shoe = [str(c) for c in ShoeComposition(6).cards()]
+            rng.shuffle(shoe)
         seats = sorted(rng.sample(range(1, 8), rng.randint(1, 3)))
         table.open_round({"seats": [{"seat": s, "wagers": {"first": 10, "second": 5}} for s in seats]}, by="dealer")
         if n == 60:
             table.void(by="supervisor:Kim", reason="card exposed")
             continue
         while table.awaiting.kind == "card":
-            if not shoe:
-                table.shoe_reshuffled(by="dealer")
-                shoe = [str(c) for c in ShoeComposition(6).cards()]
-                rng.shuffle(shoe)
             table.card(parse_card(shoe.pop()), {"via": "test"})
     table.journal.close()
     return state
