@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import signal
@@ -157,6 +158,7 @@ class Daemon:
                     sim=(SimShoeControls(self.sim_shoe, self._composition()) if self.sim_shoe else None),
                     sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
                     device_views=self._device_views(reader),
+                    config_view={**dataclasses.asdict(self.config), "simulated": self.simulated},
                 )
             )
             server = await self._start_http(app)

@@ -160,6 +160,15 @@ class Journal:
         for seq, at, rnd, kind, body in rows.fetchall():
             yield Entry(seq, at, rnd, kind, json.loads(body))
 
+    def last_of_kinds(self, kinds: tuple[str, ...], count: int) -> list[Entry]:
+        """The last `count` entries of the given kinds, oldest first."""
+        marks = ",".join("?" * len(kinds))
+        rows = self._db.execute(
+            f"SELECT seq, at, round, kind, body FROM entries WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            (*kinds, count),
+        ).fetchall()
+        return [Entry(seq, at, rnd, kind, json.loads(body)) for seq, at, rnd, kind, body in reversed(rows)]
+
     def last_rounds(self, count: int) -> list[int]:
         """The numbers of the last `count` rounds, oldest first."""
         rows = self._db.execute(

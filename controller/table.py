@@ -58,6 +58,9 @@ FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
 }
 
 
+AUDIT_KINDS = ("fault-cleared", "fault-acknowledged", "void", "shoe-reshuffled", "login")
+
+
 class TableError(ValueError):
     """An input the table refuses now (wrong phase, blocked by a fault, bad body)."""
 
@@ -329,6 +332,31 @@ class Table:
     def shoe_event(self, event: str, source: Mapping[str, JSON]) -> Entry:
         """The shoe says the cut card came out or the shoe is empty: shuffle after this round."""
         return self._commit("shoe-event", {"event": event, "source": dict(source)}, self.round_no)
+
+    def access(self, kind: Literal["login"], body: Mapping[str, JSON]) -> Entry:
+        """An access to the table (a login, good or refused): journaled for the audit trail."""
+        return self._commit(kind, dict(body), self.round_no)
+
+    def audit(self, count: int) -> list[dict[str, JSON]]:
+        """Who did what, when and why: supervisor acts, voids, new shoes and logins, oldest first."""
+        out: list[dict[str, JSON]] = []
+        for entry in self.journal.last_of_kinds(AUDIT_KINDS, count):
+            b = entry.body
+            who, why = b.get("by", ""), b.get("reason", "")
+            if entry.kind == "fault-cleared":
+                card = f" with {b['card']}" if b.get("card") else ""
+                what = f"cleared fault {b['fault']} by {b['action']}{card}"
+            elif entry.kind == "fault-acknowledged":
+                what = f"acknowledged fault {b['fault']}"
+            elif entry.kind == "void":
+                what = f"voided round {entry.round}"
+            elif entry.kind == "shoe-reshuffled":
+                what = "loaded a new shoe"
+            else:  # login
+                who = f"{b.get('role', 'someone')} at {b.get('client')}"
+                what = "logged in" if b.get("ok") else "failed to log in"
+            out.append({"seq": entry.seq, "at": entry.at, "who": who, "what": what, "why": why, "round": entry.round})
+        return out
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""

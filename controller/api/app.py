@@ -1,27 +1,65 @@
-"""The table's HTTP API (FastAPI), served by `tablectl run` on the table loop itself.
+"""The table's HTTP API and screens (FastAPI), served by `tablectl run` on the table loop itself.
 
 Every handler is `async` and runs on the one asyncio loop that owns the Table, so a request sees
-and changes the table exactly as the shoe and the buttons do: through the journal. Every POST
-needs a bearer token (dealer or supervisor); reads are open to the table's own network (the
-server binds 127.0.0.1 unless configured otherwise). Errors are JSON `{"error": "..."}` in plain
-words: 401 no or wrong token, 403 wrong role, 404 no such thing, 409 not now (a fault stops
-play, a round is still open), 422 the body is wrong (the text names the field and the rule).
+and changes the table exactly as the shoe and the buttons do: through the journal.
+
+Who may do what: reads of the table are open to the table's own network (the server binds
+127.0.0.1 unless configured); every state-changing route needs the dealer's or the supervisor's
+role, from `Authorization: Bearer TOKEN` (scripts) or from a session cookie set by
+`POST /api/login` (the screens; such requests must also carry `X-Tablectl: 1`, which a page on
+another site cannot send). Failed logins are rate-limited per client and journaled. Errors are
+JSON `{"error": "..."}` in plain words: 401 no or wrong credentials, 403 wrong role, 404 no such
+thing, 409 not now, 422 the body is wrong (naming the field), 429 too many failed logins.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 
-from controller.api.auth import Role, Tokens
+from controller.api.auth import LoginLimiter, Role, Sessions, Tokens
+from controller.api.live import LiveFeed
+from controller.api.models import (
+    ClearFaultBody,
+    LoginBody,
+    OpenRoundBody,
+    SimDrawBody,
+    SimFaultBody,
+    SimShoeBody,
+    VoidBody,
+    WhoBody,
+)
+from controller.engine.base import RuleError, to_json
 from controller.engine.cards import Card, CardError, parse_card
+from controller.replay import describe, replay_steps
 from controller.table import Table, TableError
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
 
 
 class SimControls(Protocol):
@@ -45,46 +83,85 @@ class Runtime:
     sim: SimControls | None = None
     sim_pins: Callable[[], dict[str, Any]] | None = None  # mock pin histories (simulation only)
     device_views: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    config_view: dict[str, Any] = field(default_factory=dict)
+    sessions: Sessions = field(default_factory=Sessions)
+    limiter: LoginLimiter = field(default_factory=LoginLimiter)
+    live: LiveFeed = field(default_factory=LiveFeed)
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers
 
 
 def create_app(rt: Runtime) -> FastAPI:
     app = FastAPI(title="tablectl", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+    if rt.live not in rt.table.listeners:
+        rt.table.listeners.append(rt.live)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        if request.url.path.startswith("/api/"):
+            response.headers["Cache-Control"] = "no-store"
+        return response
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
+        headers = dict(exc.headers or {})
+        if exc.status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers or None)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [_problem(e) for e in exc.errors()]
+        return JSONResponse({"error": "; ".join(problems) or "the request is not valid"}, status_code=422)
+
+    # -- who is asking ----------------------------------------------------------------------------
+
+    def client_of(request: Request) -> str:
+        return request.client.host if request.client else "unknown"
 
     def role(request: Request, need: Role) -> Role:
         header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            raise ApiError(401, "this needs a bearer token (Authorization: Bearer ...)")
-        granted = rt.tokens.role_of(token.strip())
-        if granted is None:
-            raise ApiError(401, "the token is not valid for this table")
+        granted: Role | None
+        if header:
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise ApiError(401, "this needs a bearer token (Authorization: Bearer ...)")
+            granted = check_token(request, token.strip())
+        else:
+            granted = rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))
+            if granted is None:
+                raise ApiError(401, "log in first: this needs the dealer's or the supervisor's token")
+            if request.method != "GET" and request.headers.get("x-tablectl") != "1":
+                raise ApiError(403, "a screen's request must carry the X-Tablectl header")
         if need == "supervisor" and granted != "supervisor":
             raise ApiError(403, "this needs the supervisor's token")
         return granted
 
-    async def body(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if not raw:
-            return {}
-        try:
-            doc = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ApiError(422, f"body: not valid JSON: {exc}") from None
-        if not isinstance(doc, dict):
-            raise ApiError(422, "body: must be a JSON object")
-        return doc
+    def check_token(request: Request, token: str) -> Role:
+        client = client_of(request)
+        wait = rt.limiter.retry_after(client)
+        if wait > 0:
+            raise ApiError(
+                429,
+                f"too many failed logins from {client}; try again in {wait:.0f} s",
+                {"Retry-After": str(int(wait) + 1)},
+            )
+        granted = rt.tokens.role_of(token)
+        if granted is None:
+            rt.limiter.failed(client)
+            log.warning("failed login from %s", client)  # never the token itself
+            rt.table.access("login", {"client": client, "ok": False})
+            raise ApiError(401, "the token is not valid for this table")
+        rt.limiter.succeeded(client)
+        return granted
 
     def table_call(fn: Callable[[], Any]) -> Any:
         try:
@@ -94,11 +171,29 @@ def create_app(rt: Runtime) -> FastAPI:
             status = 409 if text.startswith(("play is stopped", "round ", "there is no")) else 422
             raise ApiError(status, text) from None
 
-    def text_field(doc: dict[str, Any], key: str) -> str:
-        value = doc.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise ApiError(422, f"body.{key}: required, as non-empty text")
-        return value.strip()
+    # -- login ------------------------------------------------------------------------------------
+
+    @app.post("/api/login")
+    async def login(body: LoginBody, request: Request, response: Response) -> dict[str, Any]:
+        granted = check_token(request, body.token)
+        sid = rt.sessions.start(granted)
+        rt.table.access("login", {"client": client_of(request), "ok": True, "role": granted})
+        response.set_cookie(
+            Sessions.COOKIE, sid, httponly=True, samesite="strict", path="/", max_age=int(rt.sessions.ttl_s)
+        )
+        return {"role": granted}
+
+    @app.post("/api/logout")
+    async def logout(request: Request, response: Response) -> dict[str, Any]:
+        rt.sessions.end(request.cookies.get(Sessions.COOKIE))
+        response.delete_cookie(Sessions.COOKIE, path="/")
+        return {"role": None}
+
+    @app.get("/api/whoami")
+    async def whoami(request: Request) -> dict[str, Any]:
+        return {"role": role(request, "dealer")}
+
+    # -- reads ------------------------------------------------------------------------------------
 
     @app.get("/api/health")
     async def health() -> dict[str, Any]:
@@ -114,21 +209,19 @@ def create_app(rt: Runtime) -> FastAPI:
 
     @app.get("/api/state")
     async def state() -> dict[str, Any]:
-        snap = rt.table.snapshot()
-        for name, view in rt.device_views.items():
-            snap.setdefault("devices", {})[name] = view()
-        return snap
+        return rt.table.snapshot()
 
     @app.get("/api/meters")
     async def meters() -> dict[str, Any]:
         return {"game": rt.table.game_name, "simulated": rt.table.simulated, **rt.table.meters.to_json()}
 
-    @app.post("/api/rounds", status_code=201)
-    async def open_round(request: Request) -> dict[str, Any]:
-        who = role(request, "dealer")
-        doc = await body(request)
-        number = table_call(lambda: rt.table.open_round(doc, by=who))
-        return {"round": number}
+    @app.get("/api/devices")
+    async def devices() -> dict[str, Any]:
+        out: dict[str, Any] = dict(rt.table.devices)
+        for name, view in rt.device_views.items():
+            out[name] = view()
+        out.setdefault("camera", {"installed": False, "message": "no overhead camera: vision comes later"})
+        return out
 
     @app.get("/api/rounds")
     async def recall(last: int = 10) -> dict[str, Any]:
@@ -142,12 +235,29 @@ def create_app(rt: Runtime) -> FastAPI:
 
     @app.get("/api/rounds/{number}/file")
     async def round_file(number: int) -> Any:
-        record = _record(number)
-        if record.status == "void":
-            raise ApiError(409, f"round {number} was void: every wager went back, so there is no round file to replay")
-        if record.round_file is None:
-            raise ApiError(409, f"round {number} is still open; its round file exists once it is settled")
-        return record.round_file
+        return _finished_file(number)
+
+    @app.get("/api/rounds/{number}/replay")
+    async def round_replay(number: int) -> dict[str, Any]:
+        doc = _finished_file(number)
+        try:
+            _, steps = replay_steps(doc)
+        except RuleError as exc:  # the journal's own round file should always replay
+            raise ApiError(409, f"round {number} does not replay: {exc}") from None
+        return {
+            "round": number,
+            "steps": [
+                {
+                    "card": str(step.card) if step.card else None,
+                    "state": to_json(step.state),
+                    "effects": [to_json(e) for e in step.effects],
+                    "prompt": f"Deal to {describe(step.awaiting.target)}"
+                    if step.awaiting.kind == "card"
+                    else "Settled",
+                }
+                for step in steps
+            ],
+        }
 
     def _record(number: int) -> Any:
         record = rt.table.rounds.get(number)
@@ -155,43 +265,69 @@ def create_app(rt: Runtime) -> FastAPI:
             raise ApiError(404, f"there is no round {number} at this table")
         return record
 
+    def _finished_file(number: int) -> dict[str, Any]:
+        record = _record(number)
+        if record.status == "void":
+            raise ApiError(409, f"round {number} was void: every wager went back, so there is no round file to replay")
+        if record.round_file is None:
+            raise ApiError(409, f"round {number} is still open; its round file exists once it is settled")
+        return dict(record.round_file)
+
+    @app.get("/api/audit")
+    async def audit(request: Request, last: int = 100) -> dict[str, Any]:
+        role(request, "supervisor")
+        if not 1 <= last <= 10000:
+            raise ApiError(422, "last: a whole number from 1 to 10000")
+        return {"audit": rt.table.audit(last)}
+
+    @app.get("/api/config")
+    async def config(request: Request) -> dict[str, Any]:
+        role(request, "supervisor")
+        return rt.config_view
+
+    # -- the dealer's and the supervisor's actions ------------------------------------------------
+
+    @app.post("/api/rounds", status_code=201)
+    async def open_round(body: OpenRoundBody, request: Request) -> dict[str, Any]:
+        who = role(request, "dealer")
+        number = table_call(lambda: rt.table.open_round(body.model_dump(), by=who))
+        return {"round": number}
+
+    @app.post("/api/confirm")
+    async def confirm(request: Request, body: WhoBody | None = None) -> dict[str, Any]:
+        who = role(request, "dealer")
+        entry = table_call(lambda: rt.table.button("confirm", by=_who(who, body)))
+        return {"journal_seq": entry.seq, "prompt": rt.table.prompt()}
+
     @app.post("/api/rounds/current/void")
-    async def void(request: Request) -> dict[str, Any]:
+    async def void(body: VoidBody, request: Request) -> dict[str, Any]:
         who = role(request, "supervisor")
-        doc = await body(request)
-        reason = text_field(doc, "reason")
-        entry = table_call(lambda: rt.table.void(by=_who(who, doc), reason=reason))
+        entry = table_call(lambda: rt.table.void(by=_who(who, body), reason=body.reason))
         return {"journal_seq": entry.seq, "round": entry.round}
 
     @app.post("/api/faults/{fault_id}/clear")
-    async def clear_fault(fault_id: int, request: Request) -> dict[str, Any]:
+    async def clear_fault(fault_id: int, body: ClearFaultBody, request: Request) -> dict[str, Any]:
         who = role(request, "supervisor")
-        doc = await body(request)
-        action = text_field(doc, "action")
-        reason = text_field(doc, "reason")
-        card = doc.get("card")
-        if card is not None and not isinstance(card, str):
-            raise ApiError(422, "body.card: a card such as 'AS'")
-        entry = table_call(lambda: rt.table.clear_fault(fault_id, action, by=_who(who, doc), reason=reason, card=card))
+        entry = table_call(
+            lambda: rt.table.clear_fault(fault_id, body.action, by=_who(who, body), reason=body.reason, card=body.card)
+        )
         return {"journal_seq": entry.seq}
 
     @app.post("/api/faults/{fault_id}/acknowledge")
-    async def acknowledge(fault_id: int, request: Request) -> dict[str, Any]:
+    async def acknowledge(fault_id: int, request: Request, body: WhoBody | None = None) -> dict[str, Any]:
         who = role(request, "dealer")
-        doc = await body(request)
-        entry = table_call(lambda: rt.table.acknowledge_fault(fault_id, by=_who(who, doc)))
+        entry = table_call(lambda: rt.table.acknowledge_fault(fault_id, by=_who(who, body)))
         return {"journal_seq": entry.seq}
 
     @app.post("/api/shoe/reshuffle")
-    async def reshuffle(request: Request) -> dict[str, Any]:
+    async def reshuffle(request: Request, body: WhoBody | None = None) -> dict[str, Any]:
         who = role(request, "dealer")
-        doc = await body(request)
-        entry = table_call(lambda: rt.table.shoe_reshuffled(by=_who(who, doc)))
+        entry = table_call(lambda: rt.table.shoe_reshuffled(by=_who(who, body)))
         if rt.sim is not None:  # the simulated dealer loads the simulated shoe too
-            await off_loop(rt.sim.reshuffle)
+            await asyncio.to_thread(rt.sim.reshuffle)
         return {"journal_seq": entry.seq}
 
-    # -- simulation only ------------------------------------------------------------------------
+    # -- simulation only --------------------------------------------------------------------------
 
     def sim() -> SimControls:
         if rt.sim is None:
@@ -202,50 +338,32 @@ def create_app(rt: Runtime) -> FastAPI:
             )
         return rt.sim
 
-    async def off_loop(fn: Callable[[], Any]) -> Any:
-        # The shoe's bytes come back through the reader, which needs this loop to journal them.
-        return await asyncio.to_thread(fn)
-
     @app.post("/api/sim/shoe")
-    async def sim_stack(request: Request) -> dict[str, Any]:
+    async def sim_stack(body: SimShoeBody, request: Request) -> dict[str, Any]:
         role(request, "dealer")
         shoe = sim()
-        doc = await body(request)
-        texts = doc.get("cards")
-        if not isinstance(texts, list) or not texts:
-            raise ApiError(422, 'body.cards: a non-empty list of cards such as ["AS", "KD"]')
         try:
-            cards = [parse_card(t) for t in texts]
+            cards = [parse_card(t) for t in body.cards]
         except CardError as exc:
             raise ApiError(422, f"body.cards: {exc}") from None
-        await off_loop(lambda: shoe.stack(cards))
+        # Off the loop: the shoe's bytes come back through the reader, which needs this loop.
+        await asyncio.to_thread(shoe.stack, cards)
         return {"stacked": [str(c) for c in cards]}
 
     @app.post("/api/sim/draw")
-    async def sim_draw(request: Request) -> dict[str, Any]:
+    async def sim_draw(request: Request, body: SimDrawBody | None = None) -> dict[str, Any]:
         role(request, "dealer")
         shoe = sim()
-        doc = await body(request)
-        count = doc.get("count", 1)
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 52:
-            raise ApiError(422, "body.count: a whole number of cards from 1 to 52")
-        drawn = await off_loop(lambda: shoe.draw(count))
+        count = body.count if body else 1
+        drawn = await asyncio.to_thread(shoe.draw, count)
         return {"drawn": [str(c) for c in drawn]}
 
     @app.post("/api/sim/fault")
-    async def sim_fault(request: Request) -> dict[str, Any]:
+    async def sim_fault(body: SimFaultBody, request: Request) -> dict[str, Any]:
         role(request, "supervisor")
         shoe = sim()
-        doc = await body(request)
-        name = text_field(doc, "fault")
-        on = doc.get("on", True)
-        if not isinstance(on, bool):
-            raise ApiError(422, "body.on: true or false")
-        try:
-            said = await off_loop(lambda: shoe.fault(name, on))
-        except (ValueError, KeyError) as exc:
-            raise ApiError(422, f"body.fault: {exc}") from None
-        return {"fault": name, "on": on, "shoe": said}
+        said = await asyncio.to_thread(shoe.fault, body.fault, body.on)
+        return {"fault": body.fault, "on": body.on, "shoe": said}
 
     @app.get("/api/sim/pins")
     async def sim_pins() -> dict[str, Any]:
@@ -253,13 +371,109 @@ def create_app(rt: Runtime) -> FastAPI:
             raise ApiError(404, "a live table has real pins, not mock ones: there is no pin history to show")
         return {"pins": rt.sim_pins()}
 
+    # -- live updates -----------------------------------------------------------------------------
+
+    @app.websocket("/api/ws")
+    async def live(ws: WebSocket) -> None:
+        await ws.accept()
+        granted = rt.sessions.role_of(ws.cookies.get(Sessions.COOKIE))
+        try:
+            hello = json.loads(await asyncio.wait_for(ws.receive_text(), timeout=10))
+        except (TimeoutError, json.JSONDecodeError, WebSocketDisconnect, RuntimeError):
+            await _refuse_ws(ws, 'send {"after": N} first')
+            return
+        if granted is None and isinstance(hello, dict) and isinstance(hello.get("token"), str):
+            client = ws.client.host if ws.client else "unknown"
+            if rt.limiter.retry_after(client) > 0:
+                await _refuse_ws(ws, f"too many failed logins from {client}; wait a minute")
+                return
+            granted = rt.tokens.role_of(hello["token"])
+            if granted is None:
+                rt.limiter.failed(client)
+                log.warning("failed WebSocket login from %s", client)
+        if granted is None:
+            await _refuse_ws(ws, "log in first: the live feed needs the dealer's or the supervisor's token")
+            return
+        after = hello.get("after", 0) if isinstance(hello, dict) else None
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            await _refuse_ws(ws, '"after" must be the last sequence number seen, 0 or more')
+            return
+        backlog, sub = rt.live.subscribe(rt.table, after)
+        try:
+            for message in backlog:
+                await ws.send_json(message)
+            while True:
+                live_message = await sub.queue.get()
+                if live_message is None:  # fell too far behind: reconnect with the last seq
+                    await ws.close(code=4408, reason="too far behind; reconnect with your last seq")
+                    return
+                await ws.send_json(live_message)
+        except (WebSocketDisconnect, RuntimeError):
+            return
+        finally:
+            rt.live.unsubscribe(sub)
+
+    # -- the screens ------------------------------------------------------------------------------
+
+    if STATIC.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def dealer_screen() -> FileResponse:
+        return _page("dealer.html")
+
+    @app.get("/supervisor", include_in_schema=False)
+    async def supervisor_screen() -> FileResponse:
+        return _page("supervisor.html")
+
     return app
 
 
-def _who(role: str, doc: dict[str, Any]) -> str:
+def _page(name: str) -> FileResponse:
+    path = STATIC / name
+    if not path.is_file():
+        raise ApiError(404, f"the screen {name} is not installed")
+    return FileResponse(path, media_type="text/html")
+
+
+async def _refuse_ws(ws: WebSocket, why: str) -> None:
+    try:
+        await ws.send_json({"type": "error", "error": why})
+        await ws.close(code=4401, reason=why[:120])
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+
+
+def _problem(error: dict[str, Any]) -> str:
+    """One pydantic error as the field and the rule, in the words the rest of the API uses."""
+    loc = tuple(error.get("loc", ()))
+    kind = error.get("type", "")
+    if kind == "json_invalid":
+        return f"body: not valid JSON: {error.get('ctx', {}).get('error', 'cannot be read')}"
+    if kind == "extra_forbidden":
+        return f"{_where(loc[:-1])}: unknown key {loc[-1]!r}"
+    if kind == "missing":
+        return f"{_where(loc)}: is required"
+    if kind in ("int_type", "int_parsing"):
+        return f"{_where(loc)}: must be a whole number, not {error.get('input')!r}"
+    return f"{_where(loc)}: {error.get('msg', 'is not valid')}"
+
+
+def _where(loc: Any) -> str:
+    """pydantic's error location as the field a person reads: body.seats[0].wagers.first."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "body"
+
+
+def _who(role: str, body: BaseModel | None) -> str:
     """`role` or `role:name` when the caller names themselves (who, for the audit trail)."""
-    name = doc.get("name")
-    return f"{role}:{name.strip()}" if isinstance(name, str) and name.strip() else role
+    name = getattr(body, "name", None) if body is not None else None
+    return f"{role}:{name}" if name else role
 
 
 def _round_json(record: Any) -> dict[str, Any]:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
-from collections.abc import Mapping
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -70,3 +72,68 @@ def load_tokens(*, simulated: bool, env: Mapping[str, str] | None = None) -> Tok
         values.get("supervisor") or secrets.token_urlsafe(24),
         generated=True,
     )
+
+
+class Sessions:
+    """Browser sessions: a random id in an HttpOnly cookie maps to a role until it expires.
+
+    The token itself never goes back to the browser and never into a URL; a session ends at
+    logout, at expiry, or when the daemon restarts.
+    """
+
+    COOKIE = "tablectl_session"
+
+    def __init__(self, ttl_s: float = 12 * 3600, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._sessions: dict[str, tuple[Role, float]] = {}
+
+    def start(self, role: Role) -> str:
+        sid = secrets.token_urlsafe(32)
+        self._sessions[sid] = (role, self._clock() + self.ttl_s)
+        return sid
+
+    def role_of(self, sid: str | None) -> Role | None:
+        if not sid:
+            return None
+        found = self._sessions.get(sid)
+        if found is None:
+            return None
+        role, expires = found
+        if self._clock() >= expires:
+            del self._sessions[sid]
+            return None
+        return role
+
+    def end(self, sid: str | None) -> None:
+        if sid:
+            self._sessions.pop(sid, None)
+
+
+class LoginLimiter:
+    """At most `limit` failed logins per client in `window_s` seconds; then 429 until it passes."""
+
+    def __init__(self, limit: int = 5, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._clock = clock
+        self._failures: dict[str, deque[float]] = {}
+
+    def retry_after(self, client: str) -> float:
+        """Seconds this client must wait before trying again (0: it may try now)."""
+        failures = self._recent(client)
+        if len(failures) < self.limit:
+            return 0.0
+        return max(0.0, failures[0] + self.window_s - self._clock())
+
+    def failed(self, client: str) -> None:
+        self._recent(client).append(self._clock())
+
+    def succeeded(self, client: str) -> None:
+        self._failures.pop(client, None)
+
+    def _recent(self, client: str) -> deque[float]:
+        failures = self._failures.setdefault(client, deque())
+        while failures and failures[0] <= self._clock() - self.window_s:
+            failures.popleft()
+        return failures

@@ -88,7 +88,7 @@ def test_a_whole_round_through_the_api_settles_as_replay_does(client: TestClient
 
 @pytest.mark.parametrize(
     ("headers", "status", "says"),
-    [({}, 401, "needs a bearer token"), (auth("nope"), 401, "not valid for this table"), ({"Authorization": "Basic abc"}, 401, "bearer")],
+    [({}, 401, "log in first"), (auth("nope"), 401, "not valid for this table"), ({"Authorization": "Basic abc"}, 401, "bearer")],
 )
 def test_posts_need_a_valid_token(client: TestClient, headers: dict[str, str], status: int, says: str) -> None:
     response = client.post("/api/rounds", json=ROUND, headers=headers)
@@ -110,7 +110,9 @@ def test_supervisor_actions_refuse_the_dealer_token(client: TestClient) -> None:
     [
         ({"seats": [{"seat": 1, "wagers": {"first": 5, "second": 9}}]}, 422, "seats[0].wagers.second: seat 1: the wager on second (9) may not exceed the wager on first (5)"),
         ({"seats": [{"seat": 9, "wagers": {"first": 5}}]}, 422, "seats[0].seat: seats are numbered 1 to 7"),
-        ({"seats": [], "extra": 1}, 422, "unknown key 'extra'"),
+        ({"seats": [{"seat": 1, "wagers": {"first": 5}}], "extra": 1}, 422, "body: unknown key 'extra'"),
+        ({"seats": [{"seat": 1, "wagers": {"first": "5"}}]}, 422, "body.seats[0].wagers.first: must be a whole number, not '5'"),
+        ({"seats": [{"wagers": {"first": 5}}]}, 422, "body.seats[0].seat: is required"),
     ],
 )
 def test_bad_rounds_are_refused_with_field_seat_and_rule(client: TestClient, body: dict, status: int, says: str) -> None:  # type: ignore[type-arg]

@@ -1,0 +1,162 @@
+/**
+ * Live updates from the table over the WebSocket /api/ws, with resume.
+ *
+ * The feed remembers the last journal seq it has seen and, on every (re)connect, sends
+ * `{"after": lastSeq}`: the server answers with every entry after it, then the whole state, then
+ * live entries, each with the state after it. So a dropped connection loses nothing and repeats
+ * nothing. Reconnects back off (0.5 s doubling to 10 s). Only when the socket cannot connect at
+ * all does the feed fall back to polling GET /api/state, and it stops polling as soon as the
+ * socket is back.
+ */
+import { get } from "./api.js";
+
+/** @typedef {"connecting" | "live" | "reconnecting" | "polling" | "signed-out"} LinkStatus */
+
+/**
+ * @typedef {object} Entry a journal entry as the server sends it
+ * @property {"entry"} type
+ * @property {number} seq
+ * @property {string} kind
+ * @property {number | null} round
+ * @property {string} at
+ * @property {any} body
+ * @property {any[]} effects
+ * @property {boolean} live
+ * @property {any} [state]
+ */
+
+/**
+ * @typedef {object} FeedHandlers
+ * @property {(state: any) => void} onState the whole table (GET /api/state shape)
+ * @property {(entry: Entry) => void} onEntry each journal entry, once, in order
+ * @property {(status: LinkStatus) => void} onStatus
+ * @property {() => void} onSignedOut the server refused the session (close code 4401)
+ */
+
+const FIRST_DELAY_MS = 500;
+const MAX_DELAY_MS = 10_000;
+const POLL_MS = 3_000;
+/** Failed connects in a row before the state is polled meanwhile. */
+const POLL_AFTER_FAILURES = 3;
+
+export class LiveFeed {
+  /**
+   * @param {FeedHandlers} handlers
+   * @param {number} after the last seq already shown (entries after it will be delivered)
+   */
+  constructor(handlers, after) {
+    this.handlers = handlers;
+    this.lastSeq = after;
+    this.failures = 0;
+    /** @type {WebSocket | null} */
+    this.socket = null;
+    /** @type {number | undefined} */
+    this.retryTimer = undefined;
+    /** @type {number | undefined} */
+    this.pollTimer = undefined;
+    this.stopped = true;
+  }
+
+  start() {
+    this.stopped = false;
+    this.connect();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.stopPolling();
+    if (this.socket) this.socket.close(1000, "screen closed");
+    this.socket = null;
+  }
+
+  /** Reconnect now (e.g. after logging in again). */
+  restart() {
+    this.stop();
+    this.start();
+  }
+
+  connect() {
+    if (this.stopped) return;
+    this.handlers.onStatus(this.failures ? "reconnecting" : "connecting");
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(`${scheme}//${location.host}/api/ws`);
+    this.socket = socket;
+    socket.addEventListener("open", () => socket.send(JSON.stringify({ after: this.lastSeq })));
+    socket.addEventListener("message", (ev) => this.receive(ev.data));
+    socket.addEventListener("close", (ev) => this.closed(socket, ev.code));
+  }
+
+  /** @param {unknown} data */
+  receive(data) {
+    let msg;
+    try {
+      msg = JSON.parse(String(data));
+    } catch {
+      return; // not ours to show; the next state message puts the screen right
+    }
+    if (msg.type === "entry") {
+      if (typeof msg.seq !== "number" || msg.seq <= this.lastSeq) return;
+      this.lastSeq = msg.seq;
+      this.handlers.onEntry(msg);
+      if (msg.live && msg.state) this.handlers.onState(msg.state);
+    } else if (msg.type === "state") {
+      if (typeof msg.seq === "number") this.lastSeq = Math.max(this.lastSeq, msg.seq);
+      // The socket works: forget the failures and stop any fallback polling.
+      this.failures = 0;
+      this.stopPolling();
+      this.handlers.onStatus("live");
+      this.handlers.onState(msg.state);
+    }
+  }
+
+  /**
+   * @param {WebSocket} socket
+   * @param {number} code
+   */
+  closed(socket, code) {
+    if (socket !== this.socket || this.stopped) return;
+    this.socket = null;
+    if (code === 4401) {
+      this.stopPolling();
+      this.handlers.onStatus("signed-out");
+      this.handlers.onSignedOut();
+      return;
+    }
+    this.failures += 1;
+    if (this.failures >= POLL_AFTER_FAILURES) this.startPolling();
+    const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (this.failures - 1));
+    this.handlers.onStatus(this.pollTimer ? "polling" : "reconnecting");
+    this.retryTimer = window.setTimeout(() => this.connect(), delay * (0.8 + Math.random() * 0.4));
+  }
+
+  startPolling() {
+    if (this.pollTimer) return;
+    const poll = async () => {
+      try {
+        // The polled state is drawn but lastSeq stays put: the socket, once back, delivers the
+        // entries missed meanwhile so the event log has no gap.
+        const state = await get("/api/state");
+        if (this.pollTimer) this.handlers.onState(state);
+      } catch {
+        // Still unreachable: the link indicator already says so.
+      }
+    };
+    poll();
+    this.pollTimer = window.setInterval(poll, POLL_MS);
+  }
+
+  stopPolling() {
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+  }
+}
+
+/** Words for the link indicator. */
+export const LINK_TEXT = /** @type {Record<LinkStatus, string>} */ ({
+  connecting: "Connecting\u2026",
+  live: "Live",
+  reconnecting: "Reconnecting\u2026",
+  polling: "No live link: checking every 3 s",
+  "signed-out": "Signed out",
+});

@@ -1,0 +1,88 @@
+/**
+ * The login gate both screens share: ask the server who we are; if nobody (or a dealer on the
+ * supervisor screen), show the login form until a good token is posted. The token is read from
+ * the password field, posted, and the field is emptied at once: it is never kept anywhere else.
+ *
+ * Markup (in each page): #login (a <dialog>) holding #login-form, #token, #login-error.
+ */
+import { errorText, login, logout, whoami } from "./api.js";
+
+/** @typedef {import("./api.js").Role} Role */
+
+/**
+ * @param {HTMLElement} el
+ * @returns {HTMLDialogElement}
+ */
+const asDialog = (el) => /** @type {HTMLDialogElement} */ (el);
+
+/**
+ * Resolve with the session's role once a person with one of `roles` is logged in.
+ * @param {Role[]} roles roles this screen accepts
+ * @param {string} needText what to say when the token's role is not enough
+ * @returns {Promise<Role>}
+ */
+export async function requireLogin(roles, needText) {
+  const current = await whoami().catch(() => null);
+  if (current && roles.includes(current)) return current;
+  return askForToken(roles, needText, current ? needText : "");
+}
+
+/**
+ * Show the login form and resolve with the role once a good token is posted.
+ * @param {Role[]} roles
+ * @param {string} needText
+ * @param {string} [firstMessage]
+ * @returns {Promise<Role>}
+ */
+export function askForToken(roles, needText, firstMessage = "") {
+  const dialog = asDialog(must("login"));
+  const form = /** @type {HTMLFormElement} */ (must("login-form"));
+  const input = /** @type {HTMLInputElement} */ (must("token"));
+  const error = must("login-error");
+  error.textContent = firstMessage;
+  if (!dialog.open) dialog.showModal();
+  input.focus();
+  return new Promise((resolve) => {
+    /** @param {SubmitEvent} ev */
+    const submit = async (ev) => {
+      ev.preventDefault();
+      const token = input.value.trim();
+      input.value = "";
+      if (!token) {
+        error.textContent = "Type the token first.";
+        input.focus();
+        return;
+      }
+      error.textContent = "Checking\u2026";
+      try {
+        const role = await login(token);
+        if (!roles.includes(role)) {
+          await logout().catch(() => undefined);
+          error.textContent = needText;
+          input.focus();
+          return;
+        }
+        error.textContent = "";
+        form.removeEventListener("submit", submit);
+        dialog.close();
+        resolve(role);
+      } catch (err) {
+        error.textContent = errorText(err);
+        input.focus();
+      }
+    };
+    form.addEventListener("submit", submit);
+    // The gate cannot be escaped: without a session there is nothing this screen may do.
+    dialog.addEventListener("cancel", (ev) => ev.preventDefault());
+  });
+}
+
+/**
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+function must(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}

@@ -1,0 +1,131 @@
+/**
+ * Journal entries in plain words for the event log ("5H to seat 1 first base: stack to second",
+ * "Seat 4 out"). Written from the entry's kind, body and engine effects as the API sends them.
+ */
+import { cardLabel } from "./cards.js";
+
+/** @typedef {import("./live.js").Entry} Entry */
+
+const BUTTONS = /** @type {Record<string, string>} */ ({ confirm: "Confirm pressed" });
+
+/**
+ * One or more lines describing `entry`, most important first.
+ * @param {Entry} entry
+ * @returns {string[]}
+ */
+export function describeEntry(entry) {
+  const body = entry.body ?? {};
+  const effects = Array.isArray(entry.effects) ? entry.effects : [];
+  switch (entry.kind) {
+    case "round-open":
+      return [roundOpened(entry.round, body), ...notices(effects)];
+    case "card":
+      return cardLines(String(body.card ?? "?"), effects);
+    case "fault":
+      return [`STOP: ${body.message ?? body.code ?? "fault"}`];
+    case "fault-acknowledged":
+      return [`Fault ${body.fault} acknowledged by ${body.by}`];
+    case "fault-cleared": {
+      const card = body.card ? ` with ${cardLabel(body.card)}` : "";
+      return [`Fault ${body.fault} cleared by ${body.by}: ${body.action}${card} (${body.reason})`, ...effectLines(effects)];
+    }
+    case "void":
+      return [`Round ${entry.round ?? ""} void by ${body.by}: ${body.reason}`.replace("Round  ", "Round "), ...effectLines(effects)];
+    case "button":
+      return [`${BUTTONS[body.button] ?? `Button ${body.button}`} (${body.by ?? "dealer"})`];
+    case "shoe-event":
+      return [`Shoe: ${String(body.event ?? "event").replace(/-/g, " ")}: shuffle after this round`];
+    case "shoe-reshuffled":
+      return [`New shoe loaded (${body.by ?? "dealer"})`];
+    case "login":
+      return [`${capital(String(body.role ?? body.who ?? body.by ?? "someone"))} logged in`];
+    default:
+      return [`${entry.kind}`];
+  }
+}
+
+/**
+ * @param {number | null} round
+ * @param {any} body
+ */
+function roundOpened(round, body) {
+  const event = body.event ?? {};
+  const seats = Array.isArray(event.seats) ? event.seats.map((/** @type {any} */ s) => s.seat) : [];
+  const blind = event.blind_seat ? `, blind puck at seat ${event.blind_seat}` : "";
+  const who = seats.length ? `: seat${seats.length > 1 ? "s" : ""} ${seats.join(", ")}` : "";
+  return `Round ${round ?? "?"} opened${who}${blind}`;
+}
+
+/**
+ * "5H to seat 1 first base: stack to second", then what else the card did.
+ * @param {string} card
+ * @param {any[]} effects
+ */
+function cardLines(card, effects) {
+  const placed = effects.find((e) => e.kind === "grand-slam.card-placed");
+  if (!placed) {
+    const dead = effects.find((e) => e.kind === "card-dead");
+    if (dead) return [`Dead card ${cardLabel(card)}: ${dead.reason}`];
+    return effects.length ? [`${cardLabel(card)} read`, ...effectLines(effects)] : [`${cardLabel(card)} read (held: play is stopped)`];
+  }
+  const where = `seat ${placed.seat}${placed.blind ? " (blind)" : ""} ${placed.base} base`;
+  const moved = effects.find((e) => e.kind === "grand-slam.stack-moved" && e.seat === placed.seat);
+  const slam = effects.find((e) => e.kind === "grand-slam.grand-slam");
+  let what = "";
+  if (slam) what = `: GRAND SLAM, ${slam.amount} scores`;
+  else if (moved) what = `: ${moveWords(moved)}`;
+  const rest = effects.filter((e) => e !== placed && e !== moved && e !== slam);
+  return [`${cardLabel(card)} to ${where}${what}`, ...effectLines(rest)];
+}
+
+/** @param {any} moved a grand-slam.stack-moved effect */
+function moveWords(moved) {
+  if (moved.to === "out") return `out (${moved.amount} lost)`;
+  if (moved.to === "home") return `stack home, ${moved.amount} scores`;
+  return `stack to ${moved.to}`;
+}
+
+/**
+ * Lines for effects not already told by the main line.
+ * @param {any[]} effects
+ */
+function effectLines(effects) {
+  /** @type {string[]} */
+  const lines = [];
+  for (const e of effects) {
+    if (e.kind === "grand-slam.stack-moved") lines.push(`Seat ${e.seat} ${e.from_base} base: ${moveWords(e)}`);
+    else if (e.kind === "grand-slam.grand-slam") lines.push(`GRAND SLAM at seat ${e.seat}: ${e.amount} scores`);
+    else if (e.kind === "grand-slam.seat-settled") lines.push(settled(e));
+    else if (e.kind === "card-dead") lines.push(`Dead card ${cardLabel(e.card)}: ${e.reason}`);
+    else if (e.kind === "round-voided") lines.push("Every wager goes back to its seat");
+    else if (e.kind === "grand-slam.blind-off") lines.push(`Blind hand off: remove the puck from seat ${e.seat}`);
+  }
+  return lines;
+}
+
+/** @param {any[]} effects */
+function notices(effects) {
+  return effectLines(effects.filter((e) => e.kind === "grand-slam.blind-off"));
+}
+
+/** @param {any} e a grand-slam.seat-settled effect */
+function settled(e) {
+  if (e.pay && e.collect) return `Seat ${e.seat}: pay ${e.pay}, take ${e.collect}`;
+  if (e.pay) return `Seat ${e.seat}: pay ${e.pay}`;
+  if (e.collect) return `Seat ${e.seat} out: take ${e.collect}`;
+  return `Seat ${e.seat}: push`;
+}
+
+/** @param {string} s */
+function capital(s) {
+  return s ? s[0].toUpperCase() + s.slice(1) : s;
+}
+
+/**
+ * A short local time "14:05:09" for an ISO timestamp.
+ * @param {string | null | undefined} iso
+ */
+export function clock(iso) {
+  const d = iso ? new Date(iso) : null;
+  return d && !Number.isNaN(d.getTime()) ? d.toLocaleTimeString([], { hour12: false }) : "";
+}
