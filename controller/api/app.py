@@ -207,9 +207,19 @@ def create_app(rt: Runtime) -> FastAPI:
             "message": "SIMULATED table" if table.simulated else "live table",
         }
 
+    def snapshot() -> dict[str, Any]:
+        snap = rt.table.snapshot()
+        devices = dict(snap.get("devices") or {})
+        for name, view in rt.device_views.items():
+            devices[name] = view()
+        snap["devices"] = devices
+        return snap
+
+    rt.live.describe = lambda _table: snapshot()
+
     @app.get("/api/state")
     async def state() -> dict[str, Any]:
-        return rt.table.snapshot()
+        return snapshot()
 
     @app.get("/api/meters")
     async def meters() -> dict[str, Any]:
@@ -217,9 +227,7 @@ def create_app(rt: Runtime) -> FastAPI:
 
     @app.get("/api/devices")
     async def devices() -> dict[str, Any]:
-        out: dict[str, Any] = dict(rt.table.devices)
-        for name, view in rt.device_views.items():
-            out[name] = view()
+        out: dict[str, Any] = snapshot()["devices"]
         out.setdefault("camera", {"installed": False, "message": "no overhead camera: vision comes later"})
         return out
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from controller.engine.base import Effect, to_json
@@ -33,6 +34,8 @@ class LiveFeed:
 
     def __init__(self) -> None:
         self.subscribers: set[Subscriber] = set()
+        # What a screen is sent as "the state": the API sets this to its /api/state view.
+        self.describe: Callable[[Table], dict[str, Any]] = Table.snapshot
 
     def redrive(self, table: Table) -> None:
         """Nothing to re-drive: screens ask for the state when they (re)connect."""
@@ -41,7 +44,7 @@ class LiveFeed:
         if not self.subscribers:
             return
         message = {**entry_message(entry), "live": True, "effects": [to_json(e) for e in effects]}
-        message["state"] = table.snapshot()
+        message["state"] = self.describe(table)
         for sub in list(self.subscribers):
             try:
                 sub.queue.put_nowait(message)
@@ -56,7 +59,7 @@ class LiveFeed:
         """The backlog after `after` plus the current state, and a live subscription, atomically
         (this runs on the table's loop without awaiting, so no entry can slip in between)."""
         backlog = [{**entry_message(e), "live": False} for e in table.journal.entries(after=after)]
-        backlog.append({"type": "state", "seq": table.journal.last_seq, "state": table.snapshot()})
+        backlog.append({"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)})
         sub = Subscriber()
         self.subscribers.add(sub)
         return backlog, sub
