@@ -190,22 +190,11 @@ def _recall(args: argparse.Namespace) -> int:
             Path(args.export).write_text(text, encoding="utf-8")
         return 0
     if args.json:
-        print(json.dumps([_recall_json(r) for r in records], indent=2))
+        print(json.dumps([r.to_json(with_file=True) for r in records], indent=2))
         return 0
     for record in records:
         print(_recall_text(record))
     return 0
-
-
-def _recall_json(record: Any) -> dict[str, Any]:
-    return {
-        "round": record.number,
-        "status": record.status,
-        "opened_at": record.opened_at,
-        "cards": record.cards,
-        "settlement": record.settlement,
-        "round_file": record.round_file,
-    }
 
 
 def _recall_text(record: Any) -> str:

@@ -101,6 +101,18 @@ class RoundRecord:
     cards: list[str] = field(default_factory=list)
     paid: bool = False  # the dealer confirmed the payouts (the confirm button)
 
+    def to_json(self, *, with_file: bool = False) -> dict[str, JSON]:
+        out: dict[str, JSON] = {
+            "round": self.number,
+            "status": self.status,
+            "opened_at": self.opened_at,
+            "cards": list(self.cards),
+            "settlement": self.settlement,
+        }
+        if with_file:
+            out["round_file"] = self.round_file
+        return out
+
 
 @dataclass
 class Meters:

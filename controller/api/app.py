@@ -43,7 +43,7 @@ from controller.api.models import (
 from controller.engine.base import RuleError, to_json
 from controller.engine.cards import Card, CardError, parse_card
 from controller.replay import describe, replay_steps
-from controller.table import Table, TableError
+from controller.table import RoundRecord, Table, TableError
 
 log = logging.getLogger(__name__)
 
@@ -235,11 +235,11 @@ def create_app(rt: Runtime) -> FastAPI:
     async def recall(last: int = 10) -> dict[str, Any]:
         if not 1 <= last <= 1000:
             raise ApiError(422, "last: a whole number from 1 to 1000")
-        return {"rounds": [_round_json(r) for r in rt.table.last_rounds(last)]}
+        return {"rounds": [r.to_json() for r in rt.table.last_rounds(last)]}
 
     @app.get("/api/rounds/{number}")
     async def get_round(number: int) -> dict[str, Any]:
-        return _round_json(_record(number))
+        return _record(number).to_json()
 
     @app.get("/api/rounds/{number}/file")
     async def round_file(number: int) -> Any:
@@ -267,7 +267,7 @@ def create_app(rt: Runtime) -> FastAPI:
             ],
         }
 
-    def _record(number: int) -> Any:
+    def _record(number: int) -> RoundRecord:
         record = rt.table.rounds.get(number)
         if record is None:
             raise ApiError(404, f"there is no round {number} at this table")
@@ -482,13 +482,3 @@ def _who(role: str, body: BaseModel | None) -> str:
     """`role` or `role:name` when the caller names themselves (who, for the audit trail)."""
     name = getattr(body, "name", None) if body is not None else None
     return f"{role}:{name}" if name else role
-
-
-def _round_json(record: Any) -> dict[str, Any]:
-    return {
-        "round": record.number,
-        "status": record.status,
-        "opened_at": record.opened_at,
-        "cards": record.cards,
-        "settlement": record.settlement,
-    }

@@ -82,6 +82,8 @@ export class TableDrawing {
     this.chips = new Map();
     /** the bets the chips were laid for: a new round starts with fresh chips, not sliding ones */
     this.betsKey = "";
+    /** @type {number | undefined} */
+    this.restackTimer = undefined;
     this.drawFelt();
     /** @type {Map<number, {group: SVGElement, bases: Record<string, SVGElement>, amounts: Record<string, SVGElement>, cards: SVGElement, badge: SVGElement, slam: SVGElement, puck: SVGElement}>} */
     this.seats = new Map();
@@ -114,10 +116,12 @@ export class TableDrawing {
     for (const pos of POSITIONS) {
       const [bx, by] = SPOT[pos];
       const g = el("g", { class: `base base-${pos}`, "data-seat": seat, "data-base": pos, "data-wagers": "" }, group);
+      el("circle", { class: "halo", cx: bx, cy: by, r: CHIP_R + 10 }, g);
       if (pos === "home") {
         el("path", { class: "bag", d: `M ${bx - 14} ${by - 12} h 28 v 12 l -14 13 l -14 -13 Z` }, g);
       } else if (pos === "out") {
         el("circle", { class: "dugout", cx: bx, cy: by, r: CHIP_R + 3 }, g);
+        label("OUT", { x: bx, y: by - CHIP_R - 8, class: "out-caption" }, g);
       } else {
         el("rect", { class: "bag", x: bx - 13, y: by - 13, width: 26, height: 26, rx: 3, transform: `rotate(45 ${bx} ${by})` }, g);
       }
@@ -129,12 +133,12 @@ export class TableDrawing {
     const slam = label("GRAND SLAM", { x: 0, y: -D - 26, class: "slam" }, group);
     label(`SEAT ${seat}`, { x: 0, y: D + 40, class: "seat-name" }, group);
     const cards = el("g", { class: "seat-cards", transform: `translate(0 ${D + 54})` }, group);
-    const badge = label("", { x: D + 18, y: D + 14, class: "badge" }, group);
+    const badge = label("", { x: 0, y: D + 124, class: "badge" }, group);
     /** @type {Record<string, SVGElement>} */
     const amounts = {};
     for (const pos of POSITIONS) {
       const [bx, by] = SPOT[pos];
-      amounts[pos] = label("", { x: x + bx, y: y + by, class: `amount amount-${pos}` }, this.amountLayer ?? layer);
+      amounts[pos] = label("", { x: x + bx, y: y + by, class: `amount amount-${pos}` }, this.amountLayer);
     }
     return { group, bases, amounts, cards, badge, slam, puck };
   }
@@ -175,11 +179,11 @@ export class TableDrawing {
         const amount = standing.reduce((sum, w) => sum + (state.bet.wagers[w] ?? 0), 0);
         const [bx, by] = SPOT[pos];
         const text = view.amounts[pos];
-        text.textContent = standing.length ? (pos === "out" ? `OUT ${amount}` : String(amount)) : "";
+        text.textContent = standing.length ? String(amount) : "";
         const lift = pos === "out" ? 0 : (standing.length - 1) * CHIP_RISE;
         const [x, y] = seatCentre(seat);
-        text.setAttribute("y", String(pos === "out" ? y + by + CHIP_R + 18 : y + by - lift + 5));
-        text.setAttribute("x", String(x + bx));
+        text.setAttribute("x", (x + bx).toFixed(1));
+        text.setAttribute("y", (y + by - lift + 5).toFixed(1));
         standing.forEach((wager, i) => {
           seen.add(`${seat}:${wager}`);
           this.placeChip(seat, wager, pos, pos === "out" ? 0 : i);
@@ -197,6 +201,17 @@ export class TableDrawing {
         this.chips.delete(id);
       }
     }
+    // Restack once the chips have glided: moving a node in the DOM would cut its glide short.
+    clearTimeout(this.restackTimer);
+    this.restackTimer = window.setTimeout(() => this.restack(), 600);
+  }
+
+  /** Draw each stack's chips bottom first, so the top chip (with the amount) is on top. */
+  restack() {
+    const chips = [...this.chipLayer.children];
+    const level = (/** @type {Element} */ c) => Number(/** @type {SVGElement} */ (c).dataset.level);
+    const sorted = [...chips].sort((a, b) => level(a) - level(b));
+    if (sorted.some((c, i) => c !== chips[i])) this.chipLayer.append(...sorted);
   }
 
   /**
@@ -221,9 +236,7 @@ export class TableDrawing {
     chip.style.transform = `translate(${(x + bx).toFixed(1)}px, ${(y + by - level * CHIP_RISE).toFixed(1)}px)`;
     chip.classList.toggle("out", pos === "out");
     chip.classList.toggle("home", pos === "home");
-    // The lower a chip in its stack, the earlier it is drawn.
     chip.dataset.level = String(level);
-    if (level > 0 || chip.nextSibling) this.chipLayer.append(chip);
   }
 
   /**
