@@ -28,6 +28,7 @@ import uvicorn
 
 from controller.api.app import Runtime, create_app
 from controller.api.auth import Tokens, load_tokens
+from controller.api.live import LiveFeed
 from controller.config import Config
 from controller.engine.cards import Card, ShoeComposition
 from controller.journal import Journal
@@ -151,8 +152,10 @@ class Daemon:
             self.table = table
             reader = self._start_shoe(table)
             self._start_buttons()
+            live = LiveFeed()
             app = create_app(
                 Runtime(
+                    live=live,
                     table=table,
                     tokens=tokens,
                     sim=(SimShoeControls(self.sim_shoe, self._composition()) if self.sim_shoe else None),
@@ -181,6 +184,8 @@ class Daemon:
             self.notifier.ready(f"{mode} {self.config.table_id}: {table.prompt()}")
             await self.stopping.wait()
             self.notifier.stopping()
+            live.close_all()
+            await asyncio.sleep(0)  # let each screen's feed send its close
             server.should_exit = True
             for task in tasks:
                 task.cancel()

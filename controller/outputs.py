@@ -57,10 +57,24 @@ class LampOutput:
                 self.lamps.next_card(fx.seat, _BASES[fx.base])
             elif isinstance(fx, RoundVoided):
                 self.lamps.clear()
+        self._settle_blink(table)
         if table.blocked:
             self.lamps.fault()
         elif self.lamps.snapshot().fault:
             self.lamps.clear_fault()
+
+    def _settle_blink(self, table: Table) -> None:
+        """Only the base the engine awaits a card on may blink (a blind hand's card moves no
+        stack, and a settled round awaits none)."""
+        shown = self.lamps.snapshot()
+        wanted = self._snapshot(table).next_card
+        if shown.next_card is None or shown.next_card == wanted:
+            return
+        seat, base = shown.next_card
+        if shown.next_card in shown.wagers:
+            self.lamps.show_wager(seat, base)
+        else:
+            self.lamps.remove_wager(seat, base)
 
     def _snapshot(self, table: Table) -> LampSnapshot:
         state = table.state

@@ -409,13 +409,13 @@ def create_app(rt: Runtime) -> FastAPI:
         backlog, sub = rt.live.subscribe(rt.table, after)
         try:
             for message in backlog:
-                await ws.send_json(message)
+                await ws.send_text(message)
             while True:
                 live_message = await sub.queue.get()
-                if live_message is None:  # fell too far behind: reconnect with the last seq
-                    await ws.close(code=4408, reason="too far behind; reconnect with your last seq")
+                if live_message is None:  # too far behind, or the daemon is stopping: reconnect
+                    await ws.close(code=1012, reason="reconnect with your last seq")
                     return
-                await ws.send_json(live_message)
+                await ws.send_text(live_message)
         except (WebSocketDisconnect, RuntimeError):
             return
         finally:

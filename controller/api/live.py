@@ -10,6 +10,8 @@ cannot keep up is disconnected (it reconnects with its last seq and loses nothin
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +27,7 @@ QUEUE_LIMIT = 1000  # entries a screen may fall behind before it is told to reco
 
 class Subscriber:
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=QUEUE_LIMIT)
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         self.overflowed = False
 
 
@@ -45,9 +47,10 @@ class LiveFeed:
             return
         message = {**entry_message(entry), "live": True, "effects": [to_json(e) for e in effects]}
         message["state"] = self.describe(table)
+        text = json.dumps(message)  # encoded once, sent to every screen
         for sub in list(self.subscribers):
             try:
-                sub.queue.put_nowait(message)
+                sub.queue.put_nowait(text)
             except asyncio.QueueFull:
                 sub.overflowed = True
                 self.subscribers.discard(sub)
@@ -55,14 +58,21 @@ class LiveFeed:
                 sub.queue.put_nowait(None)
                 log.warning("a screen fell %d entries behind; asked it to reconnect", QUEUE_LIMIT)
 
-    def subscribe(self, table: Table, after: int) -> tuple[list[dict[str, Any]], Subscriber]:
+    def subscribe(self, table: Table, after: int) -> tuple[list[str], Subscriber]:
         """The backlog after `after` plus the current state, and a live subscription, atomically
         (this runs on the table's loop without awaiting, so no entry can slip in between)."""
-        backlog = [{**entry_message(e), "live": False} for e in table.journal.entries(after=after)]
-        backlog.append({"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)})
+        backlog = [json.dumps({**entry_message(e), "live": False}) for e in table.journal.entries(after=after)]
+        backlog.append(json.dumps({"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}))
         sub = Subscriber()
         self.subscribers.add(sub)
         return backlog, sub
+
+    def close_all(self) -> None:
+        """The daemon is stopping: every screen's feed ends cleanly (they reconnect later)."""
+        for sub in list(self.subscribers):
+            self.subscribers.discard(sub)
+            with contextlib.suppress(asyncio.QueueFull):
+                sub.queue.put_nowait(None)
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)

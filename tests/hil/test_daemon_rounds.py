@@ -91,7 +91,8 @@ def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pt
         "seat": 2,
         "cards": ["7C"],
     }  # the blind seat follows seat 1
-    # The cards went through the shoe's wire protocol: the journal has each with its shoe sequence.
+    # Round 3's last card went to the blind hand: nothing blinks once the round is settled.
+    assert daemon.get("/api/state")["devices"]["lamps"]["next_card"] is None
     meters = daemon.get("/api/meters")
     assert meters["rounds"] == 3 and meters["total_wagered"] == 25 + 20 + 22 + 25
 

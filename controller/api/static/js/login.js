@@ -9,6 +9,10 @@ import { errorText, login, logout, whoami } from "./api.js";
 
 /** @typedef {import("./api.js").Role} Role */
 
+// The form never submits itself (it is method="dialog", and this stops even that): a token typed
+// before a handler is listening must not end up in a URL or a history entry.
+document.getElementById("login-form")?.addEventListener("submit", (ev) => ev.preventDefault());
+
 /**
  * @param {HTMLElement} el
  * @returns {HTMLDialogElement}

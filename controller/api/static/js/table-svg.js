@@ -22,12 +22,15 @@ const POSITIONS = /** @type {const} */ (["first", "second", "third", "home", "ou
 
 /** Diamond half-size (centre to base) and chip geometry, in viewBox units. */
 const D = 48;
-const CHIP_R = 15;
+const CHIP_R = 17;
 const CHIP_RISE = 6;
 /** Where each position sits relative to the seat's diamond centre. */
 const SPOT = /** @type {Record<string, [number, number]>} */ ({
   first: [D, 0], second: [0, -D], third: [-D, 0], home: [0, D], out: [-D - 10, D + 14],
 });
+
+const VIEW_ALL = "0 0 1000 560";
+const VIEW_SEATS = "0 150 1000 400";
 
 /**
  * The centre of a seat's diamond on the arc: seat 1 at the right end.
@@ -75,7 +78,7 @@ export class TableDrawing {
   /** @param {SVGSVGElement} svg an empty <svg>; the drawing owns it */
   constructor(svg) {
     this.svg = svg;
-    svg.setAttribute("viewBox", "0 0 1000 560");
+    svg.setAttribute("viewBox", VIEW_ALL);
     svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
     svg.classList.add("table-drawing");
     /** @type {Map<string, SVGElement>} chips by "seat:wager" */
@@ -94,13 +97,26 @@ export class TableDrawing {
   }
 
   drawFelt() {
+    // A half-moon table: the dealer's straight edge at the top, the padded rail round the seats.
     const felt = el("g", { class: "felt", "aria-hidden": "true" }, this.svg);
-    el("path", { class: "rail", d: "M 20 120 A 720 720 0 0 0 980 120" }, felt);
-    el("path", { class: "print-line", d: "M 140 60 A 560 560 0 0 0 860 60" }, felt);
-    label("DEALER", { x: 500, y: 34, class: "dealer-mark" }, felt);
-    label("GRAND SLAM", { x: 500, y: 110, class: "felt-title" }, felt);
-    label("HOME PLATE PAYS 1 TO 1  \u00b7  A 4 ON FIRST BASE IS A GRAND SLAM", { x: 500, y: 140, class: "felt-rule" }, felt);
-    label("3 OUT INSURANCE PAYS 15 TO 1", { x: 500, y: 162, class: "felt-rule" }, felt);
+    el("path", { class: "table-bed", d: "M 10 20 L 990 20 L 990 364 A 850 850 0 0 1 10 364 Z" }, felt);
+    el("path", { class: "rail", d: "M 10 364 A 850 850 0 0 0 990 364" }, felt);
+    el("rect", { class: "tray", x: 380, y: 6, width: 240, height: 26, rx: 5 }, felt);
+    el("path", { class: "print-line", d: "M 60 110 A 560 560 0 0 0 940 110" }, felt);
+    label("DEALER", { x: 500, y: 56, class: "dealer-mark" }, felt);
+    label("GRAND SLAM", { x: 500, y: 118, class: "felt-title" }, felt);
+    label("HOME PLATE PAYS 1 TO 1  \u00b7  A 4 ON FIRST BASE IS A GRAND SLAM", { x: 500, y: 150, class: "felt-rule" }, felt);
+    label("3 OUT INSURANCE PAYS 15 TO 1", { x: 500, y: 172, class: "felt-rule" }, felt);
+    label("ROUND VOID: EVERY WAGER GOES BACK", { x: 500, y: 205, class: "void-mark" }, this.svg);
+  }
+
+  /**
+   * Crop the drawing to the seats (when it shares the screen with the wager panel), or show all.
+   * @param {boolean} compact
+   */
+  setCompact(compact) {
+    this.svg.setAttribute("viewBox", compact ? VIEW_SEATS : VIEW_ALL);
+    this.svg.classList.toggle("compact", compact);
   }
 
   /**
@@ -158,6 +174,7 @@ export class TableDrawing {
       this.chips.clear();
       this.betsKey = key;
     }
+    this.svg.classList.toggle("void", engine?.phase === "void");
     const target = extras.target && extras.target.seat ? extras.target : null;
     const nets = new Map((extras.payouts ?? []).map((p) => [p.seat, p.net]));
     /** @type {Set<string>} */

@@ -20,6 +20,8 @@ export function describeEntry(entry) {
     case "round-open":
       return [roundOpened(entry.round, body), ...notices(effects)];
     case "card":
+      // Entries replayed after a (re)connect may come without their effects: say only the card.
+      if (!Array.isArray(entry.effects)) return [`${cardLabel(String(body.card ?? "?"))} read`];
       return cardLines(String(body.card ?? "?"), effects);
     case "fault":
       return [`STOP: ${body.message ?? body.code ?? "fault"}`];
@@ -38,6 +40,7 @@ export function describeEntry(entry) {
     case "shoe-reshuffled":
       return [`New shoe loaded (${body.by ?? "dealer"})`];
     case "login":
+      if (body.ok === false) return [`Login refused (wrong token${body.client ? ` from ${body.client}` : ""})`];
       return [`${capital(String(body.role ?? body.who ?? body.by ?? "someone"))} logged in`];
     default:
       return [`${entry.kind}`];
@@ -128,4 +131,26 @@ function capital(s) {
 export function clock(iso) {
   const d = iso ? new Date(iso) : null;
   return d && !Number.isNaN(d.getTime()) ? d.toLocaleTimeString([], { hour12: false }) : "";
+}
+
+/**
+ * Put `entry` at the top of the event log `list` (newest first, at most `max` lines).
+ * @param {HTMLElement} list an <ol>
+ * @param {Entry} entry
+ * @param {number} max
+ * @returns {string[]} the lines written
+ */
+export function logEntry(list, entry, max) {
+  const lines = describeEntry(entry);
+  for (const line of [...lines].reverse()) {
+    const item = document.createElement("li");
+    item.dataset.seq = String(entry.seq);
+    item.dataset.kind = entry.kind;
+    const time = document.createElement("time");
+    time.textContent = clock(entry.at);
+    item.append(time, document.createTextNode(` ${line}`));
+    list.prepend(item);
+  }
+  while (list.children.length > max) list.lastElementChild?.remove();
+  return lines;
 }

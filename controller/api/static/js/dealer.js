@@ -1,0 +1,397 @@
+/**
+ * The dealer-assist screen: the table as drawn on the felt, the one instruction to follow, the
+ * card just read, the payouts, the last events; opening a round; confirm (Enter or Space);
+ * faults taking over the screen until a supervisor clears them. Everything shown is drawn from
+ * the table's state (GET /api/state, then the WebSocket), never worked out here.
+ */
+import { errorText, get, logout, onAuthLost, post } from "./api.js";
+import { cardElement, cardLabel } from "./cards.js";
+import { LINK_TEXT, LiveFeed } from "./live.js";
+import { requireLogin } from "./login.js";
+import { TableDrawing } from "./table-svg.js";
+import { logEntry } from "./words.js";
+
+const SEATS = [1, 2, 3, 4, 5, 6, 7];
+const BETS = /** @type {const} */ (["first", "second", "third", "three_outs", "poker_bonus"]);
+const BET_LABELS = { first: "First", second: "Second", third: "Third", three_outs: "3 Outs", poker_bonus: "Poker bonus" };
+const BET_NAMES = { first: "first base", second: "second base", third: "third base", three_outs: "3 Outs insurance", poker_bonus: "poker bonus" };
+const LOG_LINES = 10;
+const NEED_ROLE = "This screen needs the dealer's (or the supervisor's) token.";
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+const drawing = new TableDrawing(/** @type {SVGSVGElement} */ (/** @type {unknown} */ ($("table"))));
+/** @type {any} the last state drawn */
+let current = null;
+/** @type {LiveFeed | null} */
+let feed = null;
+/** @type {{card: string, words: string} | null} where the last card went, from its journal entry */
+let lastCardStory = null;
+/** @type {any} the body of the last round this screen opened, for "Same as last round" */
+let lastOpened = null;
+
+// --- drawing the state -------------------------------------------------------------------------
+
+/** @param {any} state the GET /api/state document */
+function render(state) {
+  current = state;
+  const simulated = Boolean(state.simulated) || Object.values(state.devices ?? {}).some((d) => d && d.simulated);
+  $("simulated-banner").hidden = !simulated;
+  document.body.classList.toggle("simulated", simulated);
+  $("draw-card").hidden = !state.simulated;
+  $("table-id").textContent = state.table ?? "Table";
+  $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
+  $("shoe-info").textContent = state.shoe ? `Shoe: ${state.shoe.remaining} cards left` : "";
+
+  setText($("prompt"), state.prompt ?? "");
+  const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
+  drawing.render(state.state, {
+    target: awaiting.kind === "card" ? awaiting.target : null,
+    payouts: state.payouts ?? [],
+  });
+  renderLastCard(state.last_card);
+  renderPayouts(state.payouts ?? []);
+  const betweenRounds = awaiting.kind === "round";
+  $("confirm").classList.toggle("attention", betweenRounds && /^(Pay|Take|.*shuffle)/i.test(state.prompt ?? ""));
+  $("wager-panel").hidden = !betweenRounds || Boolean(state.blocked);
+  drawing.setCompact(!$("wager-panel").hidden);
+  renderFaults(state.faults ?? [], Boolean(state.blocked));
+}
+
+/**
+ * Change text only when it changed, so screen readers announce only real changes.
+ * @param {HTMLElement} node
+ * @param {string} text
+ */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/** @param {string | null} card */
+function renderLastCard(card) {
+  const box = $("last-card");
+  if ((box.firstElementChild?.getAttribute("data-card") ?? null) !== card || !box.firstElementChild) {
+    box.replaceChildren(card ? cardElement(card, "big") : emptyCard());
+  }
+  const where = card && lastCardStory && lastCardStory.card === card ? lastCardStory.words : card ? cardLabel(card) : "None yet";
+  setText($("last-card-where"), where);
+}
+
+function emptyCard() {
+  const span = document.createElement("span");
+  span.className = "card big empty";
+  span.setAttribute("aria-label", "no card yet");
+  return span;
+}
+
+/** @param {Array<{seat: number, pay: number, collect: number, net: number}>} payouts */
+function renderPayouts(payouts) {
+  const body = /** @type {HTMLTableElement} */ ($("payouts")).tBodies[0];
+  body.replaceChildren(
+    ...payouts.map((p) => {
+      const row = document.createElement("tr");
+      row.dataset.seat = String(p.seat);
+      row.append(cell(`Seat ${p.seat}`, "seat"), cell(p.pay ? String(p.pay) : "\u2013", "pay"),
+        cell(p.collect ? String(p.collect) : "\u2013", "collect"),
+        cell(p.net > 0 ? `+${p.net}` : p.net < 0 ? `\u2212${-p.net}` : "0", `net ${p.net > 0 ? "win" : p.net < 0 ? "loss" : ""}`));
+      return row;
+    }),
+  );
+  $("payouts-empty").hidden = payouts.length > 0;
+  $("payouts").hidden = payouts.length === 0;
+  $("payouts-heading").textContent = payouts.length && current?.round ? `Payouts, round ${current.round}` : "Payouts";
+}
+
+/**
+ * @param {string} text
+ * @param {string} className
+ */
+function cell(text, className) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  td.className = className;
+  return td;
+}
+
+// --- faults take over the screen ---------------------------------------------------------------
+
+/**
+ * @param {any[]} faults
+ * @param {boolean} blocked
+ */
+function renderFaults(faults, blocked) {
+  const overlay = $("fault-overlay");
+  const show = faults.length > 0 || blocked;
+  const key = JSON.stringify(faults.map((f) => [f.id, f.acknowledged_by]));
+  if (overlay.dataset.key !== key) {
+    overlay.dataset.key = key;
+    $("fault-list").replaceChildren(...faults.map(faultBlock));
+    if (show && faults.length === 0) $("fault-list").append(paragraph("Play is stopped.", "fault-message"));
+  }
+  const wasHidden = overlay.hidden;
+  overlay.hidden = !show;
+  $("dealer-main").inert = show;
+  if (show && wasHidden) {
+    const first = /** @type {HTMLElement | null} */ (overlay.querySelector(".ack-action:not([disabled])"));
+    (first ?? /** @type {HTMLElement} */ (overlay.querySelector(".fault-box"))).focus();
+  }
+}
+
+/** @param {any} fault */
+function faultBlock(fault) {
+  const block = document.createElement("section");
+  block.className = "fault";
+  block.dataset.faultId = String(fault.id);
+  const title = document.createElement("h2");
+  title.textContent = fault.title;
+  block.append(title, paragraph(fault.message, "fault-message"));
+  if (fault.card) {
+    const held = document.createElement("div");
+    held.className = "fault-card";
+    held.append(cardElement(fault.card, "small"), document.createTextNode(` Card held: ${cardLabel(fault.card)}`));
+    block.append(held);
+  }
+  const status = paragraph(
+    fault.acknowledged_by ? `Acknowledged by ${fault.acknowledged_by}. Waiting for a supervisor.` : "Not acknowledged yet.",
+    "fault-status",
+  );
+  const ack = document.createElement("button");
+  ack.type = "button";
+  ack.className = "ack-action primary";
+  ack.textContent = fault.acknowledged_by ? "Acknowledged" : "Acknowledge";
+  ack.disabled = Boolean(fault.acknowledged_by);
+  ack.addEventListener("click", () => act(post(`/api/faults/${fault.id}/acknowledge`, {}), status));
+  block.append(status, ack);
+  return block;
+}
+
+/**
+ * @param {string} text
+ * @param {string} className
+ */
+function paragraph(text, className) {
+  const p = document.createElement("p");
+  p.className = className;
+  p.textContent = text;
+  return p;
+}
+
+// --- the event log -----------------------------------------------------------------------------
+
+/** @param {import("./live.js").Entry} entry */
+function onEntry(entry) {
+  const lines = logEntry($("event-log"), entry, LOG_LINES);
+  if (entry.kind === "card" && entry.body?.card) lastCardStory = { card: entry.body.card, words: lines[0] };
+  if (current) renderLastCard(current.last_card);
+}
+
+// --- actions -----------------------------------------------------------------------------------
+
+/**
+ * Run an API call; show its refusal in `where` (the server's words), clear it on success.
+ * @param {Promise<unknown>} call
+ * @param {HTMLElement} [where]
+ */
+async function act(call, where = $("action-error")) {
+  where.textContent = "";
+  try {
+    await call;
+    return true;
+  } catch (err) {
+    where.textContent = errorText(err);
+    where.classList.add("error");
+    return false;
+  }
+}
+
+function confirm() {
+  act(post("/api/confirm", {}));
+}
+
+/** Build the wager grid once: a row per bet, a column per seat, seat 7 on the left as on the felt. */
+function buildWagerRows() {
+  const order = [...SEATS].reverse();
+  const head = document.createElement("tr");
+  head.append(document.createElement("td"));
+  for (const seat of order) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.dataset.seat = String(seat);
+    th.textContent = `Seat ${seat}`;
+    head.append(th);
+  }
+  $("wager-seats").replaceChildren(head);
+  const rows = BETS.map((bet) => {
+    const row = document.createElement("tr");
+    const name = document.createElement("th");
+    name.scope = "row";
+    name.textContent = BET_LABELS[bet];
+    row.append(name);
+    for (const seat of order) {
+      const td = document.createElement("td");
+      const input = document.createElement("input");
+      input.type = "text";
+      input.inputMode = "numeric";
+      input.autocomplete = "off";
+      input.pattern = "[0-9]*";
+      input.dataset.seat = String(seat);
+      input.dataset.bet = bet;
+      input.setAttribute("aria-label", `Seat ${seat} ${BET_NAMES[bet]}`);
+      td.append(input);
+      row.append(td);
+    }
+    return row;
+  });
+  $("wager-rows").replaceChildren(...rows);
+}
+
+/** @returns {NodeListOf<HTMLInputElement>} */
+const wagerInputs = () => document.querySelectorAll("#wager-rows input[data-bet]");
+
+/**
+ * The POST /api/rounds body from the form, or an error naming the seat and the field.
+ * @returns {{body: any} | {error: string, seat: number}}
+ */
+function readWagers() {
+  /** @type {Map<number, {seat: number, wagers: Record<string, number>, side_bets: Record<string, number>}>} */
+  const seats = new Map();
+  for (const input of wagerInputs()) {
+    const seat = Number(input.dataset.seat);
+    const bet = /** @type {typeof BETS[number]} */ (input.dataset.bet);
+    const text = input.value.trim();
+    if (!text) continue;
+    if (!/^\d+$/.test(text)) return { error: `Seat ${seat} ${BET_NAMES[bet]}: a whole number of chips`, seat };
+    const amount = Number(text);
+    if (amount === 0) continue;
+    const entry = seats.get(seat) ?? { seat, wagers: {}, side_bets: {} };
+    if (bet === "three_outs" || bet === "poker_bonus") entry.side_bets[bet] = amount;
+    else entry.wagers[bet] = amount;
+    seats.set(seat, entry);
+  }
+  if (seats.size === 0) return { error: "No wagers: type at least one seat's first-base wager", seat: 0 };
+  const blind = /** @type {HTMLSelectElement} */ ($("blind-seat")).value;
+  return { body: { seats: [...seats.values()].sort((a, b) => a.seat - b.seat), blind_seat: blind ? Number(blind) : null } };
+}
+
+/** @param {SubmitEvent} ev */
+async function openRound(ev) {
+  ev.preventDefault();
+  const error = $("wager-error");
+  const read = readWagers();
+  markRefusedSeat(0);
+  if ("error" in read) {
+    error.textContent = read.error;
+    markRefusedSeat(read.seat);
+    return;
+  }
+  const button = /** @type {HTMLButtonElement} */ ($("open-round"));
+  button.disabled = true;
+  const ok = await act(post("/api/rounds", read.body), error);
+  button.disabled = false;
+  if (ok) {
+    lastOpened = read.body;
+    clearWagers();
+  } else {
+    const seat = /seat (\d)/i.exec(error.textContent ?? "");
+    markRefusedSeat(seat ? Number(seat[1]) : 0);
+  }
+}
+
+/** @param {number} seat the seat whose column to mark as refused (0: none) */
+function markRefusedSeat(seat) {
+  document.querySelectorAll("#wager-panel [data-seat]").forEach((node) => {
+    node.classList.toggle("refused", Number(/** @type {HTMLElement} */ (node).dataset.seat) === seat);
+  });
+}
+
+function clearWagers() {
+  wagerInputs().forEach((input) => (input.value = ""));
+  /** @type {HTMLSelectElement} */ ($("blind-seat")).value = "";
+  $("wager-error").textContent = "";
+  markRefusedSeat(0);
+}
+
+/** Fill the form with the last round's wagers (this screen's, else the table's last round). */
+function repeatWagers() {
+  const seats = lastOpened?.seats ?? (current?.state?.seats ?? []).map((/** @type {any} */ s) => s.bet);
+  clearWagers();
+  for (const bet of seats) {
+    for (const [name, amount] of Object.entries({ ...bet.wagers, ...(bet.side_bets ?? {}) })) {
+      const input = /** @type {HTMLInputElement | null} */ (document.querySelector(`#wager-rows input[data-seat="${bet.seat}"][data-bet="${name}"]`));
+      if (input) input.value = String(amount);
+    }
+  }
+  const blind = lastOpened ? lastOpened.blind_seat : current?.state?.blind_seat;
+  /** @type {HTMLSelectElement} */ ($("blind-seat")).value = blind ? String(blind) : "";
+}
+
+/**
+ * Enter or Space confirms, unless the person is typing in a field, on a button, or a dialog is up.
+ * @param {KeyboardEvent} ev
+ */
+function onKey(ev) {
+  if (ev.key !== "Enter" && ev.key !== " ") return;
+  if (ev.repeat || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+  const target = /** @type {HTMLElement} */ (ev.target);
+  if (target.closest("input, select, textarea, button, a, dialog, form")) return;
+  if (!$("fault-overlay").hidden || /** @type {HTMLDialogElement} */ ($("login")).open) return;
+  ev.preventDefault();
+  confirm();
+}
+
+// --- start -------------------------------------------------------------------------------------
+
+/** @type {Promise<void> | null} */
+let signingIn = null;
+
+/** Log in (once, however many things noticed the session is gone), then go live. */
+function signIn() {
+  signingIn ??= goLive().finally(() => (signingIn = null));
+  return signingIn;
+}
+
+async function goLive() {
+  feed?.stop();
+  await requireLogin(["dealer", "supervisor"], NEED_ROLE);
+  const seq = current?.journal_seq ?? 0;
+  // One feed for the page's life: after a new login it resumes from the last entry it showed.
+  feed ??= new LiveFeed(
+    {
+      onState: render,
+      onEntry,
+      onStatus: (status) => {
+        const link = $("connection");
+        link.dataset.status = status;
+        link.textContent = LINK_TEXT[status];
+      },
+      onSignedOut: () => void signIn(),
+    },
+    // Ask for the last few entries again so the event log starts filled.
+    Math.max(0, seq - LOG_LINES),
+  );
+  feed.start();
+}
+
+function main() {
+  buildWagerRows();
+  $("confirm").addEventListener("click", confirm);
+  $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 })));
+  $("wager-panel").addEventListener("submit", openRound);
+  $("clear-wagers").addEventListener("click", clearWagers);
+  $("repeat-wagers").addEventListener("click", repeatWagers);
+  $("logout").addEventListener("click", async () => {
+    feed?.stop();
+    await logout().catch(() => undefined);
+    void signIn();
+  });
+  document.addEventListener("keydown", onKey);
+  onAuthLost(() => void signIn());
+  // Draw the table at once (reads need no login), then log in for live updates and actions.
+  get("/api/state")
+    .then(render)
+    .catch((err) => setText($("prompt"), errorText(err)))
+    .finally(() => void signIn());
+}
+
+main();
