@@ -47,7 +47,7 @@ class LiveFeed:
             return
         message = {**entry_message(entry), "live": True, "effects": [to_json(e) for e in effects]}
         message["state"] = self.describe(table)
-        text = json.dumps(message)  # encoded once, sent to every screen
+        text = _encode(message)  # encoded once, sent to every screen
         for sub in list(self.subscribers):
             try:
                 sub.queue.put_nowait(text)
@@ -61,8 +61,8 @@ class LiveFeed:
     def subscribe(self, table: Table, after: int) -> tuple[list[str], Subscriber]:
         """The backlog after `after` plus the current state, and a live subscription, atomically
         (this runs on the table's loop without awaiting, so no entry can slip in between)."""
-        backlog = [json.dumps({**entry_message(e), "live": False}) for e in table.journal.entries(after=after)]
-        backlog.append(json.dumps({"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}))
+        backlog = [_encode({**entry_message(e), "live": False}) for e in table.journal.entries(after=after)]
+        backlog.append(_encode({"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}))
         sub = Subscriber()
         self.subscribers.add(sub)
         return backlog, sub
@@ -76,6 +76,10 @@ class LiveFeed:
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
+
+
+def _encode(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"))
 
 
 def entry_message(entry: Entry) -> dict[str, Any]:
