@@ -178,7 +178,6 @@ class Table:
         self.round_no: int | None = None
         self.meters = Meters()
         self.last_card: str | None = None
-        self.last_effects: tuple[Effect, ...] = ()
         self.shoe_link: dict[str, int] | None = None  # last (session, seq) delivered by the shoe
         self.notice: str | None = None  # from the engine (a puck to remove, a dead card) until the next card
         self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
@@ -428,7 +427,6 @@ class Table:
         elif entry.kind == "shoe-event":
             self.shuffle_due = body["event"]
             self._note_shoe_link(body)
-        self.last_effects = effects
         return effects
 
     def _note_shoe_link(self, body: Mapping[str, Any]) -> None:
