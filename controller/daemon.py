@@ -161,7 +161,7 @@ class Daemon:
                     sim=(SimShoeControls(self.sim_shoe, self._composition()) if self.sim_shoe else None),
                     sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
                     device_views=self._device_views(reader),
-                    config_view={**dataclasses.asdict(self.config), "simulated": self.simulated},
+                    config_view=self._config_in_force(),
                 )
             )
             server = await self._start_http(app)
@@ -249,6 +249,15 @@ class Daemon:
         self._closers.append(reader.stop)
         table.device_status("shoe", {"url": url, "simulated": self.sim_shoe is not None, "state": "connecting"})
         return reader
+
+    def _config_in_force(self) -> dict[str, Any]:
+        """The configuration as this daemon runs it: the file's values with the command line's
+        overrides (--http, --state-dir) applied. Tokens are never part of it."""
+        view = dataclasses.asdict(self.config)
+        view["http"] = {"host": self.host, "port": self.port}
+        view["state_dir"] = str(self.state_dir)
+        view["simulated"] = self.simulated
+        return view
 
     def _composition(self) -> ShoeComposition:
         assert self.table is not None

@@ -437,6 +437,7 @@ class Table:
             self.shoe_link = {"session": source["session"], "seq": source["seq"]}
 
     def _deal(self, entry: Entry, card: Card, *, confirmed: bool = False) -> tuple[Effect, ...]:
+        self.last_card = str(card)  # a held card dealt now, or the supervisor's replacement
         if not confirmed:
             try:
                 self.shoe.check(card)

@@ -191,7 +191,8 @@ def create_app(rt: Runtime) -> FastAPI:
 
     @app.get("/api/whoami")
     async def whoami(request: Request) -> dict[str, Any]:
-        return {"role": role(request, "dealer")}
+        """The session's role, or null before login (a question, not a refusal: no 401 here)."""
+        return {"role": rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))}
 
     # -- reads ------------------------------------------------------------------------------------
 

@@ -12,8 +12,8 @@ from typing import Any
 from controller.engine.base import Game, RuleError
 
 #: Game id -> (module, attribute) of its state machine. Games not yet built are listed in PLANNED.
-GAMES = {"grand-slam": ("controller.engine.grand_slam", "GAME")}
-PLANNED = ("jokers-22", "baseball-poker")
+GAMES = {"grand-slam": ("controller.engine.grand_slam", "GAME"), "jokers-22": ("controller.engine.jokers22", "GAME")}
+PLANNED = ("baseball-poker",)
 
 
 def get_game(name: object) -> Game[Any]:

@@ -1,0 +1,1 @@
+"""Browser tests of the dealer and supervisor screens (Playwright, Debian's Chromium)."""

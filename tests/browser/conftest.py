@@ -1,0 +1,279 @@
+"""Browser rig: `tablectl run --sim` as a real process on a free 127.0.0.1 port, and Debian's
+Chromium driven by Playwright (Python). Every page a test opens is watched for console errors,
+uncaught exceptions and Content-Security-Policy violations, and is photographed full-page into
+tests/artifacts/ when the test ends (pass or fail).
+
+The daemon part repeats the few lines of tests/hil/conftest.py it needs rather than importing
+them: with pytest's importlib mode a conftest is not an importable module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, sync_playwright
+
+DEALER = "browser-dealer-token-0123456789"
+SUPERVISOR = "browser-supervisor-token-0123456789"
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+DOCS_SHOTS = ARTIFACTS / "docs"  # one shot of each screen, for the README (copied to docs/)
+VIEWPORT: ViewportSize = {"width": 1280, "height": 800}  # the dealer's tablet
+
+# small-gpio (hardware/pins.toml): one GPIO per lamp, so a lamp's history is one mock pin's history.
+CONFIG = """
+[table]
+id = "BROWSER-1"
+[indicators]
+pin_map = "small-gpio"
+"""
+
+# Flags that keep Chromium from reaching anything but 127.0.0.1 and from touching the profile.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Daemon:
+    """One `tablectl run --sim` process, stopped by SIGTERM to its PID."""
+
+    def __init__(self, workdir: Path, config: str = CONFIG) -> None:
+        self.workdir = workdir
+        self.config = workdir / "table.toml"
+        self.config.write_text(config)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.logfile = workdir / "daemon.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> None:
+        env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
+        env.pop("NOTIFY_SOCKET", None)
+        with open(self.logfile, "wb") as log:
+            self.proc = subprocess.Popen(
+                [
+                    *TABLECTL,
+                    "run",
+                    "--sim",
+                    "--config",
+                    str(self.config),
+                    "--state-dir",
+                    str(self.workdir / "state"),
+                    "--http",
+                    f"127.0.0.1:{self.port}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the daemon exited with {self.proc.returncode}: {self.log()}")
+            try:
+                self.get("/api/health", timeout=1)
+                return
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.05)
+        raise AssertionError(f"the daemon did not answer within {timeout} s: {self.log()}")
+
+    def log(self) -> str:
+        return self.logfile.read_text(errors="replace")[-3000:]
+
+    def stop(self) -> int:
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else 0
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("the daemon did not stop on SIGTERM within 15 s") from None
+
+    def get(self, path: str, token: str | None = None, timeout: float = 5.0) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        request = urllib.request.Request(f"{self.url}{path}", headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return json.loads(r.read())
+
+    def post(self, path: str, body: dict[str, Any], token: str = DEALER, timeout: float = 10.0) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    def wait_for(self, what: str, check: Any, timeout: float = 10.0, path: str = "/api/state") -> Any:
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            last = self.get(path)
+            if check(last):
+                return last
+            time.sleep(0.02)
+        raise AssertionError(f"timed out waiting for {what}; last answer: {str(last)[:300]}")
+
+
+@dataclass
+class Watched:
+    """A page and what went wrong on it: console errors, uncaught exceptions, CSP violations."""
+
+    page: Page
+    name: str
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    csp_violations: list[str] = field(default_factory=list)
+    # Console lines a test expects (e.g. the 401 of a wrong token): regexes matched against them.
+    expected: list[str] = field(default_factory=list)
+
+    def unexpected(self) -> list[str]:
+        errors = [e for e in self.console_errors if not any(re.search(p, e) for p in self.expected)]
+        return errors + [f"uncaught: {e}" for e in self.page_errors] + [f"CSP: {v}" for v in self.csp_violations]
+
+
+# Added before the page's own scripts run (an init script is not subject to the page's CSP); each
+# violation the browser reports to the page is passed on to the test.
+CSP_WATCH = """
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.reportCspViolation(`${e.violatedDirective} blocked ${e.blockedURI} (${e.sourceFile}:${e.lineNumber})`);
+});
+"""
+
+# Chromium logs every HTTP error answer to a fetch as a console error. A screen asks who it is
+# before anyone has logged in, and that 401 is how it learns to show the login form.
+NOT_LOGGED_IN_YET = r"status of 401 .*/api/whoami"  # older daemons answered 401 before login
+
+
+class Screens:
+    """Opens the dealer and supervisor screens in their own browser contexts (own cookies)."""
+
+    def __init__(self, browser: Browser, daemon: Daemon, test_name: str) -> None:
+        self.browser = browser
+        self.daemon = daemon
+        self.test_name = test_name
+        self.opened: list[Watched] = []
+
+    def open(self, path: str, name: str) -> Watched:
+        context = self.browser.new_context(viewport=VIEWPORT, accept_downloads=False)
+        context.set_default_timeout(10_000)
+        page = context.new_page()
+        watched = Watched(page, name, expected=[NOT_LOGGED_IN_YET])
+
+        def on_console(msg: ConsoleMessage) -> None:
+            if msg.type == "error":
+                where = msg.location.get("url", "")
+                watched.console_errors.append(f"{msg.text} [{where}]")
+
+        def on_csp_violation(report: str) -> None:
+            watched.csp_violations.append(report)
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda exc: watched.page_errors.append(str(exc)))
+        page.expose_function("reportCspViolation", on_csp_violation)
+        page.add_init_script(CSP_WATCH)
+        page.goto(f"{self.daemon.url}{path}")
+        self.opened.append(watched)
+        return watched
+
+    def login(self, watched: Watched, token: str) -> None:
+        """Log in through the screen's own form, as a person would."""
+        page = watched.page
+        page.locator("#login").wait_for(state="visible")
+        page.fill("#token", token)
+        page.locator("#login-form button[type=submit]").click()
+        page.locator("#login").wait_for(state="hidden")
+        page.locator('#connection[data-status="live"]').wait_for()
+
+    def keep_for_docs(self, watched: Watched, name: str, scroll_to: str | None = None) -> None:
+        """A 1280x800 shot of the screen as it stands, for docs/ (the lead copies it there)."""
+        if scroll_to:
+            watched.page.locator(scroll_to).scroll_into_view_if_needed()
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        watched.page.screenshot(path=str(DOCS_SHOTS / f"{name}.png"), animations="disabled")
+
+    def photograph(self) -> None:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for watched in self.opened:
+            watched.page.screenshot(
+                path=str(ARTIFACTS / f"{self.test_name}-{watched.name}.png"), full_page=True, animations="disabled"
+            )
+
+    def close(self) -> None:
+        for watched in self.opened:
+            watched.page.context.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        message = (
+            f"{CHROMIUM} is missing: install Debian's package `chromium` (apt-get install chromium); "
+            "the browser tests never download a browser"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    d = Daemon(tmp_path)
+    d.start()
+    try:
+        yield d
+    finally:
+        code = d.stop()
+    assert code == 0, d.log()
+
+
+@pytest.fixture
+def screens(browser: Browser, daemon: Daemon, request: pytest.FixtureRequest) -> Iterator[Screens]:
+    """The screens a test opens: photographed when the test ends (passed or failed), then checked
+    for console errors, uncaught exceptions and CSP violations."""
+    opened = Screens(browser, daemon, request.node.name)
+    try:
+        yield opened
+        opened.photograph()
+        problems = {w.name: w.unexpected() for w in opened.opened if w.unexpected()}
+        assert not problems, f"errors on the screens: {problems}"
+    finally:
+        opened.close()
