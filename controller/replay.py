@@ -65,6 +65,7 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
                         f"but the round file gives only {len(round_in.cards)}",
                         field="cards",
                         seat=_seat_of(awaiting.target),
+                        place=_place_of(awaiting.target),
                     )
                 card = round_in.cards[used]
                 try:
@@ -79,6 +80,7 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
                         f"the round needs a decision by {describe(awaiting.who)} but the round file has no more",
                         field="decisions",
                         seat=_seat_of(awaiting.who),
+                        place=_place_of(awaiting.who),
                     )
                 event, card = round_in.decisions[decided], None
                 decided += 1
@@ -93,14 +95,20 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
 def describe(target: Mapping[str, Any]) -> str:
     """Where a card goes or who decides, in words: "seat 3, second base"."""
     parts = []
+    if target.get("banker"):
+        parts.append("the banker")
     if "seat" in target:
         parts.append(f"seat {target['seat']}" + (" (blind hand)" if target.get("blind") else ""))
     if "spot" in target:
         parts.append(f"spot {target['spot']}")
     if "base" in target:
         parts.append(f"{target['base']} base")
-    parts.extend(f"{k} {v}" for k, v in target.items() if k not in ("seat", "spot", "base", "blind"))
+    parts.extend(f"{k} {v}" for k, v in target.items() if k not in ("seat", "spot", "base", "blind", "banker"))
     return ", ".join(parts) or "the table"
+
+
+def _place_of(target: Mapping[str, Any]) -> str:
+    return "spot" if "spot" in target and "seat" not in target else "seat"
 
 
 def _seat_of(target: Mapping[str, Any]) -> int | None:

@@ -32,11 +32,11 @@ JSON = Any  # the values json.loads gives: dict, list, str, int, bool, None
 class RuleError(ValueError):
     """An input the rules refuse. `str()` is one line: the field, the seat and the rule."""
 
-    def __init__(self, rule: str, *, field: str = "", seat: int | None = None) -> None:
+    def __init__(self, rule: str, *, field: str = "", seat: int | None = None, place: str = "seat") -> None:
         self.rule = rule
         self.field = field
-        self.seat = seat
-        parts = [p for p in (field, f"seat {seat}" if seat is not None else "") if p]
+        self.seat = seat  # the seat, or the spot when `place` is "spot"
+        parts = [p for p in (field, f"{place} {seat}" if seat is not None else "") if p]
         super().__init__(": ".join([*parts, rule]))
 
 

@@ -100,7 +100,6 @@ def _refused(doc: Any, tmp_path: Path) -> str:
             {"seats": [{"seat": 1, "wagers": {"first": "10"}}]},
             "seats[0].wagers.first: seat 1: the wager on first must be a whole number of chips, not '10'",
         ),
-        ({"game": "jokers-22"}, "game: jokers-22 is not built into this tablectl yet"),
         ({"game": "baseball-poker"}, "game: baseball-poker is not built into this tablectl yet"),
         ({"game": "blackjack"}, "game: unknown game 'blackjack'"),
     ],
