@@ -20,7 +20,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -396,17 +396,20 @@ class Daemon:
             await asyncio.sleep(self.demo_interval)
             if table.blocked or shoe is None:
                 continue
-            kind = table.awaiting.kind
+            awaiting = table.awaiting
             try:
-                if kind == "round" and shoe.cards_left < DEMO_RESHUFFLE_BELOW:
+                if awaiting.kind == "round" and shoe.cards_left < DEMO_RESHUFFLE_BELOW:
                     fresh = list(self._composition().cards())
                     rng.shuffle(fresh)
                     await asyncio.to_thread(shoe.reload, fresh)
                     table.shoe_reshuffled(by="demo-dealer")
-                elif kind == "round":
-                    table.open_round(_demo_wagers(rng), by="demo-dealer")
-                elif kind == "card":
+                elif awaiting.kind == "round":
+                    opening = _demo_spots(rng) if table.game_name == "jokers-22" else _demo_wagers(rng)
+                    table.open_round(opening, by="demo-dealer")
+                elif awaiting.kind == "card":
                     await asyncio.to_thread(shoe.draw, 1)
+                elif awaiting.kind == "decision":
+                    table.decide(_demo_choice(awaiting.who, awaiting.allowed), by="demo-player")
             except TableError as exc:
                 log.info("demo dealer: %s", exc)
 
@@ -430,6 +433,32 @@ def _demo_wagers(rng: random.Random) -> dict[str, Any]:
     if len(seats) == 1 and rng.random() < 0.5:
         blind = seats[0] + 1 if seats[0] < 7 else seats[0] - 1
     return {"seats": out, "blind_seat": blind}
+
+
+def _demo_spots(rng: random.Random) -> dict[str, Any]:
+    """A Jokers 22 opening: a banker's stake and one to four spots, some shared by two players."""
+    spots = sorted(rng.sample(range(1, 8), rng.randint(1, 4)))
+    out = []
+    for spot in spots:
+        wagers = [{"player": f"p{spot}", "amount": rng.choice([10, 25, 50])}]
+        if rng.random() < 0.3:
+            wagers.append({"player": f"q{spot}", "amount": rng.choice([5, 10])})
+        out.append({"spot": spot, "wagers": wagers})
+    return {"banker": {"stake": rng.choice([200, 500, 1000])}, "spots": out}
+
+
+def _demo_choice(who: Mapping[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
+    """A simple player: hit below 17, otherwise stand; match nothing, surrender nothing."""
+    total = str(who.get("total", ""))
+    digits = "".join(ch for ch in total if ch.isdigit())
+    value = int(digits) if digits else 21
+    for action in ("hit" if value < 17 else "stand", "stand", "decline", *allowed):
+        if action in allowed:
+            choice: dict[str, Any] = {"spot": who["spot"], "action": action}
+            if action in ("match", "decline", "surrender"):
+                choice["player"] = who.get("player")
+            return choice
+    return {"spot": who["spot"], "action": allowed[0]}
 
 
 def _display_dialect(name: str) -> str:

@@ -20,6 +20,8 @@ from drivers.pins import Base
 
 log = logging.getLogger(__name__)
 
+# The choices in 20 columns: "HIT STD DBL SPL SUR".
+_SHORT = {"hit": "HIT", "stand": "STD", "double": "DBL", "split": "SPL", "surrender": "SUR", "decline": "DECL"}
 _ORDINAL = {"first": "1ST BASE", "second": "2ND BASE", "third": "3RD BASE"}
 _BASES = {"first": Base.FIRST, "second": Base.SECOND, "third": Base.THIRD, "home": Base.HOME}
 
@@ -36,7 +38,8 @@ class LampOutput:
         self.lamps.set_from_state(self._snapshot(table))
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
-        if entry.kind in ("round-open", "button"):
+        if entry.kind in ("round-open", "button") or table.game_name != "grand-slam":
+            # Games without bases show whose turn it is: every step is a whole picture.
             self.redrive(table)
             return
         for fx in effects:
@@ -77,6 +80,8 @@ class LampOutput:
             self.lamps.remove_wager(seat, base)
 
     def _snapshot(self, table: Table) -> LampSnapshot:
+        if table.game_name != "grand-slam":
+            return self._turn_snapshot(table)
         state = table.state
         wagers: set[tuple[int, Base]] = set()
         record = table.rounds.get(table.round_no) if table.round_no is not None else None
@@ -92,6 +97,17 @@ class LampOutput:
         awaiting = table.awaiting
         if awaiting.kind == "card" and awaiting.target.get("seat") in self.seats:
             nxt = (int(awaiting.target["seat"]), _BASES[str(awaiting.target["base"])])
+        return LampSnapshot(frozenset(wagers), nxt, table.blocked)
+
+    def _turn_snapshot(self, table: Table) -> LampSnapshot:
+        """Spots and hands (Jokers 22): a spot with wagers shows its first lamp steady; the lamp
+        of the spot whose turn it is (for a card or a decision) blinks."""
+        spots = getattr(table.state, "spots", ()) if getattr(table.state, "phase", None) == "dealing" else ()
+        wagers = {(spot.spot, Base.FIRST) for spot in spots if spot.spot in self.seats}
+        awaiting = table.awaiting
+        where = awaiting.target if awaiting.kind == "card" else awaiting.who
+        spot = where.get("spot")
+        nxt = (int(spot), Base.FIRST) if isinstance(spot, int) and spot in self.seats else None
         return LampSnapshot(frozenset(wagers), nxt, table.blocked)
 
 
@@ -115,17 +131,36 @@ class DisplayOutput:
             self.display.show_fault(f"{fault['title']}. {fault['message']}")
             return
         awaiting = table.awaiting
+        last = f"LAST {table.last_card}" if table.last_card else ""
         if awaiting.kind == "card":
             target = awaiting.target
-            where = _ORDINAL.get(str(target.get("base")), "")
-            last = f"LAST {table.last_card}" if table.last_card else ""
-            self.display.show(Frame(f"DEAL SEAT {target.get('seat')} {where}".strip(), last))
+            if target.get("banker"):
+                self.display.show(Frame("DEAL THE BANKER", last))
+            elif "spot" in target:
+                self.display.show(Frame(f"DEAL SPOT {target['spot']} HAND {target.get('hand', 1)}", last))
+            else:
+                where = _ORDINAL.get(str(target.get("base")), "")
+                self.display.show(Frame(f"DEAL SEAT {target.get('seat')} {where}".strip(), last))
+            return
+        if awaiting.kind == "decision":
+            who = awaiting.who
+            self.display.show(
+                Frame(
+                    f"SPOT {who.get('spot')} {str(who.get('player') or '').upper()}".strip(),
+                    " ".join(_SHORT.get(a, a.upper()) for a in awaiting.allowed),
+                )
+            )
             return
         record = table.rounds.get(table.round_no) if table.round_no is not None else None
         if record is not None and record.status == "settled" and not record.paid:
             pays = [p for p in table.payouts() if p["pay"]]
-            if len(pays) == 1:
+            if len(pays) == 1 and "player" not in pays[0]:
                 self.display.show_payout(pays[0]["seat"], pays[0]["pay"])
+            elif len(pays) == 1:  # a player at a spot: the name tells the dealer whose chips
+                first = pays[0]
+                self.display.show(
+                    Frame(f"PAY {first['player'].upper()} SPOT {first['spot']}", str(first["pay"]).rjust(20))
+                )
             elif pays:
                 first, rest = pays[0], pays[1:]
                 then = " ".join(f"S{p['seat']} {p['pay']}" for p in rest)

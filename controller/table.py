@@ -37,6 +37,7 @@ from controller.engine.base import (
 )
 from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
 from controller.journal import Entry, Journal
+from controller.replay import describe
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,10 @@ class Output(Protocol):
         """Show what one journaled entry changed."""
 
 
+def _payee(pay: Mapping[str, Any]) -> str:
+    return f"{pay['player']} at spot {pay['spot']}" if "player" in pay else f"seat {pay['seat']}"
+
+
 class Table:
     """The table's state, rebuilt from `journal` at start and kept by journaling every input."""
 
@@ -168,10 +173,11 @@ class Table:
         self.table_id = table_id
         self.simulated = simulated
         self.outputs: list[Output] = outputs or []
-        # The configured rules are checked now (as the engine would at the first round) and
-        # give the shoe its composition.
         self.state: Any = self.game.initial()
-        self.shoe = ShoeTracker(self.game.shoe(self._open_event({"seats": []})))
+        try:  # the configured rules are checked now, not at the first round
+            self.shoe = ShoeTracker(self.game.shoe_for_rules(self.rules_doc))
+        except RuleError as exc:
+            raise TableError(str(exc)) from None
         self.faults: dict[int, Fault] = {}
         self.held: list[tuple[int, Card]] = []  # (journal seq, card) waiting for a fault to clear
         self.rounds: dict[int, RoundRecord] = {}
@@ -219,13 +225,17 @@ class Table:
         awaiting = self.awaiting
         if awaiting.kind == "card":
             t = awaiting.target
-            seat = f"seat {t['seat']}" + (" (blind hand, face down)" if t.get("blind") else "")
-            return f"Deal to {seat}, {t['base']} base" if "base" in t else f"Deal to {seat}"
+            if "seat" in t and "base" in t:
+                seat = f"seat {t['seat']}" + (" (blind hand, face down)" if t.get("blind") else "")
+                return f"Deal to {seat}, {t['base']} base"
+            return f"Deal to {describe(t)}"
+        if awaiting.kind == "decision":
+            return f"{describe(awaiting.who).capitalize()}: {' or '.join(awaiting.allowed)}?"
         record = self.rounds.get(self.round_no) if self.round_no is not None else None
         if record is not None and record.status == "settled" and not record.paid:
-            pays = self.payouts()
+            pays = [p for p in self.payouts() if p["pay"]]
             if pays:
-                return "Pay " + ", ".join(f"seat {p['seat']}: {p['pay']}" for p in pays if p["pay"])
+                return "Pay " + ", ".join(f"{_payee(p)}: {p['pay']}" for p in pays)
             return "Take the losing wagers; open the next round"
         if self.shuffle_due:
             return f"{self.shuffle_due}: shuffle, load a new shoe, then press confirm"
@@ -280,6 +290,20 @@ class Table:
         number = (max(self.rounds) if self.rounds else 0) + 1
         self._commit("round-open", {"event": to_json(event), "by": by}, number)
         return number
+
+    def decide(self, body: Mapping[str, Any], by: str) -> Entry:
+        """A player's choice (Jokers 22: hit, stand, double, split, surrender, match, decline), in
+        the form a round file writes it. The engine is asked first: a refusal leaves no trace."""
+        if self.faults:
+            raise TableError(f"play is stopped: {self.prompt()}")
+        if self.awaiting.kind != "decision":
+            raise TableError(f"round {self.round_no} needs no decision now: {self.prompt()}")
+        try:
+            event = self.game.parse_decision(body, "decision")
+            self.game.apply(self.state, event)
+        except RuleError as exc:
+            raise TableError(str(exc)) from None
+        return self._commit("decision", {"event": to_json(event), "by": by}, self.round_no)
 
     def card(self, card: Card, source: Mapping[str, JSON]) -> Entry:
         """A card came out of the shoe (`source` says from where: the shoe's session and seq,
@@ -405,6 +429,9 @@ class Table:
                 self.held.append((entry.seq, card))
             else:
                 effects = self._deal(entry, card)
+        elif entry.kind == "decision":
+            effects = self._engine(event_from_json(body["event"]))
+            self._take_notice(effects)
         elif entry.kind == "fault":
             self._latch(entry, body["code"], body["message"], body.get("card"))
             self._note_shoe_link(body)
@@ -534,22 +561,18 @@ class Table:
         return self._engine(VoidRound(by=by, reason=reason))
 
     def _open_event(self, body: Mapping[str, Any]) -> Event:
+        """The opening event for `body`: a round file's opening keys (Grand Slam: seats and
+        blind_seat; Jokers 22: banker and spots) with the table's rules and no cards yet."""
         if not isinstance(body, Mapping):
-            raise TableError("the round is an object with seats and blind_seat")
-        unknown = sorted(set(body) - {"seats", "blind_seat"})
-        if unknown:
-            raise TableError(f"unknown key {unknown[0]!r}; a round is opened with seats and blind_seat")
-        doc = {
-            "game": self.game_name,
-            "rules": self.rules_doc,
-            "seats": body.get("seats", []),
-            "blind_seat": body.get("blind_seat"),
-            "cards": [],
-        }
+            raise TableError("the round is an object, as a round file opens one")
+        fixed = sorted({"game", "rules", "cards", "decisions"} & set(body))
+        if fixed:
+            raise TableError(f"unknown key {fixed[0]!r}: the table sets the game, its rules and the cards")
+        doc = {"game": self.game_name, "rules": self.rules_doc, **body, "cards": []}
         try:
             return self.game.parse_round_file(doc).open
         except RuleError as exc:
-            raise TableError(str(exc)) from None
+            raise TableError(str(exc).replace("round file: ", "", 1)) from None
 
     # -- recall ---------------------------------------------------------------------------------
 

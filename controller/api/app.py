@@ -20,20 +20,21 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from controller.api.auth import LoginLimiter, Role, Sessions, Tokens
 from controller.api.live import LiveFeed
 from controller.api.models import (
+    OPEN_BODIES,
     ClearFaultBody,
+    DecisionBody,
     LoginBody,
-    OpenRoundBody,
     SimDrawBody,
     SimFaultBody,
     SimShoeBody,
@@ -46,6 +47,8 @@ from controller.replay import describe, replay_steps
 from controller.table import RoundRecord, Table, TableError
 
 log = logging.getLogger(__name__)
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -297,10 +300,20 @@ def create_app(rt: Runtime) -> FastAPI:
     # -- the dealer's and the supervisor's actions ------------------------------------------------
 
     @app.post("/api/rounds", status_code=201)
-    async def open_round(body: OpenRoundBody, request: Request) -> dict[str, Any]:
+    async def open_round(request: Request) -> dict[str, Any]:
         who = role(request, "dealer")
-        number = table_call(lambda: rt.table.open_round(body.model_dump(), by=who))
+        model = OPEN_BODIES.get(rt.table.game_name)
+        if model is None:
+            raise ApiError(409, f"this tablectl cannot open a {rt.table.game_name} round yet")
+        body = await _validated(request, model)
+        number = table_call(lambda: rt.table.open_round(body.model_dump(exclude_none=True), by=who))
         return {"round": number}
+
+    @app.post("/api/decisions")
+    async def decide(body: DecisionBody, request: Request) -> dict[str, Any]:
+        who = role(request, "dealer")
+        entry = table_call(lambda: rt.table.decide(body.model_dump(exclude_none=True), by=who))
+        return {"journal_seq": entry.seq, "prompt": rt.table.prompt()}
 
     @app.post("/api/confirm")
     async def confirm(request: Request, body: WhoBody | None = None) -> dict[str, Any]:
@@ -453,7 +466,18 @@ async def _refuse_ws(ws: WebSocket, why: str) -> None:
         pass
 
 
-def _problem(error: dict[str, Any]) -> str:
+async def _validated(request: Request, model: type[ModelT]) -> ModelT:
+    """The request's JSON body checked against `model`; a 422 naming the field if it is wrong."""
+    try:
+        return model.model_validate_json(await request.body())
+    except ValidationError as exc:
+        errors = [
+            {**e, "loc": ("body", *e.get("loc", ()))} if e.get("type") != "json_invalid" else e for e in exc.errors()
+        ]
+        raise ApiError(422, "; ".join(_problem(e) for e in errors)) from None
+
+
+def _problem(error: Any) -> str:
     """One pydantic error as the field and the rule, in the words the rest of the API uses."""
     loc = tuple(error.get("loc", ()))
     kind = error.get("type", "")

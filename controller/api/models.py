@@ -61,3 +61,37 @@ class SimDrawBody(Body):
 class SimFaultBody(Body):
     fault: Literal["silent", "bad-crc", "slow", "garbage", "duplicate", "misread", "drop", "restore"]
     on: bool = True
+
+
+class WagerBody(Body):
+    player: Name
+    amount: StrictInt
+
+
+class SpotBody(Body):
+    spot: StrictInt
+    wagers: list[WagerBody] = Field(min_length=1, max_length=7)
+
+
+class BankerBody(Body):
+    stake: StrictInt
+    player: Name | None = None
+
+
+class Jokers22OpenBody(Body):
+    banker: BankerBody
+    spots: list[SpotBody] = Field(min_length=1, max_length=7)
+
+
+class DecisionBody(Body):
+    """A player's choice as a round file writes it: Jokers 22 names the spot (and the player for
+    surrender, match and decline)."""
+
+    spot: StrictInt | None = None
+    seat: StrictInt | None = None
+    action: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20)]
+    player: Name | None = None
+
+
+#: The body that opens a round, per game.
+OPEN_BODIES: dict[str, type[Body]] = {"grand-slam": OpenRoundBody, "jokers-22": Jokers22OpenBody}

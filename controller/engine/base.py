@@ -271,7 +271,9 @@ class Game(Protocol, Generic[S]):
     awaiting(s)            what the engine needs next (a round, a card for X, a decision by Y)
     settlement(s)          the settlement of a finished round in REPLAY.md form
     shoe(open)             the shoe a round opened by event `open` is dealt from (shoe tracker)
+    shoe_for_rules(doc)    the shoe the rule options `doc` (config) ask for; RuleError if they are bad
     parse_round_file(doc)  a REPLAY.md round file as a RoundInput, or RuleError
+    parse_decision(d, w)   one decision as a round file writes it (a player's choice), or RuleError
     round_file(s)          the round of state `s` as a round file (game recall)
     payouts(settlement)    per seat (or player): pay, collect, net, for the dealer
     bets(settlement)       (bet type, wagered, paid) for every bet, for the meters
@@ -290,7 +292,11 @@ class Game(Protocol, Generic[S]):
 
     def shoe(self, open_event: Event) -> ShoeComposition: ...
 
+    def shoe_for_rules(self, doc: Mapping[str, Any]) -> ShoeComposition: ...
+
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput: ...
+
+    def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event: ...
 
     def round_file(self, state: S) -> dict[str, JSON]: ...
 

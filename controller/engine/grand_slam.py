@@ -547,6 +547,12 @@ class GrandSlam:
             "cards": [str(c) for c in state.dealt],
         }
 
+    def shoe_for_rules(self, doc: Mapping[str, Any]) -> ShoeComposition:
+        return parse_rules(doc).shoe
+
+    def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
+        raise RuleError("Grand Slam has no player decisions: the cards decide everything", field=where)
+
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
         """Read a round file into its opening event and its cards; RuleError names what is wrong."""
         _only_keys(doc, {"game", "rules", "seats", "blind_seat", "cards"}, "round file")

@@ -1008,6 +1008,12 @@ class Jokers22:
             ],
         }
 
+    def shoe_for_rules(self, doc: Mapping[str, Any]) -> ShoeComposition:
+        return parse_rules(doc).shoe
+
+    def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
+        return _parse_decision(doc, where)
+
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
         """Read a round file into its opening event, cards and decisions; RuleError names what is wrong."""
         _only_keys(doc, {"game", "rules", "banker", "spots", "cards", "decisions"}, "round file")

@@ -144,7 +144,7 @@ def test_a_fault_blocks_play_until_a_supervisor_clears_it_with_a_reason(client: 
     cleared = client.post(url, json={"action": "replace", "reason": "shoe read a joker; card is 5H", "card": "5H"}, headers=auth(SUPERVISOR))
     assert cleared.status_code == 200
     assert client.get("/api/health").json()["status"] == "ok"
-    assert client.get("/api/state").json()["last_card"] == "JK"
+    assert client.get("/api/state").json()["last_card"] == "5H"  # the card in play is the replacement
     assert client.get("/api/rounds/1").json()["cards"] == ["5H"]
 
 
