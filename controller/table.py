@@ -259,7 +259,12 @@ class Table:
             "journal_seq": self.journal.last_seq,
             "round": self.round_no,
             "round_status": record.status if record else None,
-            "awaiting": {"kind": awaiting.kind, "target": dict(awaiting.target)},
+            "awaiting": {
+                "kind": awaiting.kind,
+                "target": dict(awaiting.target),
+                "who": dict(awaiting.who),
+                "allowed": list(awaiting.allowed),
+            },
             "prompt": self.prompt(),
             "blocked": self.blocked,
             "faults": [f.to_json() for f in self.faults.values()],

@@ -34,7 +34,8 @@ def test_a_round_with_a_decision_settles_as_its_round_file(client: TestClient, t
     for card in ("9H", "7C", "7D"):  # ann 9, banker 7, ann 16
         table.card(parse_card(card), {"via": "test"})
     state = client.get("/api/state").json()
-    assert state["awaiting"]["kind"] == "decision" and state["awaiting"]["target"] == {}
+    assert state["awaiting"]["who"] == {"spot": 3, "hand": 1, "player": "ann", "total": "16"}
+    assert state["awaiting"]["allowed"] == ["hit", "stand", "double", "surrender"]
     assert state["prompt"] == "Spot 3, hand 1, player ann, total 16: hit or stand or double or surrender?"
     answer = client.post("/api/decisions", json={"spot": 3, "action": "stand"}, headers=AUTH)
     assert answer.status_code == 200 and answer.json()["prompt"] == "Deal to the banker"
