@@ -12,7 +12,7 @@ money covers".
     state, fx = GAME.apply(state, opening)
     state, fx = GAME.apply(state, CardDealt(parse_card("9H")))   # ann's first card
 
-Readings this module fixes where GAMES.md is silent (each also in the report to the lead):
+Readings this module fixes where GAMES.md is silent:
 a natural (A+A included) takes no more cards, for players and the banker; the deciding player of
 a hand is computed on that hand's stakes (after a split, each hand's own money); in rotation
 coverage a player's money on a spot is covered hand 1 before hand 2; the time collection is paid
