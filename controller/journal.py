@@ -160,6 +160,22 @@ class Journal:
         for seq, at, rnd, kind, body in rows.fetchall():
             yield Entry(seq, at, rnd, kind, json.loads(body))
 
+    def get_meta(self, key: str) -> str | None:
+        """A small named value kept beside the entries (e.g. how far the floor has received)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a named value, committed on return. Entries stay append-only; meta values are
+        bookkeeping about them (never the table's state)."""
+        if self.readonly:
+            raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
+        if key == "schema":
+            raise JournalError("the journal's schema version is not a setting")
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?", (key, value, value)
+        )
+
     def last_of_kinds(self, kinds: tuple[str, ...], count: int) -> list[Entry]:
         """The last `count` entries of the given kinds, oldest first."""
         marks = ",".join("?" * len(kinds))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, JournalCorrupt
+from controller.journal import Journal, JournalCorrupt, JournalError
 
 
 def test_entries_come_back_in_order_with_gapless_sequence_numbers(tmp_path: Path) -> None:
@@ -87,3 +87,14 @@ def test_last_rounds_lists_the_newest_rounds_oldest_first(tmp_path: Path) -> Non
         journal.append("round-open", {}, round_no=n)
     assert journal.last_rounds(3) == [128, 129, 130]
     assert len(journal.last_rounds(100)) == 100
+
+
+def test_meta_values_are_kept_beside_the_entries_and_survive_a_reopen(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite3")
+    assert journal.get_meta("floor.acked") is None
+    journal.set_meta("floor.acked", "17")
+    journal.set_meta("floor.acked", "18")
+    journal.close()
+    assert Journal(tmp_path / "j.sqlite3", readonly=True).get_meta("floor.acked") == "18"
+    with pytest.raises(JournalError, match="schema version is not a setting"):
+        Journal(tmp_path / "j.sqlite3").set_meta("schema", "9")
