@@ -1,25 +1,34 @@
 """Exact Grand Slam figures from an enumeration run through the engine itself.
 
-With an infinite deck each card is one of 13 ranks with probability 1/13, independent of the
-others. A seat never takes more than three cards, so the 13^3 rank sequences, each of weight
-1/13^3, cover every round one seat can have (cards past the ones the round uses are not dealt).
-The POKER BONUS also depends on suits, but only on whether the three cards share one suit
-(probability 1/16), so each rank sequence is played twice: once suited (weight 1/16) and once
-with three different suits (weight 15/16). No rule is restated here: every outcome comes from
-`GrandSlam.apply` and its settlement.
+A seat never takes more than three cards, so the sequences of three cards cover every round one
+seat can have (cards past the ones the round uses are not dealt, which the probabilities of the
+longer sequences already sum over). What a round pays depends only on the three ranks and on
+whether the three cards share one suit (the POKER BONUS), so each rank sequence is played through
+the engine twice, suited and not, weighted by the exact probability of that class:
+
+- infinite deck (decks = 0): every card is one of 13 ranks with probability 1/13, and three cards
+  share a suit with probability 1/16;
+- a finite shoe of d decks: a seat's three cards are three cards drawn without replacement from
+  the full shoe (by exchangeability this holds whatever the other seats were dealt), so a
+  sequence has probability d/N x (d - repeats)/(N-1) x ... with N = 52 d.
+
+No rule is restated here: every outcome comes from `GrandSlam.apply` and its settlement.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from controller.engine.base import CardDealt, run_events
+from controller.engine.base import CardDealt, run_events, to_json
 from controller.engine.cards import Card, Rank, Suit
-from controller.engine.grand_slam import BASES, GAME, Base, GrandSlamRules, OpenRound, SeatBet, SideBet
+from controller.engine.grand_slam import BASES, GAME, SIDE_BETS, Base, GrandSlamRules, OpenRound, SeatBet, SideBet
 
 RANK_SEQUENCES = 13**3
 _SUITED = (Suit.SPADES, Suit.SPADES, Suit.SPADES)
@@ -36,27 +45,152 @@ class Outcome:
     settlement: Mapping[str, Any]
 
 
+@functools.cache
+def class_weights(ranks: tuple[Rank, Rank, Rank], decks: int) -> tuple[Fraction, Fraction]:
+    """P(these three ranks in this order, all one suit) and P(..., not all one suit)."""
+    if decks == 0:
+        p = Fraction(1, RANK_SEQUENCES)
+        return p * Fraction(1, 16), p * Fraction(15, 16)
+    total = 52 * decks
+    suited = unsuited = 0
+    for suits in itertools.product(Suit, repeat=3):
+        cards = list(zip(ranks, suits, strict=True))
+        ways = 1
+        for i, card in enumerate(cards):
+            ways *= decks - cards[:i].count(card)
+        if suits[0] == suits[1] == suits[2]:
+            suited += ways
+        else:
+            unsuited += ways
+    den = total * (total - 1) * (total - 2)
+    return Fraction(suited, den), Fraction(unsuited, den)
+
+
+def _settle(opened: Any, ranks: tuple[Rank, Rank, Rank], suited: bool) -> Mapping[str, Any]:
+    state = opened
+    for rank, suit in zip(ranks, _SUITED if suited else _UNSUITED, strict=True):
+        if GAME.awaiting(state).kind != "card":
+            break
+        state, _ = GAME.apply(state, CardDealt(Card(rank, suit)))
+    seat: Mapping[str, Any] = GAME.settlement(state)["seats"][0]
+    return seat
+
+
+_PLAYED: dict[str, list[tuple[tuple[Rank, Rank, Rank], bool, Mapping[str, Any]]]] = {}
+
+
+def _played(
+    bet: SeatBet, rules: GrandSlamRules, suits_matter: bool
+) -> list[tuple[tuple[Rank, Rank, Rank], bool, Mapping[str, Any]]]:
+    """Every rank sequence (suited and not, where suits matter) played once through the engine;
+    kept, since what a round pays does not depend on the shoe, only how likely it is."""
+    key = json.dumps([to_json(bet), to_json(rules), suits_matter], sort_keys=True)
+    if key not in _PLAYED:
+        opened, _ = run_events(GAME, [OpenRound(rules=rules, seats=(bet,))])
+        _PLAYED[key] = [
+            ((a, b, c), suited, _settle(opened, (a, b, c), suited))
+            for a, b, c in itertools.product(Rank, repeat=3)
+            for suited in ((True, False) if suits_matter else (False,))
+        ]
+    return _PLAYED[key]
+
+
 def enumerate_rounds(
     wagers: Mapping[Base, int],
     side_bets: Mapping[SideBet, int] | None = None,
     rules: GrandSlamRules | None = None,
+    decks: int = 0,
 ) -> Iterator[Outcome]:
-    """Every round one seat with these wagers can have, with its exact probability."""
-    rules = rules or GrandSlamRules()
+    """Every round one seat with these wagers can have, with its exact probability, for an
+    infinite deck (decks = 0) or a shoe of `decks` decks."""
+    if decks < 0:
+        raise ValueError(f"decks is 0 (an infinite deck) or more, not {decks}")
     bet = SeatBet(seat=1, wagers=dict(wagers), side_bets=dict(side_bets or {}))
-    opened, _ = run_events(GAME, [OpenRound(rules=rules, seats=(bet,))])
-    suit_patterns = ((True, Fraction(1, 16)), (False, Fraction(15, 16))) if side_bets else ((False, Fraction(1)),)
-    for first, second, third in itertools.product(Rank, repeat=3):
-        ranks = (first, second, third)
-        for suited, suit_weight in suit_patterns:
-            suits = _SUITED if suited else _UNSUITED
-            state = opened
-            for rank, suit in zip(ranks, suits, strict=True):
-                if GAME.awaiting(state).kind != "card":
-                    break
-                state, _ = GAME.apply(state, CardDealt(Card(rank, suit)))
-            settlement = GAME.settlement(state)["seats"][0]
-            yield Outcome(Fraction(1, RANK_SEQUENCES) * suit_weight, ranks, suited, settlement)
+    for ranks, suited, settlement in _played(bet, rules or GrandSlamRules(), bool(side_bets)):
+        suited_p, unsuited_p = class_weights(ranks, decks)
+        weight = (suited_p if suited else unsuited_p) if side_bets else suited_p + unsuited_p
+        if weight:
+            yield Outcome(weight, ranks, suited, settlement)
+
+
+@dataclass(frozen=True)
+class WagerFigures:
+    """One wager's exact figures: the distribution of the player's net per round."""
+
+    name: str
+    wagered: int  # chips on the wager(s) per round
+    distribution: Mapping[int, Fraction]  # net result -> probability
+
+    @property
+    def expected_net(self) -> Fraction:
+        return sum((net * p for net, p in self.distribution.items()), Fraction(0))
+
+    @property
+    def house_edge(self) -> Fraction:
+        """The house's expected win per chip wagered."""
+        return -self.expected_net / self.wagered
+
+    @property
+    def variance(self) -> Fraction:
+        mean = self.expected_net
+        return sum(((net - mean) ** 2 * p for net, p in self.distribution.items()), Fraction(0))
+
+    @property
+    def sd(self) -> float:
+        """Standard deviation of the net per round, in chips."""
+        return math.sqrt(self.variance)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "house_edge": str(self.house_edge),
+            "house_edge_percent": round(float(self.house_edge) * 100, 6),
+            "expected_net": str(self.expected_net),
+            "wagered": self.wagered,
+            "sd_per_round": round(self.sd, 6),
+            "variance": str(self.variance),
+            "distribution": {str(net): str(p) for net, p in sorted(self.distribution.items())},
+        }
+
+
+WAGER_SHAPES: dict[str, tuple[Base, ...]] = {
+    "first": BASES[:1],
+    "first+second": BASES[:2],
+    "first+second+third": BASES,
+}
+
+
+def analyze(
+    decks: int = 0, units: tuple[int, int, int] = (1, 1, 1), rules: GrandSlamRules | None = None
+) -> dict[str, WagerFigures]:
+    """Exact figures of every wager shape (`units` chips on first, second, third) and of both
+    side bets (one chip, for a seat betting all three bases), for an infinite deck or `decks`."""
+    out: dict[str, WagerFigures] = {}
+    for name, bases in WAGER_SHAPES.items():
+        wagers: dict[Base, int] = {base: units[i] for i, base in enumerate(bases)}
+        dist: dict[int, Fraction] = {}
+        for o in enumerate_rounds(wagers, rules=rules, decks=decks):
+            dist[o.settlement["net"]] = dist.get(o.settlement["net"], Fraction(0)) + o.weight
+        out[name] = WagerFigures(name, sum(wagers.values()), dist)
+    all_bases: dict[Base, int] = {"first": units[0], "second": units[1], "third": units[2]}
+    for side in SIDE_BETS:
+        dist = {}
+        for o in enumerate_rounds(all_bases, {side: 1}, rules=rules, decks=decks):
+            entry = o.settlement["side_bets"][side]
+            net = {"won": entry["paid"], "lost": -1, "push": 0}[entry["result"]]
+            dist[net] = dist.get(net, Fraction(0)) + o.weight
+        out[side] = WagerFigures(side, 1, dist)
+    return out
+
+
+def p_grand_slam_at_table(seats: int, decks: int = 0) -> Fraction:
+    """P(at least one Grand Slam in a round) with `seats` seats all betting: a Grand Slam is a 4
+    as a seat's first card, and the first pass deals one card to each seat's first base."""
+    if not 1 <= seats <= 7:
+        raise ValueError(f"seats are 1 to 7, not {seats}")
+    if decks == 0:
+        return 1 - Fraction(12, 13) ** seats
+    total, fours = 52 * decks, 4 * decks
+    return 1 - Fraction(math.comb(total - fours, seats), math.comb(total, seats))
 
 
 @dataclass(frozen=True)
@@ -70,29 +204,20 @@ class BetFigures:
         return -self.expected_net / self.units
 
 
-def house_edges(rules: GrandSlamRules | None = None) -> list[BetFigures]:
+_LABELS = {
+    "first": "First only",
+    "first+second": "First + Second",
+    "first+second+third": "First + Second + Third",
+    "three_outs": "3 OUT INSURANCE",
+    "poker_bonus": "POKER BONUS",
+}
+
+
+def house_edges(rules: GrandSlamRules | None = None, decks: int = 0) -> list[BetFigures]:
     """The exact house edge of the three base-bet patterns (one unit a base) and both side bets."""
-    figures = []
-    for name, bases in (
-        ("First only", BASES[:1]),
-        ("First + Second", BASES[:2]),
-        ("First + Second + Third", BASES),
-    ):
-        expected = sum(
-            (o.weight * o.settlement["net"] for o in enumerate_rounds(dict.fromkeys(bases, 1), rules=rules)),
-            Fraction(0),
-        )
-        figures.append(BetFigures(name, len(bases), expected))
-    all_bases: dict[Base, int] = {"first": 1, "second": 1, "third": 1}
-    labels: dict[SideBet, str] = {"three_outs": "3 OUT INSURANCE", "poker_bonus": "POKER BONUS"}
-    for side, label in labels.items():
-        expected = Fraction(0)
-        for o in enumerate_rounds(all_bases, {side: 1}, rules=rules):
-            entry = o.settlement["side_bets"][side]
-            result = {"won": entry["paid"], "lost": -1, "push": 0}[entry["result"]]
-            expected += o.weight * result
-        figures.append(BetFigures(label, 1, expected))
-    return figures
+    return [
+        BetFigures(_LABELS[name], f.wagered, f.expected_net) for name, f in analyze(decks=decks, rules=rules).items()
+    ]
 
 
 def probabilities() -> dict[str, Fraction]:
