@@ -63,6 +63,13 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     recall.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
     recall.set_defaults(handler=_recall)
 
+    analyze = sub.add_parser("analyze", help="house edge, spread and paytables, exact or simulated")
+    analyze.set_defaults(handler=_analyze)
+    if argv[:1] == ["analyze"]:
+        from controller.analysis import cli as analysis_cli
+
+        analysis_cli.add_arguments(analyze)
+
     doctor = sub.add_parser("doctor", help="check that this machine can run the table, in plain words")
     doctor.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
     doctor.add_argument("--sim", action="store_true", help="check for a simulated table")
@@ -213,6 +220,12 @@ def _recall_text(record: Any) -> str:
     if settlement.get("blind"):
         lines.append(f"  blind hand seat {settlement['blind']['seat']}: {' '.join(settlement['blind']['cards'])}")
     return "\n".join(lines)
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from controller.analysis import cli as analysis_cli
+
+    return analysis_cli.run(args)
 
 
 def _doctor(args: argparse.Namespace) -> int:

@@ -241,7 +241,7 @@ class Table:
             return f"{self.shuffle_due}: shuffle, load a new shoe, then press confirm"
         return "Place wagers and open the round"
 
-    def payouts(self) -> list[dict[str, int]]:
+    def payouts(self) -> list[dict[str, Any]]:
         """What the dealer pays and takes at each seat for the last settled round."""
         record = self.rounds.get(self.round_no) if self.round_no is not None else None
         if record is None or record.settlement is None or record.status != "settled":

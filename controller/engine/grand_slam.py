@@ -508,7 +508,7 @@ class GrandSlam:
             out["void"] = {"by": state.void.by, "reason": state.void.reason}
         return out
 
-    def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, int]]:
+    def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Per seat of a settlement: what the dealer pays, takes, and the net."""
         out = []
         for seat in settlement.get("seats", []):

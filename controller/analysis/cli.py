@@ -1,0 +1,144 @@
+"""`tablectl analyze`: house edge, spread and paytables, exact where it can be and simulated where
+it cannot, on the engine the table runs.
+
+    tablectl analyze grand-slam [--decks N] [--units 2,1,1] [--paytable pair=1,flush=3,...] [--json]
+    tablectl analyze grand-slam --monte-carlo --rounds 200000 [--seed S] [--workers K]
+    tablectl analyze jokers-22 --monte-carlo --rounds 100000 [--stand-on 17]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from controller.engine.base import RuleError
+
+EXIT_REFUSED = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", choices=["grand-slam", "jokers-22", "baseball-poker"])
+    parser.add_argument("--decks", type=int, default=6, help="decks in the shoe; 0 for an infinite deck (6)")
+    parser.add_argument("--units", default="1,1,1", help="chips on first,second,third for the wager shapes (1,1,1)")
+    parser.add_argument("--paytable", help="POKER BONUS paytable, e.g. pair=1,flush=3,straight=4 (hand names with -)")
+    parser.add_argument("--monte-carlo", action="store_true", help="simulate instead of enumerating exactly")
+    parser.add_argument("--rounds", type=int, default=100_000, help="rounds to simulate (100000)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the simulation (1)")
+    parser.add_argument("--workers", type=int, help="processes (all cores)")
+    parser.add_argument("--stand-on", type=int, default=17, help="Jokers 22 player stands from this total (17)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--chart", type=Path, metavar="PNG", help="draw the distribution of net results")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        doc = _monte_carlo(args) if args.monte_carlo or args.game != "grand-slam" else _exact(args)
+    except (RuleError, ValueError) as exc:
+        print(f"tablectl: refused: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.chart:
+        from controller.analysis.chart import distribution_chart
+
+        distribution_chart(doc, args.chart)
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        print(_text(doc))
+    return 0
+
+
+def _exact(args: argparse.Namespace) -> dict[str, Any]:
+    from controller.analysis.grand_slam import analyze, p_grand_slam_at_table
+    from controller.engine.grand_slam import parse_rules
+
+    units = _units(args.units)
+    rules_doc: dict[str, Any] = {"decks": max(args.decks, 1)}
+    if args.paytable:
+        rules_doc["poker_bonus_paytable"] = _paytable(args.paytable)
+    rules = parse_rules(rules_doc)
+    figures = analyze(decks=args.decks, units=units, rules=rules)
+    return {
+        "game": "grand-slam",
+        "method": "exact",
+        "decks": args.decks,
+        "units": list(units),
+        "poker_bonus_paytable": dict(rules.poker_bonus_paytable),
+        "wagers": {k: figures[k].to_json() for k in ("first", "first+second", "first+second+third")},
+        "side_bets": {k: figures[k].to_json() for k in ("three_outs", "poker_bonus")},
+        "grand_slam_at_table": {
+            str(seats): {"p": str(p), "percent": round(float(p) * 100, 4)}
+            for seats in range(1, 8)
+            for p in [p_grand_slam_at_table(seats, args.decks)]
+        },
+    }
+
+
+def _monte_carlo(args: argparse.Namespace) -> dict[str, Any]:
+    from controller.analysis.montecarlo import simulate
+
+    if args.game == "baseball-poker":
+        raise ValueError("baseball-poker: no Monte Carlo yet: the game's engine comes with its own issue")
+    options: dict[str, Any] = {"decks": args.decks}
+    if args.game == "grand-slam":
+        options["units"] = _units(args.units)
+    else:
+        options["stand_on"] = args.stand_on
+    tallies = simulate(
+        args.game, args.rounds, seed=args.seed, workers=args.workers, progress=sys.stderr.isatty(), **options
+    )
+    doc: dict[str, Any] = {"game": args.game, "method": "monte-carlo", "seed": args.seed, "decks": args.decks}
+    if args.game == "grand-slam":
+        doc["wagers"] = {k: tallies[k].to_json() for k in ("first", "first+second", "first+second+third")}
+        doc["side_bets"] = {k: tallies[k].to_json() for k in ("three_outs", "poker_bonus")}
+    else:
+        doc["banker"] = tallies["banker_edge"].to_json()
+        doc["player_strategy"] = f"hit below {args.stand_on} where allowed; never double, split or surrender"
+    doc["distribution"] = {
+        name: {str(net): n / t.rounds for net, n in sorted(t.histogram.items())} for name, t in tallies.items()
+    }
+    return doc
+
+
+def _units(text: str) -> tuple[int, int, int]:
+    try:
+        parts = [int(p) for p in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--units {text}: three whole numbers such as 2,1,1") from None
+    if len(parts) != 3 or min(parts) < 1:
+        raise ValueError(f"--units {text}: three whole numbers of 1 or more, for first, second and third")
+    first, second, third = parts
+    if not third <= second <= first:
+        raise ValueError(f"--units {text}: third <= second <= first, as the table's rule says")
+    return first, second, third
+
+
+def _paytable(text: str) -> dict[str, int]:
+    table: dict[str, int] = {}
+    for item in text.split(","):
+        name, _, odds = item.partition("=")
+        if not odds.strip().isdigit():
+            raise ValueError(f"--paytable {item!r}: write hand=odds, such as pair=1 or straight-flush=30")
+        table[name.strip().replace("-", " ").replace("_", " ")] = int(odds)
+    return table
+
+
+def _text(doc: dict[str, Any]) -> str:
+    shoe = "infinite deck" if doc.get("decks") == 0 else f"{doc.get('decks')} decks"
+    lines = [f"{doc['game']} ({doc['method']}, {shoe})"]
+    rows = [*doc.get("wagers", {}).items(), *doc.get("side_bets", {}).items()]
+    if "banker" in doc:
+        rows.append(("banker position", doc["banker"]))
+    for name, w in rows:
+        edge = w["house_edge"]
+        if isinstance(edge, str):  # exact
+            edge_text = f"{edge} = {float(Fraction(edge)) * 100:.4f}%"
+        else:
+            edge_text = f"{edge * 100:.3f}% +- {w['ci95'] * 100:.3f}% (95%, {w['rounds']} rounds)"
+        lines.append(f"  {name:<20} house edge {edge_text}   sd per round {w['sd_per_round']:.4f}")
+    for seats, p in doc.get("grand_slam_at_table", {}).items():
+        lines.append(f"  P(a Grand Slam at a table of {seats}) = {p['percent']:.4f}%")
+    return "\n".join(lines)
