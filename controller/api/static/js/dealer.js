@@ -3,9 +3,15 @@
  * card just read, the payouts, the last events; opening a round; confirm (Enter or Space);
  * faults taking over the screen until a supervisor clears them. Everything shown is drawn from
  * the table's state (GET /api/state, then the WebSocket), never worked out here.
+ *
+ * The table's game decides the drawing and the panels: Grand Slam (seats, bases, the wager grid)
+ * or Jokers 22 (spots, hands and the banker; the deciding player's choices as buttons, exactly
+ * those the engine allows; the opening panel with the banker's stake and players per spot; the
+ * ACTION spot, the coverage and the payouts per player from the round's settlement).
  */
 import { errorText, get, logout, onAuthLost, post } from "./api.js";
 import { cardElement, cardLabel } from "./cards.js";
+import { Jokers22Drawing } from "./jokers22-svg.js";
 import { LINK_TEXT, LiveFeed } from "./live.js";
 import { requireLogin } from "./login.js";
 import { TableDrawing } from "./table-svg.js";
@@ -17,11 +23,24 @@ const BET_LABELS = { first: "First", second: "Second", third: "Third", three_out
 const BET_NAMES = { first: "first base", second: "second base", third: "third base", three_outs: "3 Outs insurance", poker_bonus: "poker bonus" };
 const LOG_LINES = 10;
 const NEED_ROLE = "This screen needs the dealer's (or the supervisor's) token.";
+const GAME_NAMES = /** @type {Record<string, string>} */ ({ "grand-slam": "Grand Slam", "jokers-22": "Jokers 22" });
+/** Jokers 22: the choices as the buttons say them. */
+const DECISION_WORDS = /** @type {Record<string, string>} */ ({
+  hit: "Hit", stand: "Stand", double: "Double", split: "Split", surrender: "Surrender", match: "Match", decline: "Decline",
+});
+/** Jokers 22: the choices a named player makes for their own wager (the others are the spot's). */
+const OWN_CHOICES = new Set(["match", "decline", "surrender"]);
+/** Jokers 22: player rows the opening panel starts with (more on demand, up to the API's 7). */
+const J22_SLOTS = 1;
+const J22_MAX_SLOTS = 7;
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/** @param {string} id */
+const field = (id) => /** @type {HTMLInputElement} */ (document.getElementById(id));
 
-const drawing = new TableDrawing(/** @type {SVGSVGElement} */ (/** @type {unknown} */ ($("table"))));
+/** @type {TableDrawing | Jokers22Drawing | null} the drawing for the table's game */
+let drawing = null;
 /** @type {any} the last state drawn */
 let current = null;
 /** @type {LiveFeed | null} */
@@ -30,6 +49,14 @@ let feed = null;
 let lastCardStory = null;
 /** @type {any} the body of the last round this screen opened, for "Same as last round" */
 let lastOpened = null;
+/** @type {any} Jokers 22: the body of the last round this screen opened */
+let lastOpenedJ22 = null;
+/** @type {{round: number, settlement: any} | null} Jokers 22: the last settled round's settlement */
+let settled = null;
+/** @type {number | null} the round whose settlement is being fetched */
+let fetchingRound = null;
+/** @type {{round: number | null, spot: number} | null} the ACTION spot named live, before settlement */
+let liveAction = null;
 
 // --- drawing the state -------------------------------------------------------------------------
 
@@ -41,22 +68,78 @@ function render(state) {
   document.body.classList.toggle("simulated", simulated);
   $("draw-card").hidden = !state.simulated;
   $("table-id").textContent = state.table ?? "Table";
+  setText($("game-name"), GAME_NAMES[state.game] ?? state.game ?? "");
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
   $("shoe-info").textContent = state.shoe ? `Shoe: ${state.shoe.remaining} cards left` : "";
 
   setText($("prompt"), state.prompt ?? "");
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
-  drawing.render(state.state, {
-    target: awaiting.kind === "card" ? awaiting.target : null,
-    payouts: state.payouts ?? [],
-  });
-  renderLastCard(state.last_card);
-  renderPayouts(state.payouts ?? []);
   const betweenRounds = awaiting.kind === "round";
+  const openable = betweenRounds && !state.blocked;
+  const j22 = state.game === "jokers-22";
+  document.body.classList.toggle("jokers-22", j22);
+  const board = drawingFor(state.game);
+  if (board instanceof Jokers22Drawing) {
+    const settlement = settlementOf(state);
+    const action = settlement?.action_spot ?? (liveAction && liveAction.round === state.round ? liveAction.spot : null);
+    board.render(state.state, {
+      target: awaiting.kind === "card" ? awaiting.target : null,
+      decision: awaiting.kind === "decision" ? awaiting.who : null,
+      payouts: state.payouts ?? [],
+      settlement,
+      actionSpot: action,
+    });
+    renderJ22Payouts(state.payouts ?? [], settlement);
+  } else {
+    board.render(state.state, {
+      target: awaiting.kind === "card" ? awaiting.target : null,
+      payouts: state.payouts ?? [],
+    });
+    renderPayouts(state.payouts ?? []);
+  }
+  renderDecisions(j22 ? awaiting : null, Boolean(state.blocked));
+  renderLastCard(state.last_card);
   $("confirm").classList.toggle("attention", betweenRounds && /^(Pay|Take|.*shuffle)/i.test(state.prompt ?? ""));
-  $("wager-panel").hidden = !betweenRounds || Boolean(state.blocked);
-  drawing.setCompact(!$("wager-panel").hidden);
+  $("wager-panel").hidden = j22 || !openable;
+  $("j22-open").hidden = !j22 || !openable;
+  board.setCompact(openable);
   renderFaults(state.faults ?? [], Boolean(state.blocked));
+}
+
+/**
+ * The drawing for `game` on #table, made the first time the game is seen.
+ * @param {string} game
+ */
+function drawingFor(game) {
+  const j22 = game === "jokers-22";
+  if (drawing && drawing instanceof Jokers22Drawing === j22) return drawing;
+  const svg = /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($("table")));
+  svg.replaceChildren();
+  svg.classList.remove("table-drawing", "j22-drawing", "compact", "void");
+  drawing = j22 ? new Jokers22Drawing(svg) : new TableDrawing(svg);
+  return drawing;
+}
+
+/**
+ * Jokers 22: the settlement of the settled round on the table (GET /api/rounds/{n}: the ACTION
+ * spot, the coverage and the settled totals), fetched once; null until it has come.
+ * @param {any} state
+ */
+function settlementOf(state) {
+  if (state.round_status !== "settled" || !state.round) return null;
+  if (settled && settled.round === state.round) return settled.settlement;
+  if (fetchingRound !== state.round) {
+    const round = state.round;
+    fetchingRound = round;
+    get(`/api/rounds/${round}`)
+      .then((doc) => {
+        settled = { round, settlement: doc.settlement ?? null };
+        if (current && current.round === round) render(current);
+      })
+      .catch((err) => ($("action-error").textContent = errorText(err)))
+      .finally(() => (fetchingRound = null));
+  }
+  return null;
 }
 
 /**
@@ -85,8 +168,32 @@ function emptyCard() {
   return span;
 }
 
+/** @param {number} n */
+const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0");
+
+/**
+ * The payouts table's column heads, for the game on the table.
+ * @param {string[]} names
+ */
+function payoutColumns(names) {
+  const head = /** @type {HTMLTableElement} */ ($("payouts")).tHead;
+  const key = names.join("|");
+  if (!head || head.dataset.columns === key) return;
+  head.dataset.columns = key;
+  const row = document.createElement("tr");
+  for (const name of names) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = name;
+    row.append(th);
+  }
+  head.replaceChildren(row);
+}
+
 /** @param {Array<{seat: number, pay: number, collect: number, net: number}>} payouts */
 function renderPayouts(payouts) {
+  payoutColumns(["Seat", "Pay", "Take", "Net"]);
+  $("action-spot").hidden = true;
   const body = /** @type {HTMLTableElement} */ ($("payouts")).tBodies[0];
   body.replaceChildren(
     ...payouts.map((p) => {
@@ -94,13 +201,119 @@ function renderPayouts(payouts) {
       row.dataset.seat = String(p.seat);
       row.append(cell(`Seat ${p.seat}`, "seat"), cell(p.pay ? String(p.pay) : "\u2013", "pay"),
         cell(p.collect ? String(p.collect) : "\u2013", "collect"),
-        cell(p.net > 0 ? `+${p.net}` : p.net < 0 ? `\u2212${-p.net}` : "0", `net ${p.net > 0 ? "win" : p.net < 0 ? "loss" : ""}`));
+        cell(signed(p.net), `net ${p.net > 0 ? "win" : p.net < 0 ? "loss" : ""}`));
       return row;
     }),
   );
   $("payouts-empty").hidden = payouts.length > 0;
   $("payouts").hidden = payouts.length === 0;
   $("payouts-heading").textContent = payouts.length && current?.round ? `Payouts, round ${current.round}` : "Payouts";
+}
+
+/**
+ * Jokers 22: pay and take per player per spot, how much of each player's money the banker
+ * covered, the banker's net and the ACTION spot (the last three from the settlement).
+ * @param {Array<{spot: number, player: string, pay: number, collect: number, net: number}>} payouts
+ * @param {any} settlement
+ */
+function renderJ22Payouts(payouts, settlement) {
+  payoutColumns(["Spot", "Player", "Covered", "Pay", "Take", "Net"]);
+  const body = /** @type {HTMLTableElement} */ ($("payouts")).tBodies[0];
+  const rows = payouts.map((p) => {
+    const row = document.createElement("tr");
+    row.dataset.spot = String(p.spot);
+    row.dataset.player = p.player;
+    row.append(cell(String(p.spot), "spot"), cell(p.player, "player"), cell(coveredText(settlement, p.spot, p.player), "covered"),
+      cell(p.pay ? String(p.pay) : "\u2013", "pay"), cell(p.collect ? String(p.collect) : "\u2013", "collect"),
+      cell(signed(p.net), `net ${p.net > 0 ? "win" : p.net < 0 ? "loss" : ""}`));
+    return row;
+  });
+  const banker = settlement?.banker;
+  if (payouts.length && banker && typeof banker.net === "number") {
+    const row = document.createElement("tr");
+    row.dataset.banker = banker.player ?? "house";
+    row.className = "banker-row";
+    row.append(cell("Banker", "spot"), cell(banker.player ?? "", "player"), cell(`stake ${banker.stake}`, "covered"),
+      cell("", "pay"), cell("", "collect"), cell(signed(banker.net), `net ${banker.net > 0 ? "win" : banker.net < 0 ? "loss" : ""}`));
+    rows.push(row);
+  }
+  body.replaceChildren(...rows);
+  const action = $("action-spot");
+  action.hidden = !(payouts.length && settlement && settlement.action_spot);
+  if (!action.hidden) {
+    setText(action, `ACTION spot ${settlement.action_spot} \u00b7 coverage by ${settlement.coverage ?? "rotation"} from there`);
+  }
+  $("payouts-empty").hidden = payouts.length > 0;
+  $("payouts").hidden = payouts.length === 0;
+  $("payouts-heading").textContent = payouts.length && current?.round ? `Payouts, round ${current.round}` : "Payouts";
+}
+
+/**
+ * How much of `player`'s money on `spot` the banker covered: "50", or "30 of 40" when only part.
+ * @param {any} settlement
+ * @param {number} spot
+ * @param {string} player
+ */
+function coveredText(settlement, spot, player) {
+  const hands = settlement?.spots?.find((/** @type {any} */ s) => s.spot === spot)?.hands ?? [];
+  const wagers = hands.flatMap((/** @type {any} */ h) => h.wagers ?? []).filter((/** @type {any} */ w) => w.player === player);
+  if (!wagers.length) return "\u2026";
+  const covered = wagers.reduce((sum, /** @type {any} */ w) => sum + (w.covered ?? 0), 0);
+  const amount = wagers.reduce((sum, /** @type {any} */ w) => sum + (w.amount ?? 0), 0);
+  return covered === amount ? String(covered) : `${covered} of ${amount}`;
+}
+
+// --- Jokers 22: the deciding player's choices --------------------------------------------------
+
+/**
+ * Big buttons for exactly the choices the engine allows the player who must decide now.
+ * @param {any} awaiting the state's `awaiting` (null when the game has no decisions)
+ * @param {boolean} blocked
+ */
+function renderDecisions(awaiting, blocked) {
+  const box = $("decisions");
+  const show = Boolean(awaiting) && awaiting.kind === "decision" && !blocked;
+  box.hidden = !show;
+  if (!show) {
+    box.dataset.key = "";
+    return;
+  }
+  const who = awaiting.who ?? {};
+  const allowed = /** @type {string[]} */ (awaiting.allowed ?? []);
+  const key = JSON.stringify([who, allowed]);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  $("decision-error").textContent = "";
+  const hand = who.hand && (who.hand > 1 || current?.state?.spots?.find((/** @type {any} */ s) => s.spot === who.spot)?.hands?.length > 1)
+    ? `, hand ${who.hand}` : "";
+  setText($("decision-who"), `Spot ${who.spot}${hand}: ${who.player ?? "the player"} on ${who.total ?? "?"}`);
+  $("decision-buttons").replaceChildren(
+    ...allowed.map((action) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = `decision decision-${action}`;
+      button.dataset.action = action;
+      button.textContent = DECISION_WORDS[action] ?? action;
+      button.addEventListener("click", () => decide(who, action));
+      return button;
+    }),
+  );
+}
+
+/**
+ * Post the player's choice; the engine refuses anything it does not allow, in its own words.
+ * @param {any} who the state's `awaiting.who`
+ * @param {string} action
+ */
+async function decide(who, action) {
+  /** @type {Record<string, string | number>} */
+  const body = { spot: who.spot, action };
+  if (OWN_CHOICES.has(action) && who.player) body.player = who.player;
+  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#decision-buttons button"));
+  buttons.forEach((b) => (b.disabled = true));
+  const ok = await act(post("/api/decisions", body), $("decision-error"));
+  // On success the next state replaces the buttons; on a refusal the dealer may choose again.
+  if (!ok) buttons.forEach((b) => (b.disabled = false));
 }
 
 /**
@@ -181,6 +394,8 @@ function paragraph(text, className) {
 
 /** @param {import("./live.js").Entry} entry */
 function onEntry(entry) {
+  const action = (entry.effects ?? []).find((e) => e.kind === "jokers-22.action-spot");
+  if (action) liveAction = { round: entry.round, spot: action.spot };
   const lines = logEntry($("event-log"), entry, LOG_LINES);
   if (entry.kind === "card" && entry.body?.card) lastCardStory = { card: entry.body.card, words: lines[0] };
   if (current) renderLastCard(current.last_card);
