@@ -274,6 +274,7 @@ class Table:
             "notice": self.notice,
             "state": to_json(self.state),
             "payouts": self.payouts(),
+            "settlement": record.settlement if record is not None and record.status != "open" else None,
             "shoe": {"dealt": self.shoe.dealt_count, "remaining": self.shoe.remaining_count},
             "devices": self.devices,
         }

@@ -263,9 +263,7 @@ def create_app(rt: Runtime) -> FastAPI:
                     "card": str(step.card) if step.card else None,
                     "state": to_json(step.state),
                     "effects": [to_json(e) for e in step.effects],
-                    "prompt": f"Deal to {describe(step.awaiting.target)}"
-                    if step.awaiting.kind == "card"
-                    else "Settled",
+                    "prompt": _step_prompt(step.awaiting),
                 }
                 for step in steps
             ],
@@ -449,6 +447,14 @@ def create_app(rt: Runtime) -> FastAPI:
         return _page("supervisor.html")
 
     return app
+
+
+def _step_prompt(awaiting: Any) -> str:
+    if awaiting.kind == "card":
+        return f"Deal to {describe(awaiting.target)}"
+    if awaiting.kind == "decision":
+        return f"{describe(awaiting.who).capitalize()}: {' or '.join(awaiting.allowed)}?"
+    return "Settled"
 
 
 def _page(name: str) -> FileResponse:

@@ -12,8 +12,12 @@ from typing import Any
 from controller.engine.base import Game, RuleError
 
 #: Game id -> (module, attribute) of its state machine. Games not yet built are listed in PLANNED.
-GAMES = {"grand-slam": ("controller.engine.grand_slam", "GAME"), "jokers-22": ("controller.engine.jokers22", "GAME")}
-PLANNED = ("baseball-poker",)
+GAMES = {
+    "grand-slam": ("controller.engine.grand_slam", "GAME"),
+    "jokers-22": ("controller.engine.jokers22", "GAME"),
+    "baseball-poker": ("controller.engine.baseball", "GAME"),
+}
+PLANNED: tuple[str, ...] = ()
 
 
 def get_game(name: object) -> Game[Any]:

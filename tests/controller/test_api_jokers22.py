@@ -70,3 +70,16 @@ def test_a_decision_when_none_is_due_or_not_allowed_is_refused(client: TestClien
     assert refused.status_code == 422
     assert "spot 3" in refused.json()["error"] and "ace or a joker" in refused.json()["error"]
     assert table.journal.last_seq == 4  # the opening and three cards: the refusals left no entry
+
+
+def test_a_recalled_round_replays_decision_steps_with_their_question(client: TestClient, table: Table) -> None:
+    client.post("/api/rounds", json=OPENING, headers=AUTH)
+    for card in ("9H", "7C", "7D"):
+        table.card(parse_card(card), {"via": "test"})
+    client.post("/api/decisions", json={"spot": 3, "action": "stand"}, headers=AUTH)
+    table.card(parse_card("TS"), {"via": "test"})
+    steps = client.get("/api/rounds/1/replay").json()["steps"]
+    asked = [s["prompt"] for s in steps if s["prompt"].endswith("?")]
+    assert asked == ["Spot 3, hand 1, player ann, total 16: hit or stand or double or surrender?"]
+    assert steps[-1]["prompt"] == "Settled"
+    assert client.get("/api/state").json()["settlement"]["action_spot"] == 3  # the only spot with wagers

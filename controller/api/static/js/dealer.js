@@ -112,7 +112,7 @@ function render(state) {
  */
 function drawingFor(game) {
   const j22 = game === "jokers-22";
-  if (drawing && drawing instanceof Jokers22Drawing === j22) return drawing;
+  if (drawing && (drawing instanceof Jokers22Drawing) === j22) return drawing;
   const svg = /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($("table")));
   svg.replaceChildren();
   svg.classList.remove("table-drawing", "j22-drawing", "compact", "void");
@@ -274,6 +274,7 @@ function renderDecisions(awaiting, blocked) {
   const box = $("decisions");
   const show = Boolean(awaiting) && awaiting.kind === "decision" && !blocked;
   box.hidden = !show;
+  document.body.classList.toggle("deciding", show);
   if (!show) {
     box.dataset.key = "";
     return;
@@ -541,6 +542,176 @@ function repeatWagers() {
   /** @type {HTMLSelectElement} */ ($("blind-seat")).value = blind ? String(blind) : "";
 }
 
+// --- Jokers 22: opening a round ------------------------------------------------------------------
+
+/** Player rows in the opening panel now. */
+let j22Slots = 0;
+
+/** The spot columns (7 to 1, as on the felt), then `J22_SLOTS` player rows. */
+function buildJ22Panel() {
+  const head = document.createElement("tr");
+  head.append(document.createElement("td"));
+  for (const spot of [...SEATS].reverse()) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.dataset.spot = String(spot);
+    th.textContent = `Spot ${spot}`;
+    head.append(th);
+  }
+  $("j22-spots").replaceChildren(head);
+  $("j22-rows").replaceChildren();
+  j22Slots = 0;
+  while (j22Slots < J22_SLOTS) addJ22Slot();
+}
+
+/** One more player on every spot: a name row and a wager row. */
+function addJ22Slot() {
+  if (j22Slots >= J22_MAX_SLOTS) return;
+  const slot = j22Slots++;
+  for (const [name, what] of /** @type {const} */ ([["player", "Player"], ["amount", "Wager"]])) {
+    const row = document.createElement("tr");
+    row.dataset.slot = String(slot);
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.dataset.what = what;
+    row.append(th);
+    for (const spot of [...SEATS].reverse()) {
+      const td = document.createElement("td");
+      const input = document.createElement("input");
+      input.type = "text";
+      input.autocomplete = "off";
+      input.spellcheck = false;
+      if (name === "amount") {
+        input.inputMode = "numeric";
+        input.pattern = "[0-9]*";
+      } else {
+        input.maxLength = 80;
+      }
+      input.dataset.spot = String(spot);
+      input.dataset.slot = String(slot);
+      input.dataset.field = name;
+      input.setAttribute("aria-label", `Spot ${spot}, player ${slot + 1}: ${name === "player" ? "name" : "wager"}`);
+      td.append(input);
+      row.append(td);
+    }
+    $("j22-rows").append(row);
+  }
+  // With one player per spot the rows say "Player" and "Wager"; with more, which player.
+  document.querySelectorAll("#j22-rows th[data-what]").forEach((th) => {
+    const row = /** @type {HTMLElement} */ (th.parentElement);
+    const what = /** @type {HTMLElement} */ (th).dataset.what ?? "";
+    th.textContent = j22Slots > 1 ? `${what} ${Number(row.dataset.slot) + 1}` : what;
+  });
+  /** @type {HTMLButtonElement} */ ($("j22-add-slot")).disabled = j22Slots >= J22_MAX_SLOTS;
+}
+
+/**
+ * @param {number} spot
+ * @param {number} slot
+ * @param {"player" | "amount"} name
+ */
+const j22Input = (spot, slot, name) =>
+  /** @type {HTMLInputElement | null} */ (document.querySelector(`#j22-rows input[data-spot="${spot}"][data-slot="${slot}"][data-field="${name}"]`));
+
+/**
+ * The POST /api/rounds body from the panel, or what is missing, naming the spot (0: the stake).
+ * @returns {{body: any} | {error: string, spot: number}}
+ */
+function readJ22() {
+  const stakeText = field("j22-stake").value.trim();
+  if (!/^\d+$/.test(stakeText) || Number(stakeText) < 1) {
+    return { error: "Banker's stake: a whole number of chips, 1 or more", spot: 0 };
+  }
+  /** @type {Array<{spot: number, wagers: Array<{player: string, amount: number}>}>} */
+  const spots = [];
+  for (const spot of SEATS) {
+    /** @type {Array<{player: string, amount: number}>} */
+    const wagers = [];
+    for (let slot = 0; slot < j22Slots; slot += 1) {
+      const player = j22Input(spot, slot, "player")?.value.trim() ?? "";
+      const amount = j22Input(spot, slot, "amount")?.value.trim() ?? "";
+      if (!player && !amount) continue;
+      if (!player) return { error: `Spot ${spot}, player ${slot + 1}: type the player's name for the wager of ${amount}`, spot };
+      if (!/^\d+$/.test(amount) || Number(amount) < 1) {
+        return { error: `Spot ${spot}, ${player}: the wager is a whole number of chips, 1 or more`, spot };
+      }
+      wagers.push({ player, amount: Number(amount) });
+    }
+    if (wagers.length) spots.push({ spot, wagers });
+  }
+  if (!spots.length) return { error: "No wagers: type a player's name and wager on at least one spot", spot: -1 };
+  const bankerName = field("j22-banker").value.trim();
+  /** @type {{stake: number, player?: string}} */
+  const banker = { stake: Number(stakeText) };
+  if (bankerName) banker.player = bankerName;
+  return { body: { banker, spots } };
+}
+
+/** @param {SubmitEvent} ev */
+async function openJ22Round(ev) {
+  ev.preventDefault();
+  const error = $("j22-error");
+  const read = readJ22();
+  markJ22Refused(null);
+  if ("error" in read) {
+    error.textContent = read.error;
+    markJ22Refused(read.spot);
+    return;
+  }
+  const button = /** @type {HTMLButtonElement} */ ($("j22-open-round"));
+  button.disabled = true;
+  const ok = await act(post("/api/rounds", read.body), error);
+  button.disabled = false;
+  if (ok) {
+    lastOpenedJ22 = read.body;
+    clearJ22();
+    return;
+  }
+  // The API names the refused spot ("spot 2") or the body's place ("spots[1]", "banker.stake").
+  const text = error.textContent ?? "";
+  const named = /\bspot (\d)/i.exec(text);
+  const index = /spots\[(\d+)\]/.exec(text);
+  if (named) markJ22Refused(Number(named[1]));
+  else if (index) markJ22Refused(read.body.spots[Number(index[1])]?.spot ?? null);
+  else if (/banker/i.test(text)) markJ22Refused(0);
+}
+
+/** @param {number | null} spot the refused spot's column, 0 for the stake, null for none */
+function markJ22Refused(spot) {
+  document.querySelectorAll("#j22-open [data-spot]").forEach((node) => {
+    node.classList.toggle("refused", spot !== null && Number(/** @type {HTMLElement} */ (node).dataset.spot) === spot);
+  });
+  field("j22-stake").classList.toggle("refused", spot === 0);
+}
+
+function clearJ22() {
+  document.querySelectorAll("#j22-rows input").forEach((input) => (/** @type {HTMLInputElement} */ (input).value = ""));
+  field("j22-stake").value = "";
+  field("j22-banker").value = "";
+  $("j22-error").textContent = "";
+  markJ22Refused(null);
+}
+
+/** Fill the panel with the last round's stake and wagers (this screen's, else the table's). */
+function repeatJ22() {
+  const last = lastOpenedJ22 ?? (current?.state?.spots?.length ? { banker: current.state.banker, spots: current.state.spots } : null);
+  clearJ22();
+  if (!last) return;
+  field("j22-stake").value = String(last.banker?.stake ?? "");
+  field("j22-banker").value = last.banker?.player ?? "";
+  for (const spot of last.spots ?? []) {
+    (spot.wagers ?? []).forEach((/** @type {{player: string, amount: number}} */ w, slot) => {
+      while (slot >= j22Slots && j22Slots < J22_MAX_SLOTS) addJ22Slot();
+      const name = j22Input(spot.spot, slot, "player");
+      const amount = j22Input(spot.spot, slot, "amount");
+      if (name && amount) {
+        name.value = w.player;
+        amount.value = String(w.amount);
+      }
+    });
+  }
+}
+
 /**
  * Enter or Space confirms, unless the person is typing in a field, on a button, or a dialog is up.
  * @param {KeyboardEvent} ev
@@ -590,6 +761,11 @@ async function goLive() {
 
 function main() {
   buildWagerRows();
+  buildJ22Panel();
+  $("j22-open").addEventListener("submit", openJ22Round);
+  $("j22-add-slot").addEventListener("click", addJ22Slot);
+  $("j22-clear").addEventListener("click", clearJ22);
+  $("j22-repeat").addEventListener("click", repeatJ22);
   $("confirm").addEventListener("click", confirm);
   $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 })));
   $("wager-panel").addEventListener("submit", openRound);

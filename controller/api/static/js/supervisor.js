@@ -3,12 +3,15 @@
  * always with a reason), voiding the round being dealt, the table now, game recall (each of the
  * last rounds replayed card by card on the table drawing, its settlement and its round file),
  * the audit trail, meters, devices and the configuration. The server is the authority on every
- * rule; the checks here only save a round trip and say what is missing.
+ * rule; the checks here only save a round trip and say what is missing. A Jokers 22 table is
+ * drawn with its own drawing (spots, hands, the banker), live and in recall, where a step is a
+ * card or a player's decision.
  */
 import { errorText, get, logout, onAuthLost, post } from "./api.js";
 import { cardLabel, parseCard } from "./cards.js";
 import { LINK_TEXT, LiveFeed } from "./live.js";
 import { requireLogin } from "./login.js";
+import { Jokers22Drawing } from "./jokers22-svg.js";
 import { TableDrawing } from "./table-svg.js";
 import { clock, describeEntry, logEntry } from "./words.js";
 
@@ -30,8 +33,31 @@ const input = (id) => /** @type {HTMLInputElement} */ (document.getElementById(i
 
 /** @param {string} id */
 const svgById = (id) => /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($(id)));
-const liveDrawing = new TableDrawing(svgById("live-table"));
-const replayDrawing = new TableDrawing(svgById("replay-table"));
+
+/**
+ * Keeps the drawing on one <svg> right for the game it shows: made again when the game changes.
+ */
+class DrawingSlot {
+  /** @param {string} id */
+  constructor(id) {
+    this.svg = svgById(id);
+    /** @type {TableDrawing | Jokers22Drawing} */
+    this.drawing = new TableDrawing(this.svg);
+  }
+
+  /** @param {string | undefined} game */
+  for(game) {
+    const j22 = game === "jokers-22";
+    if ((this.drawing instanceof Jokers22Drawing) !== j22) {
+      this.svg.replaceChildren();
+      this.svg.classList.remove("table-drawing", "j22-drawing", "compact", "void");
+      this.drawing = j22 ? new Jokers22Drawing(this.svg) : new TableDrawing(this.svg);
+    }
+    return this.drawing;
+  }
+}
+const liveDrawing = new DrawingSlot("live-table");
+const replayDrawing = new DrawingSlot("replay-table");
 
 /** @type {any} */
 let current = null;
@@ -122,11 +148,20 @@ function render(state) {
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
   if ($("prompt").textContent !== state.prompt) $("prompt").textContent = state.prompt ?? "";
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
-  liveDrawing.render(state.state, {
-    target: awaiting.kind === "card" ? awaiting.target : null,
-    payouts: state.payouts ?? [],
-    revealBlind: true,
-  });
+  const board = liveDrawing.for(state.game);
+  if (board instanceof Jokers22Drawing) {
+    board.render(state.state, {
+      target: awaiting.kind === "card" ? awaiting.target : null,
+      decision: awaiting.kind === "decision" ? awaiting.who : null,
+      payouts: state.payouts ?? [],
+    });
+  } else {
+    board.render(state.state, {
+      target: awaiting.kind === "card" ? awaiting.target : null,
+      payouts: state.payouts ?? [],
+      revealBlind: true,
+    });
+  }
   renderFaults(state.faults ?? []);
   const dealing = state.round != null && awaiting.kind !== "round";
   const voidButton = /** @type {HTMLButtonElement} */ ($("void-round"));
@@ -232,7 +267,7 @@ async function voidRound() {
 
 // --- game recall ----------------------------------------------------------------------------
 
-/** @type {{round: number, steps: any[], settlement: any, status: string} | null} */
+/** @type {{round: number, steps: any[], settlement: any, status: string, game: string} | null} */
 let replay = null;
 let stepIndex = 0;
 /** @type {number | undefined} */
@@ -244,7 +279,9 @@ async function loadRecall() {
     const rounds = [...(doc.rounds ?? [])].sort((a, b) => b.round - a.round);
     $("recall").replaceChildren(
       ...rounds.map((r) => {
-        const net = (r.settlement?.seats ?? []).reduce((sum, /** @type {any} */ s) => sum + (s.net ?? 0), 0);
+        // Grand Slam settles seats, Jokers 22 players (the banker's side is the rest).
+        const players = r.settlement?.seats ?? r.settlement?.players ?? [];
+        const net = players.reduce((sum, /** @type {any} */ s) => sum + (s.net ?? 0), 0);
         const button = /** @type {HTMLButtonElement} */ (make("button", `#${r.round}`, r.status));
         button.type = "button";
         button.dataset.round = String(r.round);
@@ -268,7 +305,8 @@ async function showRound(record) {
   stopPlaying();
   try {
     const doc = await get(`/api/rounds/${record.round}/replay`);
-    replay = { round: record.round, steps: doc.steps ?? [], settlement: record.settlement, status: record.status };
+    const game = record.settlement?.game ?? current?.game ?? "grand-slam";
+    replay = { round: record.round, steps: doc.steps ?? [], settlement: record.settlement, status: record.status, game };
   } catch (err) {
     $("recall-error").textContent = errorText(err);
     return;
@@ -284,7 +322,8 @@ async function showRound(record) {
   link.download = `round-${record.round}.json`;
   renderSettlement(record.settlement);
   // A fresh round starts at its opening, so the chips are laid rather than slid from the last one.
-  replayDrawing.betsKey = "";
+  const board = replayDrawing.for(replay.game);
+  if (board instanceof TableDrawing) board.betsKey = "";
   showStep(0);
 }
 
@@ -294,19 +333,59 @@ function showStep(index) {
   stepIndex = Math.max(0, Math.min(index, replay.steps.length - 1));
   const step = replay.steps[stepIndex];
   const effects = step.effects ?? [];
-  const next = effects.find((/** @type {any} */ e) => e.kind === "grand-slam.next-card");
   const last = stepIndex === replay.steps.length - 1;
-  const payouts = last && replay.settlement ? (replay.settlement.seats ?? []).map((/** @type {any} */ s) => ({ seat: s.seat, net: s.net })) : [];
-  replayDrawing.render(step.state, { target: next ?? null, payouts, revealBlind: true });
+  const board = replayDrawing.for(replay.game);
+  let prompt = step.prompt ?? "";
+  if (board instanceof Jokers22Drawing) {
+    prompt = showJokers22Step(board, step, last) ?? prompt;
+  } else {
+    const next = effects.find((/** @type {any} */ e) => e.kind === "grand-slam.next-card");
+    const payouts = last && replay.settlement ? (replay.settlement.seats ?? []).map((/** @type {any} */ s) => ({ seat: s.seat, net: s.net })) : [];
+    board.render(step.state, { target: next ?? null, payouts, revealBlind: true });
+  }
   const total = replay.steps.length - 1;
-  const what = step.card
-    ? describeEntry({ type: "entry", seq: stepIndex, kind: "card", round: replay.round, at: "", body: { card: step.card }, effects, live: false }).join(". ")
-    : "Wagers placed, round opened";
-  $("replay-step").textContent = `Round ${replay.round}, card ${stepIndex} of ${total}: ${what}`;
-  $("replay-prompt").textContent = step.prompt ?? "";
+  /** @param {string} kind @param {any} body */
+  const words = (kind, body) => describeEntry({ type: "entry", seq: stepIndex, kind, round: replay?.round ?? null, at: "", body, effects, live: false }).join(". ");
+  let what = "Wagers placed, round opened";
+  if (step.card) what = words("card", { card: step.card });
+  else if (stepIndex > 0) what = words("decision", {});
+  // Jokers 22 steps are cards and players' decisions; Grand Slam's are all cards.
+  const unit = replay.game === "jokers-22" ? "step" : "card";
+  $("replay-step").textContent = `Round ${replay.round}, ${unit} ${stepIndex} of ${total}: ${what}`;
+  $("replay-prompt").textContent = prompt;
   /** @type {HTMLButtonElement} */ ($("replay-prev")).disabled = stepIndex === 0;
   /** @type {HTMLButtonElement} */ ($("replay-next")).disabled = last;
   if (last) stopPlaying();
+}
+
+/**
+ * Draw a Jokers 22 replay step: the hand (or the banker) owed the next card, the player who must
+ * decide, the ACTION spot once named, and on the last step the settlement.
+ * @param {Jokers22Drawing} board
+ * @param {any} step
+ * @param {boolean} last
+ * @returns {string | null} the step's instruction when the replay's own prompt does not say it
+ */
+function showJokers22Step(board, step, last) {
+  if (!replay) return null;
+  const effects = /** @type {any[]} */ (step.effects ?? []);
+  const next = effects.find((e) => e.kind === "jokers-22.next-card");
+  const due = effects.find((e) => e.kind === "jokers-22.decision-due");
+  const named = replay.steps
+    .slice(0, stepIndex + 1)
+    .flatMap((/** @type {any} */ s) => s.effects ?? [])
+    .find((/** @type {any} */ e) => e.kind === "jokers-22.action-spot");
+  const settlement = last ? replay.settlement : null;
+  board.render(step.state, {
+    target: next ? (next.spot == null ? { banker: true } : { spot: next.spot, hand: next.hand }) : null,
+    decision: due ? { spot: due.spot, hand: due.hand, player: due.player } : null,
+    payouts: settlement ? (settlement.players ?? []) : [],
+    settlement,
+    actionSpot: named ? named.spot : null,
+  });
+  if (!due) return null;
+  const hand = due.hand > 1 ? `, hand ${due.hand}` : "";
+  return `Spot ${due.spot}${hand}, ${due.player} on ${due.total}: ${(due.allowed ?? []).join(" or ")}?`;
 }
 
 function togglePlay() {
@@ -326,9 +405,28 @@ function stopPlaying() {
   $("replay-play").textContent = "Play";
 }
 
+/**
+ * The settlement table's column heads for the game (the last one, the net, right-aligned).
+ * @param {string[]} names
+ */
+function settlementColumns(names) {
+  const head = /** @type {HTMLTableElement} */ ($("settlement")).tHead;
+  const key = names.join("|");
+  if (!head || head.dataset.columns === key) return;
+  head.dataset.columns = key;
+  const row = make("tr");
+  names.forEach((name, i) => row.append(make("th", name, i === names.length - 1 ? "num" : undefined)));
+  head.replaceChildren(row);
+}
+
 /** @param {any} settlement per REPLAY.md (null while a round is open or when void) */
 function renderSettlement(settlement) {
   const body = /** @type {HTMLTableElement} */ ($("settlement")).tBodies[0];
+  if (settlement?.game === "jokers-22") {
+    renderJokers22Settlement(settlement, body);
+    return;
+  }
+  settlementColumns(["Seat", "Cards", "First", "Second", "Third", "3 Outs", "Poker bonus", "Net"]);
   if (!settlement) {
     const row = make("tr");
     const cell = make("td", "No settlement: the round is open or was void (every wager went back).");
@@ -366,6 +464,39 @@ function renderSettlement(settlement) {
     row.append(make("td", `Seat ${settlement.blind.seat} (blind)`), make("td", (settlement.blind.cards ?? []).map(cardLabel).join(" ")));
     body.append(row);
   }
+}
+
+/**
+ * Jokers 22: hand by hand, each wager's result and how much of it the banker covered; the
+ * banker; the ACTION spot.
+ * @param {any} settlement
+ * @param {HTMLTableSectionElement} body
+ */
+function renderJokers22Settlement(settlement, body) {
+  settlementColumns(["Spot", "Hand", "Cards", "Total", "Wagers (result, covered)", "Net"]);
+  /** @param {any} h */
+  const total = (h) => (h.natural ? "natural" : h.soft ? `soft ${h.total}` : String(h.total ?? ""));
+  const rows = (settlement.spots ?? []).flatMap((/** @type {any} */ spot) =>
+    (spot.hands ?? []).map((/** @type {any} */ h) => {
+      const row = make("tr");
+      row.dataset.spot = String(spot.spot);
+      row.dataset.hand = String(h.hand);
+      const wagers = (h.wagers ?? [])
+        .map((/** @type {any} */ w) => `${w.player} ${w.amount} ${w.result}, ${w.covered} covered, ${signed(w.net)}`)
+        .join("; ");
+      const net = (h.wagers ?? []).reduce((sum, /** @type {any} */ w) => sum + (w.net ?? 0), 0);
+      row.append(make("td", `Spot ${spot.spot}`), make("td", String(h.hand)), make("td", (h.cards ?? []).map(cardLabel).join(" ")),
+        make("td", total(h)), make("td", wagers), make("td", signed(net), "num"));
+      return row;
+    }),
+  );
+  const banker = settlement.banker ?? {};
+  const row = make("tr");
+  row.dataset.banker = banker.player ?? "house";
+  row.append(make("td", "Banker"), make("td", ""), make("td", (banker.cards ?? []).map(cardLabel).join(" ")), make("td", total(banker)),
+    make("td", `${banker.player ?? "house"}, stake ${banker.stake}; ACTION spot ${settlement.action_spot} (coverage by ${settlement.coverage ?? "rotation"})`),
+    make("td", signed(banker.net ?? 0), "num"));
+  body.replaceChildren(...rows, row);
 }
 
 // --- audit, meters, devices, configuration --------------------------------------------------
@@ -488,7 +619,7 @@ function onEntry(entry) {
   if (!entry.live) return;
   refreshAudit();
   refreshDevices();
-  const settled = (entry.effects ?? []).some((e) => e.kind === "grand-slam.round-settled" || e.kind === "round-voided");
+  const settled = (entry.effects ?? []).some((e) => /^(grand-slam|jokers-22)\.round-settled$/.test(e.kind) || e.kind === "round-voided");
   if (entry.kind === "round-open" || settled) {
     refreshRecall();
     refreshMeters();

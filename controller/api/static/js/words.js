@@ -1,6 +1,7 @@
 /**
  * Journal entries in plain words for the event log ("5H to seat 1 first base: stack to second",
- * "Seat 4 out"). Written from the entry's kind, body and engine effects as the API sends them.
+ * "Seat 4 out"; Jokers 22: "8D to spot 1: 16", "Spot 1: ann splits (50 more)"). Written from the
+ * entry's kind, body and engine effects as the API sends them.
  */
 import { cardLabel } from "./cards.js";
 
@@ -23,6 +24,8 @@ export function describeEntry(entry) {
       // Entries replayed after a (re)connect may come without their effects: say only the card.
       if (!Array.isArray(entry.effects)) return [`${cardLabel(String(body.card ?? "?"))} read`];
       return cardLines(String(body.card ?? "?"), effects);
+    case "decision":
+      return decisionLines(body.event ?? {}, effects);
     case "fault":
       return [`STOP: ${body.message ?? body.code ?? "fault"}`];
     case "fault-acknowledged":
@@ -53,6 +56,11 @@ export function describeEntry(entry) {
  */
 function roundOpened(round, body) {
   const event = body.event ?? {};
+  if (Array.isArray(event.spots)) {
+    const spots = event.spots.map((/** @type {any} */ s) => s.spot);
+    const stake = event.banker?.stake != null ? `; banker's stake ${event.banker.stake}` : "";
+    return `Round ${round ?? "?"} opened: spot${spots.length > 1 ? "s" : ""} ${spots.join(", ")}${stake}`;
+  }
   const seats = Array.isArray(event.seats) ? event.seats.map((/** @type {any} */ s) => s.seat) : [];
   const blind = event.blind_seat ? `, blind puck at seat ${event.blind_seat}` : "";
   const who = seats.length ? `: seat${seats.length > 1 ? "s" : ""} ${seats.join(", ")}` : "";
@@ -65,6 +73,11 @@ function roundOpened(round, body) {
  * @param {any[]} effects
  */
 function cardLines(card, effects) {
+  const dealt = effects.find((e) => e.kind === "jokers-22.card-placed");
+  if (dealt) {
+    const total = dealt.total ? `: ${dealt.total}` : "";
+    return [`${cardLabel(card)} to ${handWords(dealt)}${total}`, ...effectLines(effects.filter((e) => e !== dealt))];
+  }
   const placed = effects.find((e) => e.kind === "grand-slam.card-placed");
   if (!placed) {
     const dead = effects.find((e) => e.kind === "card-dead");
@@ -79,6 +92,77 @@ function cardLines(card, effects) {
   else if (moved) what = `: ${moveWords(moved)}`;
   const rest = effects.filter((e) => e !== placed && e !== moved && e !== slam);
   return [`${cardLabel(card)} to ${where}${what}`, ...effectLines(rest)];
+}
+
+/**
+ * Jokers 22: where a card went or whose hand it is: "spot 1", "spot 1 hand 2", "the banker".
+ * Hand 1 is named only once a split has made a second hand (the effect cannot say; hand 2 can).
+ * @param {{spot: number | null, hand?: number}} e
+ */
+function handWords(e) {
+  if (e.spot == null) return "the banker";
+  return e.hand && e.hand > 1 ? `spot ${e.spot} hand ${e.hand}` : `spot ${e.spot}`;
+}
+
+const VERBS = /** @type {Record<string, string>} */ ({
+  hit: "hits", stand: "stands", double: "doubles", split: "splits", surrender: "surrenders", match: "matches", decline: "declines",
+});
+
+/**
+ * Jokers 22: "Spot 1: ann splits (50 more)", from the decision-taken effect (else the event).
+ * @param {any} event the decision as journaled: {spot, action, player}
+ * @param {any[]} effects
+ */
+function decisionLines(event, effects) {
+  const taken = effects.find((e) => e.kind === "jokers-22.decision-taken");
+  const d = taken ?? { spot: event.spot, hand: 1, player: event.player, action: event.action, amount: 0 };
+  const rest = effects.filter((e) => e !== taken);
+  return [decisionWords(d), ...effectLines(rest)];
+}
+
+/** @param {any} d a jokers-22.decision-taken effect */
+function decisionWords(d) {
+  const verb = VERBS[d.action] ?? d.action;
+  let money = "";
+  if (d.amount && d.action === "surrender") money = ` (${d.amount} back)`;
+  else if (d.amount) money = ` (${d.amount} more)`;
+  // A decision replayed without its effects names no player for the spot's own choices.
+  return d.player ? `${capital(handWords(d))}: ${d.player} ${verb}${money}` : `${capital(handWords(d))} ${verb}${money}`;
+}
+
+/** @param {number} n */
+const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0");
+
+/**
+ * Jokers 22 effects in words; null for those the main line already says or nobody needs.
+ * @param {any} e
+ * @returns {string | null}
+ */
+function jokers22Line(e) {
+  switch (e.kind) {
+    case "jokers-22.forced":
+      return e.action === "hit" ? `${capital(handWords(e))} must hit ${e.total}` : `${capital(handWords(e))} stands on ${e.total}`;
+    case "jokers-22.decision-due":
+      return `${capital(handWords(e))}: ${e.player} to decide on ${e.total} (${(e.allowed ?? []).join(", ")})`;
+    case "jokers-22.decision-taken":
+      return decisionWords(e);
+    case "jokers-22.action-spot":
+      return `ACTION spot ${e.spot} (banker's second card ${cardLabel(String(e.card))})`;
+    case "jokers-22.covered":
+      // Only partial coverage is news: a fully covered wager is the usual case.
+      return e.covered < e.amount ? `${capital(handWords(e))} ${e.player}: ${e.covered} of ${e.amount} covered, ${e.amount - e.covered} goes back` : null;
+    case "jokers-22.player-settled":
+      if (e.pay && e.collect) return `${e.player} at spot ${e.spot}: pay ${e.pay}, take ${e.collect}`;
+      if (e.pay) return `${e.player} at spot ${e.spot}: pay ${e.pay}`;
+      if (e.collect) return `${e.player} at spot ${e.spot}: take ${e.collect}`;
+      return `${e.player} at spot ${e.spot}: push`;
+    case "jokers-22.banker-settled":
+      return `Banker: ${signed(e.net)}`;
+    case "jokers-22.time-collected":
+      return `Time: ${e.player} at spot ${e.spot} pays ${e.amount}`;
+    default:
+      return null;
+  }
 }
 
 /** @param {any} moved a grand-slam.stack-moved effect */
@@ -102,6 +186,10 @@ function effectLines(effects) {
     else if (e.kind === "card-dead") lines.push(`Dead card ${cardLabel(e.card)}: ${e.reason}`);
     else if (e.kind === "round-voided") lines.push("Every wager goes back to its seat");
     else if (e.kind === "grand-slam.blind-off") lines.push(`Blind hand off: remove the puck from seat ${e.seat}`);
+    else if (String(e.kind).startsWith("jokers-22.")) {
+      const line = jokers22Line(e);
+      if (line) lines.push(line);
+    }
   }
   return lines;
 }

@@ -1,0 +1,1164 @@
+"""Baseball poker: seven-card stud, fixed limit, threes and nines wild (GAMES.md section 3), as a pure state machine.
+
+Every player antes; 3rd street is dealt down, down, up; 4th to 6th one card up; 7th one card
+down. A 4 dealt face up gives its player an extra face-down card at once. A queen of spades dealt
+face up rains the deal out: the players still in ante again and get a new deal from a reshuffled
+deck, the pot staying. Each street opens with a forced bring-in or completion by the lowest up
+card (3rd street) or the best showing hand (later streets), at most four bets a round, then the
+best five of all a player's cards (and any community card) takes the pot, with side pots for
+players all in.
+
+    state = GAME.initial()
+    opening = OpenRound(BaseballRules(), (Player(1, 100), Player(2, 100)))
+    state, fx = GAME.apply(state, opening)           # antes taken; the first card goes to seat 1
+    state, fx = GAME.apply(state, CardDealt(parse_card("KH")))
+
+The engine has no randomness: a hand, and each rainout re-deal, is dealt from a freshly shuffled
+deck, and the engine says so with a `shoe-reshuffled` effect; whoever tracks which cards the deck
+still holds starts again on it (controller/replay.py and the table loop).
+
+Readings this module fixes where GAMES.md is silent:
+a bet, completion or raise is always a full bet: a player whose stack does not cover it may call,
+all in if short (a bring-in short of its amount is all in for less); a player may raise only while
+another player still in has chips; a player who could check may not fold; the opener of a street
+is chosen among the players still in who have chips, and a street has a betting round only when
+two or more of them do; a player short of the ante (or a re-ante) antes what they have and is all
+in; paying for an extra card is dead money in the main pot, matched by nobody, and a player whose
+stack cannot pay it in full does not take the card (declined for them, and not listed in the round
+file); an uncalled bet goes back to its owner (a pot with one contributor, marked "returned");
+showing hands count only the player's own up cards, not community cards; at the showdown odd chips
+follow the winners' highest own card (community cards are shared, so they order nobody).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from controller.engine.base import (
+    JSON,
+    Awaiting,
+    CardDead,
+    CardDealt,
+    Effect,
+    Event,
+    RoundInput,
+    RoundVoided,
+    RuleError,
+    VoidRound,
+    effect,
+    event,
+    from_json,
+)
+from controller.engine.cards import Card, CardError, Rank, ShoeComposition, Suit, parse_card
+from controller.engine.hands import HandValue, evaluate
+
+ExtraCard = Literal["free", "pay", "none"]
+Face = Literal["up", "down"]
+BETS = ("bring-in", "complete", "check", "bet", "call", "raise", "fold")
+PAYMENTS = ("pay", "decline")
+ACTIONS = (*BETS, *PAYMENTS)
+SEATS = range(1, 8)
+MAX_BETS = 4  # the full opening or completion and three raises
+DECK = 52
+STREETS = (3, 4, 5, 6, 7)
+#: The dealing passes of each street, by face.
+PASSES: dict[int, tuple[Face, ...]] = {3: ("down", "down", "up"), 4: ("up",), 5: ("up",), 6: ("up",), 7: ("down",)}
+QUEEN_OF_SPADES = Card(Rank.QUEEN, Suit.SPADES)
+
+
+# --- rules and inputs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BaseballRules:
+    """The table's rule options (GAMES.md section 3 defaults); a round file may override any."""
+
+    ante: int = 1
+    small_bet: int = 2  # 3rd and 4th street
+    big_bet: int = 4  # 5th, 6th and 7th street
+    wild: tuple[str, ...] = ("3", "9")  # wild ranks, as card notation writes a rank
+    double_ace_flush: bool = False
+    natural_wins: bool = False
+    extra_card: ExtraCard = "free"  # for a face-up 4: "free", "pay" (one bet of the street) or "none"
+    rainout: bool = True
+    burn_cards: bool = False  # one burn card before each street after 3rd
+    check_option: bool = False  # from 4th street on, the opener may check (then: check or bet)
+
+    def validate(self, where: str = "rules") -> None:
+        """Raise RuleError naming the option if any option is out of its range."""
+        for name, low in (("ante", 0), ("small_bet", 2), ("big_bet", 2)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise RuleError(f"must be a whole number of {low} or more, not {value!r}", field=f"{where}.{name}")
+        if self.big_bet < self.small_bet:
+            raise RuleError(
+                f"the big bet ({self.big_bet}) is below the small bet ({self.small_bet})", field=f"{where}.big_bet"
+            )
+        if not isinstance(self.wild, tuple) or len(set(self.wild)) != len(self.wild):
+            raise RuleError('must be a list of different ranks, such as ["3", "9"]', field=f"{where}.wild")
+        for i, rank in enumerate(self.wild):
+            if rank not in _RANKS:
+                raise RuleError(f"{rank!r} is not a rank; write 2-9, T, J, Q, K or A", field=f"{where}.wild[{i}]")
+        for name in ("double_ace_flush", "natural_wins", "rainout", "burn_cards", "check_option"):
+            if not isinstance(getattr(self, name), bool):
+                raise RuleError(f"must be true or false, not {getattr(self, name)!r}", field=f"{where}.{name}")
+        if self.extra_card not in get_args(ExtraCard):
+            raise RuleError(f"must be one of {list(get_args(ExtraCard))}", field=f"{where}.extra_card")
+
+    @property
+    def wild_ranks(self) -> frozenset[Rank]:
+        return frozenset(_RANKS[r] for r in self.wild)
+
+    def street_bet(self, street: int) -> int:
+        return self.small_bet if street <= 4 else self.big_bet
+
+
+_RANKS: dict[str, Rank] = {r.symbol: r for r in Rank}
+
+
+@dataclass(frozen=True)
+class Player:
+    """A player in the hand: the seat and the chips they play with (table stakes)."""
+
+    seat: int
+    stack: int
+
+
+@event("baseball-poker.open")
+@dataclass(frozen=True)
+class OpenRound(Event):
+    """The dealer starts a hand: rule options and the players with their stacks."""
+
+    rules: BaseballRules
+    players: tuple[Player, ...]
+
+
+@event("baseball-poker.action")
+@dataclass(frozen=True)
+class Action(Event):
+    """A player's choice: a betting action, or pay / decline for an extra card."""
+
+    seat: int
+    action: str
+
+
+# --- effects ---------------------------------------------------------------------------------
+
+
+@effect("baseball-poker.round-opened")
+@dataclass(frozen=True)
+class RoundOpened(Effect):
+    seats: tuple[int, ...]
+    ante: int
+    small_bet: int
+    big_bet: int
+
+
+@effect("shoe-reshuffled")
+@dataclass(frozen=True)
+class ShoeReshuffled(Effect):
+    """The cards are dealt from a freshly shuffled full deck from here on (a new hand, a rainout):
+    the shoe's count of cards dealt starts again."""
+
+    reason: str
+
+
+@effect("baseball-poker.ante")
+@dataclass(frozen=True)
+class AnteTaken(Effect):
+    seat: int
+    amount: int
+    all_in: bool
+
+
+@effect("baseball-poker.next-card")
+@dataclass(frozen=True)
+class NextCard(Effect):
+    """Where the next card goes: a seat (face up or down), the community card, or the burn."""
+
+    to: Literal["seat", "community", "burn"]
+    seat: int | None
+    face: Face
+    street: int
+    extra: bool = False
+
+
+@effect("baseball-poker.card-placed")
+@dataclass(frozen=True)
+class CardPlaced(Effect):
+    to: Literal["seat", "community", "burn"]
+    seat: int | None
+    card: Card
+    face: Face
+    street: int
+    extra: bool = False
+
+
+@effect("baseball-poker.rainout")
+@dataclass(frozen=True)
+class Rainout(Effect):
+    """A queen of spades face up ends the deal: re-deal to `seats`, each anteing again."""
+
+    card: Card
+    seat: int | None  # None: it came as the community card
+    number: int
+    seats: tuple[int, ...]
+
+    def notice(self) -> str | None:
+        where = f"seat {self.seat}" if self.seat is not None else "the community card"
+        seats = ", ".join(str(s) for s in self.seats)
+        return (
+            f"Rainout: {self.card} face up at {where}. Leave the pot, shuffle the full deck, re-deal to seats {seats}"
+        )
+
+
+@effect("baseball-poker.opener")
+@dataclass(frozen=True)
+class OpenerChosen(Effect):
+    """Who opens the street's betting, and why (lowest up card, best showing hand)."""
+
+    seat: int
+    street: int
+    why: str
+
+
+@effect("baseball-poker.no-betting")
+@dataclass(frozen=True)
+class NoBetting(Effect):
+    """The street has no betting round: fewer than two players still in have chips."""
+
+    street: int
+
+
+@effect("baseball-poker.decision-due")
+@dataclass(frozen=True)
+class DecisionDue(Effect):
+    seat: int
+    street: int
+    allowed: tuple[str, ...]
+    amounts: Mapping[str, int]  # chips each choice puts in
+
+
+@effect("baseball-poker.action-taken")
+@dataclass(frozen=True)
+class ActionTaken(Effect):
+    """An action was accepted; `amount` is the chips it put in, `pot` the pot after it."""
+
+    seat: int
+    action: str
+    amount: int
+    pot: int
+    all_in: bool = False
+    forced: bool = False  # taken by the engine (a player who cannot pay for an extra card)
+
+
+@effect("baseball-poker.hand-shown")
+@dataclass(frozen=True)
+class HandShown(Effect):
+    seat: int
+    category: str
+    best: tuple[Card, ...]
+
+
+@effect("baseball-poker.pot-awarded")
+@dataclass(frozen=True)
+class PotAwarded(Effect):
+    """A pot pushed to its winners (`shares`: seat -> chips, odd chips already placed)."""
+
+    amount: int
+    winners: tuple[int, ...]
+    shares: Mapping[int, int]
+    returned: bool = False  # an uncalled bet going back to its owner
+
+
+@effect("baseball-poker.player-settled")
+@dataclass(frozen=True)
+class PlayerSettled(Effect):
+    """Push `pay` to the seat; `collect` is what the seat put in the pot; `net` = pay - collect."""
+
+    seat: int
+    pay: int
+    collect: int
+    net: int
+
+
+@effect("baseball-poker.round-settled")
+@dataclass(frozen=True)
+class RoundSettled(Effect):
+    pot: int
+    rainouts: int
+    cards_used: int
+    showdown: bool
+
+
+# --- state -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Held:
+    """A card in a player's hand, as dealt."""
+
+    card: Card
+    face: Face
+    street: int
+    extra: bool = False  # the extra face-down card for a face-up 4
+
+
+@dataclass(frozen=True)
+class SeatState:
+    seat: int
+    start: int  # the stack the player started the hand with
+    stack: int  # chips still behind
+    put: int = 0  # antes and bets: what the pots are built from
+    dead: int = 0  # payments for extra cards: main pot, matched by nobody
+    street_put: int = 0  # put in during the betting round now being played
+    cards: tuple[Held, ...] = ()  # this deal's cards (the last deal's, for a player who folded)
+    folded: bool = False
+
+    @property
+    def can_act(self) -> bool:
+        return not self.folded and self.stack > 0
+
+    def up_cards(self) -> list[Card]:
+        return [h.card for h in self.cards if h.face == "up"]
+
+    def own_cards(self) -> list[Card]:
+        return [h.card for h in self.cards]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the next card goes."""
+
+    to: Literal["seat", "community", "burn"]
+    seat: int | None
+    face: Face
+    extra: bool = False
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A player must pay `price` for the extra card their face-up 4 earns, or decline it."""
+
+    seat: int
+    card: Card
+    price: int
+
+
+@dataclass(frozen=True)
+class Betting:
+    """The betting round of a street."""
+
+    street: int
+    opener: int
+    bet: int  # the street's full bet
+    high: int = 0  # what each player must have put in this round to stay
+    bets: int = 0  # full bets made: the opening or completion, then each raise
+    opened: bool = False
+    pending: tuple[int, ...] = ()  # seats still to act, in turn order
+
+
+@dataclass(frozen=True)
+class Void:
+    by: str
+    reason: str
+
+
+Phase = Literal["idle", "dealing", "settled", "void"]
+
+
+@dataclass(frozen=True)
+class BaseballState:
+    """The table's Baseball poker state: the hand in play (or the last one)."""
+
+    phase: Phase = "idle"
+    rules: BaseballRules = field(default_factory=BaseballRules)
+    players: tuple[Player, ...] = ()  # as the hand opened (for the round file)
+    seats: tuple[SeatState, ...] = ()
+    street: int = 3
+    passes_begun: int = 0  # passes of this street begun (a community card counts as one)
+    pass_left: tuple[int, ...] = ()  # seats still to get a card in the pass being dealt
+    burned: bool = False  # this street's burn card is done (or not needed)
+    betting_done: bool = False  # this street's betting round is over (or skipped)
+    target: Target | None = None
+    ask: Ask | None = None
+    betting: Betting | None = None
+    community: tuple[Card, ...] = ()
+    burns: tuple[Card, ...] = ()
+    in_deck: int = DECK  # cards still in this deal's deck
+    dealt: tuple[Card, ...] = ()  # every card the hand used, in shoe order (rainouts included)
+    actions: tuple[Action, ...] = ()  # every action accepted, in order (the round file's list)
+    rainouts: int = 0
+    dead_cards: tuple[Card, ...] = ()
+    void: Void | None = None
+
+    def seat(self, number: int) -> SeatState:
+        return next(s for s in self.seats if s.seat == number)
+
+    def live(self) -> list[SeatState]:
+        return [s for s in self.seats if not s.folded]
+
+    @property
+    def pot(self) -> int:
+        return sum(s.put + s.dead for s in self.seats)
+
+
+def _with_seat(state: BaseballState, seat: SeatState) -> BaseballState:
+    return dataclasses.replace(state, seats=tuple(seat if s.seat == seat.seat else s for s in state.seats))
+
+
+# --- who opens -------------------------------------------------------------------------------
+
+_SHOWING = ("high card", "pair", "two pair", "three of a kind", "four of a kind")
+
+
+def showing_hand(up: Sequence[Card], wild: frozenset[Rank]) -> tuple[int, ...]:
+    """The strength of up cards as a showing hand: (category 1-5, group ranks by size then rank).
+
+    Pairs, two pair, trips and quads only (no straights or flushes; kickers count); the wild
+    cards join the largest group of equal ranks, the highest such rank; wild cards alone are aces.
+    """
+    naturals = Counter(int(c.rank) for c in up if c.rank is not None and c.rank not in wild)
+    wild_count = sum(1 for c in up if c.rank in wild)
+    if wild_count:
+        if naturals:
+            _, rank = max((n, r) for r, n in naturals.items())
+        else:
+            rank = int(Rank.ACE)
+        naturals[rank] += wild_count
+    groups = sorted(((n, r) for r, n in naturals.items()), reverse=True)
+    sizes = [n for n, _ in groups]
+    if not sizes:
+        category = 0
+    elif sizes[0] >= 4:
+        category = 5
+    elif sizes[0] == 3:
+        category = 4
+    elif sizes[:2] == [2, 2]:
+        category = 3
+    elif sizes[0] == 2:
+        category = 2
+    else:
+        category = 1
+    return (category, *(r for _, r in groups))
+
+
+def _card_key(card: Card) -> tuple[int, int]:
+    assert card.rank is not None and card.suit is not None
+    return (int(card.rank), int(card.suit))
+
+
+def choose_opener(state: BaseballState, street: int) -> tuple[int, str]:
+    """(seat, why) of the player who opens `street`, among the players still in with chips."""
+    actors = [s for s in state.seats if s.can_act]
+    if street == 3:
+
+        def lowest(s: SeatState) -> tuple[int, int]:
+            return min((_card_key(c) for c in s.up_cards()), default=(99, 9))
+
+        seat = min(actors, key=lowest)
+        card = min(seat.up_cards(), key=_card_key, default=None)
+        return seat.seat, f"lowest up card {card}" if card else "no up card: first seat"
+    wild = state.rules.wild_ranks
+
+    def showing(s: SeatState) -> tuple[tuple[int, ...], tuple[int, int]]:
+        up = s.up_cards()
+        return showing_hand(up, wild), max((_card_key(c) for c in up), default=(0, 0))
+
+    seat = max(actors, key=showing)
+    strength, _ = showing(seat)
+    up = seat.up_cards()
+    words = _SHOWING[strength[0] - 1] if strength[0] else "nothing"
+    ranks = "".join(Rank(r).symbol for r in strength[1:])
+    high = max(up, key=_card_key, default=None)
+    return seat.seat, f"best showing hand: {words} ({ranks}), high card {high}"
+
+
+# --- betting ---------------------------------------------------------------------------------
+
+
+def options(state: BaseballState, b: Betting, number: int) -> dict[str, int]:
+    """The actions open to seat `number` in betting round `b`, each with the chips it puts in."""
+    s = state.seat(number)
+    rules = state.rules
+    rival = any(o.can_act for o in state.seats if o.seat != number)  # someone who could still call a raise
+    if not b.opened:
+        if rules.check_option and b.street >= 4:
+            return {"check": 0, **({"bet": b.bet} if s.stack >= b.bet else {})}
+        return {"bring-in": min(b.bet // 2, s.stack), **({"complete": b.bet} if s.stack >= b.bet else {})}
+    to_call = b.high - s.street_put
+    if to_call <= 0:
+        opts = {"check": 0}
+        if b.bets < MAX_BETS and s.stack >= b.bet and rival:
+            opts["bet" if b.bets == 0 else "raise"] = b.bet
+        return opts
+    opts = {"call": min(to_call, s.stack)}
+    if b.bets == 0:
+        if s.stack >= b.bet - s.street_put and rival and b.bet > b.high:
+            opts["complete"] = b.bet - s.street_put
+    elif b.bets < MAX_BETS and s.stack >= to_call + b.bet and rival:
+        opts["raise"] = to_call + b.bet
+    opts["fold"] = 0
+    return opts
+
+
+def _turns_after(state: BaseballState, number: int) -> tuple[int, ...]:
+    """The other players who can still act, clockwise (increasing seat, wrapping) after `number`."""
+    seats = [s.seat for s in state.seats if s.can_act and s.seat != number]
+    return tuple(sorted(seats, key=lambda seat: (seat < number, seat)))
+
+
+def _why_not(b: Betting, action: str, allowed: Mapping[str, int]) -> str:
+    if action in ("bring-in", "complete") and b.opened and b.bets:
+        return "the street is already open for a full bet"
+    if action in ("bring-in",) and b.opened:
+        return "the street is already open"
+    if action in ("complete", "bet", "raise") and b.bets >= MAX_BETS:
+        return f"the round has its {MAX_BETS} bets: only calls and folds"
+    if action in ("complete", "bet", "raise"):
+        return "a bet, completion or raise is a full bet the stack must cover, against a player who can call"
+    if action == "check":
+        return "there is a bet to call" if b.opened else "the opener must bring it in or complete"
+    if action == "fold":
+        return "nothing to call: check instead"
+    return "not open to this player now"
+
+
+# --- side pots -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pot:
+    amount: int
+    eligible: tuple[int, ...]
+    contributors: tuple[int, ...]
+
+    @property
+    def returned(self) -> bool:
+        """An uncalled bet: nobody but its owner put chips in this pot."""
+        return len(self.contributors) == 1 and self.contributors == self.eligible
+
+
+def side_pots(seats: Sequence[SeatState]) -> list[Pot]:
+    """The main pot and side pots: each level of contributions up to an all-in (or a fold)
+    is a pot for the players still in who put that much. Extra-card payments go to the main pot."""
+    puts = {s.seat: s.put for s in seats}
+    live = {s.seat for s in seats if not s.folded}
+    pots: list[Pot] = []
+    carry, carried_from = 0, set[int]()
+    previous = 0
+    for level in sorted({p for p in puts.values() if p > 0}):
+        amount = carry + sum(min(p, level) - min(p, previous) for p in puts.values())
+        contributors = carried_from | {seat for seat, p in puts.items() if p > previous}
+        eligible = tuple(sorted(seat for seat in live if puts[seat] >= level))
+        previous = level
+        if not eligible:  # only folded players reached this level: it rides with the pot below
+            if pots:
+                last = pots[-1]
+                pots[-1] = Pot(
+                    last.amount + amount, last.eligible, tuple(sorted(set(last.contributors) | contributors))
+                )
+            else:
+                carry, carried_from = amount, contributors
+            continue
+        carry, carried_from = 0, set()
+        if pots and pots[-1].eligible == eligible:
+            last = pots[-1]
+            pots[-1] = Pot(last.amount + amount, eligible, tuple(sorted(set(last.contributors) | contributors)))
+        else:
+            pots.append(Pot(amount, eligible, tuple(sorted(contributors))))
+    dead = sum(s.dead for s in seats)
+    dead_from = {s.seat for s in seats if s.dead}
+    if dead or carry:
+        if pots:
+            main = pots[0]
+            both = set(main.contributors) | dead_from | carried_from
+            pots[0] = Pot(main.amount + dead + carry, main.eligible, tuple(sorted(both)))
+        else:
+            pots.append(Pot(dead + carry, tuple(sorted(live)), tuple(sorted(dead_from | carried_from))))
+    return pots
+
+
+# --- the showdown ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished hand is paid: each pot's winners and shares, each seat's hand if shown."""
+
+    pots: tuple[tuple[Pot, tuple[int, ...], dict[int, int]], ...]
+    hands: dict[int, HandValue]
+    won: dict[int, int]
+
+    @property
+    def showdown(self) -> bool:
+        return bool(self.hands)
+
+
+def hand_of(state: BaseballState, seat: SeatState) -> HandValue:
+    """The best five of the seat's cards and the community cards, with the table's wild ranks."""
+    rules = state.rules
+    return evaluate(
+        [*seat.own_cards(), *state.community],
+        rules.wild_ranks,
+        double_ace_flush=rules.double_ace_flush,
+        natural_wins=rules.natural_wins,
+    )
+
+
+def outcome(state: BaseballState) -> Outcome:
+    live = state.live()
+    hands = {s.seat: hand_of(state, s) for s in live} if len(live) > 1 else {}
+
+    def high_card(seat: int) -> tuple[int, int]:
+        return max((_card_key(c) for c in state.seat(seat).own_cards()), default=(0, 0))
+
+    paid: list[tuple[Pot, tuple[int, ...], dict[int, int]]] = []
+    won = {s.seat: 0 for s in state.seats}
+    for pot in side_pots(state.seats):
+        winners: tuple[int, ...]
+        if len(pot.eligible) == 1:
+            winners = pot.eligible
+        else:
+            best = max(hands[seat].strength for seat in pot.eligible)
+            winners = tuple(seat for seat in pot.eligible if hands[seat].strength == best)
+        share, odd = divmod(pot.amount, len(winners))
+        shares = dict.fromkeys(winners, share)
+        for seat in sorted(winners, key=high_card, reverse=True)[:odd]:
+            shares[seat] += 1  # odd chips: one each, highest own card (rank, then suit) first
+        for seat, chips in shares.items():
+            won[seat] += chips
+        paid.append((pot, winners, shares))
+    return Outcome(pots=tuple(paid), hands=hands, won=won)
+
+
+# --- what the hand needs next ----------------------------------------------------------------
+
+
+def _ante_all(state: BaseballState, seats: Sequence[int]) -> tuple[BaseballState, list[Effect]]:
+    effects: list[Effect] = []
+    for number in seats:
+        s = state.seat(number)
+        amount = min(state.rules.ante, s.stack)
+        s = dataclasses.replace(s, stack=s.stack - amount, put=s.put + amount)
+        state = _with_seat(state, s)
+        effects.append(AnteTaken(number, amount, all_in=s.stack == 0))
+    return state, effects
+
+
+def _next_card_effect(state: BaseballState) -> NextCard:
+    assert state.target is not None
+    t = state.target
+    return NextCard(t.to, t.seat, t.face, state.street, t.extra)
+
+
+class Baseball:
+    """The Baseball poker rules as a pure state machine (see controller/engine/README.md)."""
+
+    name = "baseball-poker"
+    state_type = BaseballState
+    rules_type = BaseballRules
+
+    def initial(self) -> BaseballState:
+        return BaseballState()
+
+    def shoe(self, open_event: Event) -> ShoeComposition:
+        if not isinstance(open_event, OpenRound):
+            raise RuleError(
+                f"a Baseball poker hand opens with {OpenRound.kind!r}, not {open_event.kind!r}", field="event"
+            )
+        return ShoeComposition(decks=1)
+
+    def shoe_for_rules(self, doc: Mapping[str, Any]) -> ShoeComposition:
+        parse_rules(doc)
+        return ShoeComposition(decks=1)
+
+    def apply(self, state: BaseballState, ev: Event) -> tuple[BaseballState, tuple[Effect, ...]]:
+        if isinstance(ev, OpenRound):
+            return self._open(state, ev)
+        if isinstance(ev, CardDealt):
+            return self._card(state, ev.card)
+        if isinstance(ev, Action):
+            return self._act(state, ev)
+        if isinstance(ev, VoidRound):
+            return self._void(state, ev)
+        raise RuleError(f"Baseball poker has no event {ev.kind!r}", field="event")
+
+    def awaiting(self, state: BaseballState) -> Awaiting:
+        if state.phase != "dealing":
+            return Awaiting("round")
+        if state.ask is not None:
+            a = state.ask
+            who = {"seat": a.seat, "street": state.street, "for": f"extra card for {a.card}", "price": a.price}
+            return Awaiting("decision", who=who, allowed=PAYMENTS)
+        if state.target is not None:
+            t = state.target
+            target: dict[str, JSON] = (
+                {"seat": t.seat, "face": t.face, "street": state.street}
+                if t.to == "seat"
+                else {t.to: True, "face": t.face, "street": state.street}
+            )
+            if t.extra:
+                target["extra"] = True
+            return Awaiting("card", target=target)
+        b = state.betting
+        assert b is not None and b.pending, "a hand being dealt always needs a card or a decision"
+        seat = state.seat(b.pending[0])
+        opts = options(state, b, seat.seat)
+        who = {
+            "seat": seat.seat,
+            "street": b.street,
+            "to_call": max(b.high - seat.street_put, 0),
+            "stack": seat.stack,
+            "pot": state.pot,
+            "amounts": opts,
+        }
+        return Awaiting("decision", who=who, allowed=tuple(opts))
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _open(self, state: BaseballState, ev: OpenRound) -> tuple[BaseballState, tuple[Effect, ...]]:
+        if state.phase == "dealing":
+            raise RuleError("a hand is already being dealt; settle or void it first", field="round")
+        validate_open(ev)
+        players = tuple(sorted(ev.players, key=lambda p: p.seat))
+        new = BaseballState(
+            phase="dealing",
+            rules=ev.rules,
+            players=players,
+            seats=tuple(SeatState(seat=p.seat, start=p.stack, stack=p.stack) for p in players),
+        )
+        effects: list[Effect] = [
+            RoundOpened(tuple(p.seat for p in players), ev.rules.ante, ev.rules.small_bet, ev.rules.big_bet),
+            ShoeReshuffled("a new hand is dealt from a freshly shuffled deck"),
+        ]
+        new, antes = _ante_all(new, [p.seat for p in players])
+        effects.extend(antes)
+        return self._advance(new, effects)
+
+    # -- cards --------------------------------------------------------------------------------
+
+    def _card(self, state: BaseballState, card: Card) -> tuple[BaseballState, tuple[Effect, ...]]:
+        if state.phase != "dealing":
+            why = "no hand is being dealt" if state.phase == "idle" else f"the hand is {state.phase}"
+            return self._dead(state, card, f"nobody is owed a card: {why}")
+        if card.is_joker:
+            return self._dead(state, card, "a Baseball poker deck holds no joker")
+        t = state.target
+        if t is None:
+            who = state.ask.seat if state.ask else state.betting.pending[0] if state.betting else None
+            return self._dead(state, card, f"nobody is owed a card: seat {who} must act first")
+        state = dataclasses.replace(state, target=None, dealt=(*state.dealt, card), in_deck=state.in_deck - 1)
+        placed = CardPlaced(t.to, t.seat, card, t.face, state.street, t.extra)
+        if t.to == "burn":
+            return self._advance(dataclasses.replace(state, burns=(*state.burns, card)), [placed])
+        if t.to == "community":
+            state = dataclasses.replace(state, community=(*state.community, card))
+        else:
+            assert t.seat is not None
+            s = state.seat(t.seat)
+            s = dataclasses.replace(s, cards=(*s.cards, Held(card, t.face, state.street, t.extra)))
+            state = _with_seat(state, s)
+            if not t.extra:
+                state = dataclasses.replace(state, pass_left=state.pass_left[1:])
+        effects: list[Effect] = [placed]
+        if t.face == "up" and card == QUEEN_OF_SPADES and state.rules.rainout:
+            return self._rainout(state, card, t.seat, effects)
+        if t.to == "seat" and t.face == "up" and card.rank == Rank.FOUR:
+            state, more = self._four(state, card, t.seat)
+            effects.extend(more)
+        return self._advance(state, effects)
+
+    def _four(self, state: BaseballState, card: Card, seat: int | None) -> tuple[BaseballState, list[Effect]]:
+        """A face-up 4: its player's extra face-down card now, free or for one bet of the street."""
+        assert seat is not None
+        rule = state.rules.extra_card
+        if rule == "none" or state.in_deck == 0:
+            return state, []
+        if rule == "free":
+            return dataclasses.replace(state, target=Target("seat", seat, "down", extra=True)), []
+        price = state.rules.street_bet(state.street)
+        if state.seat(seat).stack >= price:
+            return dataclasses.replace(state, ask=Ask(seat, card, price)), []
+        return state, [ActionTaken(seat, "decline", 0, state.pot, forced=True)]
+
+    def _dead(self, state: BaseballState, card: Card, reason: str) -> tuple[BaseballState, tuple[Effect, ...]]:
+        return dataclasses.replace(state, dead_cards=(*state.dead_cards, card)), (CardDead(card=card, reason=reason),)
+
+    def _rainout(
+        self, state: BaseballState, card: Card, seat: int | None, effects: list[Effect]
+    ) -> tuple[BaseballState, tuple[Effect, ...]]:
+        """The deal ends: the players still in get a new deal from a reshuffled deck and ante again."""
+        still_in = [s.seat for s in state.live()]
+        seats = tuple(s if s.folded else dataclasses.replace(s, cards=(), street_put=0) for s in state.seats)
+        number = state.rainouts + 1
+        state = dataclasses.replace(
+            state,
+            seats=seats,
+            street=3,
+            passes_begun=0,
+            pass_left=(),
+            burned=False,
+            betting_done=False,
+            target=None,
+            ask=None,
+            betting=None,
+            community=(),
+            in_deck=DECK,
+            rainouts=number,
+        )
+        effects.append(Rainout(card, seat, number, tuple(still_in)))
+        effects.append(ShoeReshuffled(f"rainout {number}: the deal is re-dealt from a reshuffled full deck"))
+        state, antes = _ante_all(state, still_in)
+        effects.extend(antes)
+        return self._advance(state, effects)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def _act(self, state: BaseballState, ev: Action) -> tuple[BaseballState, tuple[Effect, ...]]:
+        where = f"actions[{len(state.actions)}]"
+
+        def refuse(rule: str) -> RuleError:
+            return RuleError(rule, field=where, seat=ev.seat if isinstance(ev.seat, int) else None)
+
+        if state.phase != "dealing":
+            raise refuse("no hand is being dealt")
+        if ev.action not in ACTIONS:
+            raise refuse(f"{ev.action!r} is not an action; the actions are {', '.join(ACTIONS)}")
+        if state.ask is not None:
+            a = state.ask
+            if ev.seat != a.seat or ev.action not in PAYMENTS:
+                raise refuse(
+                    f"seat {a.seat} must first pay {a.price} for the extra card its {a.card} earns, "
+                    "or decline it; allowed: pay, decline"
+                )
+            return self._pay(state, ev, a)
+        if state.target is not None:
+            t = state.target
+            to = f"seat {t.seat}" if t.to == "seat" else f"the {t.to} card"
+            raise refuse(f"no action is due: the next card goes to {to}")
+        b = state.betting
+        assert b is not None and b.pending
+        turn = b.pending[0]
+        opts = options(state, b, turn)
+        allowed = ", ".join(opts)
+        if ev.seat != turn:
+            raise refuse(f"out of turn: seat {turn} acts now; allowed: {allowed}")
+        if ev.action not in opts:
+            raise refuse(f"may not {ev.action}: {_why_not(b, ev.action, opts)}; allowed: {allowed}")
+        return self._bet(state, ev, b, opts[ev.action])
+
+    def _pay(self, state: BaseballState, ev: Action, a: Ask) -> tuple[BaseballState, tuple[Effect, ...]]:
+        state = dataclasses.replace(state, ask=None, actions=(*state.actions, ev))
+        if ev.action == "decline":
+            return self._advance(state, [ActionTaken(a.seat, "decline", 0, state.pot)])
+        s = state.seat(a.seat)
+        s = dataclasses.replace(s, stack=s.stack - a.price, dead=s.dead + a.price)
+        state = _with_seat(state, s)
+        state = dataclasses.replace(state, target=Target("seat", a.seat, "down", extra=True))
+        return self._advance(state, [ActionTaken(a.seat, "pay", a.price, state.pot, all_in=s.stack == 0)])
+
+    def _bet(
+        self, state: BaseballState, ev: Action, b: Betting, amount: int
+    ) -> tuple[BaseballState, tuple[Effect, ...]]:
+        s = state.seat(ev.seat)
+        s = dataclasses.replace(
+            s,
+            stack=s.stack - amount,
+            put=s.put + amount,
+            street_put=s.street_put + amount,
+            folded=s.folded or ev.action == "fold",
+        )
+        state = _with_seat(state, s)
+        action = ev.action
+        if action in ("bring-in", "complete", "bet", "raise"):
+            bets = b.bets if action == "bring-in" else b.bets + 1
+            b = dataclasses.replace(b, high=s.street_put, bets=bets, opened=True, pending=_turns_after(state, s.seat))
+        elif action == "check" and not b.opened:
+            b = dataclasses.replace(b, opened=True, pending=_turns_after(state, s.seat))
+        else:
+            b = dataclasses.replace(b, pending=b.pending[1:])
+        state = dataclasses.replace(state, betting=b, actions=(*state.actions, ev))
+        return self._advance(
+            state, [ActionTaken(s.seat, action, amount, state.pot, all_in=s.stack == 0 and not s.folded)]
+        )
+
+    # -- the flow of the hand -----------------------------------------------------------------
+
+    def _advance(self, state: BaseballState, effects: list[Effect]) -> tuple[BaseballState, tuple[Effect, ...]]:
+        """Walk the hand's schedule (burn, passes, community cards, betting rounds, streets) to
+        the next thing it needs from outside: a card, an action, or nothing (settled)."""
+        while True:
+            if state.ask is not None:
+                a = state.ask
+                effects.append(DecisionDue(a.seat, state.street, PAYMENTS, {"pay": a.price, "decline": 0}))
+                break
+            if state.target is not None:
+                effects.append(_next_card_effect(state))
+                break
+            if len(state.live()) == 1:
+                return self._settle(state, effects)
+            b = state.betting
+            if b is not None:
+                if b.pending:
+                    opts = options(state, b, b.pending[0])
+                    effects.append(DecisionDue(b.pending[0], b.street, tuple(opts), opts))
+                    break
+                seats = tuple(dataclasses.replace(s, street_put=0) for s in state.seats)
+                state = dataclasses.replace(state, seats=seats, betting=None, betting_done=True)
+                continue
+            if state.pass_left:
+                face = PASSES[state.street][state.passes_begun - 1]
+                state = dataclasses.replace(state, target=Target("seat", state.pass_left[0], face))
+                continue
+            if state.betting_done:
+                if state.street == STREETS[-1]:
+                    return self._settle(state, effects)
+                state = dataclasses.replace(
+                    state, street=state.street + 1, passes_begun=0, burned=False, betting_done=False
+                )
+                continue
+            if state.street > 3 and state.rules.burn_cards and not state.burned:
+                state = dataclasses.replace(state, burned=True)
+                if state.in_deck > 0:
+                    state = dataclasses.replace(state, target=Target("burn", None, "down"))
+                continue
+            if state.passes_begun < len(PASSES[state.street]):
+                face = PASSES[state.street][state.passes_begun]
+                state = dataclasses.replace(state, passes_begun=state.passes_begun + 1)
+                live = [s.seat for s in state.live()]
+                if state.in_deck >= len(live):
+                    state = dataclasses.replace(state, pass_left=tuple(live))
+                elif state.in_deck > 0:  # too few cards for a pass: one card face up for everyone
+                    state = dataclasses.replace(state, target=Target("community", None, "up"))
+                continue
+            actors = [s for s in state.seats if s.can_act]
+            if len(actors) < 2:
+                effects.append(NoBetting(state.street))
+                state = dataclasses.replace(state, betting_done=True)
+                continue
+            opener, why = choose_opener(state, state.street)
+            effects.append(OpenerChosen(opener, state.street, why))
+            bet = state.rules.street_bet(state.street)
+            state = dataclasses.replace(state, betting=Betting(state.street, opener, bet, pending=(opener,)))
+        return state, tuple(effects)
+
+    def _settle(self, state: BaseballState, effects: list[Effect]) -> tuple[BaseballState, tuple[Effect, ...]]:
+        state = dataclasses.replace(state, phase="settled", target=None, ask=None, betting=None)
+        result = outcome(state)
+        for seat, hand in result.hands.items():
+            effects.append(HandShown(seat, hand.category, hand.best))
+        for pot, winners, shares in result.pots:
+            effects.append(PotAwarded(pot.amount, winners, shares, pot.returned))
+        for s in state.seats:
+            collect = s.put + s.dead
+            effects.append(PlayerSettled(s.seat, result.won[s.seat], collect, result.won[s.seat] - collect))
+        effects.append(RoundSettled(state.pot, state.rainouts, len(state.dealt), result.showdown))
+        return state, tuple(effects)
+
+    # -- voiding ------------------------------------------------------------------------------
+
+    def _void(self, state: BaseballState, ev: VoidRound) -> tuple[BaseballState, tuple[Effect, ...]]:
+        if state.phase != "dealing":
+            raise RuleError("only a hand being dealt can be voided", field="round")
+        if not ev.by.strip() or not ev.reason.strip():
+            raise RuleError("voiding a hand needs who voids it and why", field="void")
+        returned = {s.seat: s.put + s.dead for s in state.seats}
+        new = dataclasses.replace(state, phase="void", void=Void(by=ev.by, reason=ev.reason), target=None, ask=None)
+        return new, (RoundVoided(by=ev.by, reason=ev.reason, returned=returned),)
+
+    # -- settlement and round files -----------------------------------------------------------
+
+    def settlement(self, state: BaseballState) -> dict[str, JSON]:
+        """The hand's settlement in REPLAY.md form; the nets sum to zero."""
+        if state.phase not in ("settled", "void"):
+            raise RuleError("the hand is not finished", field="round")
+        void = state.phase == "void"
+        result = None if void else outcome(state)
+        players: list[dict[str, JSON]] = []
+        for s in state.seats:
+            put = s.put + s.dead
+            won = put if result is None else result.won[s.seat]
+            hand = result.hands.get(s.seat) if result is not None else None
+            players.append(
+                {
+                    "seat": s.seat,
+                    "stack": s.start,
+                    "cards": [str(h.card) for h in s.cards],
+                    "up": [str(h.card) for h in s.cards if h.face == "up"],
+                    "folded": s.folded,
+                    "put": put,
+                    "won": won,
+                    "hand": hand.to_json() if hand is not None else None,
+                    "net": won - put,
+                }
+            )
+        pots: list[dict[str, JSON]] = []
+        if result is not None:
+            for pot, winners, shares in result.pots:
+                entry: dict[str, JSON] = {
+                    "amount": pot.amount,
+                    "eligible": list(pot.eligible),
+                    "winners": list(winners),
+                    "shares": [{"seat": seat, "chips": chips} for seat, chips in sorted(shares.items())],
+                }
+                if pot.returned:
+                    entry["returned"] = True
+                pots.append(entry)
+        out: dict[str, JSON] = {
+            "game": self.name,
+            "players": players,
+            "pots": pots,
+            "community": [str(c) for c in state.community],
+            "rainouts": state.rainouts,
+            "showdown": bool(result and result.showdown),
+            "cards_used": len(state.dealt),
+        }
+        if state.void:
+            out["void"] = {"by": state.void.by, "reason": state.void.reason}
+        return out
+
+    def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, int]]:
+        """Per seat: the chips pushed to it (`pay`), what it put in the pot (`collect`), the net."""
+        return [
+            {"seat": p["seat"], "pay": p["won"], "collect": p["put"], "net": p["net"]}
+            for p in settlement.get("players", [])
+        ]
+
+    def bets(self, settlement: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+        """(bet type, chips put in, chips won) for every player, for the meters."""
+        return [("pot", p["put"], p["won"]) for p in settlement.get("players", [])]
+
+    def round_file(self, state: BaseballState) -> dict[str, JSON]:
+        """The hand as a REPLAY.md round file: replaying it gives this hand's settlement."""
+        rules: dict[str, JSON] = {}
+        for f in dataclasses.fields(BaseballRules):
+            value = getattr(state.rules, f.name)
+            if value != getattr(_DEFAULT_RULES, f.name):
+                rules[f.name] = list(value) if isinstance(value, tuple) else value
+        return {
+            "game": self.name,
+            "rules": rules,
+            "players": [{"seat": p.seat, "stack": p.stack} for p in state.players],
+            "cards": [str(c) for c in state.dealt],
+            "actions": [{"seat": a.seat, "action": a.action} for a in state.actions],
+        }
+
+    def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
+        return _parse_action(doc, where)
+
+    def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
+        """Read a round file into its opening event, cards and actions; RuleError names what is wrong."""
+        _only_keys(doc, {"game", "rules", "players", "cards", "actions"}, "round file")
+        for key in ("players", "cards"):
+            if key not in doc:
+                raise RuleError("is required", field=key)
+        rules = parse_rules(doc.get("rules") or {})
+        players_doc = doc["players"]
+        if not isinstance(players_doc, list):
+            raise RuleError("must be a list of {seat, stack}", field="players")
+        opening = OpenRound(
+            rules=rules, players=tuple(_parse_player(p, f"players[{i}]") for i, p in enumerate(players_doc))
+        )
+        validate_open(opening)
+        cards_doc = doc["cards"]
+        if not isinstance(cards_doc, list):
+            raise RuleError("must be a list of cards", field="cards")
+        cards = []
+        for i, text in enumerate(cards_doc):
+            try:
+                cards.append(parse_card(text))
+            except CardError as exc:
+                raise RuleError(str(exc), field=f"cards[{i}]") from None
+        actions_doc = doc.get("actions", [])
+        if not isinstance(actions_doc, list):
+            raise RuleError("must be a list of actions", field="actions")
+        actions = tuple(_parse_action(a, f"actions[{i}]") for i, a in enumerate(actions_doc))
+        return RoundInput(open=opening, cards=tuple(cards), decisions=actions)
+
+
+GAME = Baseball()
+_DEFAULT_RULES = BaseballRules()
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def validate_open(ev: OpenRound) -> None:
+    """Raise RuleError (field, seat, rule) for any opening the table must refuse."""
+    ev.rules.validate()
+    if len(ev.players) < 2:
+        raise RuleError("a hand needs at least two players", field="players")
+    seen: set[int] = set()
+    for i, p in enumerate(ev.players):
+        where = f"players[{i}]"
+        if isinstance(p.seat, bool) or not isinstance(p.seat, int) or p.seat not in SEATS:
+            raise RuleError(f"seats are numbered 1 to 7, not {p.seat!r}", field=f"{where}.seat")
+        if p.seat in seen:
+            raise RuleError("the seat is listed twice", field=f"{where}.seat", seat=p.seat)
+        seen.add(p.seat)
+        if isinstance(p.stack, bool) or not isinstance(p.stack, int) or p.stack < 1:
+            raise RuleError(
+                f"the stack must be a whole number of 1 or more chips, not {p.stack!r}",
+                field=f"{where}.stack",
+                seat=p.seat,
+            )
+
+
+def parse_rules(doc: object, where: str = "rules") -> BaseballRules:
+    """Rule options from a round file or config; unknown keys and bad values are refused."""
+    if not isinstance(doc, Mapping):
+        raise RuleError("must be an object of rule options", field=where)
+    _only_keys(doc, {f.name for f in dataclasses.fields(BaseballRules)}, where)
+    kwargs: dict[str, Any] = dict(doc)
+    if "wild" in kwargs:
+        wild = kwargs["wild"]
+        if not isinstance(wild, list | tuple):
+            raise RuleError('must be a list of ranks, such as ["3", "9"] (or [] for none)', field=f"{where}.wild")
+        ranks = []
+        for i, rank in enumerate(wild):
+            if not isinstance(rank, str):
+                raise RuleError(f"{rank!r} is not a rank; write 2-9, T, J, Q, K or A", field=f"{where}.wild[{i}]")
+            text = rank.strip().upper()
+            ranks.append("T" if text == "10" else text)
+        kwargs["wild"] = tuple(ranks)
+    rules = BaseballRules(**kwargs)
+    rules.validate(where)
+    return rules
+
+
+def _parse_player(doc: object, where: str) -> Player:
+    if not isinstance(doc, Mapping):
+        raise RuleError("must be an object with seat and stack", field=where)
+    _only_keys(doc, {"seat", "stack"}, where)
+    for key in ("seat", "stack"):
+        if key not in doc:
+            raise RuleError("is required", field=f"{where}.{key}")
+    return Player(seat=doc["seat"], stack=doc["stack"])
+
+
+def _parse_action(doc: object, where: str) -> Action:
+    if not isinstance(doc, Mapping):
+        raise RuleError("must be an object with seat and action", field=where)
+    _only_keys(doc, {"seat", "action"}, where)
+    seat = doc.get("seat")
+    if isinstance(seat, bool) or not isinstance(seat, int):
+        raise RuleError(f"must be a seat number, not {seat!r}", field=f"{where}.seat")
+    action = doc.get("action")
+    if action not in ACTIONS:
+        raise RuleError(f"the action must be one of {', '.join(ACTIONS)}, not {action!r}", field=where, seat=seat)
+    return Action(seat=seat, action=str(action))
+
+
+def _only_keys(doc: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(doc) - allowed)
+    if unknown:
+        raise RuleError(f"unknown key {unknown[0]!r}; allowed keys are {sorted(allowed)}", field=where)
+
+
+def state_from_json(data: JSON) -> BaseballState:
+    return from_json(BaseballState, data)

@@ -1,0 +1,412 @@
+"""The table's publisher to the floor: the journal, sent in order over MQTT at QoS 1.
+
+The outbox is the journal itself. The publisher reads entries through its own read-only
+connection (WAL lets it read beside the table loop's writer), turns each entry into messages
+(schema.py), publishes them in journal order, and moves a high-water mark (`floor.acked` in the
+journal's meta) only past entries whose every message the broker has acknowledged (PUBACK). When
+the broker is away, entries simply wait in the journal; after a reconnection paho sends again what
+was in flight, then the publisher carries on from where it stopped; after a restart it resumes
+after the mark. The mark is a lower bound, never ahead of the broker: a mark written late (or lost
+in a crash) means some messages are sent twice, which consumers drop by (table, seq), and never
+that one is missing.
+
+Settlements, fault changes and meters are derived, so they must come out the same however often
+an entry is sent: the publisher keeps its own replica of the table, built by the same `Table` code
+from the same entries, and compares it before and after each entry. The replica is rebuilt from
+the journal at start, on the publisher's thread, so the table loop never waits for it.
+
+    publisher = FloorPublisher(config.floor, journal.path, table_id="GS-01", game="grand-slam",
+                               rules={}, mark=loop_mark(journal, loop))
+    table.listeners.append(publisher)     # each new entry wakes it; the journal is the data
+    publisher.start() ... publisher.stop()
+
+Threads: paho's network loop (`loop_start`) and one pump thread here. They share only a set of
+acknowledged message ids and an Event; no lock of ours is ever held while calling into paho,
+because paho holds its own lock while it calls `on_publish`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from controller.floor import schema
+from controller.floor.config import FloorConfig, check_level
+from controller.journal import Entry, Journal, JournalError
+from controller.table import Table
+
+log = logging.getLogger("tablectl.floor")
+_paho_log = logging.getLogger("tablectl.floor.mqtt")
+
+#: The journal meta key under which the publisher keeps how far the broker has acknowledged.
+MARK_KEY = "floor.acked"
+#: The mark is written at most this often: each write is a commit on the table's journal.
+MARK_EVERY_S = 0.25
+#: On stop, how long to wait for the broker to acknowledge what is already in flight.
+STOP_GRACE_S = 2.0
+#: With nothing new, the pump still looks at the journal this often (a missed wake-up costs this).
+POLL_S = 1.0
+
+Message = tuple[str, dict[str, Any]]  # (kind, payload)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class FloorPublisher:
+    """Sends every journal entry of one table, and what it changed, to the floor broker.
+
+    It is also a table listener (`update`, `redrive`): a new entry only wakes it.
+    """
+
+    def __init__(
+        self,
+        config: FloorConfig,
+        journal_path: Path | str,
+        *,
+        table_id: str,
+        game: str,
+        rules: Mapping[str, Any],
+        mark: Callable[[int], None],
+        boot: str | None = None,
+        reconnect_max_s: int = 30,
+    ) -> None:
+        self.config = config
+        self.journal_path = Path(journal_path)
+        self.table_id = check_level(table_id, "table.id")
+        self.site = config.site
+        self.game = game
+        self.rules = dict(rules)
+        self.boot = boot or secrets.token_hex(6)
+        self.client_id = config.client_id or f"tablectl-{config.site}-{table_id}"
+        self._mark = mark
+        self._reconnect_max_s = reconnect_max_s
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._acks: set[int] = set()  # message ids the broker acknowledged, not yet taken by the pump
+        self._acks_lock = threading.Lock()
+        self._status_mids: set[int] = set()  # status messages are outside the journal's order
+        self._connected = False
+        self._said: str | None = None  # the last connection trouble logged
+        self._acked = 0  # every message of every entry up to here is acknowledged
+        self._sent = 0  # the last entry handed to paho
+        self._acked_changed = threading.Condition()
+        self._client: mqtt.Client | None = None
+        self._pump_thread: threading.Thread | None = None
+
+    # -- the table's listener -------------------------------------------------------------------
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Any, ...]) -> None:
+        self._wake.set()
+
+    def redrive(self, table: Table) -> None:
+        self._wake.set()
+
+    # -- what it has done -----------------------------------------------------------------------
+
+    @property
+    def acked(self) -> int:
+        """The last journal seq whose messages the broker has all acknowledged."""
+        return self._acked
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    def status(self) -> dict[str, Any]:
+        """For the device view: where it sends, whether it is connected, and how far it is."""
+        return {
+            "broker": str(self.config.broker),
+            "site": self.site,
+            "connected": self._connected,
+            "acked": self._acked,
+            "sent": self._sent,
+            "boot": self.boot,
+        }
+
+    def wait_acked(self, seq: int, timeout: float) -> bool:
+        """Block until everything up to `seq` is acknowledged, or `timeout` seconds pass."""
+        deadline = time.monotonic() + timeout
+        with self._acked_changed:
+            while self._acked < seq:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._acked_changed.wait(left)
+        return True
+
+    # -- start and stop -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect in the background and start sending; returns at once. A missing broker is not
+        an error: entries wait in the journal. A password file that cannot be read is."""
+        password = self.config.password()
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            protocol=mqtt.MQTTv311,
+            clean_session=True,  # the journal is the outbox: no broker-side session is needed
+        )
+        # paho's own lines at DEBUG only: the callbacks below say what an operator needs, once, and
+        # paho 2.2 logs a routine end of its network loop as an error.
+        client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
+        if self.config.broker.tls:
+            client.tls_set(ca_certs=self.config.ca_file, certfile=self.config.cert_file, keyfile=self.config.key_file)
+        if self.config.username is not None:
+            client.username_pw_set(self.config.username, password)
+        client.will_set(self._topic("status"), schema.encode(self._status("offline", "connection lost")), 1, True)
+        client.reconnect_delay_set(1, self._reconnect_max_s)
+        client.max_inflight_messages_set(self.config.inflight)
+        client.max_queued_messages_set(0)  # the window below bounds it
+        client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        self._client = client
+        log.info(
+            "floor: publishing to %s as %s (site %s, boot %s)", self.config.broker, self.client_id, self.site, self.boot
+        )
+        client.connect_async(self.config.broker.host, self.config.broker.port, keepalive=self.config.keepalive)
+        client.loop_start()
+        self._pump_thread = threading.Thread(target=self._pump, name="floor-publisher", daemon=True)
+        self._pump_thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Send what is in flight if the broker is there (briefly), record the mark, say offline."""
+        self._stopping.set()
+        self._wake.set()
+        if self._pump_thread is not None:
+            self._pump_thread.join(timeout)
+        client = self._client
+        if client is None:
+            return
+        if self._connected:
+            info = client.publish(self._topic("status"), schema.encode(self._status("offline", "stopped")), 1, True)
+            # A graceful DISCONNECT discards the will, so the retained status must say offline first.
+            info.wait_for_publish(min(timeout, STOP_GRACE_S))
+        client.disconnect()
+        client.loop_stop()
+        self._client = None
+
+    # -- paho's thread --------------------------------------------------------------------------
+
+    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            # The reason is the broker's word ("Not authorized", "Bad user name or password"): no secret.
+            self._trouble(f"{self.config.broker} refused the connection: {reason}; retrying")
+            return
+        self._connected = True
+        self._said = None
+        log.info("floor: connected to %s", self.config.broker)
+        info = client.publish(self._topic("status"), schema.encode(self._status("online")), 1, True)
+        # Its PUBACK is read by this same thread later, so recording the id now cannot race it.
+        with self._acks_lock:
+            self._status_mids.add(info.mid)
+        self._wake.set()
+
+    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
+        self._connected = False
+        self._trouble(f"cannot reach {self.config.broker}; events wait in the journal; retrying")
+
+    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        was, self._connected = self._connected, False
+        if was and not self._stopping.is_set():
+            self._trouble(f"lost {self.config.broker} ({reason}); events wait in the journal; reconnecting")
+
+    def _trouble(self, words: str) -> None:
+        # Said once, not at every retry of the backoff: a broker down for an hour is one line.
+        if words != self._said:
+            log.warning("floor: %s", words)
+            self._said = words
+
+    def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
+        with self._acks_lock:
+            if mid in self._status_mids:
+                self._status_mids.discard(mid)
+                return
+            self._acks.add(mid)
+        self._wake.set()
+
+    # -- the pump thread ------------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        try:
+            reader = Journal(self.journal_path, readonly=True)
+        except JournalError as exc:
+            log.error("floor: cannot read the journal, nothing will be published: %s", exc)
+            return
+        try:
+            self._pump_journal(reader)
+        except Exception:  # the floor link must never take the table down
+            log.exception("floor: the publisher stopped on an unexpected error; the journal keeps every event")
+        finally:
+            reader.close()
+
+    def _pump_journal(self, reader: Journal) -> None:
+        text = reader.get_meta(MARK_KEY)
+        start = int(text) if text and text.isdigit() else 0
+        replica = Table(Journal(":memory:"), game=self.game, rules=self.rules, table_id=self.table_id)
+        backlog: deque[Entry] = deque()
+        for entry in reader.entries():
+            if entry.seq <= start:
+                _follow(replica, entry)  # state before the first entry to send: no messages
+            else:
+                backlog.append(entry)
+        self._sent = start
+        self._set_acked(start)
+        pending: deque[tuple[int, int]] = deque()  # (message id, journal seq), in publish order
+        written = start
+        written_at = 0.0
+        drain_until = 0.0
+        client = self._client
+        assert client is not None
+        while True:
+            self._wake.clear()
+            self._take_acks(pending)
+            now = time.monotonic()
+            stopping = self._stopping.is_set()
+            if self._acked > written and (stopping or now - written_at >= MARK_EVERY_S):
+                written, written_at = self._write_mark(written), now
+            if stopping:
+                drain_until = drain_until or now + STOP_GRACE_S
+                if pending and self._connected and now < drain_until:
+                    self._wake.wait(0.05)  # what is in flight may still be acknowledged
+                    continue
+                return
+            if not backlog:
+                backlog.extend(reader.entries(after=self._sent))
+            while backlog and len(pending) < self.config.inflight:
+                entry = backlog.popleft()
+                for kind, payload in self._messages(replica, entry):
+                    info = client.publish(self._topic(kind), schema.encode(payload), 1, kind in schema.RETAINED)
+                    if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):  # NO_CONN: queued for later
+                        raise RuntimeError(f"paho refused message {entry.seq} ({kind}): {mqtt.error_string(info.rc)}")
+                    pending.append((info.mid, entry.seq))
+                self._sent = entry.seq
+            if not pending:
+                # Nothing in flight: every message up to the last sent one is acknowledged.
+                self._set_acked(self._sent)
+            wait = POLL_S if self._acked == written else MARK_EVERY_S
+            self._wake.wait(wait)
+
+    def _take_acks(self, pending: deque[tuple[int, int]]) -> None:
+        with self._acks_lock:
+            while pending and pending[0][0] in self._acks:
+                self._acks.discard(pending.popleft()[0])
+        if pending:
+            # Every message of the entries before the oldest one still in flight is acknowledged.
+            self._set_acked(max(self._acked, pending[0][1] - 1))
+        else:
+            self._set_acked(self._sent)
+
+    def _set_acked(self, seq: int) -> None:
+        if seq != self._acked:
+            with self._acked_changed:
+                self._acked = seq
+                self._acked_changed.notify_all()
+
+    def _write_mark(self, written: int) -> int:
+        seq = self._acked
+        try:
+            self._mark(seq)
+        except Exception as exc:  # a stale mark only means repeats after a restart
+            log.warning("floor: could not record that the broker has entry %d: %s", seq, exc)
+            return written
+        return seq
+
+    # -- messages -------------------------------------------------------------------------------
+
+    def _topic(self, kind: str) -> str:
+        return schema.topic(self.site, self.table_id, kind)
+
+    def _envelope(self, entry: Entry) -> dict[str, Any]:
+        return {"v": schema.VERSION, "site": self.site, "table": self.table_id, "boot": self.boot, "seq": entry.seq,
+                "at": entry.at}  # fmt: skip
+
+    def _status(self, status: str, reason: str | None = None) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "v": schema.VERSION,
+            "site": self.site,
+            "table": self.table_id,
+            "boot": self.boot,
+            "at": _now(),
+            "status": status,
+            "game": self.game,
+        }
+        if reason:
+            payload["reason"] = reason
+        return payload
+
+    def _messages(self, replica: Table, entry: Entry) -> Iterator[Message]:
+        envelope = self._envelope(entry)
+        yield "entry", {**envelope, "round": entry.round, "kind": entry.kind, "body": entry.body}
+        try:
+            derived = _derive(replica, entry)
+        except Exception:  # a replica that cannot follow still lets every entry through
+            log.exception("floor: the replica could not follow entry %d (%s)", entry.seq, entry.kind)
+            return
+        for kind, fields in derived:
+            yield kind, {**envelope, **fields}
+
+
+def loop_mark(journal: Journal, loop: asyncio.AbstractEventLoop) -> Callable[[int], None]:
+    """The daemon's mark writer: the write runs on the table loop, so the journal keeps one writer
+    (the publisher's own connection is read-only and cannot contend with a card being journaled).
+    Stop the publisher while the loop still runs (`await asyncio.to_thread(publisher.stop)`) so
+    the last mark lands; a mark that does not land only means repeats after the next start."""
+
+    def mark(seq: int) -> None:
+        loop.call_soon_threadsafe(journal.set_meta, MARK_KEY, str(seq))
+
+    return mark
+
+
+def _follow(replica: Table, entry: Entry) -> Any:
+    # Table has no public "apply an entry that is already journaled": its constructor replays the
+    # whole journal. The replica must advance entry by entry, so it uses the same private path the
+    # constructor does (tablectl issue 10 asks for Table.follow to make this public).
+    return replica._apply(entry)
+
+
+def _derive(replica: Table, entry: Entry) -> list[Message]:
+    """What `entry` changed on the replica: a settled or voided round, faults, meters."""
+    round_no = replica.round_no
+    record = replica.rounds.get(round_no) if round_no is not None else None
+    was = record.status if record is not None else None
+    faults_before = {fid: f.to_json() for fid, f in replica.faults.items()}
+    meters_before = replica.meters.to_json()
+    _follow(replica, entry)
+    out: list[Message] = []
+    if record is not None and was == "open" and record.status != "open":
+        settled: dict[str, Any] = {
+            "round": record.number,
+            "status": record.status,
+            "opened_at": record.opened_at,
+            "cards": list(record.cards),
+            "settlement": record.settlement,
+        }
+        if record.status == "settled":
+            settled["payouts"] = replica.payouts()
+        out.append(("settlement", settled))
+    faults_after = {fid: f.to_json() for fid, f in replica.faults.items()}
+    if faults_after != faults_before:
+        how = {key: entry.body.get(key) for key in ("action", "by", "reason")}
+        cleared = [{"id": fid, "code": f["code"], **how} for fid, f in faults_before.items() if fid not in faults_after]
+        raised = [f for fid, f in faults_after.items() if fid not in faults_before]
+        out.append(("fault", {"raised": raised, "cleared": cleared, "open": list(faults_after.values())}))
+    meters = replica.meters.to_json()
+    if meters != meters_before:
+        out.append(("meters", {"game": replica.game_name, "meters": meters}))
+    return out

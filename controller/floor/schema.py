@@ -1,0 +1,136 @@
+"""What a table says to the floor: topics and versioned JSON payloads, and how a consumer reads them.
+
+Topics are `tablectl/<site>/<table>/<kind>`, one kind a topic:
+
+    entry       every journal entry, in journal order: seq, at, round, kind, body
+    settlement  a round settled or was voided: round, status, settlement (the engine's words)
+    fault       retained: faults raised or cleared by one entry: raised, cleared, open (all still open)
+    meters      retained: the table's meters whenever an entry changed them (settlement, void, fault)
+    status      retained: online or offline (the last will), game, boot; the only kind with no seq
+
+Every payload is one JSON object that starts with the same envelope:
+
+    {"v": 1, "site": "main-floor", "table": "GS-01", "boot": "3f9c0a1b2e4d", "seq": 1234, "at": "...Z", ...}
+
+`seq` is the journal entry's sequence number: gapless and unique for the life of the table's
+journal, so (table, seq) is the idempotency key of an entry and of everything derived from it (a
+settlement, a fault change, the meters) on that kind's topic. `boot` names the daemon start that
+sent the message: after a restart the publisher sends again what the broker had not acknowledged
+before, under a new boot, so a consumer can tell a restart's repeats from a fault and drop them by
+(table, seq). `at` is when the entry was committed to the journal (UTC), not when it was sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+VERSION = 1
+ROOT = "tablectl"
+KINDS = ("entry", "settlement", "fault", "meters", "status")
+EVENT_KINDS = ("entry", "settlement", "fault", "meters")
+#: Kinds that are the table's current state, kept by the broker so a new viewer sees them at once.
+RETAINED = frozenset({"status", "fault", "meters"})
+
+
+class FloorMessageError(ValueError):
+    """A message on tablectl/# that is not one this version reads; the text says which and why."""
+
+
+def topic(site: str, table: str, kind: str) -> str:
+    return f"{ROOT}/{site}/{table}/{kind}"
+
+
+def encode(payload: Mapping[str, Any]) -> bytes:
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class FloorMessage:
+    """One message read off the floor: the topic's parts and the JSON payload."""
+
+    site: str
+    table: str
+    kind: str
+    payload: dict[str, Any]
+
+    @property
+    def seq(self) -> int | None:
+        seq = self.payload.get("seq")
+        return seq if isinstance(seq, int) else None
+
+    @property
+    def boot(self) -> str:
+        return str(self.payload["boot"])
+
+
+def parse(topic_name: str, data: bytes | bytearray) -> FloorMessage:
+    """Read one message; raise FloorMessageError naming the topic and what is wrong with it."""
+    levels = topic_name.split("/")
+    if len(levels) != 4 or levels[0] != ROOT:
+        raise FloorMessageError(f"{topic_name}: not a tablectl/<site>/<table>/<kind> topic")
+    _, site, table, kind = levels
+    if kind not in KINDS:
+        raise FloorMessageError(f"{topic_name}: unknown kind {kind!r}; this version reads {', '.join(KINDS)}")
+    try:
+        payload = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise FloorMessageError(f"{topic_name}: the payload is not JSON") from None
+    if not isinstance(payload, dict):
+        raise FloorMessageError(f"{topic_name}: the payload is not a JSON object")
+    if payload.get("v") != VERSION:
+        raise FloorMessageError(f"{topic_name}: payload version {payload.get('v')!r}; this version reads {VERSION}")
+    if payload.get("site") != site or payload.get("table") != table:
+        raise FloorMessageError(f"{topic_name}: the payload names another table ({payload.get('table')!r})")
+    if not isinstance(payload.get("boot"), str):
+        raise FloorMessageError(f"{topic_name}: the payload has no boot id")
+    seq = payload.get("seq")
+    if kind in EVENT_KINDS and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
+        raise FloorMessageError(f"{topic_name}: seq must be a journal sequence number, not {seq!r}")
+    return FloorMessage(site, table, kind, payload)
+
+
+@dataclass
+class _Taken:
+    last: int = 0
+    missing: set[int] = field(default_factory=set)
+
+
+class Ledger:
+    """What a consumer has taken from each table, to drop repeats and notice what is missing.
+
+    ledger = Ledger()
+    if ledger.take(message): store(message)   # False for a repeat of (table, seq) on that topic
+
+    On the entry topic seqs are gapless, so a jump leaves the skipped seqs in `missing` until they
+    come: a consumer sees at once what it has not got, whatever the broker in between did. The
+    derived kinds are sparse: a message is new when its seq is past the last one taken.
+    """
+
+    def __init__(self) -> None:
+        self._taken: dict[tuple[str, str, str], _Taken] = {}
+
+    def take(self, message: FloorMessage) -> bool:
+        seq = message.seq
+        if seq is None:  # status: not an event; the latest one is the truth
+            return True
+        taken = self._taken.setdefault((message.site, message.table, message.kind), _Taken())
+        if seq > taken.last:
+            if message.kind == "entry":
+                taken.missing.update(range(taken.last + 1, seq))
+            taken.last = seq
+            return True
+        if seq in taken.missing:
+            taken.missing.discard(seq)
+            return True
+        return False
+
+    def last(self, site: str, table: str, kind: str = "entry") -> int:
+        taken = self._taken.get((site, table, kind))
+        return taken.last if taken else 0
+
+    def missing(self, site: str, table: str) -> list[int]:
+        taken = self._taken.get((site, table, "entry"))
+        return sorted(taken.missing) if taken else []
