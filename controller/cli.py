@@ -70,6 +70,13 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
         analysis_cli.add_arguments(analyze)
 
+    floor = sub.add_parser("floor", help="every table publishing to the floor's MQTT broker, live in the terminal")
+    floor.set_defaults(handler=_floor)
+    if argv[:1] == ["floor"]:  # its options live with the view; paho is imported only when asked for
+        from controller.floor import view
+
+        view.add_arguments(floor)
+
     doctor = sub.add_parser("doctor", help="check that this machine can run the table, in plain words")
     doctor.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
     doctor.add_argument("--sim", action="store_true", help="check for a simulated table")
@@ -228,6 +235,12 @@ def _analyze(args: argparse.Namespace) -> int:
     return analysis_cli.run(args)
 
 
+def _floor(args: argparse.Namespace) -> int:
+    from controller.floor import view
+
+    return view.run(args)
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from controller.doctor import format_report, has_errors, run_checks
 
@@ -242,6 +255,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
+    from controller.floor.config import FloorConfigError
     from controller.journal import JournalError
 
     if args.demo and not args.sim:
@@ -273,7 +287,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     try:
         return asyncio.run(daemon.run())
-    except (TokenError, JournalError) as exc:
+    except (TokenError, JournalError, FloorConfigError) as exc:
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG: systemd does not restart into the same refusal forever
     except OSError as exc:

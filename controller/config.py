@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.floor.config import FloorConfig, FloorConfigError, check_level, parse_floor
+
 DEFAULT_PATH = Path("/etc/tablectl/table.toml")
 GAMES = ("grand-slam", "jokers-22", "baseball-poker")
 BAUD_RATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400)
@@ -85,6 +87,7 @@ class Config:
     indicators: IndicatorConfig = field(default_factory=IndicatorConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
     state_dir: str = "/var/lib/tablectl"
+    floor: FloorConfig | None = None  # None: the table reports to no floor (see hardware/floor.md)
 
 
 _SECTIONS: dict[str, set[str]] = {
@@ -95,6 +98,7 @@ _SECTIONS: dict[str, set[str]] = {
     "indicators": {"pin_map", "pin_file", "pin_factory"},
     "http": {"host", "port"},
     "state": {"dir"},
+    "floor": set(),  # checked by controller.floor.config.parse_floor
 }
 
 
@@ -134,6 +138,12 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
             reader.fail("shoe.url", "a real table needs the shoe's serial port (a /dev/serial/by-id/... path)")
         if display_url is None:
             reader.fail("display.url", "a real table needs the pole display's serial port")
+    try:
+        floor = parse_floor(doc.get("floor"), source)
+        if floor is not None:
+            check_level(reader.text("table.id", "TABLE-1") or "TABLE-1", f"{source}: table.id")
+    except FloorConfigError as exc:
+        raise ConfigError(str(exc)) from None
     config = Config(
         source=source,
         table_id=reader.text("table.id", "TABLE-1") or "TABLE-1",
@@ -159,6 +169,7 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
             port=int(reader.number("http.port", 8000, low=1, high=65535, whole=True)),
         ),
         state_dir=reader.text("state.dir", "/var/lib/tablectl") or "/var/lib/tablectl",
+        floor=floor,
     )
     return config
 

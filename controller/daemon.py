@@ -31,6 +31,7 @@ from controller.api.auth import Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.config import Config
 from controller.engine.cards import Card, ShoeComposition
+from controller.floor.publisher import FloorPublisher, loop_mark
 from controller.journal import Journal
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
@@ -150,6 +151,7 @@ class Daemon:
         try:
             table = self._build_table(journal)
             self.table = table
+            publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
             live = LiveFeed()
@@ -184,6 +186,8 @@ class Daemon:
             self.notifier.ready(f"{mode} {self.config.table_id}: {table.prompt()}")
             await self.stopping.wait()
             self.notifier.stopping()
+            if publisher is not None:  # while the loop runs, so its last mark is written
+                await asyncio.to_thread(publisher.stop)
             live.close_all()
             await asyncio.sleep(0)  # let each screen's feed send its close
             server.should_exit = True
@@ -222,6 +226,24 @@ class Daemon:
             simulated=self.simulated,
             outputs=outputs,
         )
+
+    def _start_floor(self, table: Table, journal: Journal) -> FloorPublisher | None:
+        """The floor publisher when config has a [floor] section: the journal is its outbox."""
+        if self.config.floor is None:
+            return None
+        assert self.loop is not None
+        publisher = FloorPublisher(
+            self.config.floor,
+            journal.path,
+            table_id=table.table_id,
+            game=table.game_name,
+            rules=table.rules_doc,
+            mark=loop_mark(journal, self.loop),
+        )
+        table.listeners.append(publisher)
+        publisher.start()
+        self._floor = publisher
+        return publisher
 
     def _start_shoe(self, table: Table) -> ShoeReader:
         cfg = self.config
@@ -298,6 +320,9 @@ class Daemon:
         lamps = self.lamps
         if lamps is not None:
             views["lamps"] = lambda: _lamps_json(lamps)
+        floor = getattr(self, "_floor", None)
+        if floor is not None:
+            views["floor"] = floor.status
         return views
 
     # -- device threads -> the loop -------------------------------------------------------------

@@ -157,7 +157,7 @@ class Journal:
                 "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? AND round = ? ORDER BY seq",
                 (after, round_no),
             )
-        for seq, at, rnd, kind, body in rows.fetchall():
+        for seq, at, rnd, kind, body in rows:  # row by row: a year of entries never sits in memory
             yield Entry(seq, at, rnd, kind, json.loads(body))
 
     def get_meta(self, key: str) -> str | None:

@@ -403,6 +403,11 @@ class Table:
         """Record a device's status for the screens (not journaled: it is not an input)."""
         self.devices[device] = dict(status)
 
+    def follow(self, entry: Entry) -> tuple[Effect, ...]:
+        """Apply an entry another Table journaled (a replica that follows the journal: the floor
+        publisher's copy of the table). Nothing is journaled or shown."""
+        return self._apply(entry)
+
     # -- the one path every entry takes ---------------------------------------------------------
 
     def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:

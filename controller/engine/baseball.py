@@ -36,7 +36,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from controller.engine.base import (
     JSON,
@@ -68,6 +68,19 @@ STREETS = (3, 4, 5, 6, 7)
 #: The dealing passes of each street, by face.
 PASSES: dict[int, tuple[Face, ...]] = {3: ("down", "down", "up"), 4: ("up",), 5: ("up",), 6: ("up",), 7: ("down",)}
 QUEEN_OF_SPADES = Card(Rank.QUEEN, Suit.SPADES)
+
+
+T = TypeVar("T")
+
+
+def _evolve(record: T, **changes: Any) -> T:
+    """`dataclasses.replace` without its per-field work: a hand makes hundreds of state copies,
+    and these frozen dataclasses have no `__post_init__` to run (the copy is equal to replace's)."""
+    assert changes.keys() <= record.__dataclass_fields__.keys(), f"no such field: {sorted(changes)}"  # type: ignore[attr-defined]
+    new = object.__new__(type(record))
+    new.__dict__.update(record.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 # --- rules and inputs ------------------------------------------------------------------------
@@ -408,7 +421,7 @@ class BaseballState:
 
 
 def _with_seat(state: BaseballState, seat: SeatState) -> BaseballState:
-    return dataclasses.replace(state, seats=tuple(seat if s.seat == seat.seat else s for s in state.seats))
+    return _evolve(state, seats=tuple(seat if s.seat == seat.seat else s for s in state.seats))
 
 
 # --- who opens -------------------------------------------------------------------------------
@@ -644,7 +657,7 @@ def _ante_all(state: BaseballState, seats: Sequence[int]) -> tuple[BaseballState
     for number in seats:
         s = state.seat(number)
         amount = min(state.rules.ante, s.stack)
-        s = dataclasses.replace(s, stack=s.stack - amount, put=s.put + amount)
+        s = _evolve(s, stack=s.stack - amount, put=s.put + amount)
         state = _with_seat(state, s)
         effects.append(AnteTaken(number, amount, all_in=s.stack == 0))
     return state, effects
@@ -752,19 +765,19 @@ class Baseball:
         if t is None:
             who = state.ask.seat if state.ask else state.betting.pending[0] if state.betting else None
             return self._dead(state, card, f"nobody is owed a card: seat {who} must act first")
-        state = dataclasses.replace(state, target=None, dealt=(*state.dealt, card), in_deck=state.in_deck - 1)
+        state = _evolve(state, target=None, dealt=(*state.dealt, card), in_deck=state.in_deck - 1)
         placed = CardPlaced(t.to, t.seat, card, t.face, state.street, t.extra)
         if t.to == "burn":
-            return self._advance(dataclasses.replace(state, burns=(*state.burns, card)), [placed])
+            return self._advance(_evolve(state, burns=(*state.burns, card)), [placed])
         if t.to == "community":
-            state = dataclasses.replace(state, community=(*state.community, card))
+            state = _evolve(state, community=(*state.community, card))
         else:
             assert t.seat is not None
             s = state.seat(t.seat)
-            s = dataclasses.replace(s, cards=(*s.cards, Held(card, t.face, state.street, t.extra)))
+            s = _evolve(s, cards=(*s.cards, Held(card, t.face, state.street, t.extra)))
             state = _with_seat(state, s)
             if not t.extra:
-                state = dataclasses.replace(state, pass_left=state.pass_left[1:])
+                state = _evolve(state, pass_left=state.pass_left[1:])
         effects: list[Effect] = [placed]
         if t.face == "up" and card == QUEEN_OF_SPADES and state.rules.rainout:
             return self._rainout(state, card, t.seat, effects)
@@ -780,23 +793,23 @@ class Baseball:
         if rule == "none" or state.in_deck == 0:
             return state, []
         if rule == "free":
-            return dataclasses.replace(state, target=Target("seat", seat, "down", extra=True)), []
+            return _evolve(state, target=Target("seat", seat, "down", extra=True)), []
         price = state.rules.street_bet(state.street)
         if state.seat(seat).stack >= price:
-            return dataclasses.replace(state, ask=Ask(seat, card, price)), []
+            return _evolve(state, ask=Ask(seat, card, price)), []
         return state, [ActionTaken(seat, "decline", 0, state.pot, forced=True)]
 
     def _dead(self, state: BaseballState, card: Card, reason: str) -> tuple[BaseballState, tuple[Effect, ...]]:
-        return dataclasses.replace(state, dead_cards=(*state.dead_cards, card)), (CardDead(card=card, reason=reason),)
+        return _evolve(state, dead_cards=(*state.dead_cards, card)), (CardDead(card=card, reason=reason),)
 
     def _rainout(
         self, state: BaseballState, card: Card, seat: int | None, effects: list[Effect]
     ) -> tuple[BaseballState, tuple[Effect, ...]]:
         """The deal ends: the players still in get a new deal from a reshuffled deck and ante again."""
         still_in = [s.seat for s in state.live()]
-        seats = tuple(s if s.folded else dataclasses.replace(s, cards=(), street_put=0) for s in state.seats)
+        seats = tuple(s if s.folded else _evolve(s, cards=(), street_put=0) for s in state.seats)
         number = state.rainouts + 1
-        state = dataclasses.replace(
+        state = _evolve(
             state,
             seats=seats,
             street=3,
@@ -853,20 +866,20 @@ class Baseball:
         return self._bet(state, ev, b, opts[ev.action])
 
     def _pay(self, state: BaseballState, ev: Action, a: Ask) -> tuple[BaseballState, tuple[Effect, ...]]:
-        state = dataclasses.replace(state, ask=None, actions=(*state.actions, ev))
+        state = _evolve(state, ask=None, actions=(*state.actions, ev))
         if ev.action == "decline":
             return self._advance(state, [ActionTaken(a.seat, "decline", 0, state.pot)])
         s = state.seat(a.seat)
-        s = dataclasses.replace(s, stack=s.stack - a.price, dead=s.dead + a.price)
+        s = _evolve(s, stack=s.stack - a.price, dead=s.dead + a.price)
         state = _with_seat(state, s)
-        state = dataclasses.replace(state, target=Target("seat", a.seat, "down", extra=True))
+        state = _evolve(state, target=Target("seat", a.seat, "down", extra=True))
         return self._advance(state, [ActionTaken(a.seat, "pay", a.price, state.pot, all_in=s.stack == 0)])
 
     def _bet(
         self, state: BaseballState, ev: Action, b: Betting, amount: int
     ) -> tuple[BaseballState, tuple[Effect, ...]]:
         s = state.seat(ev.seat)
-        s = dataclasses.replace(
+        s = _evolve(
             s,
             stack=s.stack - amount,
             put=s.put + amount,
@@ -877,12 +890,12 @@ class Baseball:
         action = ev.action
         if action in ("bring-in", "complete", "bet", "raise"):
             bets = b.bets if action == "bring-in" else b.bets + 1
-            b = dataclasses.replace(b, high=s.street_put, bets=bets, opened=True, pending=_turns_after(state, s.seat))
+            b = _evolve(b, high=s.street_put, bets=bets, opened=True, pending=_turns_after(state, s.seat))
         elif action == "check" and not b.opened:
-            b = dataclasses.replace(b, opened=True, pending=_turns_after(state, s.seat))
+            b = _evolve(b, opened=True, pending=_turns_after(state, s.seat))
         else:
-            b = dataclasses.replace(b, pending=b.pending[1:])
-        state = dataclasses.replace(state, betting=b, actions=(*state.actions, ev))
+            b = _evolve(b, pending=b.pending[1:])
+        state = _evolve(state, betting=b, actions=(*state.actions, ev))
         return self._advance(
             state, [ActionTaken(s.seat, action, amount, state.pot, all_in=s.stack == 0 and not s.folded)]
         )
@@ -908,47 +921,45 @@ class Baseball:
                     opts = options(state, b, b.pending[0])
                     effects.append(DecisionDue(b.pending[0], b.street, tuple(opts), opts))
                     break
-                seats = tuple(dataclasses.replace(s, street_put=0) for s in state.seats)
-                state = dataclasses.replace(state, seats=seats, betting=None, betting_done=True)
+                seats = tuple(_evolve(s, street_put=0) for s in state.seats)
+                state = _evolve(state, seats=seats, betting=None, betting_done=True)
                 continue
             if state.pass_left:
                 face = PASSES[state.street][state.passes_begun - 1]
-                state = dataclasses.replace(state, target=Target("seat", state.pass_left[0], face))
+                state = _evolve(state, target=Target("seat", state.pass_left[0], face))
                 continue
             if state.betting_done:
                 if state.street == STREETS[-1]:
                     return self._settle(state, effects)
-                state = dataclasses.replace(
-                    state, street=state.street + 1, passes_begun=0, burned=False, betting_done=False
-                )
+                state = _evolve(state, street=state.street + 1, passes_begun=0, burned=False, betting_done=False)
                 continue
             if state.street > 3 and state.rules.burn_cards and not state.burned:
-                state = dataclasses.replace(state, burned=True)
+                state = _evolve(state, burned=True)
                 if state.in_deck > 0:
-                    state = dataclasses.replace(state, target=Target("burn", None, "down"))
+                    state = _evolve(state, target=Target("burn", None, "down"))
                 continue
             if state.passes_begun < len(PASSES[state.street]):
                 face = PASSES[state.street][state.passes_begun]
-                state = dataclasses.replace(state, passes_begun=state.passes_begun + 1)
+                state = _evolve(state, passes_begun=state.passes_begun + 1)
                 live = [s.seat for s in state.live()]
                 if state.in_deck >= len(live):
-                    state = dataclasses.replace(state, pass_left=tuple(live))
+                    state = _evolve(state, pass_left=tuple(live))
                 elif state.in_deck > 0:  # too few cards for a pass: one card face up for everyone
-                    state = dataclasses.replace(state, target=Target("community", None, "up"))
+                    state = _evolve(state, target=Target("community", None, "up"))
                 continue
             actors = [s for s in state.seats if s.can_act]
             if len(actors) < 2:
                 effects.append(NoBetting(state.street))
-                state = dataclasses.replace(state, betting_done=True)
+                state = _evolve(state, betting_done=True)
                 continue
             opener, why = choose_opener(state, state.street)
             effects.append(OpenerChosen(opener, state.street, why))
             bet = state.rules.street_bet(state.street)
-            state = dataclasses.replace(state, betting=Betting(state.street, opener, bet, pending=(opener,)))
+            state = _evolve(state, betting=Betting(state.street, opener, bet, pending=(opener,)))
         return state, tuple(effects)
 
     def _settle(self, state: BaseballState, effects: list[Effect]) -> tuple[BaseballState, tuple[Effect, ...]]:
-        state = dataclasses.replace(state, phase="settled", target=None, ask=None, betting=None)
+        state = _evolve(state, phase="settled", target=None, ask=None, betting=None)
         result = outcome(state)
         for seat, hand in result.hands.items():
             effects.append(HandShown(seat, hand.category, hand.best))
@@ -968,7 +979,7 @@ class Baseball:
         if not ev.by.strip() or not ev.reason.strip():
             raise RuleError("voiding a hand needs who voids it and why", field="void")
         returned = {s.seat: s.put + s.dead for s in state.seats}
-        new = dataclasses.replace(state, phase="void", void=Void(by=ev.by, reason=ev.reason), target=None, ask=None)
+        new = _evolve(state, phase="void", void=Void(by=ev.by, reason=ev.reason), target=None, ask=None)
         return new, (RoundVoided(by=ev.by, reason=ev.reason, returned=returned),)
 
     # -- settlement and round files -----------------------------------------------------------

@@ -377,7 +377,7 @@ def _follow(replica: Table, entry: Entry) -> Any:
     # Table has no public "apply an entry that is already journaled": its constructor replays the
     # whole journal. The replica must advance entry by entry, so it uses the same private path the
     # constructor does (tablectl issue 10 asks for Table.follow to make this public).
-    return replica._apply(entry)
+    return replica.follow(entry)
 
 
 def _derive(replica: Table, entry: Entry) -> list[Message]:

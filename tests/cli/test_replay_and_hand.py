@@ -100,7 +100,7 @@ def _refused(doc: Any, tmp_path: Path) -> str:
             {"seats": [{"seat": 1, "wagers": {"first": "10"}}]},
             "seats[0].wagers.first: seat 1: the wager on first must be a whole number of chips, not '10'",
         ),
-        ({"game": "baseball-poker"}, "game: baseball-poker is not built into this tablectl yet"),
+        ({"game": "baseball-poker"}, "round file: unknown key 'blind_seat'"),  # a Grand Slam file called baseball
         ({"game": "blackjack"}, "game: unknown game 'blackjack'"),
     ],
 )

@@ -1,0 +1,230 @@
+"""A real Mosquitto broker per test on a free 127.0.0.1 port, a subscriber that records what it gets,
+and a Grand Slam table whose journal the publisher sends.
+
+The broker runs from a config file in tmp_path, with persistence on, so a persistent subscriber's
+queue survives the broker's restart as it does on a floor server. It is stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from controller.engine.cards import parse_card
+from controller.floor import schema
+from controller.floor.config import Broker, FloorConfig
+from controller.floor.publisher import MARK_KEY, FloorPublisher
+from controller.journal import Journal
+from controller.table import Table
+
+WAIT_S = 15.0  # generous: an outcome that has not come by then is not coming
+SITE = "test-floor"
+#: Every card of a deck, dealt in this order from each table's fresh 6-deck shoe.
+DECK = [f"{r}{s}" for s in "CDHS" for r in "23456789TJQKA"]
+
+
+def mosquitto_binary() -> str:
+    found = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin")
+    if found is None:
+        message = "the mosquitto broker is missing: install Debian's package `mosquitto` (apt-get install mosquitto)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Mosquitto:
+    """One broker process, stoppable and restartable on the same port."""
+
+    def __init__(self, binary: str, home: Path, extra: str = "") -> None:
+        self.binary = binary
+        self.home = home
+        self.port = free_port()
+        self.conf = home / "mosquitto.conf"
+        self.log = home / "mosquitto.log"
+        home.mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(
+            f"listener {self.port} 127.0.0.1\n"
+            f"user {getpass.getuser()}\n"  # as root it would otherwise switch to user mosquitto
+            f"persistence true\npersistence_location {home}/\n"
+            "max_queued_messages 0\n"
+            f"log_dest file {self.log}\nlog_type all\n" + (extra or "allow_anonymous true\n")
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def broker(self) -> Broker:
+        return Broker("127.0.0.1", self.port, False)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [self.binary, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                err = self.process.stderr.read().decode() if self.process.stderr else ""
+                log = self.log.read_text() if self.log.exists() else ""
+                raise RuntimeError(f"mosquitto exited at start: {err}{log[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return
+            time.sleep(0.02)
+        raise RuntimeError(f"mosquitto did not listen on 127.0.0.1:{self.port}")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGTERM)  # it writes its persistence file as it leaves
+        try:
+            self.process.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
+@pytest.fixture(scope="session")
+def mosquitto_bin() -> str:
+    return mosquitto_binary()
+
+
+@pytest.fixture
+def mosquitto(mosquitto_bin: str, tmp_path: Path) -> Iterator[Mosquitto]:
+    broker = Mosquitto(mosquitto_bin, tmp_path / "broker")
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+class Subscriber:
+    """A consumer on tablectl/# at QoS 1 that records every message it gets, repeats included.
+
+    With `persistent` it keeps its session (clean_session off, a fixed client id): the broker
+    queues for it while it is away, which is how a floor system that must not miss an event reads."""
+
+    def __init__(self, broker: Broker, client_id: str = "", *, persistent: bool = False) -> None:
+        self.broker = broker
+        self.messages: list[tuple[str, bytes]] = []
+        self.changed = threading.Condition()
+        self.subscribed = threading.Event()
+        self.client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv311, clean_session=not persistent
+        )
+        self.client.reconnect_delay_set(1, 1)
+        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe("tablectl/#", qos=1)
+        self.client.on_subscribe = lambda c, u, mid, rcs, p: self.subscribed.set()
+        self.client.on_message = self._on_message
+
+    def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
+        with self.changed:
+            self.messages.append((message.topic, bytes(message.payload)))
+            self.changed.notify_all()
+
+    def start(self) -> Subscriber:
+        self.client.connect(self.broker.host, self.broker.port, keepalive=10)
+        self.client.loop_start()
+        assert self.subscribed.wait(WAIT_S), "the subscriber's subscription was never acknowledged"
+        return self
+
+    def stop(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def parsed(self, kind: str | None = None) -> list[schema.FloorMessage]:
+        with self.changed:
+            got = list(self.messages)
+        out = [schema.parse(t, p) for t, p in got]
+        return [m for m in out if kind is None or m.kind == kind]
+
+    def wait_for(self, done: Callable[[Subscriber], bool], timeout: float = WAIT_S) -> bool:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                self.changed.release()
+                try:
+                    if done(self):
+                        return True
+                finally:
+                    self.changed.acquire()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.changed.wait(min(left, 0.2))
+
+
+def entries_taken(subscriber: Subscriber) -> list[int]:
+    """The entry seqs a consumer keeps after dropping repeats with the Ledger, in arrival order."""
+    ledger = schema.Ledger()
+    return [m.seq for m in subscriber.parsed("entry") if ledger.take(m) and m.seq is not None]
+
+
+def make_table(state: Path, table_id: str = "GS-01") -> Table:
+    return Table(Journal(state / "journal.sqlite3"), game="grand-slam", rules={}, table_id=table_id, simulated=True)
+
+
+def deal_rounds(table: Table, count: int) -> None:
+    """`count` Grand Slam rounds, each one seat on first base, dealt to settlement."""
+    for _ in range(count):
+        table.open_round({"seats": [{"seat": 2, "wagers": {"first": 10}}]}, by="dealer")
+        while table.awaiting.kind == "card":
+            table.card(parse_card(DECK[table.shoe.dealt_count % len(DECK)]), {"via": "shoe"})
+
+
+def floor_config(broker: Broker, **extra: object) -> FloorConfig:
+    return FloorConfig(broker=broker, site=SITE, **extra)  # type: ignore[arg-type]
+
+
+def make_publisher(config: FloorConfig, table: Table, boot: str | None = None) -> FloorPublisher:
+    """Built as the daemon builds it (the mark written here straight to the table's journal:
+    sqlite3 connections may be shared between threads, and a test has no table loop)."""
+    journal = table.journal
+    publisher = FloorPublisher(
+        config,
+        journal.path,
+        table_id=table.table_id,
+        game=table.game_name,
+        rules=table.rules_doc,
+        mark=lambda seq: journal.set_meta(MARK_KEY, str(seq)),
+        boot=boot,
+        reconnect_max_s=1,
+    )
+    table.listeners.append(publisher)
+    return publisher
+
+
+@pytest.fixture(scope="session")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A floor CA, the broker's certificate for 127.0.0.1 and a table's client certificate."""
+    d = tmp_path_factory.mktemp("pki")
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=floor test CA",
+            "-keyout", "ca.key", "-out", "ca.pem")  # fmt: skip
+    for name, extension in (("broker", "subjectAltName=IP:127.0.0.1"), ("table", "extendedKeyUsage=clientAuth")):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout", f"{name}.key",
+                "-out", f"{name}.csr")  # fmt: skip
+        (d / f"{name}.ext").write_text(extension + "\n")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem")  # fmt: skip
+    return {p.stem + p.suffix.replace(".", "_"): p for p in d.iterdir()}
