@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.engine import get_game
-from controller.engine.base import JSON, Awaiting, CardDealt, Effect, Event, Game, RuleError
+from controller.engine.base import JSON, Awaiting, CardDealt, Effect, Event, Game, RuleError, ShoeReshuffled
 from controller.engine.cards import Card, CardError, ShoeTracker
 
 
@@ -87,6 +87,8 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
             else:
                 return
             state, out = game.apply(state, event)
+            if any(isinstance(fx, ShoeReshuffled) for fx in out):
+                shoe.reshuffle()  # the game deals on from a freshly shuffled deck (a rainout)
             yield Step(event, card if isinstance(event, CardDealt) else None, state, out, game.awaiting(state))
 
     return game, steps()

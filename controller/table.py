@@ -31,6 +31,7 @@ from controller.engine.base import (
     Effect,
     Event,
     RuleError,
+    ShoeReshuffled,
     VoidRound,
     event_from_json,
     to_json,
@@ -431,6 +432,7 @@ class Table:
             self.rounds[entry.round] = RoundRecord(entry.round, entry.at)
             self.notice = None
             effects = self._engine(event_from_json(body["event"]))
+            self._follow_shuffles(effects)
             self._take_notice(effects)
         elif entry.kind == "card":
             card = parse_card(body["card"])
@@ -498,6 +500,7 @@ class Table:
                 self.shoe.take(card)
         else:
             self.shoe.take(card)
+        self._follow_shuffles(effects)  # after the take: the card that caused it was the old deck's
         dead = [e for e in effects if isinstance(e, CardDead)]
         if dead:
             self.meters.dead_cards += len(dead)
@@ -506,6 +509,10 @@ class Table:
             self.notice = None  # the dealer has moved on
         self._take_notice(effects)
         return effects
+
+    def _follow_shuffles(self, effects: tuple[Effect, ...]) -> None:
+        if any(isinstance(fx, ShoeReshuffled) for fx in effects):
+            self.shoe.reshuffle()  # a game that deals each hand from a fresh deck (Baseball poker)
 
     def _take_notice(self, effects: tuple[Effect, ...]) -> None:
         for fx in effects:

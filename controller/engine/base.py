@@ -347,6 +347,15 @@ class CardDead(Effect):
         return f"Dead card {self.card} ({self.reason}): set it aside"
 
 
+@effect("shoe-reshuffled")
+@dataclasses.dataclass(frozen=True)
+class ShoeReshuffled(Effect):
+    """The cards are dealt from a freshly shuffled full deck from here on (a new Baseball poker
+    hand, a rainout): whoever counts the shoe starts again."""
+
+    reason: str
+
+
 @effect("round-voided")
 @dataclasses.dataclass(frozen=True)
 class RoundVoided(Effect):

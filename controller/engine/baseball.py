@@ -48,6 +48,7 @@ from controller.engine.base import (
     RoundInput,
     RoundVoided,
     RuleError,
+    ShoeReshuffled,
     VoidRound,
     effect,
     event,
@@ -169,15 +170,6 @@ class RoundOpened(Effect):
     ante: int
     small_bet: int
     big_bet: int
-
-
-@effect("shoe-reshuffled")
-@dataclass(frozen=True)
-class ShoeReshuffled(Effect):
-    """The cards are dealt from a freshly shuffled full deck from here on (a new hand, a rainout):
-    the shoe's count of cards dealt starts again."""
-
-    reason: str
 
 
 @effect("baseball-poker.ante")
