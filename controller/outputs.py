@@ -100,14 +100,18 @@ class LampOutput:
         return LampSnapshot(frozenset(wagers), nxt, table.blocked)
 
     def _turn_snapshot(self, table: Table) -> LampSnapshot:
-        """Spots and hands (Jokers 22): a spot with wagers shows its first lamp steady; the lamp
-        of the spot whose turn it is (for a card or a decision) blinks."""
-        spots = getattr(table.state, "spots", ()) if getattr(table.state, "phase", None) == "dealing" else ()
-        wagers = {(spot.spot, Base.FIRST) for spot in spots if spot.spot in self.seats}
+        """Games without bases (Jokers 22 spots, Baseball poker seats): the first lamp of every
+        place still in play is steady; the one whose turn it is (a card or a decision) blinks."""
+        state = table.state
+        places: set[int] = set()
+        if getattr(state, "phase", None) == "dealing":
+            places |= {spot.spot for spot in getattr(state, "spots", ())}
+            places |= {seat.seat for seat in getattr(state, "seats", ()) if not getattr(seat, "folded", False)}
+        wagers = {(n, Base.FIRST) for n in places if n in self.seats}
         awaiting = table.awaiting
         where = awaiting.target if awaiting.kind == "card" else awaiting.who
-        spot = where.get("spot")
-        nxt = (int(spot), Base.FIRST) if isinstance(spot, int) and spot in self.seats else None
+        turn = where.get("spot", where.get("seat"))
+        nxt = (int(turn), Base.FIRST) if isinstance(turn, int) and turn in self.seats else None
         return LampSnapshot(frozenset(wagers), nxt, table.blocked)
 
 
@@ -141,6 +145,12 @@ class DisplayOutput:
             else:
                 where = _ORDINAL.get(str(target.get("base")), "")
                 self.display.show(Frame(f"DEAL SEAT {target.get('seat')} {where}".strip(), last))
+            return
+        if awaiting.kind == "decision" and "seat" in awaiting.who:  # poker: who acts, what to call
+            who = awaiting.who
+            self.display.show(
+                Frame(f"SEAT {who['seat']} TO CALL {who.get('to_call', 0)}", f"POT {who.get('pot', '')}".strip())
+            )
             return
         if awaiting.kind == "decision":
             who = awaiting.who

@@ -95,17 +95,30 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
 
 
 def describe(target: Mapping[str, Any]) -> str:
-    """Where a card goes or who decides, in words: "seat 3, second base"."""
+    """Where a card goes or who decides, in words: "seat 3, second base", "seat 2, to call 4"."""
     parts = []
     if target.get("banker"):
         parts.append("the banker")
+    if target.get("community"):
+        parts.append("the community card")
+    if target.get("burn"):
+        parts.append("the burn card")
     if "seat" in target:
         parts.append(f"seat {target['seat']}" + (" (blind hand)" if target.get("blind") else ""))
     if "spot" in target:
         parts.append(f"spot {target['spot']}")
     if "base" in target:
         parts.append(f"{target['base']} base")
-    parts.extend(f"{k} {v}" for k, v in target.items() if k not in ("seat", "spot", "base", "blind", "banker"))
+    if target.get("extra"):
+        parts.append("the extra card for a 4")
+    if "face" in target:
+        parts.append(f"face {target['face']}")
+    if target.get("to_call"):
+        parts.append(f"to call {target['to_call']}")
+    shown = {"seat", "spot", "base", "blind", "banker", "community", "burn", "extra", "face", "to_call"}
+    # Bookkeeping the screens show on their own (stack, pot, amounts) stays out of the words.
+    hidden = {"stack", "pot", "amounts"}
+    parts.extend(f"{k} {v}" for k, v in target.items() if k not in shown | hidden)
     return ", ".join(parts) or "the table"
 
 

@@ -93,5 +93,18 @@ class DecisionBody(Body):
     player: Name | None = None
 
 
-#: The body that opens a round, per game.
-OPEN_BODIES: dict[str, type[Body]] = {"grand-slam": OpenRoundBody, "jokers-22": Jokers22OpenBody}
+class PlayerBody(Body):
+    seat: StrictInt
+    stack: StrictInt
+
+
+class BaseballOpenBody(Body):
+    players: list[PlayerBody] = Field(min_length=2, max_length=7)
+
+
+#: The body that opens a round (a hand), per game.
+OPEN_BODIES: dict[str, type[Body]] = {
+    "grand-slam": OpenRoundBody,
+    "jokers-22": Jokers22OpenBody,
+    "baseball-poker": BaseballOpenBody,
+}
