@@ -4,6 +4,7 @@ it cannot, on the engine the table runs.
     tablectl analyze grand-slam [--decks N] [--units 2,1,1] [--paytable pair=1,flush=3,...] [--json]
     tablectl analyze grand-slam --monte-carlo --rounds 200000 [--seed S] [--workers K]
     tablectl analyze jokers-22 --monte-carlo --rounds 100000 [--stand-on 17]
+    tablectl analyze baseball-poker --monte-carlo --rounds 20000 [--players 6]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulation (1)")
     parser.add_argument("--workers", type=int, help="processes (all cores)")
     parser.add_argument("--stand-on", type=int, default=17, help="Jokers 22 player stands from this total (17)")
+    parser.add_argument("--players", type=int, default=6, help="Baseball poker players at the table (6)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--chart", type=Path, metavar="PNG", help="draw the distribution of net results")
 
@@ -78,25 +80,41 @@ def _exact(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _monte_carlo(args: argparse.Namespace) -> dict[str, Any]:
-    from controller.analysis.montecarlo import simulate
+    from controller.analysis.montecarlo import CATEGORIES, simulate
 
-    if args.game == "baseball-poker":
-        raise ValueError("baseball-poker: no Monte Carlo yet: the game's engine comes with its own issue")
     options: dict[str, Any] = {"decks": args.decks}
     if args.game == "grand-slam":
         options["units"] = _units(args.units)
-    else:
+    elif args.game == "jokers-22":
         options["stand_on"] = args.stand_on
+    else:
+        if not 2 <= args.players <= 7:
+            raise ValueError(f"--players {args.players}: a Baseball poker table seats 2 to 7")
+        options["players"] = args.players
     tallies = simulate(
         args.game, args.rounds, seed=args.seed, workers=args.workers, progress=sys.stderr.isatty(), **options
     )
-    doc: dict[str, Any] = {"game": args.game, "method": "monte-carlo", "seed": args.seed, "decks": args.decks}
+    doc: dict[str, Any] = {"game": args.game, "method": "monte-carlo", "seed": args.seed, "rounds": args.rounds}
+    if args.game != "baseball-poker":  # a Baseball poker hand is dealt from one 52-card deck
+        doc["decks"] = args.decks
     if args.game == "grand-slam":
         doc["wagers"] = {k: tallies[k].to_json() for k in ("first", "first+second", "first+second+third")}
         doc["side_bets"] = {k: tallies[k].to_json() for k in ("three_outs", "poker_bonus")}
-    else:
+    elif args.game == "jokers-22":
         doc["banker"] = tallies["banker_edge"].to_json()
         doc["player_strategy"] = f"hit below {args.stand_on} where allowed; never double, split or surrender"
+    else:
+        doc["players"] = args.players
+        doc["player_strategy"] = "everyone calls to the showdown; the opener brings it in or checks"
+        doc["showdown_categories"] = {
+            c: {
+                "frequency": round(tallies[c].mean, 6),
+                "ci95": round(1.96 * tallies[c].sd / tallies[c].rounds ** 0.5, 6),
+            }
+            for c in CATEGORIES
+        }
+        doc["rainouts_per_hand"] = {"mean": round(tallies["rainouts"].mean, 6), "hands": tallies["rainouts"].rounds}
+        return doc
     doc["distribution"] = {
         name: {str(net): n / t.rounds for net, n in sorted(t.histogram.items())} for name, t in tallies.items()
     }
@@ -127,7 +145,9 @@ def _paytable(text: str) -> dict[str, int]:
 
 
 def _text(doc: dict[str, Any]) -> str:
-    shoe = "infinite deck" if doc.get("decks") == 0 else f"{doc.get('decks')} decks"
+    shoe = (
+        "infinite deck" if doc.get("decks") == 0 else f"{doc['decks']} decks" if "decks" in doc else "one deck a hand"
+    )
     lines = [f"{doc['game']} ({doc['method']}, {shoe})"]
     rows = [*doc.get("wagers", {}).items(), *doc.get("side_bets", {}).items()]
     if "banker" in doc:
@@ -139,6 +159,10 @@ def _text(doc: dict[str, Any]) -> str:
         else:
             edge_text = f"{edge * 100:.3f}% +- {w['ci95'] * 100:.3f}% (95%, {w['rounds']} rounds)"
         lines.append(f"  {name:<20} house edge {edge_text}   sd per round {w['sd_per_round']:.4f}")
+    for category, f in doc.get("showdown_categories", {}).items():
+        lines.append(f"  {category:<16} {f['frequency'] * 100:7.3f}% +- {f['ci95'] * 100:.3f}% of showdown hands")
+    if "rainouts_per_hand" in doc:
+        lines.append(f"  rainouts per hand {doc['rainouts_per_hand']['mean']:.4f}")
     for seats, p in doc.get("grand_slam_at_table", {}).items():
         lines.append(f"  P(a Grand Slam at a table of {seats}) = {p['percent']:.4f}%")
     return "\n".join(lines)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.engine import get_game
-from controller.engine.base import CardDealt, Event
-from controller.engine.cards import Card
+from controller.engine.base import CardDealt, Event, ShoeReshuffled
+from controller.engine.cards import Card, ShoeComposition
 
 CHUNK = 2000
 
@@ -79,11 +79,16 @@ class Tally:
 # --- the games' simulated rounds ----------------------------------------------------------------
 
 
-def _deal(game: Any, state: Any, shoe: Iterator[Card], decide: Callable[[Any, Any], Event]) -> Any:
+def _deal(game: Any, state: Any, deck: Callable[[], Iterator[Card]], decide: Callable[[Any, Any], Event]) -> Any:
+    """Play a round to its end: cards from `deck()` (a fresh one whenever the game says the deck
+    is reshuffled, as a Baseball poker rainout does), choices from `decide`."""
+    shoe = deck()
     while True:
         awaiting = game.awaiting(state)
         if awaiting.kind == "card":
-            state, _ = game.apply(state, CardDealt(next(shoe)))
+            state, out = game.apply(state, CardDealt(next(shoe)))
+            if any(isinstance(fx, ShoeReshuffled) for fx in out):
+                shoe = deck()
         elif awaiting.kind == "decision":
             state, _ = game.apply(state, decide(state, awaiting))
         else:
@@ -112,12 +117,15 @@ def _grand_slam_chunk(seed: tuple[int, int], rounds: int, decks: int, units: tup
         )
         for name, bases in shapes.items()
     }
+
+    def draw() -> Iterator[Card]:
+        return iter(rng.choices(cards, k=3) if decks == 0 else rng.sample(cards, 3))
+
     for _ in range(rounds):
         for name, opening in openings.items():
             # An infinite deck draws each card afresh; a shoe deals its top cards without replacement.
-            shoe = iter(rng.choices(cards, k=3) if decks == 0 else rng.sample(cards, 3))
             state, _ = GAME.apply(GAME.initial(), opening)
-            seat = GAME.settlement(_deal(GAME, state, shoe, _no_decisions))["seats"][0]
+            seat = GAME.settlement(_deal(GAME, state, draw, _no_decisions))["seats"][0]
             tallies[name].add(
                 sum(w["paid"] if w["result"] == "home" else -w["amount"] for w in seat["wagers"].values())
             )
@@ -150,15 +158,56 @@ def _jokers22_chunk(seed: tuple[int, int], rounds: int, decks: int, stand_on: in
             action = awaiting.allowed[0]
         return Decision(spot=int(awaiting.who["spot"]), action=action)
 
+    def draw() -> Iterator[Card]:
+        return iter(rng.choices(cards, k=40) if decks == 0 else rng.sample(cards, 40))
+
     for _ in range(rounds):
-        shoe = iter(rng.choices(cards, k=40) if decks == 0 else rng.sample(cards, 40))
         state, _ = GAME.apply(GAME.initial(), opening)
-        settlement = GAME.settlement(_deal(GAME, state, shoe, decide))
+        settlement = GAME.settlement(_deal(GAME, state, draw, decide))
         tally.add(-int(settlement["banker"]["net"]))  # the banker's edge: the player's loss
     return {"banker_edge": tally}
 
 
+CATEGORIES = (
+    "five of a kind", "straight flush", "four of a kind", "full house", "flush",
+    "straight", "three of a kind", "two pair", "pair", "high card",
+)  # fmt: skip
+
+
+def _baseball_chunk(seed: tuple[int, int], rounds: int, decks: int, players: int) -> dict[str, Tally]:
+    """`players` players who all call to the showdown (the opener brings it in or checks; extra
+    cards are paid for): the frequency of each showdown category with the table's wild cards, and
+    rainouts per hand."""
+    from controller.engine.baseball import GAME, Action, BaseballRules, OpenRound, Player
+
+    rng = random.Random(f"{seed[0]}:{seed[1]}")
+    rules = BaseballRules(ante=1, small_bet=2, big_bet=4)
+    deck_cards = list(ShoeComposition(decks=1).cards())
+    opening = OpenRound(rules, tuple(Player(s, 1_000_000) for s in range(1, players + 1)))
+    tallies = {c: Tally(1) for c in CATEGORIES} | {"rainouts": Tally(1)}
+
+    def draw() -> Iterator[Card]:
+        fresh = list(deck_cards)
+        rng.shuffle(fresh)
+        return iter(fresh)
+
+    def decide(state: Any, awaiting: Any) -> Event:
+        action = next(a for a in ("check", "call", "bring-in", "pay", *awaiting.allowed) if a in awaiting.allowed)
+        return Action(int(awaiting.who["seat"]), action)
+
+    for _ in range(rounds):
+        state, _ = GAME.apply(GAME.initial(), opening)
+        settlement = GAME.settlement(_deal(GAME, state, draw, decide))
+        tallies["rainouts"].add(int(settlement["rainouts"]))
+        for player in settlement["players"]:
+            if player.get("hand"):
+                for category in CATEGORIES:
+                    tallies[category].add(int(player["hand"]["category"] == category))
+    return tallies
+
+
 CHUNKERS: dict[str, Callable[..., dict[str, Tally]]] = {
+    "baseball-poker": _baseball_chunk,
     "grand-slam": _grand_slam_chunk,
     "jokers-22": _jokers22_chunk,
 }

@@ -61,7 +61,7 @@ def test_a_six_deck_shoe_and_an_operator_paytable(tmp_path: Path) -> None:
         (["grand-slam", "--units", "1,2,1"], "third <= second <= first"),
         (["grand-slam", "--paytable", "pair=one"], "write hand=odds"),
         (["grand-slam", "--paytable", "royal=5"], "'royal' is not a three-card hand"),
-        (["baseball-poker", "--monte-carlo"], "baseball-poker"),
+        (["baseball-poker", "--monte-carlo", "--players", "9"], "--players 9: a Baseball poker table seats 2 to 7"),
     ],
 )
 def test_bad_options_are_refused_in_one_line(args: list[str], says: str) -> None:
@@ -96,3 +96,19 @@ def test_jokers_22_banker_edge_by_simulation() -> None:
     assert banker["rounds"] == 3000 and 0 < banker["ci95"] < 0.05
     # The exact infinite-shoe edge for this strategy is 4.59% (benchmarks/bench_jokers22.py).
     assert abs(banker["house_edge"] - 0.0459) < 2 * banker["ci95"]
+
+
+def test_baseball_poker_showdown_categories_and_rainouts_by_simulation() -> None:
+    done = tablectl("baseball-poker", "--monte-carlo", "--rounds", "400", "--players", "4", "--seed", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    frequencies = [c["frequency"] for c in doc["showdown_categories"].values()]
+    assert abs(sum(frequencies) - 1) < 1e-5  # every showdown hand is exactly one category
+    # With 3s and 9s wild, five of a kind happens and beats the straight flush in rarity.
+    assert (
+        0 < doc["showdown_categories"]["five of a kind"]["frequency"] < doc["showdown_categories"]["pair"]["frequency"]
+    )
+    # A queen of spades face up rains out about one hand in two (some hands see it more than once).
+    assert 0.2 < doc["rainouts_per_hand"]["mean"] < 1.5
+    text = tablectl("baseball-poker", "--monte-carlo", "--rounds", "50", "--players", "3")
+    assert "five of a kind" in text.stdout and "rainouts per hand" in text.stdout
