@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--decks", type=int, default=6, help="decks in the shoe; 0 for an infinite deck (6)")
     parser.add_argument("--units", default="1,1,1", help="chips on first,second,third for the wager shapes (1,1,1)")
     parser.add_argument("--paytable", help="POKER BONUS paytable, e.g. pair=1,flush=3,straight=4 (hand names with -)")
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE", help="take the rule options (the paytable) from table.toml"
+    )
     parser.add_argument("--monte-carlo", action="store_true", help="simulate instead of enumerating exactly")
     parser.add_argument("--rounds", type=int, default=100_000, help="rounds to simulate (100000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulation (1)")
@@ -58,7 +61,15 @@ def _exact(args: argparse.Namespace) -> dict[str, Any]:
     from controller.engine.grand_slam import parse_rules
 
     units = _units(args.units)
-    rules_doc: dict[str, Any] = {"decks": max(args.decks, 1)}
+    rules_doc: dict[str, Any] = {}
+    if args.config:
+        from controller.config import ConfigError, load
+
+        try:
+            rules_doc = dict(load(args.config, simulated=True).rules)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+    rules_doc["decks"] = max(args.decks, 1)
     if args.paytable:
         rules_doc["poker_bonus_paytable"] = _paytable(args.paytable)
     rules = parse_rules(rules_doc)

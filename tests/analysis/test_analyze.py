@@ -112,3 +112,16 @@ def test_baseball_poker_showdown_categories_and_rainouts_by_simulation() -> None
     assert 0.2 < doc["rainouts_per_hand"]["mean"] < 1.5
     text = tablectl("baseball-poker", "--monte-carlo", "--rounds", "50", "--players", "3")
     assert "five of a kind" in text.stdout and "rainouts per hand" in text.stdout
+
+
+def test_the_paytable_can_come_from_the_tables_config(tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text("[rules]\npoker_bonus_paytable = { pair = 2, flush = 3, straight = 4 }\n")
+    done = tablectl("grand-slam", "--decks", "0", "--config", str(config), "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["poker_bonus_paytable"] == {"pair": 2, "flush": 3, "straight": 4}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[rules]\npoker_bonus_paytable = { royal = 2 }\n")
+    refused = tablectl("grand-slam", "--config", str(bad))
+    assert refused.returncode == 2 and "'royal' is not a three-card hand" in refused.stderr
