@@ -6,7 +6,9 @@ face up rains the deal out: the players still in ante again and get a new deal f
 deck, the pot staying. Each street opens with a forced bring-in or completion by the lowest up
 card (3rd street) or the best showing hand (later streets), at most four bets a round, then the
 best five of all a player's cards (and any community card) takes the pot, with side pots for
-players all in.
+players all in. With the option to pay for wild cards, a player dealt a wild card face up (face
+down too with `pay_for_wild_down`) is asked at once to pay one bet of the street for it to play
+wild; a card not paid for plays at its own rank and suit, in the showdown and in the showing hand.
 
     state = GAME.initial()
     opening = OpenRound(BaseballRules(), (Player(1, 100), Player(2, 100)))
@@ -28,13 +30,20 @@ stack cannot pay it in full does not take the card (declined for them, and not l
 file); an uncalled bet goes back to its owner (a pot with one contributor, marked "returned");
 showing hands count only the player's own up cards, not community cards; at the showdown odd chips
 follow the winners' highest own card (community cards are shared, so they order nobody).
+Paying for wild cards: the question comes right after the wild card lands, before any other card
+(a wild 4 face up: the wild card's question first, then the extra card's); the payment is dead
+money in the main pot like the extra card's, and a player whose stack cannot pay it in full plays
+the card at its own rank (declined for them, not listed in the round file); a community card
+belongs to nobody, so a wild one plays wild in every hand unpaid; after a rainout the payments
+stay in the pot and the new deal's wild cards are paid for anew; `pay_for_wild_down` without
+`pay_for_wild` is refused (it would do nothing).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, get_args
 
@@ -101,6 +110,8 @@ class BaseballRules:
     rainout: bool = True
     burn_cards: bool = False  # one burn card before each street after 3rd
     check_option: bool = False  # from 4th street on, the opener may check (then: check or bet)
+    pay_for_wild: bool = False  # a wild card dealt face up plays wild only if paid for (one bet)
+    pay_for_wild_down: bool = False  # with pay_for_wild: face-down wild cards are paid for too
 
     def validate(self, where: str = "rules") -> None:
         """Raise RuleError naming the option if any option is out of its range."""
@@ -117,9 +128,14 @@ class BaseballRules:
         for i, rank in enumerate(self.wild):
             if rank not in _RANKS:
                 raise RuleError(f"{rank!r} is not a rank; write 2-9, T, J, Q, K or A", field=f"{where}.wild[{i}]")
-        for name in ("double_ace_flush", "natural_wins", "rainout", "burn_cards", "check_option"):
+        for name in _SWITCHES:
             if not isinstance(getattr(self, name), bool):
                 raise RuleError(f"must be true or false, not {getattr(self, name)!r}", field=f"{where}.{name}")
+        if self.pay_for_wild_down and not self.pay_for_wild:
+            raise RuleError(
+                "face-down wild cards are paid for only when wild cards are: set pay_for_wild to true as well",
+                field=f"{where}.pay_for_wild_down",
+            )
         if self.extra_card not in get_args(ExtraCard):
             raise RuleError(f"must be one of {list(get_args(ExtraCard))}", field=f"{where}.extra_card")
 
@@ -130,8 +146,21 @@ class BaseballRules:
     def street_bet(self, street: int) -> int:
         return self.small_bet if street <= 4 else self.big_bet
 
+    def must_pay_for(self, card: Card, face: Face) -> bool:
+        """Whether a player dealt `card` this way is asked to pay for it to play wild."""
+        return self.pay_for_wild and (face == "up" or self.pay_for_wild_down) and card.rank in self.wild_ranks
+
 
 _RANKS: dict[str, Rank] = {r.symbol: r for r in Rank}
+_SWITCHES = (
+    "double_ace_flush",
+    "natural_wins",
+    "rainout",
+    "burn_cards",
+    "check_option",
+    "pay_for_wild",
+    "pay_for_wild_down",
+)
 
 
 @dataclass(frozen=True)
@@ -154,7 +183,7 @@ class OpenRound(Event):
 @event("baseball-poker.action")
 @dataclass(frozen=True)
 class Action(Event):
-    """A player's choice: a betting action, or pay / decline for an extra card."""
+    """A player's choice: a betting action, or pay / decline for an extra card or a wild card."""
 
     seat: int
     action: str
@@ -258,7 +287,8 @@ class ActionTaken(Effect):
     amount: int
     pot: int
     all_in: bool = False
-    forced: bool = False  # taken by the engine (a player who cannot pay for an extra card)
+    forced: bool = False  # taken by the engine (a player who cannot pay for an extra card or a wild card)
+    card: Card | None = None  # for pay / decline: the face-up 4 or the wild card it was about
 
 
 @effect("baseball-poker.hand-shown")
@@ -311,6 +341,7 @@ class Held:
     face: Face
     street: int
     extra: bool = False  # the extra face-down card for a face-up 4
+    natural: bool = False  # a wild-rank card not paid for (pay_for_wild): it plays at its own rank
 
 
 @dataclass(frozen=True)
@@ -319,7 +350,7 @@ class SeatState:
     start: int  # the stack the player started the hand with
     stack: int  # chips still behind
     put: int = 0  # antes and bets: what the pots are built from
-    dead: int = 0  # payments for extra cards: main pot, matched by nobody
+    dead: int = 0  # payments for extra cards and wild cards: main pot, matched by nobody
     street_put: int = 0  # put in during the betting round now being played
     cards: tuple[Held, ...] = ()  # this deal's cards (the last deal's, for a player who folded)
     folded: bool = False
@@ -334,6 +365,10 @@ class SeatState:
     def own_cards(self) -> list[Card]:
         return [h.card for h in self.cards]
 
+    def plays_natural(self) -> list[Card]:
+        """The wild-rank cards that play at their own rank: not paid for."""
+        return [h.card for h in self.cards if h.natural]
+
 
 @dataclass(frozen=True)
 class Target:
@@ -347,11 +382,18 @@ class Target:
 
 @dataclass(frozen=True)
 class Ask:
-    """A player must pay `price` for the extra card their face-up 4 earns, or decline it."""
+    """A player must pay `price` or decline: for the extra card their face-up 4 earns, or (`wild`)
+    for the wild card just dealt to them to play wild. The question is about their last card."""
 
     seat: int
     card: Card
     price: int
+    wild: bool = False
+
+    def question(self) -> str:
+        if self.wild:
+            return f"pay {self.price} to play its {self.card} as wild, or decline (it then plays as itself)"
+        return f"pay {self.price} for the extra card its {self.card} earns, or decline it"
 
 
 @dataclass(frozen=True)
@@ -421,14 +463,19 @@ def _with_seat(state: BaseballState, seat: SeatState) -> BaseballState:
 _SHOWING = ("high card", "pair", "two pair", "three of a kind", "four of a kind")
 
 
-def showing_hand(up: Sequence[Card], wild: frozenset[Rank]) -> tuple[int, ...]:
+def showing_hand(
+    up: Sequence[Card], wild: frozenset[Rank], *, wild_cards: Collection[int] | None = None
+) -> tuple[int, ...]:
     """The strength of up cards as a showing hand: (category 1-5, group ranks by size then rank).
 
     Pairs, two pair, trips and quads only (no straights or flushes; kickers count); the wild
     cards join the largest group of equal ranks, the highest such rank; wild cards alone are aces.
+    The wild cards are those of a `wild` rank or, given `wild_cards`, those at these positions
+    in `up` (as `hands.evaluate` takes them: a wild card not paid for is left out).
     """
-    naturals = Counter(int(c.rank) for c in up if c.rank is not None and c.rank not in wild)
-    wild_count = sum(1 for c in up if c.rank in wild)
+    is_wild = [c.rank in wild for c in up] if wild_cards is None else [i in wild_cards for i in range(len(up))]
+    naturals = Counter(int(c.rank) for c, w in zip(up, is_wild, strict=True) if c.rank is not None and not w)
+    wild_count = sum(is_wild)
     if wild_count:
         if naturals:
             _, rank = max((n, r) for r, n in naturals.items())
@@ -471,8 +518,10 @@ def choose_opener(state: BaseballState, street: int) -> tuple[int, str]:
     wild = state.rules.wild_ranks
 
     def showing(s: SeatState) -> tuple[tuple[int, ...], tuple[int, int]]:
-        up = s.up_cards()
-        return showing_hand(up, wild), max((_card_key(c) for c in up), default=(0, 0))
+        held = [h for h in s.cards if h.face == "up"]
+        up = [h.card for h in held]
+        strength = showing_hand(up, wild, wild_cards=_wild_positions(held, wild))
+        return strength, max((_card_key(c) for c in up), default=(0, 0))
 
     seat = max(actors, key=showing)
     strength, _ = showing(seat)
@@ -530,6 +579,8 @@ def _why_not(b: Betting, action: str, allowed: Mapping[str, int]) -> str:
         return "there is a bet to call" if b.opened else "the opener must bring it in or complete"
     if action == "fold":
         return "nothing to call: check instead"
+    if action in PAYMENTS:
+        return "nothing is asked to be paid for now (pay and decline answer for an extra card or a wild card)"
     return "not open to this player now"
 
 
@@ -605,14 +656,28 @@ class Outcome:
 
 
 def hand_of(state: BaseballState, seat: SeatState) -> HandValue:
-    """The best five of the seat's cards and the community cards, with the table's wild ranks."""
+    """The best five of the seat's cards and the community cards, with the table's wild ranks;
+    a wild-rank card its player did not pay for plays at its own rank (a community card is paid
+    for by nobody and plays wild)."""
     rules = state.rules
+    wild = rules.wild_ranks
+    cards = [*seat.own_cards(), *state.community]
+    if not any(h.natural for h in seat.cards):  # every wild-rank card is wild: the faster way
+        return evaluate(cards, wild, double_ace_flush=rules.double_ace_flush, natural_wins=rules.natural_wins)
     return evaluate(
-        [*seat.own_cards(), *state.community],
-        rules.wild_ranks,
+        cards,
+        wild_cards=[
+            *_wild_positions(seat.cards, wild),
+            *(len(seat.cards) + i for i, c in enumerate(state.community) if c.rank in wild),
+        ],
         double_ace_flush=rules.double_ace_flush,
         natural_wins=rules.natural_wins,
     )
+
+
+def _wild_positions(held: Sequence[Held], wild: frozenset[Rank]) -> list[int]:
+    """The positions of the cards in `held` that play wild: of a wild rank, and not unpaid."""
+    return [i for i, h in enumerate(held) if h.card.rank in wild and not h.natural]
 
 
 def outcome(state: BaseballState) -> Outcome:
@@ -698,7 +763,8 @@ class Baseball:
             return Awaiting("round")
         if state.ask is not None:
             a = state.ask
-            who = {"seat": a.seat, "street": state.street, "for": f"extra card for {a.card}", "price": a.price}
+            what = f"wild card {a.card}" if a.wild else f"extra card for {a.card}"
+            who = {"seat": a.seat, "street": state.street, "for": what, "price": a.price}
             return Awaiting("decision", who=who, allowed=PAYMENTS)
         if state.target is not None:
             t = state.target
@@ -766,30 +832,44 @@ class Baseball:
         else:
             assert t.seat is not None
             s = state.seat(t.seat)
-            s = _evolve(s, cards=(*s.cards, Held(card, t.face, state.street, t.extra)))
+            # A wild card to be paid for plays natural until it is: a question, then the answer.
+            owed = state.rules.must_pay_for(card, t.face)
+            s = _evolve(s, cards=(*s.cards, Held(card, t.face, state.street, t.extra, natural=owed)))
             state = _with_seat(state, s)
             if not t.extra:
                 state = _evolve(state, pass_left=state.pass_left[1:])
         effects: list[Effect] = [placed]
         if t.face == "up" and card == QUEEN_OF_SPADES and state.rules.rainout:
             return self._rainout(state, card, t.seat, effects)
-        if t.to == "seat" and t.face == "up" and card.rank == Rank.FOUR:
-            state, more = self._four(state, card, t.seat)
-            effects.extend(more)
+        if t.to == "seat":
+            assert t.seat is not None
+            if state.seat(t.seat).cards[-1].natural:
+                state, more = self._wild(state, card, t.seat)
+                effects.extend(more)
+            if state.ask is None:
+                state, more = self._four(state, card, t.seat, t.face)
+                effects.extend(more)
         return self._advance(state, effects)
 
-    def _four(self, state: BaseballState, card: Card, seat: int | None) -> tuple[BaseballState, list[Effect]]:
+    def _wild(self, state: BaseballState, card: Card, seat: int) -> tuple[BaseballState, list[Effect]]:
+        """A wild card to be paid for: ask its player for one bet of the street, or decline for
+        them if their stack cannot pay it (the card then plays as itself)."""
+        price = state.rules.street_bet(state.street)
+        if state.seat(seat).stack >= price:
+            return _evolve(state, ask=Ask(seat, card, price, wild=True)), []
+        return state, [ActionTaken(seat, "decline", 0, state.pot, forced=True, card=card)]
+
+    def _four(self, state: BaseballState, card: Card, seat: int, face: Face) -> tuple[BaseballState, list[Effect]]:
         """A face-up 4: its player's extra face-down card now, free or for one bet of the street."""
-        assert seat is not None
         rule = state.rules.extra_card
-        if rule == "none" or state.in_deck == 0:
+        if face != "up" or card.rank != Rank.FOUR or rule == "none" or state.in_deck == 0:
             return state, []
         if rule == "free":
             return _evolve(state, target=Target("seat", seat, "down", extra=True)), []
         price = state.rules.street_bet(state.street)
         if state.seat(seat).stack >= price:
             return _evolve(state, ask=Ask(seat, card, price)), []
-        return state, [ActionTaken(seat, "decline", 0, state.pot, forced=True)]
+        return state, [ActionTaken(seat, "decline", 0, state.pot, forced=True, card=card)]
 
     def _dead(self, state: BaseballState, card: Card, reason: str) -> tuple[BaseballState, tuple[Effect, ...]]:
         return _evolve(state, dead_cards=(*state.dead_cards, card)), (CardDead(card=card, reason=reason),)
@@ -837,10 +917,7 @@ class Baseball:
         if state.ask is not None:
             a = state.ask
             if ev.seat != a.seat or ev.action not in PAYMENTS:
-                raise refuse(
-                    f"seat {a.seat} must first pay {a.price} for the extra card its {a.card} earns, "
-                    "or decline it; allowed: pay, decline"
-                )
+                raise refuse(f"seat {a.seat} must first {a.question()}; allowed: pay, decline")
             return self._pay(state, ev, a)
         if state.target is not None:
             t = state.target
@@ -859,13 +936,23 @@ class Baseball:
 
     def _pay(self, state: BaseballState, ev: Action, a: Ask) -> tuple[BaseballState, tuple[Effect, ...]]:
         state = _evolve(state, ask=None, actions=(*state.actions, ev))
-        if ev.action == "decline":
-            return self._advance(state, [ActionTaken(a.seat, "decline", 0, state.pot)])
         s = state.seat(a.seat)
-        s = _evolve(s, stack=s.stack - a.price, dead=s.dead + a.price)
-        state = _with_seat(state, s)
-        state = _evolve(state, target=Target("seat", a.seat, "down", extra=True))
-        return self._advance(state, [ActionTaken(a.seat, "pay", a.price, state.pot, all_in=s.stack == 0)])
+        if ev.action == "pay":
+            s = _evolve(s, stack=s.stack - a.price, dead=s.dead + a.price)
+            if a.wild:  # the card the question was about is the player's last
+                last = s.cards[-1]
+                s = _evolve(s, cards=(*s.cards[:-1], _evolve(last, natural=False)))
+            state = _with_seat(state, s)
+            effects: list[Effect] = [ActionTaken(a.seat, "pay", a.price, state.pot, all_in=s.stack == 0, card=a.card)]
+        else:
+            effects = [ActionTaken(a.seat, "decline", 0, state.pot, card=a.card)]
+        if not a.wild:
+            if ev.action == "pay":
+                state = _evolve(state, target=Target("seat", a.seat, "down", extra=True))
+            return self._advance(state, effects)
+        last = s.cards[-1]
+        state, more = self._four(state, last.card, a.seat, last.face)  # a wild 4 face up still earns its card
+        return self._advance(state, [*effects, *more])
 
     def _bet(
         self, state: BaseballState, ev: Action, b: Betting, amount: int
@@ -1000,6 +1087,8 @@ class Baseball:
                     "net": won - put,
                 }
             )
+            if state.rules.pay_for_wild:  # why a three or nine in `cards` played as itself
+                players[-1]["played_natural"] = [str(c) for c in s.plays_natural()]
         pots: list[dict[str, JSON]] = []
         if result is not None:
             for pot, winners, shares in result.pots:

@@ -11,6 +11,13 @@ does not already hold (with `double_ace_flush` every wild card in a flush plays 
     >>> hand.to_json()
     {'category': 'straight flush', 'best': ['AS', 'KS', 'QS', 'JS', 'TS'], 'strength': [9, 14]}
 
+Wildness goes by rank (`wild`) or, where one card of a wild rank plays wild and another does not
+(Baseball poker's paying for wild cards), by position (`wild_cards`: the indices of the wild cards
+in `cards`); a card of a wild rank not listed then plays at its own rank and suit.
+
+    >>> evaluate(parse_cards("AS KS 3D 9C QS 7S 2H".split()), wild_cards={3}).to_json()["best"]
+    ['AS', 'KS', 'QS', 'JS', '7S']
+
 Hands compare by `strength` (greater wins, equal ties). The best hand is computed from rank and
 suit counts, category by category from the top, never by trying wild substitutions: this runs
 inside Monte Carlo simulations. `evaluate_three` ranks the three cards of the POKER BONUS.
@@ -131,32 +138,44 @@ def evaluate(
     *,
     double_ace_flush: bool = False,
     natural_wins: bool = False,
+    wild_cards: Iterable[int] | None = None,
 ) -> HandValue:
     """The best five-card hand among `cards` (five or more), cards of a `wild` rank being wild.
 
-    Repeated cards are allowed (a six-deck shoe deals them); whether a deck can hold them is
-    the shoe's concern. Raises CardError for fewer than five cards or a joker.
+    With `wild_cards` (positions in `cards`, counted from 0) exactly the cards at those
+    positions are wild, whatever their rank, and `wild` is not used. Repeated cards are allowed
+    (a six-deck shoe deals them); whether a deck can hold them is the shoe's concern. Raises
+    CardError for fewer than five cards, a joker, or a position that is not among the cards.
     """
+    # Each card is wild by one test: a bit of its rank, or (by position) its index in the set.
     wild_bits = 0
-    for rank in wild:
-        wild_bits |= 1 << rank
+    positions: frozenset[int] | None = None
+    if wild_cards is None:
+        for rank in wild:
+            wild_bits |= 1 << rank
+    else:
+        positions = _positions(wild_cards)
     naturals: list[RankSuit] = []
     wild_count = 0
     total = 0
     for card in cards:
-        total += 1
         if card.rank is None or card.suit is None:
             raise CardError(
                 "the joker plays in no poker hand: deal it out of the hand, "
                 "and name the wild ranks with --wild (for example --wild 3,9)"
             )
         r = card.rank._value_
-        if wild_bits >> r & 1:
+        if (wild_bits >> r & 1) if positions is None else (total in positions):
             wild_count += 1
         else:
             naturals.append((r, card.suit._value_))
+        total += 1
     if total < 5:
         raise CardError(f"a poker hand is the best five of five or more cards, not of {total}")
+    if positions and max(positions) >= total:
+        raise CardError(
+            f"wild card position {max(positions)} is not among the {total} cards (positions 0 to {total - 1})"
+        )
     naturals.sort(reverse=True)
     # A wild card can be anything a natural card can, so the best hand plays every wild card it
     # can fit; only five of them fit.
@@ -168,6 +187,15 @@ def evaluate(
                 value = natural
         value = replace(value, strength=(*value.strength, 0 if value.wild_used else 1))
     return value
+
+
+def _positions(wild_cards: Iterable[int]) -> frozenset[int]:
+    """The positions of the wild cards, each checked to be a whole number from 0."""
+    positions = frozenset(wild_cards)
+    for position in positions:
+        if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+            raise CardError(f"a wild card is named by its position among the cards (0, 1, ...), not {position!r}")
+    return positions
 
 
 def evaluate_three(cards: Iterable[Card]) -> ThreeCardHand:

@@ -5,13 +5,14 @@ way to replace each wild card in it by one of the 52 cards, scores each resultin
 the textbook definitions, and keeps the maximum. The wild-card rules of GAMES.md section 3 enter
 only where a wild card stands for a card in a flush: it may not repeat a rank of the flush,
 except that under the double-ace-flush rule it may be an ace. Under the natural-wins rule a
-score gets a last element 1 when no wild card is among the five, else 0.
+score gets a last element 1 when no wild card is among the five, else 0. Wild cards are named by
+rank, or by position in the hand (`wild_cards`), as `evaluate` names them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import combinations, combinations_with_replacement
 
@@ -84,11 +85,15 @@ def brute_force(
     *,
     double_ace_flush: bool = False,
     natural_wins: bool = False,
+    wild_cards: Iterable[int] | None = None,
 ) -> tuple[str, Score]:
-    """(category, strength) of the best hand among `cards`, by trying everything."""
+    """(category, strength) of the best hand among `cards`, by trying everything. With
+    `wild_cards` the cards at those positions are the wild ones, instead of those of a `wild` rank."""
+    listed = None if wild_cards is None else set(wild_cards)
+    is_wild = [c.rank in wild if listed is None else i in listed for i, c in enumerate(cards)]
     best: Score = ()
-    for five in combinations(cards, 5):
-        naturals = [c for c in five if c.rank not in wild]
+    for five in combinations(range(len(cards)), 5):
+        naturals = [cards[i] for i in five if not is_wild[i]]
         missing = 5 - len(naturals)
         # Wild cards are interchangeable, so each multiset of stand-ins is tried once.
         for stand_ins in combinations_with_replacement(STANDARD_DECK, missing):

@@ -15,14 +15,23 @@ from typing import Any
 import pytest
 
 from controller.engine import get_game
-from controller.engine.base import CardDealt, Effect, RuleError, VoidRound, event_from_json, from_json, to_json
+from controller.engine.base import (
+    CardDealt,
+    Effect,
+    RuleError,
+    ShoeReshuffled,
+    VoidRound,
+    event_from_json,
+    from_json,
+    to_json,
+)
 from controller.engine.baseball import (
     GAME,
     Action,
+    ActionTaken,
     BaseballState,
     OpenerChosen,
     Rainout,
-    ShoeReshuffled,
     showing_hand,
 )
 from controller.engine.cards import STANDARD_DECK, Rank, parse_card
@@ -444,6 +453,180 @@ def test_an_odd_chip_goes_to_the_winner_with_the_highest_card_by_rank_then_suit(
     assert nets(s) == {1: 4, 2: 5, 3: -9}
 
 
+# --- paying for wild cards -----------------------------------------------------------------
+
+# Seat 1: AH AD down, 3H up (wild), then 5C 6H JS up, 2S down. Seat 2: KS KD down, 7C up, then
+# 7D TC QD up, 2C down: kings and sevens, queen kicker. With the 3H wild seat 1 has three aces,
+# which beat two pair; with the 3H a plain three, a pair of aces, which does not.
+WILD_DEAL = "AH KS AD KD 3H 7C 5C 7D 6H TC JS QD 2S 2C"
+# Openers, every one bringing it in and the other calling: 3rd street the 3H (lowest up card by
+# its own rank); 4th and 5th seat 2 (7-7 against 5 and a wild card, a pair of fives; then 7-7-T
+# against 6-5 and a wild card, a pair of sixes); 6th and 7th seat 1 when its 3H is wild (J-6-5
+# and a wild card is a pair of jacks, above 7-7-Q-T), seat 2 when it is not (J-6-5-3 is no pair).
+PAID_ACTIONS = [
+    (1, "pay"),
+    (1, "bring-in"), (2, "call"), (2, "bring-in"), (1, "call"), (2, "bring-in"), (1, "call"),
+    (1, "bring-in"), (2, "call"), (1, "bring-in"), (2, "call"),
+]  # fmt: skip
+DECLINED_ACTIONS = [
+    (1, "decline"),
+    (1, "bring-in"), (2, "call"), (2, "bring-in"), (1, "call"), (2, "bring-in"), (1, "call"),
+    (2, "bring-in"), (1, "call"), (2, "bring-in"), (1, "call"),
+]  # fmt: skip
+
+
+def test_a_face_up_wild_card_asks_its_player_to_pay_one_bet_before_the_next_card() -> None:
+    state, _ = run(round_doc({1: 100, 2: 100}, WILD_DEAL, pay_for_wild=True))
+    awaiting = GAME.awaiting(state)
+    assert (awaiting.kind, awaiting.who["seat"], awaiting.allowed) == ("decision", 1, ("pay", "decline"))
+    assert awaiting.who["for"] == "wild card 3H"
+    assert awaiting.who["price"] == 2  # the small bet: it is 3rd street
+    assert [str(c) for c in state.seat(2).own_cards()] == ["KS", "KD"]  # the 7C waits for the answer
+
+
+def test_a_paid_wild_card_makes_three_aces_and_its_price_goes_into_the_pot() -> None:
+    s = settle_round_file(round_doc({1: 100, 2: 100}, WILD_DEAL, PAID_ACTIONS, pay_for_wild=True))
+    # each puts in ante 1 + 1 + 1 + 2 + 2 + 2 = 9, seat 1 also the 2 for its wild card: pot 20
+    assert [(p["amount"], p["winners"]) for p in s["pots"]] == [(20, [1])]
+    assert nets(s) == {1: 9, 2: -9}
+    assert player(s, 1)["hand"] == {
+        "category": "three of a kind",
+        "best": ["AS", "AH", "AD", "JS", "6H"],  # the wild card is the ace of spades
+        "strength": [4, 14, 11, 6],
+    }
+    assert player(s, 1)["played_natural"] == []
+
+
+def test_a_declined_wild_card_plays_as_itself_and_the_pair_of_aces_loses_to_two_pair() -> None:
+    s = settle_round_file(round_doc({1: 100, 2: 100}, WILD_DEAL, DECLINED_ACTIONS, pay_for_wild=True))
+    assert [(p["amount"], p["winners"]) for p in s["pots"]] == [(18, [2])]
+    assert nets(s) == {1: -9, 2: 9}
+    assert player(s, 1)["hand"] == {
+        "category": "pair",
+        "best": ["AH", "AD", "JS", "6H", "5C"],
+        "strength": [2, 14, 11, 6, 5],
+    }
+    assert player(s, 1)["played_natural"] == ["3H"]
+    assert player(s, 2)["hand"]["strength"] == [3, 13, 7, 12]
+
+
+def test_with_the_option_off_the_wild_card_is_wild_unpaid_and_pay_is_refused() -> None:
+    free = [a for a in PAID_ACTIONS if a[1] != "pay"]
+    s = settle_round_file(round_doc({1: 100, 2: 100}, WILD_DEAL, free))
+    assert nets(s) == {1: 9, 2: -9}
+    assert player(s, 1)["hand"]["category"] == "three of a kind"
+    assert "played_natural" not in player(s, 1)
+    said = refusal(round_doc({1: 100, 2: 100}, WILD_DEAL, PAID_ACTIONS))
+    assert said.startswith("actions[0]: seat 1: may not pay: nothing is asked to be paid for now")
+    assert said.endswith("allowed: bring-in, complete")
+
+
+def test_while_a_wild_card_question_is_open_no_bet_and_no_other_seat_may_answer() -> None:
+    for action in [(1, "bring-in"), (2, "pay")]:
+        said = refusal(round_doc({1: 100, 2: 100}, WILD_DEAL, [action], pay_for_wild=True))
+        assert f"actions[0]: seat {action[0]}: seat 1 must first pay 2 to play its 3H as wild" in said
+        assert said.endswith("allowed: pay, decline")
+
+
+def test_face_down_wild_cards_are_paid_for_only_with_the_face_down_option() -> None:
+    # Seat 1's first card, the 9D, is dealt face down.
+    cards = "9D KS AD KD AC 7C"
+    state, _ = run(round_doc({1: 100, 2: 100}, cards, pay_for_wild=True))
+    assert GAME.awaiting(state).kind == "decision"  # no question about the 9D: it plays wild
+    assert GAME.awaiting(state).allowed == ("bring-in", "complete")
+    assert state.pot == 2
+    state, _ = run(round_doc({1: 100, 2: 100}, cards, pay_for_wild=True, pay_for_wild_down=True))
+    awaiting = GAME.awaiting(state)
+    assert (awaiting.who["seat"], awaiting.who["for"], awaiting.allowed) == (1, "wild card 9D", ("pay", "decline"))
+    assert [str(c) for c in state.seat(2).own_cards()] == []  # asked before seat 2's first card
+
+
+@pytest.mark.parametrize(("answer", "category"), [("pay", "three of a kind"), ("decline", "pair")])
+def test_a_face_down_wild_card_paid_for_plays_wild_and_one_declined_plays_as_itself(answer: str, category: str) -> None:
+    # Seat 1: 9D AD down, AC up, then 5C 6H JS, 2S: three aces with the nine wild, else a pair.
+    cards = "9D KS AD KD AC 7C 5C 7D 6H TC JS QD 2S 2C"
+    doc = round_doc({1: 100, 2: 100}, cards, [(1, answer)], pay_for_wild=True, pay_for_wild_down=True)
+    state, _ = run(doc, call_down=True)
+    s = GAME.settlement(state)
+    assert player(s, 1)["hand"]["category"] == category
+    assert player(s, 1)["put"] == 9 + (2 if answer == "pay" else 0)
+    assert sum(nets(s).values()) == 0
+    exported = GAME.round_file(state)
+    assert exported["rules"] == {"pay_for_wild": True, "pay_for_wild_down": True}
+    assert exported["actions"][0] == {"seat": 1, "action": answer}
+    assert settle_round_file(exported) == s
+
+
+@pytest.mark.parametrize(("answer", "opener"), [("pay", 1), ("decline", 2)])
+def test_the_showing_hand_counts_only_a_paid_wild_card_as_wild(answer: str, opener: int) -> None:
+    # Up cards: seat 1 9H then KC, seat 2 7C then 7D. 3rd street: the 7C is lowest, seat 2 opens.
+    # 4th street: a paid 9H joins the king, a pair of kings above the sevens; an unpaid one is a
+    # plain nine, K-9 high, below them.
+    doc = round_doc(
+        {1: 100, 2: 100},
+        "2C 5D 6H 8S 9H 7C KC 7D",
+        [(1, answer), (2, "bring-in"), (1, "call")],
+        pay_for_wild=True,
+    )
+    state, effects = run(doc)
+    assert openers(effects) == {3: 2, 4: opener}
+    assert GAME.awaiting(state).who["seat"] == opener
+
+
+def test_a_showing_hand_names_its_wild_cards_by_position_when_some_are_not_paid_for() -> None:
+    up = [parse_card(c) for c in ("3C", "9D", "KS")]
+    assert showing_hand(up, WILD, wild_cards={0}) == (2, 13, 9)  # the 3C pairs the king (category 2), the 9D a nine
+    assert showing_hand(up, WILD, wild_cards={0, 1}) == (4, 13)  # both wild: three kings (category 4)
+    assert showing_hand(up, WILD, wild_cards=set()) == (1, 13, 9, 3)  # neither: king high
+
+
+def test_a_player_who_cannot_pay_for_a_wild_card_plays_it_as_itself_unasked() -> None:
+    # Seat 1 sits down with 2 chips: after the ante 1 is left, short of the 2 the card costs.
+    doc = round_doc({1: 2, 2: 100}, WILD_DEAL, pay_for_wild=True)
+    state, effects = run(doc, call_down=True)
+    declined = [fx for fx in effects if isinstance(fx, ActionTaken) and fx.action == "decline"]
+    assert [(fx.seat, fx.forced, str(fx.card)) for fx in declined] == [(1, True, "3H")]
+    s = GAME.settlement(state)
+    assert player(s, 1)["played_natural"] == ["3H"]
+    assert player(s, 1)["hand"]["category"] == "pair"
+    assert all(a["action"] not in ("pay", "decline") for a in GAME.round_file(state)["actions"])
+    assert settle_round_file(GAME.round_file(state)) == s
+    # with 3 chips, 2 are left after the ante: enough, so the player is asked
+    state, _ = run(round_doc({1: 3, 2: 100}, WILD_DEAL, pay_for_wild=True))
+    assert GAME.awaiting(state).allowed == ("pay", "decline")
+
+
+def test_a_face_up_wild_four_asks_about_the_wild_card_first_then_about_the_extra_card() -> None:
+    rules = {"wild": ["4"], "pay_for_wild": True, "extra_card": "pay"}
+    asked = []
+    for actions in ([], [(1, "pay")], [(1, "pay"), (1, "decline")]):
+        state, _ = run(round_doc({1: 100, 2: 100}, "5C 6C 7D 8D 4H", actions, **rules))
+        awaiting = GAME.awaiting(state)
+        asked.append(awaiting.who.get("for") if awaiting.kind == "decision" else awaiting.target)
+    assert asked == ["wild card 4H", "extra card for 4H", {"seat": 2, "face": "up", "street": 3}]
+    assert state.pot == 2 + 2  # the antes and the wild card; the extra card was declined
+
+
+def test_after_a_rainout_the_wild_card_payments_stay_in_the_pot_and_the_new_deal_asks_again() -> None:
+    # Seat 1 pays 2 for its 3H; 3rd street: seat 1 brings in (the 3H is lowest), seat 2 calls;
+    # 4th street: seat 2's QS face up rains out. Pot: antes 2 + payment 2 + 1 + 1 + re-antes 2.
+    doc = round_doc(
+        {1: 100, 2: 100},
+        "5C 6C 7D 8D 3H KH TC QS AH 2C AD 5D 3H 6S KD 7C 2D 8S JC TS AC JD",
+        [(1, "pay"), (1, "bring-in"), (2, "call")],
+        pay_for_wild=True,
+    )
+    state, _ = run(doc)
+    assert (state.rainouts, state.pot, state.seat(1).stack) == (1, 8, 100 - 1 - 2 - 1 - 1)
+    awaiting = GAME.awaiting(state)
+    assert (awaiting.who["seat"], awaiting.who["for"]) == (1, "wild card 3H")  # the re-dealt 3H
+    state, _ = run({**doc, "actions": [*doc["actions"], {"seat": 1, "action": "decline"}]}, call_down=True)
+    s = GAME.settlement(state)
+    assert player(s, 1)["played_natural"] == ["3H"]
+    assert player(s, 1)["put"] == player(s, 2)["put"] + 2
+    assert sum(nets(s).values()) == 0
+
+
 # --- refusals ------------------------------------------------------------------------------
 
 
@@ -463,7 +646,9 @@ def with_actions(actions: list[tuple[int, str]]) -> dict[str, Any]:
         ({**TWO_PLAYERS, "cards": ["AH", "5S", "KD"]}, "cards: seat 2: the round needs another card, for seat 2, face down, street 3"),
         ({**TWO_PLAYERS, "cards": ["AH", "AH"]}, "cards[1]: AH cannot come from the 1-deck shoe"),
         ({**TWO_PLAYERS, "decisions": []}, "round file: unknown key 'decisions'"),
-        ({**TWO_PLAYERS, "rules": {"pay_for_wild": True}}, "rules: unknown key 'pay_for_wild'"),
+        ({**TWO_PLAYERS, "rules": {"pay_for_wilds": True}}, "rules: unknown key 'pay_for_wilds'"),
+        ({**TWO_PLAYERS, "rules": {"pay_for_wild": "yes"}}, "rules.pay_for_wild: must be true or false, not 'yes'"),
+        ({**TWO_PLAYERS, "rules": {"pay_for_wild_down": True}}, "rules.pay_for_wild_down: face-down wild cards are paid for only when wild cards are: set pay_for_wild to true as well"),
         ({**TWO_PLAYERS, "rules": {"big_bet": 1}}, "rules.big_bet: must be a whole number of 2 or more, not 1"),
         ({**TWO_PLAYERS, "rules": {"small_bet": 6, "big_bet": 4}}, "rules.big_bet: the big bet (4) is below the small bet (6)"),
         ({**TWO_PLAYERS, "rules": {"wild": ["3", "Z"]}}, "rules.wild[1]: 'Z' is not a rank"),

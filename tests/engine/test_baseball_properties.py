@@ -1,6 +1,7 @@
-"""Properties of every Baseball poker hand, whatever the cards, stacks, rules and choices: no chip
-appears or vanishes, the pots hold exactly what was put in, nobody loses more than their stack,
-and a hand exported as a round file replays to the same settlement."""
+"""Properties of every Baseball poker hand, whatever the cards, stacks, rules and choices (paying for
+extra cards and wild cards among them): no chip appears or vanishes, the pots hold exactly what was
+put in, nobody loses more than their stack, and a hand exported as a round file replays to the same
+settlement."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from controller.replay import settle_round_file
 def openings(draw: st.DrawFn) -> OpenRound:
     seats = sorted(draw(st.sets(st.integers(1, 7), min_size=2, max_size=7)))
     small = draw(st.integers(2, 6))
+    pay_for_wild = draw(st.booleans())
     rules = BaseballRules(
         ante=draw(st.integers(0, 3)),
         small_bet=small,
@@ -30,6 +32,8 @@ def openings(draw: st.DrawFn) -> OpenRound:
         check_option=draw(st.booleans()),
         natural_wins=draw(st.booleans()),
         double_ace_flush=draw(st.booleans()),
+        pay_for_wild=pay_for_wild,
+        pay_for_wild_down=pay_for_wild and draw(st.booleans()),
     )
     # short stacks too, so that players go all in and side pots form
     return OpenRound(rules, tuple(Player(seat, draw(st.integers(1, 80))) for seat in seats))

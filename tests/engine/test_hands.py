@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from typing import TypedDict, Unpack
 
 import pytest
 from hypothesis import given, settings
@@ -16,11 +18,18 @@ from tests.engine.hand_oracle import brute_force, score_five
 THREES_AND_NINES = frozenset({Rank.THREE, Rank.NINE})
 
 
-def hand(text: str, wild: frozenset[Rank] = frozenset(), **rules: bool) -> HandValue:
+class Rules(TypedDict, total=False):
+    """The wild-card rule options `evaluate` takes as keywords."""
+
+    double_ace_flush: bool
+    natural_wins: bool
+
+
+def hand(text: str, wild: frozenset[Rank] = frozenset(), **rules: Unpack[Rules]) -> HandValue:
     return evaluate(parse_cards(text.split()), wild, **rules)
 
 
-def wild_hand(text: str, **rules: bool) -> HandValue:
+def wild_hand(text: str, **rules: Unpack[Rules]) -> HandValue:
     """A Baseball poker hand: threes and nines are wild."""
     return hand(text, THREES_AND_NINES, **rules)
 
@@ -244,6 +253,54 @@ def test_six_wild_cards_among_seven_still_play_five_aces() -> None:
     assert (value.category, value.strength, value.wild_used) == ("five of a kind", (10, 14), 5)
 
 
+# --- wild cards named one by one (paying for wild cards) -------------------------------------
+
+
+def by_position(text: str, wild_cards: set[int], **rules: Unpack[Rules]) -> HandValue:
+    return evaluate(parse_cards(text.split()), wild_cards=wild_cards, **rules)
+
+
+def test_a_wild_rank_card_not_named_wild_plays_at_its_own_rank_and_suit() -> None:
+    # Only the 9C (position 3) is wild: four spades A-K-Q-7 and one wild card make a flush, the
+    # wild card taking the jack, the highest rank the flush lacks; the 3D is just a three. (With
+    # both wild the same cards make the royal flush of the REPLAY.md example.)
+    value = by_position("AS KS 3D 9C QS 7S 2H", {3})
+    assert value.to_json() == {
+        "category": "flush",
+        "best": ["AS", "KS", "QS", "JS", "7S"],
+        "strength": [6, 14, 13, 12, 11, 7],
+    }
+    assert value.wild_used == 1
+
+
+def test_an_unpaid_three_shows_as_itself_beside_a_paid_one() -> None:
+    # The 3S is wild and joins the kings; the 3D is not and is the last kicker.
+    value = by_position("3S 3D KH KD 7C", {0})
+    assert (value.category, shown(value), value.strength) == ("three of a kind", "KS KH KD 7C 3D", (4, 13, 7, 3))
+
+
+def test_no_position_named_means_no_wild_card_even_of_a_wild_rank() -> None:
+    assert by_position("AS KS 3D 9C QS 7S 2H", set()) == hand("AS KS 3D 9C QS 7S 2H")
+
+
+def test_natural_wins_counts_an_unpaid_wild_rank_card_as_natural() -> None:
+    # Trip kings with a seven and a three that is not wild is a natural hand; the same hand made
+    # with a wild three (the 3D) and a three that is not (the 3S) loses to it under natural wins.
+    natural = by_position("KS KD KC 7H 3D", set(), natural_wins=True)
+    with_wild = by_position("KH KS 3D 7C 3S", {2}, natural_wins=True)
+    assert natural.strength[:-1] == with_wild.strength[:-1]
+    assert natural.strength > with_wild.strength
+
+
+@pytest.mark.parametrize(
+    ("positions", "says"),
+    [({7}, "wild card position 7 is not among the 7 cards (positions 0 to 6)"), ({-1}, "not -1"), ({True}, "not True")],
+)
+def test_a_wild_card_position_outside_the_hand_is_refused(positions: set[int], says: str) -> None:
+    with pytest.raises(CardError, match=re.escape(says)):
+        by_position("AS KS 3D 9C QS 7S 2H", positions)
+
+
 # --- refusals ------------------------------------------------------------------------------
 
 
@@ -346,7 +403,7 @@ def baseball_hands(draw: st.DrawFn) -> list[Card]:
 def test_evaluate_agrees_with_brute_force(
     cards: list[Card], double_ace_flush: bool, natural_wins: bool
 ) -> None:
-    rules = {"double_ace_flush": double_ace_flush, "natural_wins": natural_wins}
+    rules: Rules = {"double_ace_flush": double_ace_flush, "natural_wins": natural_wins}
     value = evaluate(cards, THREES_AND_NINES, **rules)
     assert (value.category, value.strength) == brute_force(cards, THREES_AND_NINES, **rules)
     # The five cards shown score what the strength says, and every card shown that the player
@@ -374,3 +431,36 @@ def test_two_hands_compare_as_the_brute_force_compares_them(
     oracle_a = brute_force(first, THREES_AND_NINES, natural_wins=natural_wins)[1]
     oracle_b = brute_force(second, THREES_AND_NINES, natural_wins=natural_wins)[1]
     assert sign(a, b) == sign(oracle_a, oracle_b)
+
+
+@st.composite
+def wild_positions(draw: st.DrawFn, cards: list[Card]) -> set[int]:
+    """Up to two positions named wild, of any rank: a three left out plays natural, a king named
+    plays wild."""
+    return draw(st.sets(st.integers(0, len(cards) - 1), max_size=2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), cards=baseball_hands(), double_ace_flush=st.booleans(), natural_wins=st.booleans())
+def test_evaluate_with_wild_cards_named_by_position_agrees_with_brute_force(
+    data: st.DataObject, cards: list[Card], double_ace_flush: bool, natural_wins: bool
+) -> None:
+    positions = data.draw(wild_positions(cards))
+    rules: Rules = {"double_ace_flush": double_ace_flush, "natural_wins": natural_wins}
+    value = evaluate(cards, wild_cards=positions, **rules)
+    assert (value.category, value.strength) == brute_force(cards, wild_cards=positions, **rules)
+    core = value.strength[:-1] if natural_wins else value.strength
+    assert score_five(value.best, [], double_ace_flush) == core
+    # Every card shown that is not one of the player's natural cards stands for a wild card.
+    held = Counter(c for i, c in enumerate(cards) if i not in positions)
+    assert (Counter(value.best) - held).total() <= value.wild_used <= len(positions)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cards=baseball_hands(), double_ace_flush=st.booleans(), natural_wins=st.booleans())
+def test_naming_every_three_and_nine_by_position_is_the_same_as_naming_their_ranks(
+    cards: list[Card], double_ace_flush: bool, natural_wins: bool
+) -> None:
+    rules: Rules = {"double_ace_flush": double_ace_flush, "natural_wins": natural_wins}
+    positions = {i for i, c in enumerate(cards) if c.rank in THREES_AND_NINES}
+    assert evaluate(cards, wild_cards=positions, **rules) == evaluate(cards, THREES_AND_NINES, **rules)

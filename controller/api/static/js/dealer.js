@@ -7,9 +7,13 @@
  * The table's game decides the drawing and the panels: Grand Slam (seats, bases, the wager grid)
  * or Jokers 22 (spots, hands and the banker; the deciding player's choices as buttons, exactly
  * those the engine allows; the opening panel with the banker's stake and players per spot; the
- * ACTION spot, the coverage and the payouts per player from the round's settlement).
+ * ACTION spot, the coverage and the payouts per player from the round's settlement) or Baseball
+ * poker (seats with their cards, wild cards marked, the pot and side pots; the player to act with
+ * the amount to call and a button per action the engine allows, with the chips it puts in; the
+ * opening panel with each player's stack; at the showdown the hands and the pots pushed).
  */
 import { errorText, get, logout, onAuthLost, post } from "./api.js";
+import { BaseballDrawing, potName } from "./baseball-svg.js";
 import { cardElement, cardLabel } from "./cards.js";
 import { Jokers22Drawing } from "./jokers22-svg.js";
 import { LINK_TEXT, LiveFeed } from "./live.js";
@@ -23,11 +27,18 @@ const BET_LABELS = { first: "First", second: "Second", third: "Third", three_out
 const BET_NAMES = { first: "first base", second: "second base", third: "third base", three_outs: "3 Outs insurance", poker_bonus: "poker bonus" };
 const LOG_LINES = 10;
 const NEED_ROLE = "This screen needs the dealer's (or the supervisor's) token.";
-const GAME_NAMES = /** @type {Record<string, string>} */ ({ "grand-slam": "Grand Slam", "jokers-22": "Jokers 22" });
+const GAME_NAMES = /** @type {Record<string, string>} */ ({ "grand-slam": "Grand Slam", "jokers-22": "Jokers 22", "baseball-poker": "Baseball poker" });
 /** Jokers 22: the choices as the buttons say them. */
 const DECISION_WORDS = /** @type {Record<string, string>} */ ({
   hit: "Hit", stand: "Stand", double: "Double", split: "Split", surrender: "Surrender", match: "Match", decline: "Decline",
 });
+/** Baseball poker: the actions as the buttons say them (the chips each puts in are added). */
+const ACTION_WORDS = /** @type {Record<string, string>} */ ({
+  "bring-in": "Bring in", complete: "Complete", check: "Check", bet: "Bet", call: "Call", raise: "Raise", fold: "Fold",
+  pay: "Pay", decline: "Decline",
+});
+/** Baseball poker: the streets as the dealer says them. */
+const STREET_WORDS = /** @type {Record<number, string>} */ ({ 3: "3rd street", 4: "4th street", 5: "5th street", 6: "6th street", 7: "7th street" });
 /** Jokers 22: the choices a named player makes for their own wager (the others are the spot's). */
 const OWN_CHOICES = new Set(["match", "decline", "surrender"]);
 /** Jokers 22: player rows the opening panel starts with (more on demand, up to the API's 7). */
@@ -39,7 +50,7 @@ const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 /** @param {string} id */
 const field = (id) => /** @type {HTMLInputElement} */ (document.getElementById(id));
 
-/** @type {TableDrawing | Jokers22Drawing | null} the drawing for the table's game */
+/** @type {TableDrawing | Jokers22Drawing | BaseballDrawing | null} the drawing for the table's game */
 let drawing = null;
 /** @type {any} the last state drawn */
 let current = null;
@@ -57,6 +68,10 @@ let settled = null;
 let fetchingRound = null;
 /** @type {{round: number | null, spot: number} | null} the ACTION spot named live, before settlement */
 let liveAction = null;
+/** @type {any} Baseball poker: the body of the last hand this screen opened */
+let lastOpenedBB = null;
+/** @type {{round: number | null, card: string, seat: number | null, seats: number[]} | null} Baseball poker: the last rainout seen live */
+let liveRainout = null;
 
 // --- drawing the state -------------------------------------------------------------------------
 
@@ -77,9 +92,19 @@ function render(state) {
   const betweenRounds = awaiting.kind === "round";
   const openable = betweenRounds && !state.blocked;
   const j22 = state.game === "jokers-22";
+  const bb = state.game === "baseball-poker";
   document.body.classList.toggle("jokers-22", j22);
+  document.body.classList.toggle("baseball-poker", bb);
   const board = drawingFor(state.game);
-  if (board instanceof Jokers22Drawing) {
+  if (board instanceof BaseballDrawing) {
+    const settlement = state.round_status === "settled" ? state.settlement : null;
+    board.render(state.state, {
+      settlement,
+      rainout: liveRainout && liveRainout.round === state.round ? liveRainout : null,
+      fresh: /^Rainout/.test(state.notice ?? ""),
+    });
+    renderBBPayouts(state.payouts ?? [], settlement);
+  } else if (board instanceof Jokers22Drawing) {
     const settlement = settlementOf(state);
     const action = settlement?.action_spot ?? (liveAction && liveAction.round === state.round ? liveAction.spot : null);
     board.render(state.state, {
@@ -97,11 +122,13 @@ function render(state) {
     });
     renderPayouts(state.payouts ?? []);
   }
-  renderDecisions(j22 ? awaiting : null, Boolean(state.blocked));
+  if (bb) renderActions(awaiting, Boolean(state.blocked));
+  else renderDecisions(j22 ? awaiting : null, Boolean(state.blocked));
   renderLastCard(state.last_card);
   $("confirm").classList.toggle("attention", betweenRounds && /^(Pay|Take|.*shuffle)/i.test(state.prompt ?? ""));
-  $("wager-panel").hidden = j22 || !openable;
+  $("wager-panel").hidden = j22 || bb || !openable;
   $("j22-open").hidden = !j22 || !openable;
+  $("bb-open").hidden = !bb || !openable;
   board.setCompact(openable);
   renderFaults(state.faults ?? [], Boolean(state.blocked));
 }
@@ -111,12 +138,12 @@ function render(state) {
  * @param {string} game
  */
 function drawingFor(game) {
-  const j22 = game === "jokers-22";
-  if (drawing && (drawing instanceof Jokers22Drawing) === j22) return drawing;
+  const kind = game === "jokers-22" ? Jokers22Drawing : game === "baseball-poker" ? BaseballDrawing : TableDrawing;
+  if (drawing instanceof kind) return drawing;
   const svg = /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($("table")));
   svg.replaceChildren();
-  svg.classList.remove("table-drawing", "j22-drawing", "compact", "void");
-  drawing = j22 ? new Jokers22Drawing(svg) : new TableDrawing(svg);
+  svg.classList.remove("table-drawing", "j22-drawing", "bb-drawing", "compact", "void");
+  drawing = new kind(svg);
   return drawing;
 }
 
@@ -328,6 +355,113 @@ function cell(text, className) {
   return td;
 }
 
+// --- Baseball poker: the pots pushed, the player to act ------------------------------------------
+
+/**
+ * Baseball poker: each pot with whom it goes to (the pots to push), then per seat the chips
+ * pushed to it, what it put in and its net.
+ * @param {Array<{seat: number, pay: number, collect: number, net: number}>} payouts
+ * @param {any} settlement the hand's settlement, once settled
+ */
+function renderBBPayouts(payouts, settlement) {
+  payoutColumns(["Seat", "Push", "Put in", "Net"]);
+  $("action-spot").hidden = true;
+  const pots = /** @type {any[]} */ (payouts.length ? settlement?.pots ?? [] : []);
+  const named = pots.filter((p) => !p.returned);
+  const potRows = pots.map((pot, i) => {
+    const row = document.createElement("tr");
+    row.className = "pot-row";
+    row.dataset.pot = String(i);
+    const shares = /** @type {Array<{seat: number, chips: number}>} */ (pot.shares ?? []);
+    const to = shares.length > 1 ? shares.map((s) => `seat ${s.seat} ${s.chips}`).join(", ") : `seat ${pot.winners?.[0] ?? "?"}`;
+    const name = pot.returned ? "Uncalled bet" : potName(named.indexOf(pot), named.length);
+    const winners = cell(`→ ${to}`, "winners");
+    winners.colSpan = 2;
+    row.append(cell(name, "pot"), cell(String(pot.amount), "amount"), winners);
+    return row;
+  });
+  const seatRows = payouts.map((p) => {
+    const row = document.createElement("tr");
+    row.dataset.seat = String(p.seat);
+    row.append(cell(`Seat ${p.seat}`, "seat"), cell(p.pay ? String(p.pay) : "\u2013", "pay"),
+      cell(p.collect ? String(p.collect) : "\u2013", "collect"),
+      cell(signed(p.net), `net ${p.net > 0 ? "win" : p.net < 0 ? "loss" : ""}`));
+    return row;
+  });
+  /** @type {HTMLTableElement} */ ($("payouts")).tBodies[0].replaceChildren(...potRows, ...seatRows);
+  $("payouts-empty").hidden = payouts.length > 0;
+  $("payouts").hidden = payouts.length === 0;
+  $("payouts-heading").textContent = payouts.length && current?.round ? `Pots to push, hand ${current.round}` : "Pots to push";
+}
+
+/**
+ * Baseball poker: who acts, the amount to call, and a big button for exactly each action the
+ * engine allows, saying the chips it puts in.
+ * @param {any} awaiting the state's `awaiting`
+ * @param {boolean} blocked
+ */
+function renderActions(awaiting, blocked) {
+  const box = $("decisions");
+  const show = awaiting.kind === "decision" && !blocked;
+  box.hidden = !show;
+  document.body.classList.toggle("deciding", show);
+  $("decision-facts").hidden = !show;
+  if (!show) {
+    box.dataset.key = "";
+    return;
+  }
+  const who = awaiting.who ?? {};
+  const allowed = /** @type {string[]} */ (awaiting.allowed ?? []);
+  const key = JSON.stringify([current?.round, who, allowed]);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  $("decision-error").textContent = "";
+  const toCall = who.to_call ?? 0;
+  let what = toCall > 0 ? `${toCall} to call` : "nothing to call";
+  if (who.for) what = `${who.for}, ${who.price} to pay`;
+  else if (allowed.includes("bring-in")) what = "opens: bring it in or complete";
+  setText($("decision-who"), `Seat ${who.seat} to act \u00b7 ${what}`);
+  const facts = [STREET_WORDS[who.street] ?? "", who.pot != null ? `pot ${who.pot}` : "", who.stack != null ? `stack ${who.stack}` : ""];
+  setText($("decision-facts"), facts.filter(Boolean).join(" \u00b7 "));
+  /** @type {Record<string, number>} */
+  const amounts = who.amounts ?? (who.price != null ? { pay: who.price, decline: 0 } : {});
+  $("decision-buttons").replaceChildren(
+    ...allowed.map((action) => {
+      const chips = amounts[action] ?? 0;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = `decision decision-${action}`;
+      button.dataset.action = action;
+      button.dataset.amount = String(chips);
+      const verb = document.createElement("span");
+      verb.className = "verb";
+      verb.textContent = ACTION_WORDS[action] ?? action;
+      button.append(verb);
+      if (chips > 0) {
+        const put = document.createElement("span");
+        put.className = "chips";
+        put.textContent = ` puts in ${chips}`;
+        button.append(put);
+      }
+      button.setAttribute("aria-label", chips > 0 ? `${verb.textContent}: puts in ${chips} chips` : verb.textContent ?? action);
+      button.addEventListener("click", () => actFor(who.seat, action));
+      return button;
+    }),
+  );
+}
+
+/**
+ * Post a player's action; the engine refuses anything not allowed, naming the seat and what was.
+ * @param {number} seat
+ * @param {string} action
+ */
+async function actFor(seat, action) {
+  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#decision-buttons button"));
+  buttons.forEach((b) => (b.disabled = true));
+  const ok = await act(post("/api/decisions", { seat, action }), $("decision-error"));
+  if (!ok) buttons.forEach((b) => (b.disabled = false));
+}
+
 // --- faults take over the screen ---------------------------------------------------------------
 
 /**
@@ -397,6 +531,8 @@ function paragraph(text, className) {
 function onEntry(entry) {
   const action = (entry.effects ?? []).find((e) => e.kind === "jokers-22.action-spot");
   if (action) liveAction = { round: entry.round, spot: action.spot };
+  const rain = (entry.effects ?? []).find((e) => e.kind === "baseball-poker.rainout");
+  if (rain) liveRainout = { round: entry.round, card: rain.card, seat: rain.seat, seats: rain.seats ?? [] };
   const lines = logEntry($("event-log"), entry, LOG_LINES);
   if (entry.kind === "card" && entry.body?.card) lastCardStory = { card: entry.body.card, words: lines[0] };
   if (current) renderLastCard(current.last_card);
@@ -712,6 +848,119 @@ function repeatJ22() {
   }
 }
 
+// --- Baseball poker: opening a hand ---------------------------------------------------------------
+
+/** The seat columns (7 to 1, as on the felt) and one row of stacks. */
+function buildBBPanel() {
+  const order = [...SEATS].reverse();
+  const head = document.createElement("tr");
+  head.append(document.createElement("td"));
+  const row = document.createElement("tr");
+  const name = document.createElement("th");
+  name.scope = "row";
+  name.textContent = "Stack";
+  row.append(name);
+  for (const seat of order) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.dataset.seat = String(seat);
+    th.textContent = `Seat ${seat}`;
+    head.append(th);
+    const td = document.createElement("td");
+    const input = document.createElement("input");
+    input.type = "text";
+    input.inputMode = "numeric";
+    input.autocomplete = "off";
+    input.pattern = "[0-9]*";
+    input.dataset.seat = String(seat);
+    input.dataset.field = "stack";
+    input.setAttribute("aria-label", `Seat ${seat}: the player's stack (empty: nobody plays)`);
+    td.append(input);
+    row.append(td);
+  }
+  $("bb-seats").replaceChildren(head);
+  $("bb-rows").replaceChildren(row);
+}
+
+/** @returns {NodeListOf<HTMLInputElement>} */
+const stackInputs = () => document.querySelectorAll("#bb-rows input[data-field=stack]");
+
+/**
+ * The POST /api/rounds body from the panel, or what is wrong, naming the seat (0: none).
+ * @returns {{body: any} | {error: string, seat: number}}
+ */
+function readBB() {
+  /** @type {Array<{seat: number, stack: number}>} */
+  const players = [];
+  for (const input of stackInputs()) {
+    const seat = Number(input.dataset.seat);
+    const text = input.value.trim();
+    if (!text) continue;
+    if (!/^\d+$/.test(text) || Number(text) < 1) return { error: `Seat ${seat}: the stack is a whole number of chips, 1 or more`, seat };
+    players.push({ seat, stack: Number(text) });
+  }
+  if (players.length < 2) return { error: "A hand needs two players or more: type each player's stack under their seat", seat: 0 };
+  return { body: { players: players.sort((a, b) => a.seat - b.seat) } };
+}
+
+/** @param {SubmitEvent} ev */
+async function openBBHand(ev) {
+  ev.preventDefault();
+  const error = $("bb-error");
+  const read = readBB();
+  markBBRefused(0);
+  if ("error" in read) {
+    error.textContent = read.error;
+    markBBRefused(read.seat);
+    return;
+  }
+  const button = /** @type {HTMLButtonElement} */ ($("bb-open-round"));
+  button.disabled = true;
+  const ok = await act(post("/api/rounds", read.body), error);
+  button.disabled = false;
+  if (ok) {
+    lastOpenedBB = read.body;
+    clearBB();
+    return;
+  }
+  // The API names the refused seat ("seat 2") or the body's place ("players[1]").
+  const text = error.textContent ?? "";
+  const named = /\bseat (\d)/i.exec(text);
+  const index = /players\[(\d+)\]/.exec(text);
+  if (named) markBBRefused(Number(named[1]));
+  else if (index) markBBRefused(read.body.players[Number(index[1])]?.seat ?? 0);
+}
+
+/** @param {number} seat the refused seat's column (0: none) */
+function markBBRefused(seat) {
+  document.querySelectorAll("#bb-open [data-seat]").forEach((node) => {
+    node.classList.toggle("refused", Number(/** @type {HTMLElement} */ (node).dataset.seat) === seat);
+  });
+}
+
+function clearBB() {
+  stackInputs().forEach((input) => (input.value = ""));
+  $("bb-error").textContent = "";
+  markBBRefused(0);
+}
+
+/**
+ * Fill the panel with the last hand's players and the stacks they finished it with (the chips in
+ * front of them now): from the settled hand on the table, else as this screen last opened it.
+ */
+function repeatBB() {
+  const settled = current?.settlement?.game === "baseball-poker" ? current.settlement : null;
+  /** @type {Array<{seat: number, stack: number}>} */
+  const players = settled
+    ? (settled.players ?? []).map((/** @type {any} */ p) => ({ seat: p.seat, stack: p.stack + p.net }))
+    : lastOpenedBB?.players ?? current?.state?.players ?? [];
+  clearBB();
+  for (const p of players) {
+    const input = /** @type {HTMLInputElement | null} */ (document.querySelector(`#bb-rows input[data-seat="${p.seat}"]`));
+    if (input && p.stack > 0) input.value = String(p.stack);
+  }
+}
+
 /**
  * Enter or Space confirms, unless the person is typing in a field, on a button, or a dialog is up.
  * @param {KeyboardEvent} ev
@@ -762,6 +1011,10 @@ async function goLive() {
 function main() {
   buildWagerRows();
   buildJ22Panel();
+  buildBBPanel();
+  $("bb-open").addEventListener("submit", openBBHand);
+  $("bb-clear").addEventListener("click", clearBB);
+  $("bb-repeat").addEventListener("click", repeatBB);
   $("j22-open").addEventListener("submit", openJ22Round);
   $("j22-add-slot").addEventListener("click", addJ22Slot);
   $("j22-clear").addEventListener("click", clearJ22);

@@ -5,12 +5,14 @@
  * the audit trail, meters, devices and the configuration. The server is the authority on every
  * rule; the checks here only save a round trip and say what is missing. A Jokers 22 table is
  * drawn with its own drawing (spots, hands, the banker), live and in recall, where a step is a
- * card or a player's decision.
+ * card or a player's decision; so is a Baseball poker table (seats with their cards, the pots,
+ * the player to act, the showdown), its settlement shown hand by hand and pot by pot.
  */
 import { errorText, get, logout, onAuthLost, post } from "./api.js";
 import { cardLabel, parseCard } from "./cards.js";
 import { LINK_TEXT, LiveFeed } from "./live.js";
 import { requireLogin } from "./login.js";
+import { BaseballDrawing, potName } from "./baseball-svg.js";
 import { Jokers22Drawing } from "./jokers22-svg.js";
 import { TableDrawing } from "./table-svg.js";
 import { clock, describeEntry, logEntry } from "./words.js";
@@ -41,17 +43,17 @@ class DrawingSlot {
   /** @param {string} id */
   constructor(id) {
     this.svg = svgById(id);
-    /** @type {TableDrawing | Jokers22Drawing} */
+    /** @type {TableDrawing | Jokers22Drawing | BaseballDrawing} */
     this.drawing = new TableDrawing(this.svg);
   }
 
   /** @param {string | undefined} game */
   for(game) {
-    const j22 = game === "jokers-22";
-    if ((this.drawing instanceof Jokers22Drawing) !== j22) {
+    const kind = game === "jokers-22" ? Jokers22Drawing : game === "baseball-poker" ? BaseballDrawing : TableDrawing;
+    if (!(this.drawing instanceof kind)) {
       this.svg.replaceChildren();
-      this.svg.classList.remove("table-drawing", "j22-drawing", "compact", "void");
-      this.drawing = j22 ? new Jokers22Drawing(this.svg) : new TableDrawing(this.svg);
+      this.svg.classList.remove("table-drawing", "j22-drawing", "bb-drawing", "compact", "void");
+      this.drawing = new kind(this.svg);
     }
     return this.drawing;
   }
@@ -149,7 +151,9 @@ function render(state) {
   if ($("prompt").textContent !== state.prompt) $("prompt").textContent = state.prompt ?? "";
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
   const board = liveDrawing.for(state.game);
-  if (board instanceof Jokers22Drawing) {
+  if (board instanceof BaseballDrawing) {
+    board.render(state.state, { settlement: state.round_status === "settled" ? state.settlement : null, fresh: /^Rainout/.test(state.notice ?? "") });
+  } else if (board instanceof Jokers22Drawing) {
     board.render(state.state, {
       target: awaiting.kind === "card" ? awaiting.target : null,
       decision: awaiting.kind === "decision" ? awaiting.who : null,
@@ -336,7 +340,9 @@ function showStep(index) {
   const last = stepIndex === replay.steps.length - 1;
   const board = replayDrawing.for(replay.game);
   let prompt = step.prompt ?? "";
-  if (board instanceof Jokers22Drawing) {
+  if (board instanceof BaseballDrawing) {
+    showBaseballStep(board, step, last);
+  } else if (board instanceof Jokers22Drawing) {
     prompt = showJokers22Step(board, step, last) ?? prompt;
   } else {
     const next = effects.find((/** @type {any} */ e) => e.kind === "grand-slam.next-card");
@@ -346,11 +352,11 @@ function showStep(index) {
   const total = replay.steps.length - 1;
   /** @param {string} kind @param {any} body */
   const words = (kind, body) => describeEntry({ type: "entry", seq: stepIndex, kind, round: replay?.round ?? null, at: "", body, effects, live: false }).join(". ");
-  let what = "Wagers placed, round opened";
+  let what = replay.game === "baseball-poker" ? "Antes in, hand opened" : "Wagers placed, round opened";
   if (step.card) what = words("card", { card: step.card });
   else if (stepIndex > 0) what = words("decision", {});
-  // Jokers 22 steps are cards and players' decisions; Grand Slam's are all cards.
-  const unit = replay.game === "jokers-22" ? "step" : "card";
+  // Jokers 22 and Baseball poker steps are cards and players' decisions; Grand Slam's are all cards.
+  const unit = replay.game === "grand-slam" ? "card" : "step";
   $("replay-step").textContent = `Round ${replay.round}, ${unit} ${stepIndex} of ${total}: ${what}`;
   $("replay-prompt").textContent = prompt;
   /** @type {HTMLButtonElement} */ ($("replay-prev")).disabled = stepIndex === 0;
@@ -386,6 +392,27 @@ function showJokers22Step(board, step, last) {
   if (!due) return null;
   const hand = due.hand > 1 ? `, hand ${due.hand}` : "";
   return `Spot ${due.spot}${hand}, ${due.player} on ${due.total}: ${(due.allowed ?? []).join(" or ")}?`;
+}
+
+/**
+ * Draw a Baseball poker replay step: the engine state says who acts and where the next card
+ * goes; the last rainout so far names its card and seat; the last step shows the showdown.
+ * @param {BaseballDrawing} board
+ * @param {any} step
+ * @param {boolean} last
+ */
+function showBaseballStep(board, step, last) {
+  if (!replay) return;
+  const rainouts = replay.steps
+    .slice(0, stepIndex + 1)
+    .flatMap((/** @type {any} */ s) => s.effects ?? [])
+    .filter((/** @type {any} */ e) => e.kind === "baseball-poker.rainout");
+  const rain = rainouts[rainouts.length - 1];
+  board.render(step.state, {
+    settlement: last ? replay.settlement : null,
+    rainout: rain ? { card: rain.card, seat: rain.seat, seats: rain.seats ?? [] } : null,
+    fresh: (step.effects ?? []).some((/** @type {any} */ e) => e.kind === "baseball-poker.rainout"),
+  });
 }
 
 function togglePlay() {
@@ -424,6 +451,10 @@ function renderSettlement(settlement) {
   const body = /** @type {HTMLTableElement} */ ($("settlement")).tBodies[0];
   if (settlement?.game === "jokers-22") {
     renderJokers22Settlement(settlement, body);
+    return;
+  }
+  if (settlement?.game === "baseball-poker") {
+    renderBaseballSettlement(settlement, body);
     return;
   }
   settlementColumns(["Seat", "Cards", "First", "Second", "Third", "3 Outs", "Poker bonus", "Net"]);
@@ -497,6 +528,51 @@ function renderJokers22Settlement(settlement, body) {
     make("td", `${banker.player ?? "house"}, stake ${banker.stake}; ACTION spot ${settlement.action_spot} (coverage by ${settlement.coverage ?? "rotation"})`),
     make("td", signed(banker.net ?? 0), "num"));
   body.replaceChildren(...rows, row);
+}
+
+/**
+ * Baseball poker: seat by seat the cards, the hand shown and its best five, the chips put in and
+ * won; then each pot with the seats that could win it and who did.
+ * @param {any} settlement
+ * @param {HTMLTableSectionElement} body
+ */
+function renderBaseballSettlement(settlement, body) {
+  settlementColumns(["Seat", "Cards", "Hand", "Best five", "Put in", "Won", "Net"]);
+  const players = (settlement.players ?? []).map((/** @type {any} */ p) => {
+    const row = make("tr");
+    row.dataset.seat = String(p.seat);
+    const hand = p.folded ? "folded" : p.hand ? p.hand.category : "not shown";
+    row.append(make("td", `Seat ${p.seat}`), make("td", (p.cards ?? []).map(cardLabel).join(" ")), make("td", hand, "hand"),
+      make("td", (p.hand?.best ?? []).map(cardLabel).join(" "), "best"), make("td", String(p.put ?? 0)),
+      make("td", String(p.won ?? 0)), make("td", signed(p.net ?? 0), "num"));
+    return row;
+  });
+  const pots = /** @type {any[]} */ (settlement.pots ?? []);
+  const named = pots.filter((p) => !p.returned);
+  const potRows = pots.map((pot, i) => {
+    const row = make("tr", undefined, "pot-row");
+    row.dataset.pot = String(i);
+    const name = pot.returned ? "Uncalled bet" : potName(named.indexOf(pot), named.length);
+    const eligible = /** @type {number[]} */ (pot.eligible ?? []);
+    const among = eligible.length === 1 ? `seat ${eligible[0]}` : `seats ${eligible.join(", ")}`;
+    const shares = (pot.shares ?? []).map((/** @type {any} */ s) => `seat ${s.seat} takes ${s.chips}`).join(", ");
+    const cell = make("td", `${name} ${pot.amount} (${among}): ${shares || "nobody takes it"}`);
+    /** @type {HTMLTableCellElement} */ (cell).colSpan = 7;
+    row.append(cell);
+    return row;
+  });
+  const notes = [];
+  if (settlement.rainouts) notes.push(`Rainouts: ${settlement.rainouts} (re-dealt, the pot stayed)`);
+  if ((settlement.community ?? []).length) notes.push(`Community card: ${settlement.community.map(cardLabel).join(" ")}`);
+  if (settlement.void) notes.push(`Void by ${settlement.void.by}: ${settlement.void.reason}`);
+  const noteRows = notes.map((text) => {
+    const row = make("tr", undefined, "note-row");
+    const cell = make("td", text);
+    /** @type {HTMLTableCellElement} */ (cell).colSpan = 7;
+    row.append(cell);
+    return row;
+  });
+  body.replaceChildren(...players, ...potRows, ...noteRows);
 }
 
 // --- audit, meters, devices, configuration --------------------------------------------------
@@ -619,7 +695,7 @@ function onEntry(entry) {
   if (!entry.live) return;
   refreshAudit();
   refreshDevices();
-  const settled = (entry.effects ?? []).some((e) => /^(grand-slam|jokers-22)\.round-settled$/.test(e.kind) || e.kind === "round-voided");
+  const settled = (entry.effects ?? []).some((e) => /^(grand-slam|jokers-22|baseball-poker)\.round-settled$/.test(e.kind) || e.kind === "round-voided");
   if (entry.kind === "round-open" || settled) {
     refreshRecall();
     refreshMeters();

@@ -1,7 +1,8 @@
 /**
  * Journal entries in plain words for the event log ("5H to seat 1 first base: stack to second",
- * "Seat 4 out"; Jokers 22: "8D to spot 1: 16", "Spot 1: ann splits (50 more)"). Written from the
- * entry's kind, body and engine effects as the API sends them.
+ * "Seat 4 out"; Jokers 22: "8D to spot 1: 16", "Spot 1: ann splits (50 more)"; Baseball poker:
+ * "3H to seat 4 face up: wild", "Seat 2 raises (4 in, pot 16)", "RAINOUT: ..."). Written from
+ * the entry's kind, body and engine effects as the API sends them.
  */
 import { cardLabel } from "./cards.js";
 
@@ -56,6 +57,10 @@ export function describeEntry(entry) {
  */
 function roundOpened(round, body) {
   const event = body.event ?? {};
+  if (Array.isArray(event.players)) {
+    const seats = event.players.map((/** @type {any} */ p) => `${p.seat} (${p.stack})`);
+    return `Hand ${round ?? "?"} opened: seat${seats.length > 1 ? "s" : ""} ${seats.join(", ")}`;
+  }
   if (Array.isArray(event.spots)) {
     const spots = event.spots.map((/** @type {any} */ s) => s.spot);
     const stake = event.banker?.stake != null ? `; banker's stake ${event.banker.stake}` : "";
@@ -73,6 +78,8 @@ function roundOpened(round, body) {
  * @param {any[]} effects
  */
 function cardLines(card, effects) {
+  const laid = effects.find((e) => e.kind === "baseball-poker.card-placed");
+  if (laid) return [`${cardLabel(card)} ${laidWords(laid)}`, ...effectLines(effects.filter((e) => e !== laid))];
   const dealt = effects.find((e) => e.kind === "jokers-22.card-placed");
   if (dealt) {
     const total = dealt.total ? `: ${dealt.total}` : "";
@@ -114,6 +121,11 @@ const VERBS = /** @type {Record<string, string>} */ ({
  * @param {any[]} effects
  */
 function decisionLines(event, effects) {
+  const acted = effects.find((e) => e.kind === "baseball-poker.action-taken");
+  if (acted || String(event.kind ?? "").startsWith("baseball-poker.")) {
+    const a = acted ?? { seat: event.seat, action: event.action, amount: 0 };
+    return [actionWords(a), ...effectLines(effects.filter((e) => e !== acted))];
+  }
   const taken = effects.find((e) => e.kind === "jokers-22.decision-taken");
   const d = taken ?? { spot: event.spot, hand: 1, player: event.player, action: event.action, amount: 0 };
   const rest = effects.filter((e) => e !== taken);
@@ -165,6 +177,68 @@ function jokers22Line(e) {
   }
 }
 
+const STREETS = /** @type {Record<number, string>} */ ({ 3: "3rd", 4: "4th", 5: "5th", 6: "6th", 7: "7th" });
+const ACTIONS = /** @type {Record<string, string>} */ ({
+  "bring-in": "brings it in", complete: "completes", check: "checks", bet: "bets", call: "calls", raise: "raises",
+  fold: "folds", pay: "pays for the extra card", decline: "declines the extra card",
+});
+
+/**
+ * Baseball poker: where a card went: "to seat 4 face up, 3rd street: wild", "as the community card".
+ * @param {any} e a baseball-poker.card-placed effect
+ */
+function laidWords(e) {
+  const street = STREETS[e.street] ? `, ${STREETS[e.street]} street` : "";
+  if (e.to === "community") return `as the community card${street}`;
+  if (e.to === "burn") return `burned${street}`;
+  return `to seat ${e.seat} face ${e.face}${e.extra ? " (the extra card for a 4)" : ""}${street}`;
+}
+
+/**
+ * Baseball poker: "Seat 2 raises (4 in, pot 16)", "Seat 1 folds".
+ * @param {any} a a baseball-poker.action-taken effect
+ */
+function actionWords(a) {
+  const verb = ACTIONS[a.action] ?? a.action;
+  const money = a.amount ? ` (${a.amount} in${a.pot != null ? `, pot ${a.pot}` : ""})` : "";
+  return `Seat ${a.seat} ${verb}${money}${a.all_in ? ": ALL IN" : ""}${a.forced ? " (cannot pay)" : ""}`;
+}
+
+/** @param {number[]} seats */
+const seatList = (seats) => (seats.length === 1 ? `seat ${seats[0]}` : `seats ${seats.join(", ")}`);
+
+/**
+ * Baseball poker effects in words; null for those the main line or the prompt already says.
+ * @param {any} e
+ * @returns {string | null}
+ */
+function baseballLine(e) {
+  switch (e.kind) {
+    case "baseball-poker.rainout": {
+      const where = e.seat != null ? `at seat ${e.seat}` : "as the community card";
+      return `RAINOUT: ${cardLabel(String(e.card))} face up ${where}; re-deal to ${seatList(e.seats ?? [])}, each antes again, the pot stays`;
+    }
+    case "baseball-poker.opener":
+      return `Seat ${e.seat} opens ${STREETS[e.street] ?? e.street} street (${e.why})`;
+    case "baseball-poker.no-betting":
+      return `No betting on ${STREETS[e.street] ?? e.street} street`;
+    case "baseball-poker.action-taken":
+      return actionWords(e);
+    case "baseball-poker.hand-shown":
+      return `Seat ${e.seat}: ${e.category}, ${(e.best ?? []).map(cardLabel).join(" ")}`;
+    case "baseball-poker.pot-awarded": {
+      const shares = Object.entries(e.shares ?? {});
+      if (e.returned) return `Uncalled ${e.amount} back to seat ${shares[0]?.[0] ?? "?"}`;
+      const to = shares.length > 1 ? shares.map(([seat, chips]) => `seat ${seat} ${chips}`).join(", ") : seatList(e.winners ?? []);
+      return `Pot ${e.amount} to ${to}`;
+    }
+    case "baseball-poker.player-settled":
+      return e.pay ? `Seat ${e.seat}: push ${e.pay} (${signed(e.net)})` : null;
+    default:
+      return null;
+  }
+}
+
 /** @param {any} moved a grand-slam.stack-moved effect */
 function moveWords(moved) {
   if (moved.to === "out") return `out (${moved.amount} lost)`;
@@ -188,6 +262,9 @@ function effectLines(effects) {
     else if (e.kind === "grand-slam.blind-off") lines.push(`Blind hand off: remove the puck from seat ${e.seat}`);
     else if (String(e.kind).startsWith("jokers-22.")) {
       const line = jokers22Line(e);
+      if (line) lines.push(line);
+    } else if (String(e.kind).startsWith("baseball-poker.")) {
+      const line = baseballLine(e);
       if (line) lines.push(line);
     }
   }
