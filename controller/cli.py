@@ -77,6 +77,21 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
         view.add_arguments(floor)
 
+    calibrate = sub.add_parser("calibrate", help="calibrate the overhead camera from the markers in a frame")
+    vision = sub.add_parser("vision", help="simulated camera frames, and reading wagers and pucks from a frame")
+    vision_sub = vision.add_subparsers(dest="vision_command", metavar="WHAT", required=True)
+    render = vision_sub.add_parser("render", help="draw the camera frame of a scene file")
+    read = vision_sub.add_parser("read", help="read zones, stacks and pucks from a frame, as JSON")
+    if argv[:1] in (["calibrate"], ["vision"]):  # OpenCV is imported only for these
+        from vision import cli as vision_cli
+
+        vision_cli.add_calibrate_arguments(calibrate)
+        calibrate.set_defaults(handler=vision_cli.run_calibrate)
+        vision_cli.add_render_arguments(render)
+        render.set_defaults(handler=vision_cli.run_render)
+        vision_cli.add_read_arguments(read)
+        read.set_defaults(handler=vision_cli.run_read)
+
     doctor = sub.add_parser("doctor", help="check that this machine can run the table, in plain words")
     doctor.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
     doctor.add_argument("--sim", action="store_true", help="check for a simulated table")

@@ -146,6 +146,10 @@ class DisplayOutput:
                 where = _ORDINAL.get(str(target.get("base")), "")
                 self.display.show(Frame(f"DEAL SEAT {target.get('seat')} {where}".strip(), last))
             return
+        if awaiting.kind == "decision" and "for" in awaiting.who:  # poker: pay for a card or not
+            who = awaiting.who
+            self.display.show(Frame(f"SEAT {who['seat']} PAY {who.get('price', '')}?", f"FOR {who['for']}".upper()))
+            return
         if awaiting.kind == "decision" and "seat" in awaiting.who:  # poker: who acts, what to call
             who = awaiting.who
             self.display.show(

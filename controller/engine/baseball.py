@@ -950,8 +950,8 @@ class Baseball:
             if ev.action == "pay":
                 state = _evolve(state, target=Target("seat", a.seat, "down", extra=True))
             return self._advance(state, effects)
-        last = s.cards[-1]
-        state, more = self._four(state, last.card, a.seat, last.face)  # a wild 4 face up still earns its card
+        # A wild 4 dealt face up still earns its extra card, now that the wild card is settled.
+        state, more = self._four(state, a.card, a.seat, s.cards[-1].face)
         return self._advance(state, [*effects, *more])
 
     def _bet(
@@ -1087,7 +1087,7 @@ class Baseball:
                     "net": won - put,
                 }
             )
-            if state.rules.pay_for_wild:  # why a three or nine in `cards` played as itself
+            if state.rules.pay_for_wild:  # why a wild-rank card in `cards` played as itself
                 players[-1]["played_natural"] = [str(c) for c in s.plays_natural()]
         pots: list[dict[str, JSON]] = []
         if result is not None:

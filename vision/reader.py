@@ -1,0 +1,597 @@
+"""The reader: one camera frame in, what stands in every zone out (values, stacks, pucks).
+
+Each chip zone is looked at in its own patch of the felt, resampled to 1 mm a pixel in a frame
+that points away from the camera (v) and across (u). A stack standing in the zone shows there as
+the convex hull of its base circle and of its top circle, which the camera's central projection
+pushes away from it and enlarges; so the front edge gives the base, the far edge the height
+(chips = height / 3.3 mm), and the colour down the stack's side, sampled at each chip's height
+through the calibrated pose, each chip's denomination.
+
+Doubt is reported, never guessed: a zone is "blocked" when something that is not a stack is in
+it (a hand, an arm, a card), and "unsure" when a stack is there but one of the checks fails (the
+outline is not one upright stack, the height falls between two chip counts, a colour is between
+two chips, a nearer stack hides part of it, the camera moved). A wrong value is worse than none.
+
+    reader = Reader(layout, calibration)
+    reading = reader.read(frame)
+    reading.zones["seat3.first"].value      # 30, or None when blocked / unsure
+    reading.pucks                            # {"blind": "seat4.puck"}
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.calibration import CHECK_MIN_MARKERS, Calibration, CameraCheck, detector, find_markers
+from vision.chips import CHIP_DIAMETER_MM, CHIP_THICKNESS_MM, ChipSet
+from vision.geometry import back_project, project
+from vision.layout import Layout, Zone
+
+FloatArray = npt.NDArray[np.float64]
+Image = npt.NDArray[np.uint8]
+Mask = npt.NDArray[np.bool_]
+
+R = CHIP_DIAMETER_MM / 2
+MARGIN_MM = 2.0  # blur around a stack's outline
+FOREGROUND = 40.0  # colour distance from felt and ink (RGB, white-balanced) that is "something"
+STRAY_PIXELS = 8  # this many "something" pixels outside where a stack could be: something else is there
+EMPTY_PIXELS = 30  # fewer "something" pixels than this inside the zone: the zone is empty
+MAX_SHAPE_MISMATCH = 0.10  # share of the predicted outline that may disagree with what is seen
+MAX_COUNT_DOUBT = 0.25  # height / 3.3 mm farther than this from a whole number: unsure
+MIN_COLOUR_MARGIN = 6.0  # Lab units between the nearest and second nearest chip colour
+# The far edge still reads long by 0.1 chip on sharp frames and 0.4 on blurred ones (what is
+# left of the outline's growth that the correction above misses): the middle of that, measured
+# on rendered scenes of the tuning seeds (0-199), never on the benchmark's.
+HEIGHT_BIAS_CHIPS = 0.25
+SIDE_ANGLES = np.radians(np.linspace(-50.0, 50.0, 11))
+AGREEING_SAMPLES = 6  # of the 11 across a chip's side; edge spots cover at most about a third
+
+
+@dataclass(frozen=True)
+class StackReading:
+    """One stack: its chips bottom to top."""
+
+    chips: tuple[int, ...]
+
+    @property
+    def value(self) -> int:
+        return sum(self.chips)
+
+    @property
+    def count(self) -> int:
+        return len(self.chips)
+
+    def denominations(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for chip in self.chips:
+            out[chip] = out.get(chip, 0) + 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chips": list(self.chips), "count": self.count, "value": self.value}
+
+
+@dataclass(frozen=True)
+class ZoneReading:
+    """A zone's wager as seen: state "ok" (value in chip units, 0 when empty), "blocked" or
+    "unsure" (value None, with the reason)."""
+
+    state: str
+    value: int | None = None
+    stacks: tuple[StackReading, ...] = ()
+    why: str = ""
+
+    @classmethod
+    def ok(cls, stacks: tuple[StackReading, ...]) -> ZoneReading:
+        return cls("ok", sum(s.value for s in stacks), stacks)
+
+    @classmethod
+    def blocked(cls, why: str) -> ZoneReading:
+        return cls("blocked", why=why)
+
+    @classmethod
+    def unsure(cls, why: str) -> ZoneReading:
+        return cls("unsure", why=why)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": self.state, "value": self.value, "stacks": [s.to_dict() for s in self.stacks]}
+        if self.why:
+            out["why"] = self.why
+        return out
+
+
+@dataclass(frozen=True)
+class FrameReading:
+    """Everything read from one frame."""
+
+    zones: dict[str, ZoneReading]
+    pucks: dict[str, str | None]  # puck name -> zone it stands in (None: on the felt, in no zone)
+    camera: CameraCheck
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def bumped(self) -> bool:
+        return self.camera.bumped
+
+    @property
+    def blocked(self) -> list[str]:
+        return sorted(name for name, z in self.zones.items() if z.state == "blocked")
+
+    @property
+    def unsure(self) -> list[str]:
+        return sorted(name for name, z in self.zones.items() if z.state == "unsure")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "zones": {name: z.to_dict() for name, z in sorted(self.zones.items())},
+            "pucks": dict(sorted(self.pucks.items())),
+            "blocked": self.blocked,
+            "unsure": self.unsure,
+            "camera": {
+                "bumped": self.camera.bumped,
+                "verified": self.camera.verified,
+                "moved_px": round(self.camera.moved_px, 2),
+                "markers_seen": self.camera.markers_seen,
+                "status": self.camera.why,
+            },
+        }
+
+
+@dataclass
+class _ZoneGeometry:
+    zone: Zone
+    away: FloatArray  # unit vector on the felt, from below the camera through the zone's centre
+    across: FloatArray  # unit vector perpendicular to it
+    distance: float  # from below the camera to the zone's centre, mm
+    top: int  # first row of this zone's patch in the stacked patches
+    rows: int
+    v_min: float  # v of the patch's first row
+    legal: Mask  # where a stack standing in the zone can show
+    legal_px: npt.NDArray[np.int32]  # that region's outline in the frame
+    in_view: bool
+    stretch: float  # mm along v per mm across, for the same distance in the frame
+
+    def to_table(self, u: float, v: float) -> FloatArray:
+        return np.asarray(np.array(self.zone.centre) + u * self.across + v * self.away, dtype=np.float64)
+
+
+class Reader:
+    """Reads frames of one table, through one calibration.
+
+    Building it prepares each zone's resampling maps (a few tens of ms); `read` then takes
+    one frame. Not thread-safe: give each worker thread its own Reader."""
+
+    def __init__(self, layout: Layout, calibration: Calibration, chips: ChipSet | None = None) -> None:
+        self.layout = layout
+        self.calibration = calibration
+        self.chips = chips or layout.chips
+        self.camera = calibration.camera
+        self.pose = calibration.pose
+        eye = self.pose.position
+        self.foot = eye[:2].copy()
+        self.height = float(eye[2])
+        self.max_height = layout.max_stack_chips * CHIP_THICKNESS_MM
+        self.half_width = math.ceil(max(z.r for z in layout.chip_zones()) * 1.12 + MARGIN_MM + 4)
+        self._markers = detector(layout.marker_dictionary)
+        self._puck_markers = (
+            self._markers if layout.pucks.dictionary == layout.marker_dictionary else detector(layout.pucks.dictionary)
+        )
+        self._marker_windows = self._windows([c for c in calibration.marker_pixels.values()], 24)
+        spec = layout.pucks
+        self._puck_windows = self._windows(
+            [
+                project(self.camera, self.pose, _ring(z.x, z.y, z.r + spec.diameter_mm / 2, spec.height_mm))
+                for z in layout.zones.values()
+                if z.kind == "puck"
+            ],
+            8,
+        )
+        self.felt = np.array(layout.felt[::-1], dtype=np.float32)  # BGR
+        self.ink = np.array(layout.ink[::-1], dtype=np.float32)
+        self.zones: list[_ZoneGeometry] = []
+        maps: list[FloatArray] = []
+        lines: list[Mask] = []
+        top = 0
+        for zone in sorted(layout.chip_zones(), key=lambda z: math.dist(z.centre, self.foot)):
+            geometry, grid, on_lines = self._prepare(zone, top)
+            self.zones.append(geometry)
+            maps.append(grid)
+            lines.append(on_lines)
+            top += geometry.rows
+        self._ink_lines = np.concatenate(lines)
+        grid_px = np.concatenate(maps).astype(np.float32)
+        self._map1, self._map2 = cv2.convertMaps(grid_px[..., 0], grid_px[..., 1], cv2.CV_16SC2)
+        self._grid_px = grid_px
+
+    def _prepare(self, zone: Zone, top: int) -> tuple[_ZoneGeometry, FloatArray, Mask]:
+        centre = np.array(zone.centre)
+        away = centre - self.foot
+        distance = float(np.linalg.norm(away))
+        away /= distance
+        across = np.array([away[1], -away[0]])
+        k_max = self.height / (self.height - self.max_height)
+        reach = zone.r + MARGIN_MM  # the farthest any chip edge can be from the zone's centre
+        v_far = (reach + distance) * k_max - distance + MARGIN_MM
+        v_min = -math.ceil(reach + 4)
+        rows = math.ceil(v_far) - v_min + 3
+        w = self.half_width
+        us = np.arange(-w, w + 1, dtype=np.float64)
+        vs = v_min + np.arange(rows, dtype=np.float64)
+        uu, vv = np.meshgrid(us, vs)
+        table = centre + uu[..., None] * across + vv[..., None] * away
+        on_lines = np.zeros(uu.shape, dtype=bool)
+        for other in self.layout.zones.values():  # the printed circles: 2 mm lines, blurred
+            ring = np.hypot(table[..., 0] - other.x, table[..., 1] - other.y)
+            on_lines |= np.abs(ring - other.r) < 1.0 + MARGIN_MM
+        flat = np.concatenate([table.reshape(-1, 2), np.zeros((uu.size, 1))], axis=1)
+        grid = project(self.camera, self.pose, flat).reshape(rows, 2 * w + 1, 2)
+        in_view = bool(
+            grid[..., 0].min() >= 1
+            and grid[..., 1].min() >= 1
+            and grid[..., 0].max() < self.camera.width - 2
+            and grid[..., 1].max() < self.camera.height - 2
+        )
+        hull = _hull_outline(0.0, 0.0, reach, k_max, distance)
+        legal = np.zeros((rows, 2 * w + 1), dtype=np.uint8)
+        cv2.fillConvexPoly(legal, np.round((hull - [-w, v_min]) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+        on_felt = np.concatenate([centre + hull[:, :1] * across + hull[:, 1:] * away, np.zeros((len(hull), 1))], axis=1)
+        legal_px = np.round(project(self.camera, self.pose, on_felt)).astype(np.int32)
+        mid_row, mid_col = -v_min, w
+        per_u = np.linalg.norm(grid[mid_row, mid_col + 1] - grid[mid_row, mid_col - 1])
+        per_v = np.linalg.norm(grid[mid_row + 1, mid_col] - grid[mid_row - 1, mid_col])
+        geometry = _ZoneGeometry(
+            zone,
+            away,
+            across,
+            distance,
+            top,
+            rows,
+            float(v_min),
+            legal.astype(bool),
+            legal_px,
+            in_view,
+            float(per_u / per_v),
+        )
+        return geometry, grid, on_lines
+
+    def read(self, frame: Image) -> FrameReading:
+        """Read one BGR frame (the calibration's size)."""
+        t0 = time.perf_counter()
+        if frame.ndim != 3 or frame.shape[:2] != (self.camera.height, self.camera.width):
+            raise ValueError(
+                f"frame is {frame.shape[1]}x{frame.shape[0]}, "
+                f"the calibration is for {self.camera.width}x{self.camera.height}"
+            )
+        gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+        seen = self._find(gray, self._marker_windows, self._markers, self.layout.markers)
+        if len(seen) < CHECK_MIN_MARKERS:  # covered, or moved out of their windows: look everywhere
+            seen = {i: c for i, c in find_markers(gray, "", self._markers).items() if i in self.layout.markers}
+        check = self.calibration.check(seen)
+        t1 = time.perf_counter()
+        puck_ids = set(self.layout.pucks.ids.values())
+        pucks = self._pucks(self._find(gray, self._puck_windows, self._puck_markers, puck_ids))
+        t2 = time.perf_counter()
+        if check.bumped or not check.verified:
+            zones = {g.zone.name: ZoneReading.unsure(check.why) for g in self.zones}
+            return FrameReading(zones, pucks, check, {"markers": (t1 - t0) * 1e3, "pucks": (t2 - t1) * 1e3})
+        patches = np.asarray(
+            cv2.remap(frame, self._map1, self._map2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE), dtype=np.uint8
+        )
+        t3 = time.perf_counter()
+        zones = self._zones(frame, patches)
+        t4 = time.perf_counter()
+        timings = {
+            "markers": (t1 - t0) * 1e3,
+            "pucks": (t2 - t1) * 1e3,
+            "zone_crops": (t3 - t2) * 1e3,
+            "chips": (t4 - t3) * 1e3,
+        }
+        return FrameReading(zones, pucks, check, timings)
+
+    def _windows(self, outlines: list[FloatArray], margin: int) -> list[tuple[int, int, int, int]]:
+        out = []
+        for pts in outlines:
+            x0, y0 = np.floor(pts.min(axis=0)).astype(int) - margin
+            x1, y1 = np.ceil(pts.max(axis=0)).astype(int) + margin
+            x0, y0 = max(int(x0), 0), max(int(y0), 0)
+            x1, y1 = min(int(x1), self.camera.width), min(int(y1), self.camera.height)
+            if x1 - x0 > 8 and y1 - y0 > 8:
+                out.append((x0, y0, x1, y1))
+        return out
+
+    @staticmethod
+    def _find(
+        gray: Image, windows: list[tuple[int, int, int, int]], found_by: Any, wanted: Any
+    ) -> dict[int, FloatArray]:
+        """Markers looked for only where they can be: a few small windows, not the whole frame."""
+        seen: dict[int, FloatArray] = {}
+        for x0, y0, x1, y1 in windows:
+            for marker_id, corners in find_markers(gray[y0:y1, x0:x1], "", found_by).items():
+                if marker_id in wanted:
+                    seen[marker_id] = corners + np.array([x0, y0])
+        return seen
+
+    # -- pucks -----------------------------------------------------------------------------
+
+    def _pucks(self, seen: dict[int, FloatArray]) -> dict[str, str | None]:
+        spec = self.layout.pucks
+        out: dict[str, str | None] = {}
+        for marker_id, corners in seen.items():
+            name = spec.name_of(marker_id)
+            if name is None:
+                continue
+            x, y = back_project(self.camera, self.pose, corners, z=spec.height_mm).mean(axis=0)
+            zone = self.layout.zone_at(float(x), float(y))
+            out[name] = zone.name if zone else None
+        return out
+
+    # -- chips -----------------------------------------------------------------------------
+
+    def _zones(self, frame: Image, patches: Image) -> dict[str, ZoneReading]:
+        felt_ref = self._felt_reference(patches)
+        if felt_ref is None:
+            return {
+                g.zone.name: ZoneReading.blocked("the felt cannot be seen (covered or no light)") for g in self.zones
+            }
+        gain = self.felt / np.maximum(felt_ref, 1.0)
+        score = _background_distance(patches, gain, self.felt, self.ink, self._ink_lines)
+        something = score > FOREGROUND
+        hidden = np.zeros(frame.shape[:2], dtype=np.uint8)  # where nearer stacks stand in the frame
+        out: dict[str, ZoneReading] = {}
+        for g in self.zones:  # nearest first: a nearer stack may hide part of a farther zone
+            if not g.in_view:
+                out[g.zone.name] = ZoneReading.unsure("the zone is not wholly in the camera's view")
+                continue
+            rows = slice(g.top, g.top + g.rows)
+            seen = something[rows]
+            if not seen.any():
+                out[g.zone.name] = ZoneReading.ok(())
+                continue
+            covered = self._hidden_in_patch(hidden, g) if hidden.any() else None
+            reading, outline = self._zone(g, seen, score[rows], covered, frame, gain)
+            out[g.zone.name] = reading
+            if outline is not None:
+                cv2.fillConvexPoly(hidden, outline, 1)
+            elif reading.state != "ok":
+                cv2.fillConvexPoly(hidden, g.legal_px, 1)
+        return out
+
+    def _felt_reference(self, patches: Image) -> FloatArray | None:
+        """The felt's colour now, from every patch's pixels where no stack can stand."""
+        samples = []
+        for g in self.zones:
+            if g.in_view:
+                block = patches[g.top : g.top + g.rows : 4, ::4]
+                samples.append(block[~g.legal[::4, ::4]])
+        if not samples:
+            return None
+        pixels = np.concatenate(samples).astype(np.float32)
+        # Robust to hands and stacks: the felt is the largest cluster; take the median of the
+        # pixels whose chromaticity is near the expected felt's.
+        chroma = pixels / np.maximum(pixels.sum(axis=1, keepdims=True), 1.0)
+        expected = self.felt / self.felt.sum()
+        near = np.linalg.norm(chroma - expected, axis=1) < 0.08
+        if near.sum() < 0.3 * len(pixels):
+            return None
+        return np.asarray(np.median(pixels[near], axis=0), dtype=np.float64)
+
+    def _hidden_in_patch(self, hidden: Image, g: _ZoneGeometry) -> Mask:
+        grid = self._grid_px[g.top : g.top + g.rows]
+        sampled = cv2.remap(hidden, grid[..., 0], grid[..., 1], cv2.INTER_NEAREST)
+        return cv2.dilate(sampled, np.ones((5, 5), np.uint8)).astype(bool)
+
+    def _zone(
+        self,
+        g: _ZoneGeometry,
+        seen: Mask,
+        score: npt.NDArray[np.float32],
+        covered: Mask | None,
+        frame: Image,
+        gain: FloatArray,
+    ) -> tuple[ZoneReading, npt.NDArray[np.int32] | None]:
+        care = ~covered if covered is not None else np.ones_like(seen)
+        stray = seen & ~g.legal & care
+        if np.count_nonzero(stray) > STRAY_PIXELS:
+            return ZoneReading.blocked(
+                "something other than a stack in its circle covers the zone (a hand? chips over the line?)"
+            ), None
+        inside = seen & g.legal & care
+        if np.count_nonzero(inside) < EMPTY_PIXELS:
+            if covered is not None and np.count_nonzero(covered & g.legal) > 0.2 * np.count_nonzero(g.legal):
+                return ZoneReading.unsure("a nearer stack hides the zone"), None
+            return ZoneReading.ok(()), None
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(inside.astype(np.uint8), connectivity=8)
+        big = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= EMPTY_PIXELS]
+        if len(big) != 1:
+            return ZoneReading.unsure(f"{len(big)} separate things in the zone: one stack a zone is read"), None
+        blob = labels == big[0]
+        if covered is not None and np.count_nonzero(
+            cv2.dilate(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & covered
+        ):
+            return ZoneReading.unsure("a nearer stack hides part of this stack"), None
+        w = self.half_width
+        stack = _measure(blob, score, g.v_min, w, g.distance, self.height, g.stretch)
+        if stack is None:
+            return ZoneReading.unsure("the outline is not one upright stack"), None
+        u0, v0, k, _ = stack
+        height = self.height * (1 - 1 / k)
+        chips_f = height / CHIP_THICKNESS_MM - HEIGHT_BIAS_CHIPS
+        n = round(chips_f)
+        if n < 1:
+            return ZoneReading.unsure("something flat lies in the zone, not chips"), None
+        if n > self.layout.max_stack_chips:
+            return ZoneReading.unsure(f"a stack taller than {self.layout.max_stack_chips} chips"), None
+        if abs(chips_f - n) > MAX_COUNT_DOUBT:
+            return ZoneReading.unsure(
+                f"the stack's height ({height:.1f} mm) is between {math.floor(chips_f)} and {math.ceil(chips_f)} chips"
+            ), None
+        kn = self.height / (self.height - n * CHIP_THICKNESS_MM)
+        outline = _hull_outline(u0, v0, R, kn, g.distance)
+        predicted = np.zeros_like(blob, dtype=np.uint8)
+        cv2.fillConvexPoly(predicted, np.round((outline - [-w, g.v_min]) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+        edge = cv2.morphologyEx(predicted, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)).astype(bool)
+        disagree = np.count_nonzero((predicted.astype(bool) ^ blob) & ~edge & care)
+        if disagree > MAX_SHAPE_MISMATCH * np.count_nonzero(predicted):
+            return ZoneReading.unsure("the outline is not one upright stack"), None
+        centre = g.to_table(u0, v0)
+        chips = self._denominations(centre, n, frame, gain)
+        on_felt = np.concatenate(
+            [centre + (outline[:, :1] - u0) * g.across + (outline[:, 1:] - v0) * g.away, np.zeros((len(outline), 1))],
+            axis=1,
+        )
+        # the hull on the felt, centred on the stack; the scaling is about the camera's foot
+        outline_px = np.round(project(self.camera, self.pose, on_felt)).astype(np.int32)
+        if isinstance(chips, str):
+            return ZoneReading.unsure(chips), outline_px
+        return ZoneReading.ok((StackReading(chips),)), outline_px
+
+    def _denominations(self, centre: FloatArray, n: int, frame: Image, gain: FloatArray) -> tuple[int, ...] | str:
+        """Each chip's value, bottom to top, from the colour across the stack's near side."""
+        toward = self.foot - centre
+        toward /= np.linalg.norm(toward)
+        side = np.array([toward[1], -toward[0]])
+        dirs = np.cos(SIDE_ANGLES)[:, None] * toward + np.sin(SIDE_ANGLES)[:, None] * side  # 7 x 2
+        ring = centre + 0.97 * R * dirs
+        z = (np.arange(n) + 0.5) * CHIP_THICKNESS_MM
+        pts = np.concatenate(
+            [np.repeat(ring[None], n, axis=0), np.repeat(z[:, None, None], len(ring), axis=1)], axis=2
+        ).reshape(-1, 3)
+        px = project(self.camera, self.pose, pts).astype(np.float32).reshape(n, len(ring), 2)
+        samples = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR).astype(np.float64) * gain
+        distances = self.chips.distances(samples[..., ::-1].reshape(-1, 3)).reshape(n, len(ring), -1)
+        # The edge spots cover a minority of the side: a chip is the colour that most of the
+        # samples across its side agree on.
+        agreed = np.sort(distances, axis=1)[:, :AGREEING_SAMPLES].mean(axis=1)  # n x chips
+        order = np.argsort(agreed, axis=1)
+        rows = np.arange(n)
+        margins = agreed[rows, order[:, 1]] - agreed[rows, order[:, 0]]
+        values = [self.chips.chips[i].value for i in order[:, 0]]
+        worst = int(np.argmin(margins))
+        if margins[worst] < MIN_COLOUR_MARGIN:
+            return f"chip {worst + 1} from the bottom could be more than one colour"
+        return tuple(int(v) for v in values)
+
+
+def _ring(x: float, y: float, r: float, z: float) -> FloatArray:
+    a = np.linspace(0, 2 * math.pi, 24, endpoint=False)
+    return np.stack([x + r * np.cos(a), y + r * np.sin(a), np.full(24, z)], axis=1)
+
+
+def _background_distance(
+    patches: Image, gain: FloatArray, felt: npt.NDArray[np.float32], ink: npt.NDArray[np.float32], ink_lines: Mask
+) -> npt.NDArray[np.float32]:
+    """Distance of each white-balanced colour from the felt; on the printed lines, from the
+    segment felt-ink (their blends, along the lines' edges, are felt too). Only there: a white
+    chip's edge blurred into the felt passes near the ink's light blue. One affine transform puts
+    colours in a frame whose first axis runs from felt to ink."""
+    seg = (ink - felt).astype(np.float64)
+    length = float(np.linalg.norm(seg))
+    e1 = seg / length
+    e2 = np.cross(e1, [1.0, 0.0, 0.0] if abs(e1[0]) < 0.9 else [0.0, 1.0, 0.0])
+    e2 /= np.linalg.norm(e2)
+    e3 = np.cross(e1, e2)
+    basis = np.stack([e1, e2, e3])
+    m = np.concatenate([basis * gain[None, :], -(basis @ felt)[:, None]], axis=1).astype(np.float32)
+    q = cv2.transform(patches.astype(np.float32), m)
+    along = q[..., 0]
+    beyond = np.where(ink_lines, np.minimum(along, 0.0) + np.maximum(along - length, 0.0), along)
+    return np.asarray(np.sqrt(q[..., 1] ** 2 + q[..., 2] ** 2 + beyond**2), dtype=np.float32)
+
+
+def _hull_outline(u0: float, v0: float, r: float, k: float, distance: float) -> FloatArray:
+    """Outline (u, v) of a stack of radius r on (u0, v0) whose top projects enlarged k times
+    about the camera's foot at (0, -distance): the convex hull of the two circles."""
+    a = np.linspace(0, 2 * math.pi, 48, endpoint=False)
+    ring = np.stack([np.cos(a), np.sin(a)], axis=1)
+    base = np.array([u0, v0]) + r * ring
+    top_centre = np.array([u0 * k, (v0 + distance) * k - distance])
+    top = top_centre + r * k * ring
+    hull = cv2.convexHull(np.concatenate([base, top]).astype(np.float32))
+    return np.asarray(hull, dtype=np.float64).reshape(-1, 2)
+
+
+def _measure(
+    blob: Mask, score: npt.NDArray[np.float32], v_min: float, w: int, distance: float, height: float, stretch: float
+) -> tuple[float, float, float, float] | None:
+    """Stack centre (u0, v0) and top scale k from the blob: the front edge is the base circle's
+    nearest point, the far edge the top circle's farthest one. Also how much bigger than r the
+    base looks (blur), in mm."""
+    rows = np.nonzero(blob.any(axis=1))[0]
+    if len(rows) < 5:
+        return None
+    front_row = int(rows[0])
+    # the widest rows of the base circle (about r beyond the front edge) give the centre across
+    band = blob[front_row + int(R) - 3 : front_row + int(R) + 4]
+    cols = [np.nonzero(row)[0] for row in band if row.any()]
+    if not cols:
+        return None
+    centres = [(c[0] + c[-1]) / 2 for c in cols]
+    col = float(np.median(centres))
+    c0 = round(col)
+    column = blob[:, max(c0 - 1, 0) : c0 + 2].any(axis=1)
+    hits = np.nonzero(column)[0]
+    if len(hits) == 0:
+        return None
+    first, last = int(hits[0]), int(hits[-1])
+    profile = score[:, max(c0 - 1, 0) : c0 + 2].mean(axis=1)
+    front = _crossing(profile, first, -1)
+    far = _crossing(profile, last, +1)
+    # Blur and the sensor's fill make an outline look bigger than it is, and a printed line
+    # under the front edge can shift it. The base circle's near half, seen edge by edge across
+    # many rows, fixes both: a circle fitted to those edges gives the centre, and its radius
+    # beyond r says how much bigger the outline looks (along v the same pixels are more mm).
+    # The fit is a circle in millimetres; the outline's growth is not quite even in them.
+    top_row = int(front) + 1
+    points = []
+    for row in range(top_row + 1, min(top_row + int(R), len(blob))):
+        inside = np.nonzero(blob[row])[0]
+        if len(inside) < 2:
+            continue
+        line = score[row]
+        points.append((_crossing(line, int(inside[0]), -1), row))
+        points.append((_crossing(line, int(inside[-1]), +1), row))
+    if len(points) < 12:
+        return None
+    pts = np.array(points, dtype=np.float64)
+    a = np.column_stack([2 * pts, np.ones(len(pts))])
+    sol, *_ = np.linalg.lstsq(a, np.sum(pts**2, axis=1), rcond=None)
+    cu, cv = sol[0], sol[1]
+    radius = math.sqrt(max(sol[2] + cu * cu + cv * cv, 0.0))
+    grown = radius - R  # in across-mm, the frame-like unit
+    col = float(cu)
+    front = float(cv) - R
+    far -= grown * stretch
+    u0 = col - w
+    v0 = v_min + front + R
+    k = (v_min + far + distance) / (v0 + R + distance)
+    if not 1.0 <= k < height / (height - 200):
+        return None
+    return u0, v0, k, grown
+
+
+def _crossing(profile: npt.NDArray[np.float32], edge: int, step: int) -> float:
+    """Sub-pixel position of the outline near row `edge` (the last row inside, going `step`):
+    where the colour distance falls to half of the inside level."""
+    n = len(profile)
+    inside = float(np.median(profile[max(0, min(edge, edge - 3 * step)) : max(edge, edge - 3 * step) + 1]))
+    level = inside / 2
+    a, b = edge, edge + step
+    if not 0 <= b < n:
+        return float(edge)
+    pa, pb = float(profile[a]), float(profile[b])
+    if pa <= level:  # the last inside row is already below half: the edge lies before it
+        c = edge - step
+        if 0 <= c < n and profile[c] > level:
+            pc = float(profile[c])
+            return c + step * (pc - level) / max(pc - pa, 1e-6)
+        return float(edge - step * 0.5)
+    if pb >= level:
+        return float(edge + step * 0.5)
+    return a + step * (pa - level) / max(pa - pb, 1e-6)
