@@ -240,7 +240,7 @@ class Table:
             return "Take the losing wagers; open the next round"
         if self.shuffle_due:
             return f"{self.shuffle_due}: shuffle, load a new shoe, then press confirm"
-        return "Place wagers and open the round"
+        return getattr(self.game, "between_rounds", "Place wagers and open the round")
 
     def payouts(self) -> list[dict[str, Any]]:
         """What the dealer pays and takes at each seat for the last settled round."""

@@ -493,6 +493,9 @@ def _problem(error: Any) -> str:
         return f"{_where(loc[:-1])}: unknown key {loc[-1]!r}"
     if kind == "missing":
         return f"{_where(loc)}: is required"
+    if kind == "too_short":
+        ctx = error.get("ctx", {})
+        return f"{_where(loc)}: at least {ctx.get('min_length')} needed, not {ctx.get('actual_length')}"
     if kind in ("int_type", "int_parsing"):
         return f"{_where(loc)}: must be a whole number, not {error.get('input')!r}"
     return f"{_where(loc)}: {error.get('msg', 'is not valid')}"

@@ -3,14 +3,15 @@
  * behind the rail: the pot (and the side pots once a player is all in), the street and any
  * community card in the middle; seven seats in an arc below, seat 1 at the right end (the
  * dealer's left, where each dealing pass starts). Each seat shows its cards in the order dealt:
- * up cards face up, down cards as backs marked with a small down arrow (the dealer does not see them either),
- * turned over only at a showdown. Wild cards (the table's wild ranks: 3s and 9s by default) carry
- * a gold W badge on the corner; the extra card a face-up 4 earns is tagged EXTRA. Under the cards: the stack,
- * the chips in the pot, and FOLDED, ALL IN or, for the player to act, TO ACT with the amount to
- * call. At the showdown each hand shown lays out its best five (a wild card written as the card it
- * stands for, still tagged) and its category, the winners in gold, each pot with whom it goes to.
- * A rainout leaves a red banner in the middle for the rest of the hand. The same drawing serves
- * the dealer screen (live) and the supervisor's recall (replay step by step).
+ * up cards face up, down cards as backs marked with a small down arrow (the dealer does not see
+ * them either), turned over only at a showdown. Wild cards (the table's wild ranks: 3s and 9s by
+ * default) carry a gold W badge on the corner; the extra card a face-up 4 earns is tagged EXTRA.
+ * Under the cards: the stack, the chips in the pot, and FOLDED, ALL IN or, for the player to act,
+ * TO ACT with the amount to call. At the showdown each hand shown lays out its best five (a wild
+ * card written as the card it stands for, still badged) and its category, the winners framed,
+ * each pot with whom it goes to. A rainout leaves a red banner in the middle for the rest of the
+ * hand. The same drawing serves the dealer screen (live) and the supervisor's recall (replay
+ * step by step).
  *
  * Who acts and where the next card goes are read from the engine state (`betting.pending`,
  * `ask`, `target`); the live pots follow the engine's own rule for side pots (each level of
@@ -81,11 +82,19 @@ export function isWild(card, wild) {
  * @param {string[]} best the best five as the engine writes them
  * @param {string[]} held the player's own cards and the community cards
  * @param {string[]} wild
+ * @param {string[]} [unpaid] wild-rank cards the player did not pay for: they play as themselves
  * @returns {boolean[]}
  */
-export function wildInBest(best, held, wild) {
-  const naturals = held.filter((c) => !isWild(c, wild));
+export function wildInBest(best, held, wild, unpaid = []) {
+  const playsAsItself = [...unpaid];
+  const naturals = held.filter((c) => !isWild(c, wild) || unpaid.includes(c));
   return best.map((card) => {
+    const k = playsAsItself.indexOf(card);
+    if (k >= 0) {
+      playsAsItself.splice(k, 1);
+      naturals.splice(naturals.indexOf(card), 1);
+      return false;
+    }
     if (isWild(card, wild)) return true;
     const i = naturals.indexOf(card);
     if (i < 0) return true;
@@ -222,6 +231,16 @@ export function whoActs(engine) {
   return { seat, to_call: Math.max((b.high ?? 0) - (s?.street_put ?? 0), 0) };
 }
 
+/**
+ * @typedef {object} SeatView what a seat's drawing depends on besides the seat's own state
+ * @property {string[]} wild the wild ranks
+ * @property {boolean} reveal turn the down cards over (a showdown, the seat still in)
+ * @property {BaseballDecision | null} acting set when this seat must act
+ * @property {BaseballTarget | null} target set when this seat is owed the next card
+ * @property {any} played the seat in the settlement, once settled
+ * @property {string[]} community the community cards (they play in every hand)
+ */
+
 export class BaseballDrawing {
   /** @param {SVGSVGElement} svg an empty <svg>; the drawing owns it */
   constructor(svg) {
@@ -232,7 +251,7 @@ export class BaseballDrawing {
     svg.setAttribute("aria-label", "The Baseball poker table: the pot in the middle, seats 1 to 7, seat 1 on the right");
     this.drawFelt();
     this.middle = this.drawMiddle();
-    /** @type {Map<number, {group: SVGElement, body: SVGElement}>} */
+    /** @type {Map<number, {group: SVGElement, body: SVGElement, key: string}>} */
     this.seats = new Map();
     const layer = el("g", { class: "bb-seats" }, svg);
     for (const seat of SEATS) this.seats.set(seat, this.drawSeat(seat, layer));
@@ -271,7 +290,7 @@ export class BaseballDrawing {
     el("rect", { class: "seat-frame", x: -74, y: CARDS_TOP - 14, width: 148, height: 218, rx: 12 }, group);
     label(`SEAT ${seat}`, { x: 0, y: 0, class: "seat-name" }, group);
     const body = el("g", { class: "seat-body" }, group);
-    return { group, body };
+    return { group, body, key: "" };
   }
 
   /**
@@ -317,20 +336,20 @@ export class BaseballDrawing {
       g.classList.toggle("shown", inHand && Boolean(played?.hand));
       g.dataset.stack = inHand ? String(seat.stack) : "";
       g.dataset.put = inHand ? String((seat.put ?? 0) + (seat.dead ?? 0)) : "";
-      const key = JSON.stringify([inHand && seat, played, wild, community, acting?.seat === number && acting, target?.seat === number && target, settlement?.showdown, winners.has(number)]);
-      if (view.body.dataset.key === key) continue;
-      view.body.dataset.key = key;
-      view.body.replaceChildren();
-      if (!inHand) continue;
-      this.drawSeatBody(view.body, seat, {
+      const how = {
         wild,
-        reveal: Boolean(settlement?.showdown) && !seat.folded,
+        reveal: inHand && Boolean(settlement?.showdown) && !seat.folded,
         acting: acting?.seat === number ? acting : null,
         target: target?.seat === number ? target : null,
         played,
         community,
-        winner: winners.has(number),
-      });
+      };
+      // Redrawn only when something it shows changed: a live hand sends a state per entry.
+      const key = JSON.stringify([inHand && seat, how]);
+      if (view.key === key) continue;
+      view.key = key;
+      view.body.replaceChildren();
+      if (inHand) this.drawSeatBody(view.body, seat, how);
     }
   }
 
@@ -367,7 +386,9 @@ export class BaseballDrawing {
           if (pot.returned) text = `Uncalled ${pot.amount} back to ${seatWords(pot.winners ?? pot.eligible)}`;
           else if (pot.winners) text = `${potName(index, shown.length)} ${pot.amount} \u2192 ${seatWords(pot.winners)}`;
           else text = `${potName(index, shown.length)} ${pot.amount} \u00b7 ${seatWords(pot.eligible)}`;
-          const line = label(text, { x: 500, y: 122 + i * 20, class: "pot-line", "data-pot": i, "data-amount": pot.amount, "data-eligible": pot.eligible.join(" ") }, m.lines);
+          const line = label(text, {
+            x: 500, y: 122 + i * 20, class: "pot-line", "data-pot": i, "data-amount": pot.amount, "data-eligible": pot.eligible.join(" "),
+          }, m.lines);
           if (pot.winners) line.setAttribute("data-winners", pot.winners.join(" "));
           line.classList.toggle("returned", Boolean(pot.returned));
         });
@@ -399,7 +420,7 @@ export class BaseballDrawing {
    * A seat in the hand: its cards, stack and chips in, what it must do, and its hand once shown.
    * @param {SVGElement} body
    * @param {any} seat the seat's engine state
-   * @param {{wild: string[], reveal: boolean, acting: BaseballDecision | null, target: BaseballTarget | null, played: any, community: string[], winner: boolean}} how
+   * @param {SeatView} how
    */
   drawSeatBody(body, seat, how) {
     const cards = /** @type {Array<{card: string, face: "up" | "down", street: number, extra?: boolean}>} */ (seat.cards ?? []);
@@ -409,7 +430,9 @@ export class BaseballDrawing {
     const row = el("g", { class: "seat-cards", transform: `translate(0 ${CARDS_TOP})` }, body);
     cards.forEach((held, i) => {
       const visible = held.face === "up" || how.reveal;
-      const g = this.drawCard(row, visible ? held.card : null, { x: left + i * step, wild: visible && isWild(held.card, how.wild) });
+      // A wild-rank card left unpaid (the pay-for-wild-cards option) plays as itself: no badge.
+      const wild = visible && !held.natural && isWild(held.card, how.wild);
+      const g = this.drawCard(row, visible ? held.card : null, { x: left + i * step, wild });
       g.classList.add("bb-card");
       g.setAttribute("data-face", held.face);
       g.setAttribute("data-street", String(held.street));
@@ -436,7 +459,8 @@ export class BaseballDrawing {
     const hand = how.played?.hand;
     if (hand) {
       const best = /** @type {string[]} */ (hand.best ?? []);
-      const wildFlags = wildInBest(best, [...cards.map((c) => c.card), ...how.community], how.wild);
+      const unpaid = cards.filter((c) => c.natural).map((c) => c.card);
+      const wildFlags = wildInBest(best, [...cards.map((c) => c.card), ...how.community], how.wild, unpaid);
       const g = el("g", { class: "best", "data-cards": best.join(" "), transform: `translate(${-(5 * (BEST_W + 2) - 2) / 2} 50)` }, body);
       best.forEach((card, i) => {
         const c = this.drawCard(g, card, { x: i * (BEST_W + 2), wild: wildFlags[i], small: true });
@@ -467,7 +491,12 @@ export class BaseballDrawing {
     el("rect", { width: w, height: h, rx: how.small ? 3 : 4 }, g);
     if (face) {
       g.setAttribute("data-card", face.text);
-      label(face.rank, { x: 3, y: how.small ? 13 : 17, class: "corner-rank" }, g);
+      const rank = label(face.rank, { x: 3, y: how.small ? 13 : 17, class: "corner-rank" }, g);
+      // "10" squeezed to one index's width: the card laid on top leaves only a strip showing.
+      if (face.rank.length > 1) {
+        rank.setAttribute("textLength", how.small ? "11" : "14");
+        rank.setAttribute("lengthAdjust", "spacingAndGlyphs");
+      }
       label(face.symbol, { x: 3, y: how.small ? 27 : 35, class: "corner-suit" }, g);
       g.setAttribute("aria-label", how.wild ? `${face.name}, wild` : face.name);
     } else {
