@@ -12,14 +12,22 @@ calibration), then the scene's frame is read. Compared with the scene (the truth
   wrong value     zone read "ok" with a value that is not the scene's, over every zone
   pucks           the blind puck reported in the zone it stands in (or absent when absent)
 
+Two camera geometries (vision/README.md): "halves", the one the counting needs (two 1920x1080
+cameras, each 1 m behind the dealer's edge and 1.6 m up over half the table, 44 degree lens,
+reading layouts grand-slam-7-left / -right; each scene is one camera's frame, left on even
+seeds, right on odd, with chips on the whole table), and "whole", one 1920x1080 camera over the
+whole layout (what it cannot do). The frame is always rendered with the whole felt printed.
+
 Seeds 0-199 were used while tuning the reader; the benchmark uses seeds from 100000 on.
-`VISION_SCENES` and `VISION_RESOLUTION` (e.g. 1280x720) change the run from the environment.
+`VISION_SCENES`, `VISION_GEOMETRY` (halves or whole) and `VISION_RESOLUTION` (e.g. 1280x720)
+change the run from the environment; `VISION_WORKERS` (default 2) processes share the scenes.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -33,19 +41,34 @@ from vision.scene import CameraSetup, Hand, Lighting, Scene, Stack
 TUNING_SEEDS = range(0, 200)
 BENCHMARK_FIRST_SEED = 100_000
 SCENES = int(os.environ.get("VISION_SCENES", "500"))
+GEOMETRIES = ("halves", "whole")
+# The two-camera mount: one camera over each half, centred on its half's zones and markers.
+HALF_MOUNTS = {
+    "grand-slam-7-left": CameraSetup(hfov_deg=44.0, position=(470.0, -1000.0, 1600.0), look_at=(470.0, 500.0, 0.0)),
+    "grand-slam-7-right": CameraSetup(hfov_deg=44.0, position=(1340.0, -1000.0, 1600.0), look_at=(1340.0, 500.0, 0.0)),
+}
 SKINS = ((232, 190, 160), (205, 150, 120), (160, 110, 80), (110, 72, 50), (70, 48, 36))
 
 
-def random_scene(seed: int, layout: Layout, resolution: tuple[int, int] = (1920, 1080)) -> Scene:
-    """A scene within the documented ranges, fully determined by its seed."""
+def random_scene(
+    seed: int, layout: Layout, resolution: tuple[int, int] = (1920, 1080), mount: CameraSetup | None = None
+) -> Scene:
+    """A scene within the documented ranges, fully determined by its seed. Without `mount` the
+    camera is the whole-table one (vision/scene.py's default), mounted within +-60 mm, +-2 degrees
+    of it; a given mount (a half-table camera) is held within +-40 mm, +-1 degree."""
     rng = np.random.default_rng(seed)
-    base = CameraSetup()
+    base = mount or CameraSetup()
+    mm, lens, roll, aim = (40.0, 1.0, 1.5, 30.0) if mount else (60.0, 2.0, 2.0, 40.0)
     camera = CameraSetup(
         resolution=resolution,
-        hfov_deg=float(rng.uniform(60.0, 64.0)),
-        position=tuple(float(p + rng.uniform(-60, 60)) for p in base.position),  # type: ignore[arg-type]
-        look_at=(base.look_at[0] + float(rng.uniform(-40, 40)), base.look_at[1] + float(rng.uniform(-40, 40)), 0.0),
-        roll_deg=float(rng.uniform(-2, 2)),
+        hfov_deg=float(base.hfov_deg + rng.uniform(-lens, lens)),
+        position=tuple(float(p + rng.uniform(-mm, mm)) for p in base.position),  # type: ignore[arg-type]
+        look_at=(
+            base.look_at[0] + float(rng.uniform(-aim, aim)),
+            base.look_at[1] + float(rng.uniform(-aim, aim)),
+            0.0,
+        ),
+        roll_deg=float(rng.uniform(-roll, roll)),
         dist=(float(rng.uniform(-0.08, 0.0)), float(rng.uniform(0.0, 0.02)), 0.0, 0.0, 0.0),
     )
     lighting = Lighting(
@@ -77,7 +100,7 @@ def random_scene(seed: int, layout: Layout, resolution: tuple[int, int] = (1920,
         pucks["blind"] = f"seat{int(rng.integers(1, 8))}.puck"
     hands = []
     for _ in range(int(rng.choice([0, 0, 0, 0, 0, 0, 1, 1, 1, 2]))):
-        over = layout.chip_zones()[int(rng.integers(len(layout.chip_zones())))]
+        over = layout.chip_zones()[int(rng.integers(len(layout.chip_zones())))]  # anywhere on the table
         hands.append(Hand(over.name, float(rng.uniform(80, 200)), SKINS[int(rng.integers(len(SKINS)))]))
     return Scene(
         layout=layout.name,
@@ -103,86 +126,123 @@ def empty_table(scene: Scene) -> Scene:
     )
 
 
-def evaluate(seeds: range, layout: Layout, resolution: tuple[int, int]) -> dict[str, Any]:
-    tally = {
-        "zones": 0,
-        "zones_without_hands": 0,
-        "exact_without_hands": 0,
-        "not_blocked": 0,
-        "occupancy_right": 0,
-        "wrong": 0,
-        "blocked": 0,
-        "blocked_without_hands": 0,
-        "unsure": 0,
-        "unsure_occupied": 0,
-        "occupied": 0,
-        "exact_occupied_without_hands": 0,
-        "occupied_without_hands": 0,
-        "pucks": 0,
-        "pucks_right": 0,
-        "pucks_without_hands": 0,
-        "pucks_right_without_hands": 0,
-        "bumped_false_alarms": 0,
-    }
-    wrong_examples: list[dict[str, Any]] = []
-    calibration_mm: list[float] = []
-    unsure_why: dict[str, int] = {}
-    for seed in seeds:
-        scene = random_scene(seed, layout, resolution)
-        camera = scene.camera.model()
-        calibration = Calibration.from_frame(render(empty_table(scene), layout), layout, camera=camera)
-        calibration_mm.append(calibration.error_mm)
-        reading = Reader(layout, calibration).read(render(scene, layout))
-        tally["bumped_false_alarms"] += reading.bumped
-        has_hands = bool(scene.hands)
-        for zone in layout.chip_zones():
-            truth = scene.value_of(zone.name)
-            seen = reading.zones[zone.name]
-            tally["zones"] += 1
-            tally["occupied"] += truth > 0
-            if seen.state == "ok" and seen.value != truth:
-                tally["wrong"] += 1
-                if len(wrong_examples) < 20:
-                    wrong_examples.append(
-                        {
-                            "seed": seed,
-                            "zone": zone.name,
-                            "truth": truth,
-                            "read": seen.value,
-                            "stacks": [list(s.chips) for s in scene.zones.get(zone.name, ())],
-                        }
-                    )
-            if seen.state == "blocked":
-                tally["blocked"] += 1
-                tally["blocked_without_hands"] += not has_hands
-            else:
-                tally["not_blocked"] += 1
-                occupied = seen.state == "unsure" or (seen.value or 0) > 0
-                tally["occupancy_right"] += occupied == (truth > 0)
-            if seen.state == "unsure":
-                tally["unsure"] += 1
-                tally["unsure_occupied"] += truth > 0
-                key = seen.why.split("(")[0].strip()
-                key = "chip N could be more than one colour" if key.startswith("chip ") else key
-                unsure_why[key] = unsure_why.get(key, 0) + 1
-            if not has_hands:
-                tally["zones_without_hands"] += 1
-                right = seen.state == "ok" and seen.value == truth
-                tally["exact_without_hands"] += right
-                if truth > 0:
-                    tally["occupied_without_hands"] += 1
-                    tally["exact_occupied_without_hands"] += right
-        truth_puck = scene.pucks.get("blind")
-        right_puck = reading.pucks.get("blind") == truth_puck
-        tally["pucks"] += 1
-        tally["pucks_right"] += right_puck
+def view(seed: int, geometry: str, whole: Layout, resolution: tuple[int, int]) -> tuple[Scene, Layout]:
+    """The scene of `seed` and the layout its camera reads: the whole table, or one half."""
+    if geometry == "whole":
+        return random_scene(seed, whole, resolution), whole
+    name = ("grand-slam-7-left", "grand-slam-7-right")[seed % 2]
+    return random_scene(seed, whole, resolution, HALF_MOUNTS[name]), Layout.load(name)
+
+
+COUNTS = (
+    "zones",
+    "zones_without_hands",
+    "exact_without_hands",
+    "not_blocked",
+    "occupancy_right",
+    "wrong",
+    "blocked",
+    "blocked_without_hands",
+    "unsure",
+    "unsure_occupied",
+    "occupied",
+    "exact_occupied_without_hands",
+    "occupied_without_hands",
+    "pucks",
+    "pucks_right",
+    "pucks_without_hands",
+    "pucks_right_without_hands",
+    "bumped_false_alarms",
+)
+
+
+def one_scene(seed: int, geometry: str, resolution: tuple[int, int]) -> dict[str, Any]:
+    """Render, calibrate and read one scene; the tallies of what was right and wrong."""
+    whole = Layout.load("grand-slam-7")
+    scene, layout = view(seed, geometry, whole, resolution)
+    camera = scene.camera.model()
+    calibration = Calibration.from_frame(render(empty_table(scene), whole), layout, camera=camera)
+    reading = Reader(layout, calibration).read(render(scene, whole))
+    t = dict.fromkeys(COUNTS, 0)
+    wrong: list[dict[str, Any]] = []
+    why: dict[str, int] = {}
+    t["bumped_false_alarms"] += reading.bumped
+    has_hands = bool(scene.hands)
+    for zone in layout.chip_zones():
+        truth = scene.value_of(zone.name)
+        seen = reading.zones[zone.name]
+        t["zones"] += 1
+        t["occupied"] += truth > 0
+        if seen.state == "ok" and seen.value != truth:
+            t["wrong"] += 1
+            stacks = [list(s.chips) for s in scene.zones.get(zone.name, ())]
+            read = [list(s.chips) for s in seen.stacks]
+            wrong.append(
+                {
+                    "seed": seed,
+                    "zone": zone.name,
+                    "truth": truth,
+                    "read": seen.value,
+                    "stacks": stacks,
+                    "read_stacks": read,
+                }
+            )
+        if seen.state == "blocked":
+            t["blocked"] += 1
+            t["blocked_without_hands"] += not has_hands
+        else:
+            t["not_blocked"] += 1
+            occupied = seen.state == "unsure" or (seen.value or 0) > 0
+            t["occupancy_right"] += occupied == (truth > 0)
+        if seen.state == "unsure":
+            t["unsure"] += 1
+            t["unsure_occupied"] += truth > 0
+            key = seen.why.split("(")[0].strip()
+            key = "chip N could be more than one colour" if key.startswith("chip ") else key
+            why[key] = why.get(key, 0) + 1
         if not has_hands:
-            tally["pucks_without_hands"] += 1
-            tally["pucks_right_without_hands"] += right_puck
-    t = tally
+            t["zones_without_hands"] += 1
+            right = seen.state == "ok" and seen.value == truth
+            t["exact_without_hands"] += right
+            if truth > 0:
+                t["occupied_without_hands"] += 1
+                t["exact_occupied_without_hands"] += right
+    where = scene.pucks.get("blind")
+    truth_puck = where if isinstance(where, str) and where in layout.zones else None
+    right_puck = reading.pucks.get("blind") == truth_puck
+    t["pucks"] += 1
+    t["pucks_right"] += right_puck
+    if not has_hands:
+        t["pucks_without_hands"] += 1
+        t["pucks_right_without_hands"] += right_puck
+    return {"counts": t, "wrong": wrong, "why": why, "calibration_mm": calibration.error_mm}
+
+
+def _one(job: tuple[int, str, tuple[int, int]]) -> dict[str, Any]:
+    return one_scene(*job)
+
+
+def evaluate(seeds: range, geometry: str, resolution: tuple[int, int], workers: int = 1) -> dict[str, Any]:
+    jobs = [(seed, geometry, resolution) for seed in seeds]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            scenes = list(pool.map(_one, jobs, chunksize=4))
+    else:
+        scenes = [_one(job) for job in jobs]
+    t = dict.fromkeys(COUNTS, 0)
+    unsure_why: dict[str, int] = {}
+    wrong_examples: list[dict[str, Any]] = []
+    for one in scenes:
+        for key, n in one["counts"].items():
+            t[key] += n
+        for key, n in one["why"].items():
+            unsure_why[key] = unsure_why.get(key, 0) + n
+        wrong_examples += one["wrong"]
+    calibration_mm = [one["calibration_mm"] for one in scenes]
     return {
         "scenes": len(seeds),
         "seeds": f"{seeds.start}-{seeds.stop - 1}",
+        "geometry": geometry,
         "resolution": f"{resolution[0]}x{resolution[1]}",
         "exact_value_rate_no_hands": t["exact_without_hands"] / max(t["zones_without_hands"], 1),
         "exact_value_rate_occupied_zones_no_hands": t["exact_occupied_without_hands"]
@@ -198,25 +258,35 @@ def evaluate(seeds: range, layout: Layout, resolution: tuple[int, int]) -> dict[
         "unsure_reasons": dict(sorted(unsure_why.items(), key=lambda kv: -kv[1])),
         "calibration_error_mm_median": float(np.median(calibration_mm)),
         "calibration_error_mm_max": float(np.max(calibration_mm)),
-        "counts": tally,
-        "wrong_examples": wrong_examples,
+        "counts": t,
+        "wrong_examples": wrong_examples[:30],
     }
 
 
 def run() -> dict[str, Any]:
-    layout = Layout.load("grand-slam-7")
+    geometry = os.environ.get("VISION_GEOMETRY", "halves")
+    if geometry not in GEOMETRIES:
+        raise ValueError(f"VISION_GEOMETRY must be one of {', '.join(GEOMETRIES)}, not {geometry!r}")
     text = os.environ.get("VISION_RESOLUTION", "1920x1080")
     width, height = (int(v) for v in text.split("x"))
+    workers = int(os.environ.get("VISION_WORKERS", "2"))
     started = time.perf_counter()
-    results = evaluate(range(BENCHMARK_FIRST_SEED, BENCHMARK_FIRST_SEED + SCENES), layout, (width, height))
+    seeds = range(BENCHMARK_FIRST_SEED, BENCHMARK_FIRST_SEED + SCENES)
+    results = evaluate(seeds, geometry, (width, height), workers)
     results["tuning_seeds"] = f"{TUNING_SEEDS.start}-{TUNING_SEEDS.stop - 1}"
     results["seconds"] = round(time.perf_counter() - started, 1)
-    name = "vision_accuracy" if (width, height) == (1920, 1080) else f"vision_accuracy_{width}x{height}"
+    name = "vision_accuracy" if geometry == "halves" else "vision_accuracy_whole"
+    if (width, height) != (1920, 1080):
+        name += f"_{width}x{height}"
+    where = (
+        "one camera over each half of the 7-seat Grand Slam layout (48 or 36 chip zones a frame)"
+        if geometry == "halves"
+        else "one camera over the whole 7-seat Grand Slam layout (84 chip zones a frame)"
+    )
     return {
         "name": name,
         "what": (
-            f"reader on {SCENES} rendered {width}x{height} scenes of the 7-seat Grand Slam layout "
-            "(84 chip zones each): "
+            f"reader on {SCENES} rendered {width}x{height} scenes, {where}: "
             "exact value, occupancy, blind puck and wrong-value rates (higher is better except wrong values)"
         ),
         "reference": (
@@ -234,6 +304,7 @@ if __name__ == "__main__":
 
     first = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    res = sys.argv[3] if len(sys.argv) > 3 else "1920x1080"
+    chosen = sys.argv[3] if len(sys.argv) > 3 else "halves"
+    res = sys.argv[4] if len(sys.argv) > 4 else "1920x1080"
     w, h = (int(v) for v in res.split("x"))
-    print(json.dumps(evaluate(range(first, first + count), Layout.load("grand-slam-7"), (w, h)), indent=1))
+    print(json.dumps(evaluate(range(first, first + count), chosen, (w, h), 2), indent=1))
