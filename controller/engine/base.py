@@ -230,6 +230,30 @@ def _expect(data: JSON, tp: type, where: str) -> None:
         raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
 
 
+# --- reading round files: what every game's parser shares ---------------------------------------
+
+
+def only_keys(doc: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    """Refuse a key a round file (or a part of one) does not have: unknown keys are refused, not ignored."""
+    unknown = sorted(set(doc) - allowed)
+    if unknown:
+        raise RuleError(f"unknown key {unknown[0]!r}; allowed keys are {sorted(allowed)}", field=where)
+
+
+def parse_card_list(doc: Mapping[str, Any], key: str = "cards") -> tuple[Card, ...]:
+    """A round file's list of cards in shoe order; RuleError names the position of a bad one."""
+    texts = doc[key]
+    if not isinstance(texts, list):
+        raise RuleError("must be a list of cards", field=key)
+    cards = []
+    for i, text in enumerate(texts):
+        try:
+            cards.append(parse_card(text))
+        except CardError as exc:
+            raise RuleError(str(exc), field=f"{key}[{i}]") from None
+    return tuple(cards)
+
+
 # --- the game interface ----------------------------------------------------------------------
 
 S = TypeVar("S")

@@ -62,8 +62,10 @@ from controller.engine.base import (
     effect,
     event,
     from_json,
+    only_keys,
+    parse_card_list,
 )
-from controller.engine.cards import Card, CardError, Rank, ShoeComposition, Suit, parse_card
+from controller.engine.cards import Card, Rank, ShoeComposition, Suit
 from controller.engine.hands import HandValue, evaluate
 
 ExtraCard = Literal["free", "pay", "none"]
@@ -1146,7 +1148,7 @@ class Baseball:
 
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
         """Read a round file into its opening event, cards and actions; RuleError names what is wrong."""
-        _only_keys(doc, {"game", "rules", "players", "cards", "actions"}, "round file")
+        only_keys(doc, {"game", "rules", "players", "cards", "actions"}, "round file")
         for key in ("players", "cards"):
             if key not in doc:
                 raise RuleError("is required", field=key)
@@ -1158,20 +1160,12 @@ class Baseball:
             rules=rules, players=tuple(_parse_player(p, f"players[{i}]") for i, p in enumerate(players_doc))
         )
         validate_open(opening)
-        cards_doc = doc["cards"]
-        if not isinstance(cards_doc, list):
-            raise RuleError("must be a list of cards", field="cards")
-        cards = []
-        for i, text in enumerate(cards_doc):
-            try:
-                cards.append(parse_card(text))
-            except CardError as exc:
-                raise RuleError(str(exc), field=f"cards[{i}]") from None
+        cards = parse_card_list(doc)
         actions_doc = doc.get("actions", [])
         if not isinstance(actions_doc, list):
             raise RuleError("must be a list of actions", field="actions")
         actions = tuple(_parse_action(a, f"actions[{i}]") for i, a in enumerate(actions_doc))
-        return RoundInput(open=opening, cards=tuple(cards), decisions=actions)
+        return RoundInput(open=opening, cards=cards, decisions=actions)
 
 
 GAME = Baseball()
@@ -1206,7 +1200,7 @@ def parse_rules(doc: object, where: str = "rules") -> BaseballRules:
     """Rule options from a round file or config; unknown keys and bad values are refused."""
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object of rule options", field=where)
-    _only_keys(doc, {f.name for f in dataclasses.fields(BaseballRules)}, where)
+    only_keys(doc, {f.name for f in dataclasses.fields(BaseballRules)}, where)
     kwargs: dict[str, Any] = dict(doc)
     if "wild" in kwargs:
         wild = kwargs["wild"]
@@ -1227,7 +1221,7 @@ def parse_rules(doc: object, where: str = "rules") -> BaseballRules:
 def _parse_player(doc: object, where: str) -> Player:
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object with seat and stack", field=where)
-    _only_keys(doc, {"seat", "stack"}, where)
+    only_keys(doc, {"seat", "stack"}, where)
     for key in ("seat", "stack"):
         if key not in doc:
             raise RuleError("is required", field=f"{where}.{key}")
@@ -1237,7 +1231,7 @@ def _parse_player(doc: object, where: str) -> Player:
 def _parse_action(doc: object, where: str) -> Action:
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object with seat and action", field=where)
-    _only_keys(doc, {"seat", "action"}, where)
+    only_keys(doc, {"seat", "action"}, where)
     seat = doc.get("seat")
     if isinstance(seat, bool) or not isinstance(seat, int):
         raise RuleError(f"must be a seat number, not {seat!r}", field=f"{where}.seat")
@@ -1245,12 +1239,6 @@ def _parse_action(doc: object, where: str) -> Action:
     if action not in ACTIONS:
         raise RuleError(f"the action must be one of {', '.join(ACTIONS)}, not {action!r}", field=where, seat=seat)
     return Action(seat=seat, action=str(action))
-
-
-def _only_keys(doc: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(set(doc) - allowed)
-    if unknown:
-        raise RuleError(f"unknown key {unknown[0]!r}; allowed keys are {sorted(allowed)}", field=where)
 
 
 def state_from_json(data: JSON) -> BaseballState:

@@ -31,8 +31,10 @@ from controller.engine.base import (
     effect,
     event,
     from_json,
+    only_keys,
+    parse_card_list,
 )
-from controller.engine.cards import Card, CardError, Rank, ShoeComposition, parse_card
+from controller.engine.cards import Card, CardError, Rank, ShoeComposition
 from controller.engine.hands import evaluate_three
 
 Base = Literal["first", "second", "third"]
@@ -555,7 +557,7 @@ class GrandSlam:
 
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
         """Read a round file into its opening event and its cards; RuleError names what is wrong."""
-        _only_keys(doc, {"game", "rules", "seats", "blind_seat", "cards"}, "round file")
+        only_keys(doc, {"game", "rules", "seats", "blind_seat", "cards"}, "round file")
         for key in ("seats", "cards"):
             if key not in doc:
                 raise RuleError("is required", field=key)
@@ -567,16 +569,8 @@ class GrandSlam:
         blind = doc.get("blind_seat")
         if blind is not None and (isinstance(blind, bool) or not isinstance(blind, int)):
             raise RuleError(f"must be a seat number or null, not {blind!r}", field="blind_seat")
-        cards_doc = doc["cards"]
-        if not isinstance(cards_doc, list):
-            raise RuleError("must be a list of cards", field="cards")
-        cards = []
-        for i, text in enumerate(cards_doc):
-            try:
-                cards.append(parse_card(text))
-            except CardError as exc:
-                raise RuleError(str(exc), field=f"cards[{i}]") from None
-        return RoundInput(open=OpenRound(rules=rules, seats=seats, blind_seat=blind), cards=tuple(cards))
+        cards = parse_card_list(doc)
+        return RoundInput(open=OpenRound(rules=rules, seats=seats, blind_seat=blind), cards=cards)
 
 
 GAME = GrandSlam()
@@ -673,7 +667,7 @@ def parse_rules(doc: object, where: str = "rules") -> GrandSlamRules:
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object of rule options", field=where)
     names = {f.name for f in dataclasses.fields(GrandSlamRules)}
-    _only_keys(doc, names, where)
+    only_keys(doc, names, where)
     kwargs: dict[str, Any] = dict(doc)
     if "poker_bonus_paytable" in kwargs:
         table = kwargs["poker_bonus_paytable"]
@@ -688,7 +682,7 @@ def parse_rules(doc: object, where: str = "rules") -> GrandSlamRules:
 def _parse_seat(doc: object, where: str) -> SeatBet:
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object with seat, wagers and side_bets", field=where)
-    _only_keys(doc, {"seat", "wagers", "side_bets"}, where)
+    only_keys(doc, {"seat", "wagers", "side_bets"}, where)
     seat = doc.get("seat")
     if isinstance(seat, bool) or not isinstance(seat, int):
         raise RuleError(f"must be a seat number 1 to 7, not {seat!r}", field=f"{where}.seat")
@@ -699,12 +693,6 @@ def _parse_seat(doc: object, where: str) -> SeatBet:
     if not isinstance(side, Mapping):
         raise RuleError("must be an object of side bet: amount", field=f"{where}.side_bets", seat=seat)
     return SeatBet(seat=seat, wagers=dict(wagers), side_bets=dict(side))
-
-
-def _only_keys(doc: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(set(doc) - allowed)
-    if unknown:
-        raise RuleError(f"unknown key {unknown[0]!r}; allowed keys are {sorted(allowed)}", field=where)
 
 
 # --- settlement ------------------------------------------------------------------------------

@@ -40,8 +40,10 @@ from controller.engine.base import (
     effect,
     event,
     from_json,
+    only_keys,
+    parse_card_list,
 )
-from controller.engine.cards import Card, CardError, Rank, ShoeComposition, parse_card
+from controller.engine.cards import Card, Rank, ShoeComposition
 
 Coverage = Literal["rotation", "collect-first"]
 Result = Literal["win", "win 2 to 1", "push", "lose", "surrender", "void"]
@@ -1016,7 +1018,7 @@ class Jokers22:
 
     def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
         """Read a round file into its opening event, cards and decisions; RuleError names what is wrong."""
-        _only_keys(doc, {"game", "rules", "banker", "spots", "cards", "decisions"}, "round file")
+        only_keys(doc, {"game", "rules", "banker", "spots", "cards", "decisions"}, "round file")
         for key in ("banker", "spots", "cards"):
             if key not in doc:
                 raise RuleError("is required", field=key)
@@ -1028,20 +1030,12 @@ class Jokers22:
         spots = tuple(_parse_spot(s, f"spots[{i}]") for i, s in enumerate(spots_doc))
         opening = OpenRound(rules=rules, banker=banker, spots=spots)
         validate_open(opening)
-        cards_doc = doc["cards"]
-        if not isinstance(cards_doc, list):
-            raise RuleError("must be a list of cards", field="cards")
-        cards = []
-        for i, text in enumerate(cards_doc):
-            try:
-                cards.append(parse_card(text))
-            except CardError as exc:
-                raise RuleError(str(exc), field=f"cards[{i}]") from None
+        cards = parse_card_list(doc)
         decisions_doc = doc.get("decisions", [])
         if not isinstance(decisions_doc, list):
             raise RuleError("must be a list of decisions", field="decisions")
         decisions = tuple(_parse_decision(d, f"decisions[{i}]") for i, d in enumerate(decisions_doc))
-        return RoundInput(open=opening, cards=tuple(cards), decisions=decisions)
+        return RoundInput(open=opening, cards=cards, decisions=decisions)
 
 
 GAME = Jokers22()
@@ -1156,13 +1150,13 @@ def parse_rules(doc: object, where: str = "rules") -> Jokers22Rules:
     """Rule options from a round file or config; unknown keys and bad values are refused."""
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object of rule options", field=where)
-    _only_keys(doc, {f.name for f in dataclasses.fields(Jokers22Rules)}, where)
+    only_keys(doc, {f.name for f in dataclasses.fields(Jokers22Rules)}, where)
     kwargs: dict[str, Any] = dict(doc)
     if "action_values" in kwargs:
         values = kwargs["action_values"]
         if not isinstance(values, Mapping):
             raise RuleError("must be an object of card: value", field=f"{where}.action_values")
-        _only_keys(values, set(DEFAULT_ACTION_VALUES), f"{where}.action_values")
+        only_keys(values, set(DEFAULT_ACTION_VALUES), f"{where}.action_values")
         kwargs["action_values"] = {**DEFAULT_ACTION_VALUES, **values}  # a round file names only what it changes
     rules = Jokers22Rules(**kwargs)
     rules.validate(where)
@@ -1172,7 +1166,7 @@ def parse_rules(doc: object, where: str = "rules") -> Jokers22Rules:
 def _parse_banker(doc: object) -> Banker:
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object with the banker's stake", field="banker")
-    _only_keys(doc, {"stake", "player"}, "banker")
+    only_keys(doc, {"stake", "player"}, "banker")
     if "stake" not in doc:
         raise RuleError("is required", field="banker.stake")
     return Banker(stake=doc["stake"], player=doc.get("player"))
@@ -1181,7 +1175,7 @@ def _parse_banker(doc: object) -> Banker:
 def _parse_spot(doc: object, where: str) -> SpotBet:
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object with spot and wagers", field=where)
-    _only_keys(doc, {"spot", "wagers"}, where)
+    only_keys(doc, {"spot", "wagers"}, where)
     spot = doc.get("spot")
     if isinstance(spot, bool) or not isinstance(spot, int):
         raise RuleError(f"must be a spot number 1 to 7, not {spot!r}", field=f"{where}.spot")
@@ -1192,7 +1186,7 @@ def _parse_spot(doc: object, where: str) -> SpotBet:
     for j, w in enumerate(wagers):
         if not isinstance(w, Mapping):
             raise SpotError("must be an object with player and amount", field=f"{where}.wagers[{j}]", spot=spot)
-        _only_keys(w, {"player", "amount"}, f"{where}.wagers[{j}]")
+        only_keys(w, {"player", "amount"}, f"{where}.wagers[{j}]")
         for key in ("player", "amount"):
             if key not in w:
                 raise SpotError("is required", field=f"{where}.wagers[{j}].{key}", spot=spot)
@@ -1203,7 +1197,7 @@ def _parse_spot(doc: object, where: str) -> SpotBet:
 def _parse_decision(doc: object, where: str) -> Decision:
     if not isinstance(doc, Mapping):
         raise RuleError("must be an object with spot, action and player", field=where)
-    _only_keys(doc, {"spot", "action", "player"}, where)
+    only_keys(doc, {"spot", "action", "player"}, where)
     spot = doc.get("spot")
     if isinstance(spot, bool) or not isinstance(spot, int):
         raise RuleError(f"must be a spot number, not {spot!r}", field=f"{where}.spot")
@@ -1216,12 +1210,6 @@ def _parse_decision(doc: object, where: str) -> Decision:
     if player is None and action in ("surrender", *ANSWERS):
         raise SpotError(f"a {action} names the player who takes it", field=where, spot=spot)
     return Decision(spot=spot, action=str(action), player=player)
-
-
-def _only_keys(doc: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(set(doc) - allowed)
-    if unknown:
-        raise RuleError(f"unknown key {unknown[0]!r}; allowed keys are {sorted(allowed)}", field=where)
 
 
 def state_from_json(data: JSON) -> Jokers22State:
