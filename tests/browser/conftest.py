@@ -238,7 +238,10 @@ class Screens:
             watched.page.context.close()
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio loop running in this thread
+# while it is open, and the tests after this package (asyncio.run in the load and floor tests) need
+# the thread free of it.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
         message = (
