@@ -23,6 +23,14 @@ readable only by the service (see `controller/api/auth.py`).
     pin_map = "seven-seat-595"   # a map named in the pin file (hardware/pins.toml)
     pin_file = "/etc/tablectl/pins.toml"
     pin_factory = "lgpio"        # gpiozero pin factory on a real table (lgpio works on every Pi)
+    [camera]                     # optional: without it the table runs without vision
+    backend = "opencv"           # or "simulated" (the default with --sim)
+    device = "/dev/v4l/by-id/usb-Arducam_12MP-video-index0"   # or an index such as 0
+    layout = "grand-slam-7"      # a layout in hardware/layouts, or a path to one
+    calibration = "/var/lib/tablectl/camera.json"   # from `tablectl calibrate`; a simulated
+                                 # camera calibrates itself from its first frame when absent
+    fps = 4                      # frames read a second
+    stable_frames = 3            # equal readings in a row before a zone counts
     [http]
     host = "127.0.0.1"
     port = 8000
@@ -70,6 +78,19 @@ class IndicatorConfig:
     pin_factory: str | None = None  # None: GPIOZERO_PIN_FACTORY, else lgpio
 
 
+CAMERA_BACKENDS = ("opencv", "simulated")
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    backend: str = "simulated"
+    device: int | str | None = None  # an index or a path (opencv)
+    layout: str = "grand-slam-7"
+    calibration: str | None = None  # a calibration file written by `tablectl calibrate`
+    fps: float = 4.0
+    stable_frames: int = 3
+
+
 @dataclass(frozen=True)
 class HttpConfig:
     host: str = "127.0.0.1"
@@ -88,6 +109,7 @@ class Config:
     http: HttpConfig = field(default_factory=HttpConfig)
     state_dir: str = "/var/lib/tablectl"
     floor: FloorConfig | None = None  # None: the table reports to no floor (see hardware/floor.md)
+    camera: CameraConfig | None = None  # None: no overhead camera (the table runs without vision)
 
 
 _SECTIONS: dict[str, set[str]] = {
@@ -99,6 +121,7 @@ _SECTIONS: dict[str, set[str]] = {
     "http": {"host", "port"},
     "state": {"dir"},
     "floor": set(),  # checked by controller.floor.config.parse_floor
+    "camera": {"backend", "device", "layout", "calibration", "fps", "stable_frames"},
 }
 
 
@@ -170,8 +193,36 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         ),
         state_dir=reader.text("state.dir", "/var/lib/tablectl") or "/var/lib/tablectl",
         floor=floor,
+        camera=_camera(reader, simulated) if "camera" in doc else None,
     )
     return config
+
+
+def _camera(reader: _Reader, simulated: bool) -> CameraConfig:
+    backend = reader.choice("camera.backend", CAMERA_BACKENDS, "simulated" if simulated else "opencv")
+    device = reader.get("camera.device")
+    calibration = reader.text("camera.calibration", None)
+    if backend == "simulated" and not simulated:
+        reader.fail("camera.backend", 'a live table needs a real camera (backend = "opencv"); "simulated" needs --sim')
+    if backend == "opencv":
+        if device is None:
+            reader.fail("camera.device", "the camera's device: an index such as 0, or a path such as /dev/video0")
+        if isinstance(device, bool) or not isinstance(device, int | str) or device == "":
+            reader.fail("camera.device", f"must be a device index (0) or a path (/dev/video0), not {device!r}")
+        if isinstance(device, int) and not 0 <= device <= 63:
+            reader.fail("camera.device", f"a device index is from 0 to 63, not {device}")
+        if calibration is None:
+            reader.fail("camera.calibration", "a real camera needs its calibration file (make one: tablectl calibrate)")
+    elif device is not None:
+        reader.fail("camera.device", "the simulated camera has no device; remove the key")
+    return CameraConfig(
+        backend=backend,
+        device=device,
+        layout=reader.text("camera.layout", "grand-slam-7") or "grand-slam-7",
+        calibration=calibration,
+        fps=reader.number("camera.fps", 4.0, low=0.2, high=30.0),
+        stable_frames=int(reader.number("camera.stable_frames", 3, low=1, high=100, whole=True)),
+    )
 
 
 class _Reader:

@@ -8,6 +8,8 @@ from the table loop, so a hung loop is restarted by systemd.
 
 The shoe's worker thread hands each card to the loop and waits until it is journaled; only then
 is the card acknowledged to the shoe, so a card is never lost to a crash or a restart.
+With a `[camera]` section, the camera's worker thread hands frames to a reading thread, which
+posts the settled view to the loop; the table journals only its changes (controller/camera_link.py).
 """
 
 from __future__ import annotations
@@ -138,6 +140,8 @@ class Daemon:
         self.display: PoleDisplay | None = None
         self.lamps: BaseIndicators | None = None
         self.pin_factory: Any = None
+        self.camera_feed: Any = None  # controller.camera_link.CameraFeed, with a [camera] section
+        self.sim_scene: Any = None  # controller.camera_link.SimScene, with a simulated camera
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -154,6 +158,7 @@ class Daemon:
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
+            self._start_camera(table)
             live = LiveFeed()
             app = create_app(
                 Runtime(
@@ -164,6 +169,8 @@ class Daemon:
                     sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
                     device_views=self._device_views(reader),
                     config_view=self._config_in_force(),
+                    sim_scene=self.sim_scene,
+                    recalibrate=self.camera_feed.recalibrate if self.camera_feed is not None else None,
                 )
             )
             server = await self._start_http(app)
@@ -271,6 +278,82 @@ class Daemon:
         self._closers.append(reader.stop)
         table.device_status("shoe", {"url": url, "simulated": self.sim_shoe is not None, "state": "connecting"})
         return reader
+
+    def _start_camera(self, table: Table) -> None:
+        """The overhead camera and its reading thread, when config has a [camera] section. A camera
+        that cannot start leaves a degraded table (no proposals, no checks), never a dead one."""
+        cfg = self.config.camera
+        if cfg is None:
+            if table.camera.active and table.camera.status != "offline":
+                # The journal remembers a camera this configuration no longer has: stop trusting its view.
+                table.scene_seen({"camera": "offline", "why": "no camera in the configuration"})
+            return
+        from controller.camera_link import CameraFeed, SimScene, SimulatedDealer
+        from drivers.camera import CameraError, SimulatedCamera, open_camera
+        from vision.calibration import Calibration, CalibrationError
+        from vision.layout import Layout, LayoutError
+
+        assert self.loop is not None
+        loop = self.loop
+        simulated = cfg.backend == "simulated"
+        try:
+            layout = Layout.load(cfg.layout)
+            calibration = None
+            path = Path(cfg.calibration) if cfg.calibration else None
+            if path is not None and (path.exists() or not simulated):
+                calibration = Calibration.load(path)
+        except (LayoutError, CalibrationError) as exc:
+            log.error("camera: %s", exc)
+            table.device_status("camera", {"installed": True, "ok": False, "error": str(exc)})
+            return
+
+        def post(view: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(self._scene_view, view)
+
+        def status(record: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(table.device_status, "camera", record)
+
+        scene_model = None
+        if simulated:
+            from vision.scene import Scene
+
+            scene_model = Scene(layout=layout.name).camera.model()
+        feed = CameraFeed(
+            layout,
+            calibration=calibration,
+            calibration_path=path,
+            camera_model=scene_model,
+            stable_frames=cfg.stable_frames,
+            post=post,
+            status=status,
+            simulated=simulated,
+        )
+        try:
+            size = (calibration.camera.width, calibration.camera.height) if calibration else None
+            camera = open_camera(
+                cfg.backend, fps=cfg.fps, device=cfg.device, size=size, layout=layout, on_frame=feed.offer
+            )
+        except CameraError as exc:
+            log.error("camera: %s", exc)
+            table.device_status("camera", {"installed": True, "ok": False, "error": str(exc)})
+            return
+        table.device_status("camera", feed.describe("starting", "starting"))
+        feed.start()
+        camera.start()
+        self._closers.append(feed.stop)
+        self._closers.append(camera.stop)  # closed first: no frame is offered to a stopped reader
+        self.camera_feed = feed
+        if isinstance(camera, SimulatedCamera):
+            table.listeners.append(SimulatedDealer(camera))
+            self.sim_scene = SimScene(camera, feed)
+
+    def _scene_view(self, view: dict[str, Any]) -> None:
+        table = self.table
+        assert table is not None
+        try:
+            table.scene_seen(view)
+        except ValueError as exc:  # a view the table cannot take is a bug in the reader's glue
+            log.error("camera: %s", exc)
 
     def _config_in_force(self) -> dict[str, Any]:
         """The configuration as this daemon runs it: the file's values with the command line's

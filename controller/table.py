@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from controller.camera_link import SceneWatch
 from controller.engine import get_game
 from controller.engine.base import (
     JSON,
@@ -57,6 +58,11 @@ FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
     "shoe-duplicate": ("Shoe repeated frame", ("dismiss", "void")),
     "rejected-card": ("Card refused by game", ("replace", "dismiss", "void")),
     "device": ("Device failed", ("dismiss",)),
+    # The overhead camera (controller/camera_link.py): raised from journaled scene changes and
+    # from the dealer's confirmation of the payouts, so a replay raises them again.
+    "past-posting": ("Past posting", ("dismiss", "void")),
+    "payout-mismatch": ("Payout mismatch", ("dismiss",)),
+    "camera-bumped": ("Camera moved", ("dismiss",)),
 }
 
 
@@ -190,6 +196,7 @@ class Table:
         self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
         self.devices: dict[str, dict[str, JSON]] = {}
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
+        self.camera = SceneWatch()  # what the overhead camera has seen, from `scene` entries
         for entry in journal.entries():
             self._apply(entry)
         self.redrive()
@@ -240,7 +247,8 @@ class Table:
             return "Take the losing wagers; open the next round"
         if self.shuffle_due:
             return f"{self.shuffle_due}: shuffle, load a new shoe, then press confirm"
-        return getattr(self.game, "between_rounds", "Place wagers and open the round")
+        between: str = getattr(self.game, "between_rounds", "Place wagers and open the round")
+        return self.camera.prompt(self) or between
 
     def payouts(self) -> list[dict[str, Any]]:
         """What the dealer pays and takes at each seat for the last settled round."""
@@ -250,10 +258,10 @@ class Table:
         return self.game.payouts(record.settlement)
 
     def snapshot(self) -> dict[str, JSON]:
-        """The whole table for the API and the screens."""
+        """The whole table for the API and the screens (with `camera` once a camera has reported)."""
         record = self.rounds.get(self.round_no) if self.round_no is not None else None
         awaiting = self.awaiting
-        return {
+        snap: dict[str, JSON] = {
             "table": self.table_id,
             "game": self.game_name,
             "simulated": self.simulated,
@@ -279,11 +287,15 @@ class Table:
             "shoe": {"dealt": self.shoe.dealt_count, "remaining": self.shoe.remaining_count},
             "devices": self.devices,
         }
+        if self.camera.active:
+            snap["camera"] = self.camera.snapshot(self)
+        return snap
 
     # -- inputs ---------------------------------------------------------------------------------
 
-    def open_round(self, body: Mapping[str, Any], by: str) -> int:
-        """Open a round with `body` = {"seats": [...], "blind_seat": n | null} as in a round file."""
+    def open_round(self, body: Mapping[str, Any], by: str, *, via: str | None = None) -> int:
+        """Open a round with `body` = {"seats": [...], "blind_seat": n | null} as in a round file
+        (`via` = "camera" when the wagers are the camera's proposal, which the dealer confirmed)."""
         if self.faults:
             raise TableError(f"play is stopped: {self.prompt()}")
         if self.awaiting.kind != "round":
@@ -295,8 +307,46 @@ class Table:
         except RuleError as exc:
             raise TableError(str(exc)) from None
         number = (max(self.rounds) if self.rounds else 0) + 1
-        self._commit("round-open", {"event": to_json(event), "by": by}, number)
+        entry: dict[str, JSON] = {"event": to_json(event), "by": by}
+        if via is not None:
+            entry |= {"via": via, "scene_seq": self.camera.seq}
+        self._commit("round-open", entry, number)
         return number
+
+    def opening_refused(self, body: Mapping[str, Any]) -> str | None:
+        """Why `body` would not open a round now (the engine's words), or None if it would."""
+        try:
+            self.game.apply(self.state, self._open_event(body))
+        except (TableError, RuleError) as exc:
+            return str(exc)
+        return None
+
+    def open_from_camera(self, by: str, scene_seq: int | None = None) -> int:
+        """Open the round the camera proposes, as the dealer confirmed it. `scene_seq` is the view
+        the dealer looked at: if the felt has changed since, the dealer must look again."""
+        if self.faults:
+            raise TableError(f"play is stopped: {self.prompt()}")
+        if self.awaiting.kind != "round":
+            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first")
+        proposal = self.camera.proposal(self)
+        if proposal is None:
+            raise TableError("round not opened: this table's camera has not reported any wagers")
+        if scene_seq is not None and scene_seq != proposal["scene_seq"]:
+            raise TableError(
+                f"round not opened: the wagers on the felt changed since you looked (view {scene_seq}, now "
+                f"{proposal['scene_seq']}); check the proposal again"
+            )
+        if not proposal["ready"]:
+            raise TableError(f"round not opened from the camera: {proposal['why_not']}")
+        return self.open_round({"seats": proposal["seats"], "blind_seat": proposal["blind_seat"]}, by, via="camera")
+
+    def scene_seen(self, view: Mapping[str, Any]) -> Entry | None:
+        """The camera's settled view (from the reading thread): journaled only when it changes
+        something (a zone's value or state, a puck, the camera's own state)."""
+        body = self.camera.changes(view)
+        if body is None:
+            return None
+        return self._commit("scene", body, self.round_no)
 
     def decide(self, body: Mapping[str, Any], by: str) -> Entry:
         """A player's choice (Jokers 22: hit, stand, double, split, surrender, match, decline), in
@@ -345,6 +395,11 @@ class Table:
                 raise TableError(str(exc)) from None
         if action == "void" and (self.round_no is None or self.awaiting.kind == "round"):
             raise TableError("there is no round being dealt to void; dismiss the fault instead")
+        if fault.code == "camera-bumped" and self.camera.status == "bumped":
+            raise TableError(
+                f"there is no recalibration yet for fault {fault_id}: the camera still sees its markers moved; "
+                "recalibrate it first (POST /api/camera/recalibrate), then dismiss"
+            )
         return self._commit("fault-cleared", body, self.round_no)
 
     def acknowledge_fault(self, fault_id: int, by: str) -> Entry:
@@ -361,9 +416,24 @@ class Table:
 
     def button(self, name: str, by: str) -> Entry:
         """A dealer button. `confirm` after a settled round means the seats are paid (the
-        home-plate lamps go dark, the display returns to idle); pressed again after the cut card,
-        it means a freshly shuffled shoe is loaded."""
-        return self._commit("button", {"button": name, "by": by}, self.round_no)
+        home-plate lamps go dark, the display returns to idle; with a camera, the payouts on the
+        felt are checked); pressed again after the cut card, it means a freshly shuffled shoe is
+        loaded; pressed between rounds with nothing else to confirm, it opens the round the
+        camera proposes."""
+        record = self.rounds.get(self.round_no) if self.round_no is not None else None
+        idle = (
+            name == "confirm"
+            and self.awaiting.kind == "round"
+            and not self.shuffle_due
+            and not (record is not None and record.status == "settled" and not record.paid)
+        )
+        entry = self._commit("button", {"button": name, "by": by}, self.round_no)
+        if idle and not self.faults:
+            proposal = self.camera.proposal(self)
+            if proposal is not None and proposal["ready"]:
+                with contextlib.suppress(TableError):  # the press is journaled either way
+                    self.open_from_camera(by, proposal["scene_seq"])
+        return entry
 
     def shoe_reshuffled(self, by: str) -> Entry:
         """A freshly shuffled shoe is loaded (between rounds): every card is back in the count."""
@@ -467,6 +537,9 @@ class Table:
         elif entry.kind == "shoe-event":
             self.shuffle_due = body["event"]
             self._note_shoe_link(body)
+        raised = self.camera.follow(self, entry, effects)
+        if raised is not None:
+            self._latch(entry, raised[0], raised[1], None)
         return effects
 
     def _note_shoe_link(self, body: Mapping[str, Any]) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -26,7 +26,7 @@ from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from controller.api.auth import LoginLimiter, Role, Sessions, Tokens
 from controller.api.live import LiveFeed
@@ -77,6 +77,20 @@ class SimControls(Protocol):
     def reshuffle(self) -> None: ...
 
 
+class SimSceneControls(Protocol):
+    """What a simulation can do to what the simulated camera sees (simulation only)."""
+
+    def change(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+class FromCameraBody(BaseModel):
+    """The dealer confirms the camera's proposal: `scene_seq` is the view the dealer looked at."""
+
+    model_config = ConfigDict(extra="forbid")
+    scene_seq: StrictInt | None = None
+    name: str | None = Field(default=None, max_length=40)
+
+
 @dataclass
 class Runtime:
     """What the API serves: the table, the tokens, and in simulation the simulated shoe."""
@@ -87,6 +101,8 @@ class Runtime:
     sim_pins: Callable[[], dict[str, Any]] | None = None  # mock pin histories (simulation only)
     device_views: dict[str, Callable[[], Any]] = field(default_factory=dict)
     config_view: dict[str, Any] = field(default_factory=dict)
+    sim_scene: SimSceneControls | None = None  # the simulated camera's scene (simulation only)
+    recalibrate: Callable[[], None] | None = None  # asks the camera to calibrate from its next frame
     sessions: Sessions = field(default_factory=Sessions)
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
     live: LiveFeed = field(default_factory=LiveFeed)
@@ -307,6 +323,30 @@ def create_app(rt: Runtime) -> FastAPI:
         number = table_call(lambda: rt.table.open_round(body.model_dump(exclude_none=True), by=who))
         return {"round": number}
 
+    @app.post("/api/rounds/from-camera", status_code=201)
+    async def open_from_camera(request: Request, body: FromCameraBody | None = None) -> dict[str, Any]:
+        """Open the round the camera proposes (`camera.proposal` in the state), as confirmed."""
+        who = role(request, "dealer")
+        seq = body.scene_seq if body else None
+        number = table_call(lambda: rt.table.open_from_camera(by=_who(who, body), scene_seq=seq))
+        return {"round": number}
+
+    @app.get("/api/camera")
+    async def camera() -> dict[str, Any]:
+        """What the overhead camera sees and proposes, and the camera device's own status."""
+        device = snapshot()["devices"].get("camera")
+        if not rt.table.camera.active and device is None:
+            raise ApiError(404, "this table has no overhead camera ([camera] in the configuration)")
+        return {"device": device, **rt.table.camera.snapshot(rt.table)}
+
+    @app.post("/api/camera/recalibrate", status_code=202)
+    async def recalibrate(request: Request) -> dict[str, Any]:
+        role(request, "supervisor")
+        if rt.recalibrate is None:
+            raise ApiError(404, "this table has no overhead camera to recalibrate")
+        rt.recalibrate()
+        return {"message": "the camera calibrates from its next frame; watch camera.status"}
+
     @app.post("/api/decisions")
     async def decide(body: DecisionBody, request: Request) -> dict[str, Any]:
         who = role(request, "dealer")
@@ -384,6 +424,26 @@ def create_app(rt: Runtime) -> FastAPI:
         shoe = sim()
         said = await asyncio.to_thread(shoe.fault, body.fault, body.on)
         return {"fault": body.fault, "on": body.on, "shoe": said}
+
+    @app.post("/api/sim/scene")
+    async def sim_scene(request: Request) -> dict[str, Any]:
+        """Change what the simulated camera sees, as a player's or a dealer's hands would:
+        {"zones": {"seat3.first": [25, 25], "seat3.second": []}, "pucks": {"blind": "seat4.puck"},
+        "hands": [{"over": "seat2.first"}], "bump": true}."""
+        role(request, "dealer")
+        if rt.sim_scene is None:
+            raise ApiError(404, "no simulated camera in this daemon: add [camera] to a --sim table's configuration")
+        try:
+            body = json.loads(await request.body() or b"{}")
+        except json.JSONDecodeError as exc:
+            raise ApiError(422, f"body: not valid JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise ApiError(422, 'body: an object such as {"zones": {"seat3.first": [25]}}')
+        controls = rt.sim_scene
+        try:
+            return controls.change(body)
+        except ValueError as exc:
+            raise ApiError(422, str(exc)) from None
 
     @app.get("/api/sim/pins")
     async def sim_pins() -> dict[str, Any]:

@@ -1,0 +1,305 @@
+"""The overhead camera as a device: a real one through OpenCV, or a simulated one that renders.
+
+Both backends run a worker thread that hands each frame (a BGR uint8 array) to `on_frame`, in
+that thread, at about `fps` frames a second, and say what they are doing in plain words through
+`on_status`. `OpenCVCamera` reads `cv2.VideoCapture` (a device index such as 0, or a path such as
+/dev/video0 or /dev/v4l/by-id/...) and reconnects by itself when the camera goes away.
+`SimulatedCamera` renders the `vision.Scene` it holds (`vision.render`), which the simulation may
+change at any moment: chips placed or taken, a hand over a zone, the blind puck moved, the camera
+knocked out of place (`bump`). Every status of the simulated camera says SIMULATED.
+
+    >>> camera = open_camera("simulated", fps=4, on_frame=reader_thread.offer)
+    >>> camera.start()
+    >>> camera.edit(lambda scene: dataclasses.replace(scene, pucks={"blind": "seat4.puck"}))
+    >>> camera.stop()
+
+`on_frame` must be quick (hand the frame to a reading thread): a slow callback slows the capture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vision.layout import Layout
+from vision.render import render
+from vision.scene import Scene
+
+log = logging.getLogger(__name__)
+
+Image = npt.NDArray[np.uint8]
+FrameCallback = Callable[[Image], None]
+
+#: Waits between reconnection attempts of a real camera (seconds): quick at first, then patient.
+RECONNECT_S = (0.5, 1.0, 2.0, 5.0)
+#: How far a bump knocks the simulated camera: enough to move every marker well past the
+#: calibration's 3 px tolerance, as a knock against the mount does.
+BUMP_ROLL_DEG = 1.5
+BUMP_SHIFT_MM = 25.0
+
+
+class CameraError(Exception):
+    """The camera's settings are wrong or it cannot be used; says what and where."""
+
+
+@dataclass(frozen=True)
+class CameraStatus:
+    """What the camera is doing, for the screens and the log."""
+
+    state: str  # "starting", "streaming", "reconnecting", "stopped"
+    message: str  # plain words: what, where, what to do
+    simulated: bool
+    frames: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "message": self.message, "simulated": self.simulated, "frames": self.frames}
+
+
+StatusCallback = Callable[[CameraStatus], None]
+
+
+class Camera:
+    """A camera that delivers frames to `on_frame` from its own worker thread at `fps`."""
+
+    simulated = False
+
+    def __init__(self, *, fps: float, on_frame: FrameCallback | None = None, on_status: StatusCallback | None = None):
+        if not 0.1 <= fps <= 60:
+            raise CameraError(f"camera.fps = {fps!r}: a number of frames a second from 0.1 to 60")
+        self.fps = fps
+        self.on_frame = on_frame
+        self.on_status = on_status
+        self.frames = 0
+        self._status = CameraStatus("stopped", f"{self.name}: not started", self.simulated)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def name(self) -> str:
+        return "camera"
+
+    def status(self) -> CameraStatus:
+        return self._status
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=f"{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout=5)
+        self._release()
+        self._say("stopped", f"{self.name}: stopped")
+
+    # -- the worker ------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        period = 1.0 / self.fps
+        due = time.monotonic()
+        while not self._stop.is_set():
+            frame = self._grab()
+            if frame is not None:
+                self.frames += 1
+                if self._status.state != "streaming":
+                    self._say("streaming", f"{self.name}: delivering frames at up to {self.fps:g} a second")
+                callback = self.on_frame
+                if callback is not None:
+                    try:
+                        callback(frame)
+                    except Exception:  # a reader that fails never stops the camera
+                        log.exception("%s: the frame handler failed", self.name)
+            due = max(due + period, time.monotonic())
+            self._stop.wait(max(0.0, due - time.monotonic()))
+
+    def _grab(self) -> Image | None:
+        """One frame, or None (after saying why) when there is none to give now."""
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Let go of the device."""
+
+    def _say(self, state: str, message: str) -> None:
+        changed = (state, message) != (self._status.state, self._status.message)
+        self._status = CameraStatus(state, message, self.simulated, self.frames)
+        if changed:
+            (log.warning if state == "reconnecting" else log.info)("%s", message)
+            if self.on_status is not None:
+                try:
+                    self.on_status(self._status)
+                except Exception:
+                    log.exception("%s: the status handler failed", self.name)
+
+
+class OpenCVCamera(Camera):
+    """A camera OpenCV can open: a V4L2 device on a Pi (USB or CSI through libcamera's V4L2 layer).
+
+    `device` is an index (0) or a path (/dev/video0, /dev/v4l/by-id/usb-...-video-index0);
+    `size` asks the camera for frames of that width and height (the calibration's)."""
+
+    def __init__(
+        self,
+        device: int | str,
+        *,
+        fps: float,
+        size: tuple[int, int] | None = None,
+        on_frame: FrameCallback | None = None,
+        on_status: StatusCallback | None = None,
+    ) -> None:
+        if isinstance(device, bool) or not isinstance(device, int | str) or device == "":
+            raise CameraError(f"camera.device = {device!r}: a device index (0) or a path (/dev/video0)")
+        if isinstance(device, int) and not 0 <= device <= 63:
+            raise CameraError(f"camera.device = {device}: a device index from 0 to 63")
+        self.device = device
+        self.size = size
+        self._capture: Any = None
+        self._failures = 0
+        super().__init__(fps=fps, on_frame=on_frame, on_status=on_status)
+
+    @property
+    def name(self) -> str:
+        return f"camera {self.device}"
+
+    def _grab(self) -> Image | None:
+        import cv2
+
+        if self._capture is None and not self._open(cv2):
+            return None
+        ok, frame = self._capture.read()
+        if not ok or frame is None or frame.ndim != 3 or frame.shape[2] != 3:
+            self._release()
+            self._lost("stopped giving frames (unplugged, or in use by another program?)")
+            return None
+        self._failures = 0
+        return np.ascontiguousarray(frame, dtype=np.uint8)
+
+    def _open(self, cv2: Any) -> bool:
+        self._say("starting" if self.frames == 0 else "reconnecting", f"{self.name}: opening")
+        capture = cv2.VideoCapture(self.device)
+        if not capture.isOpened():
+            capture.release()
+            self._lost("cannot be opened: check the cable and that the device path is right")
+            return False
+        if self.size is not None:
+            capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
+            capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
+        capture.set(cv2.CAP_PROP_BUFFERSIZE, 1)  # the newest frame, not one queued seconds ago
+        self._capture = capture
+        return True
+
+    def _lost(self, why: str) -> None:
+        wait = RECONNECT_S[min(self._failures, len(RECONNECT_S) - 1)]
+        self._failures += 1
+        self._say("reconnecting", f"{self.name} {why}; trying again every few seconds")
+        self._stop.wait(wait)
+
+    def _release(self) -> None:
+        capture, self._capture = self._capture, None
+        if capture is not None:
+            capture.release()
+
+
+class SimulatedCamera(Camera):
+    """A camera that renders the scene it is given: the simulated table seen from the mount.
+
+    The scene is replaced whole (scenes are immutable), from any thread: `scene = ...` or
+    `edit(fn)`. A frame is rendered only when the scene has changed; otherwise the same frame
+    object is given again, as a still table gives the same picture."""
+
+    simulated = True
+
+    def __init__(
+        self,
+        scene: Scene | None = None,
+        *,
+        fps: float,
+        layout: Layout | None = None,
+        on_frame: FrameCallback | None = None,
+        on_status: StatusCallback | None = None,
+    ) -> None:
+        self._scene = scene or Scene()
+        self.layout = layout or Layout.load(self._scene.layout)
+        self._lock = threading.Lock()
+        self._mount = self._scene.camera  # where the camera stands when not bumped
+        self._rendered: tuple[Scene, Image] | None = None
+        self.unplugged = False
+        super().__init__(fps=fps, on_frame=on_frame, on_status=on_status)
+
+    @property
+    def name(self) -> str:
+        return "SIMULATED camera"
+
+    @property
+    def scene(self) -> Scene:
+        with self._lock:
+            return self._scene
+
+    @scene.setter
+    def scene(self, scene: Scene) -> None:
+        with self._lock:
+            self._scene = scene
+
+    def edit(self, change: Callable[[Scene], Scene]) -> Scene:
+        """Apply `change` to the scene atomically (two editors never lose each other's chips)."""
+        with self._lock:
+            self._scene = change(self._scene)
+            return self._scene
+
+    def bump(self, on: bool) -> None:
+        """Knock the camera out of place (on) or put it back where it was calibrated (off)."""
+        mount = self._mount
+        if on:
+            x, y, z = mount.look_at
+            mount = dataclasses.replace(
+                mount, roll_deg=mount.roll_deg + BUMP_ROLL_DEG, look_at=(x + BUMP_SHIFT_MM, y, z)
+            )
+        self.edit(lambda scene: dataclasses.replace(scene, camera=mount))
+
+    @property
+    def bumped(self) -> bool:
+        return self.scene.camera != self._mount
+
+    def _grab(self) -> Image | None:
+        if self.unplugged:
+            self._say("reconnecting", "SIMULATED camera unplugged (fault injected): no frames")
+            return None
+        scene = self.scene
+        rendered = self._rendered
+        if rendered is not None and rendered[0] is scene:
+            return rendered[1]
+        frame = render(scene, self.layout)
+        self._rendered = (scene, frame)
+        return frame
+
+
+def open_camera(
+    backend: str,
+    *,
+    fps: float,
+    device: int | str | None = None,
+    size: tuple[int, int] | None = None,
+    layout: Layout | None = None,
+    on_frame: FrameCallback | None = None,
+    on_status: StatusCallback | None = None,
+) -> Camera:
+    """The camera for `backend` ("opencv" or "simulated"), as the `[camera]` table names it."""
+    if backend == "simulated":
+        scene = Scene(layout=layout.name) if layout is not None else Scene()
+        return SimulatedCamera(scene, fps=fps, layout=layout, on_frame=on_frame, on_status=on_status)
+    if backend == "opencv":
+        if device is None:
+            raise CameraError("camera.device: missing; name the camera (0, or /dev/v4l/by-id/...)")
+        return OpenCVCamera(device, fps=fps, size=size, on_frame=on_frame, on_status=on_status)
+    raise CameraError(f"camera.backend = {backend!r}: use opencv or simulated")
