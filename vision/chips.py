@@ -127,6 +127,22 @@ class ChipSet:
         diff = lab_seen - lab_fit
         return np.sqrt((0.5 * diff[..., 0]) ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
 
+    def distances_in_light(
+        self, rgb: npt.NDArray[np.float64], shade: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
+        """(N, chips) distances when the light on each seen colour is known (`shade`, N: how
+        much brighter than nominal this part of the stack's side is lit): every chip colour is
+        scaled by it, and lightness then counts in full (it tells black from dark purple)."""
+        seen = np.clip(rgb, 0, 255)[:, None, :]
+        fit = np.clip(self._rgb[None, :, :] * shade[:, None, None], 0, 255)
+        diff = to_lab(seen) - to_lab(fit)
+        return np.asarray(np.sqrt(np.sum(diff**2, axis=-1)), dtype=np.float64)
+
+    @property
+    def colours(self) -> npt.NDArray[np.float64]:
+        """(chips, 3) RGB, in the order of `chips`."""
+        return self._rgb
+
     @classmethod
     def from_config(cls, entries: Any, where: str, *, felt: tuple[int, int, int], ink: tuple[int, int, int]) -> ChipSet:
         """Parse `[[chips]]` entries (None: the default set); check that every colour can be told
