@@ -453,9 +453,15 @@ class CameraFeed:
             self._thread.join(timeout=5)
 
     def _next(self) -> Any:
+        """The newest frame, or None after `offline_after_s` without one (a wake-up for another
+        reason, such as a recalibration request, does not count as the camera going quiet)."""
+        deadline = time.monotonic() + self.offline_after_s
         with self._cv:
-            if self._frame is None and not self._stop:
-                self._cv.wait(self.offline_after_s)
+            while self._frame is None and not self._stop:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cv.wait(left)
             frame, self._frame = self._frame, None
             return frame
 

@@ -66,7 +66,7 @@ FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
 }
 
 
-AUDIT_KINDS = ("fault-cleared", "fault-acknowledged", "void", "shoe-reshuffled", "login")
+AUDIT_KINDS = ("fault-cleared", "fault-acknowledged", "void", "shoe-reshuffled", "camera-recalibrated", "login")
 
 
 class TableError(ValueError):
@@ -445,8 +445,9 @@ class Table:
         """The shoe says the cut card came out or the shoe is empty: shuffle after this round."""
         return self._commit("shoe-event", {"event": event, "source": dict(source)}, self.round_no)
 
-    def access(self, kind: Literal["login"], body: Mapping[str, JSON]) -> Entry:
-        """An access to the table (a login, good or refused): journaled for the audit trail."""
+    def access(self, kind: Literal["login", "camera-recalibrated"], body: Mapping[str, JSON]) -> Entry:
+        """An access to the table or its devices (a login, good or refused; a recalibration):
+        journaled for the audit trail; it changes nothing in the game."""
         return self._commit(kind, dict(body), self.round_no)
 
     def audit(self, count: int) -> list[dict[str, JSON]]:
@@ -464,6 +465,8 @@ class Table:
                 what = f"voided round {entry.round}"
             elif entry.kind == "shoe-reshuffled":
                 what = "loaded a new shoe"
+            elif entry.kind == "camera-recalibrated":
+                what = "recalibrated the overhead camera"
             else:  # login
                 who = f"{b.get('role', 'someone')} at {b.get('client')}"
                 what = "logged in" if b.get("ok") else "failed to log in"

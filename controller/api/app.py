@@ -35,6 +35,7 @@ from controller.api.models import (
     ClearFaultBody,
     DecisionBody,
     LoginBody,
+    RecalibrateBody,
     SimDrawBody,
     SimFaultBody,
     SimShoeBody,
@@ -340,10 +341,12 @@ def create_app(rt: Runtime) -> FastAPI:
         return {"device": device, **rt.table.camera.snapshot(rt.table)}
 
     @app.post("/api/camera/recalibrate", status_code=202)
-    async def recalibrate(request: Request) -> dict[str, Any]:
-        role(request, "supervisor")
+    async def recalibrate(request: Request, body: RecalibrateBody | None = None) -> dict[str, Any]:
+        who = role(request, "supervisor")
         if rt.recalibrate is None:
             raise ApiError(404, "this table has no overhead camera to recalibrate")
+        reason = body.reason if body and body.reason else ""
+        rt.table.access("camera-recalibrated", {"by": _who(who, body), "reason": reason})
         rt.recalibrate()
         return {"message": "the camera calibrates from its next frame; watch camera.status"}
 

@@ -43,6 +43,11 @@ class VoidBody(Body):
     name: Name | None = None
 
 
+class RecalibrateBody(Body):
+    reason: Text | None = None
+    name: Name | None = None
+
+
 class ClearFaultBody(Body):
     action: Literal["confirm", "replace", "dismiss", "void"]
     reason: Text

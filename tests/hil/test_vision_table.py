@@ -230,11 +230,17 @@ def test_a_hand_over_a_wager_is_no_alert_but_a_knocked_camera_stops_play_until_r
     assert status == 409 and "recalibrate it first" in refused["error"]
 
     # The supervisor recalibrates the camera where it now stands; then the fault can go.
-    assert daemon.post("/api/camera/recalibrate", {}, token=SUPERVISOR)[0] == 202
+    answer = daemon.post(
+        "/api/camera/recalibrate", {"reason": "camera knocked; put back", "name": "Lee"}, token=SUPERVISOR
+    )
+    assert answer[0] == 202
     daemon.wait_for("the camera back in service", lambda s: camera(s)["status"] == "ok", timeout=WAIT_S)
     assert daemon.post(f"/api/faults/{fault['id']}/clear", clear, token=SUPERVISOR)[0] == 200
     assert not daemon.get("/api/state")["blocked"]
     assert [f["code"] for f in journal_faults(daemon)] == []
+    journal = Journal(daemon.state_dir / "journal.sqlite3", readonly=True)
+    recalibrations = [e.body for e in journal.entries() if e.kind == "camera-recalibrated"]
+    assert recalibrations == [{"by": "supervisor:Lee", "reason": "camera knocked; put back"}]  # in the audit trail
 
 
 # -- the same rules without the camera in the loop: views handed straight to a Table ----------

@@ -11,9 +11,11 @@
  * poker (seats with their cards, wild cards marked, the pot and side pots; the player to act with
  * the amount to call and a button per action the engine allows, with the chips it puts in; the
  * opening panel with each player's stack; at the showdown the hands and the pots pushed).
+ * A Grand Slam table with an overhead camera adds what the camera sees (js/camera-panel.js).
  */
 import { errorText, get, logout, onAuthLost, post } from "./api.js";
 import { BaseballDrawing, potName } from "./baseball-svg.js";
+import { DealerCamera } from "./camera-panel.js";
 import { cardElement, cardLabel } from "./cards.js";
 import { Jokers22Drawing } from "./jokers22-svg.js";
 import { LINK_TEXT, LiveFeed } from "./live.js";
@@ -72,6 +74,8 @@ let liveAction = null;
 let lastOpenedBB = null;
 /** @type {{round: number | null, card: string, seat: number | null, seats: number[]} | null} Baseball poker: the last rainout seen live */
 let liveRainout = null;
+/** @type {DealerCamera | null} the overhead camera's panels (made in main, once the page is there) */
+let camera = null;
 
 // --- drawing the state -------------------------------------------------------------------------
 
@@ -130,7 +134,15 @@ function render(state) {
   $("j22-open").hidden = !j22 || !openable;
   $("bb-open").hidden = !bb || !openable;
   board.setCompact(openable);
+  camera?.render(state);
   renderFaults(state.faults ?? [], Boolean(state.blocked));
+}
+
+/** Fetch the whole state and draw it (when the screen's view may be behind the table's). */
+function refresh() {
+  get("/api/state")
+    .then(render)
+    .catch((err) => ($("action-error").textContent = errorText(err)));
 }
 
 /**
@@ -1009,6 +1021,7 @@ async function goLive() {
 }
 
 function main() {
+  camera = new DealerCamera(refresh);
   buildWagerRows();
   buildJ22Panel();
   buildBBPanel();

@@ -6,7 +6,9 @@
  * rule; the checks here only save a round trip and say what is missing. A Jokers 22 table is
  * drawn with its own drawing (spots, hands, the banker), live and in recall, where a step is a
  * card or a player's decision; so is a Baseball poker table (seats with their cards, the pots,
- * the player to act, the showdown), its settlement shown hand by hand and pot by pot.
+ * the player to act, the showdown), its settlement shown hand by hand and pot by pot. A table
+ * with an overhead camera shows it in Devices, live, with a Recalibrate button (also on a "Camera
+ * moved" fault, which cannot be dismissed before the camera is recalibrated).
  */
 import { errorText, get, logout, onAuthLost, post } from "./api.js";
 import { cardLabel, parseCard } from "./cards.js";
@@ -15,7 +17,7 @@ import { requireLogin } from "./login.js";
 import { BaseballDrawing, potName } from "./baseball-svg.js";
 import { Jokers22Drawing } from "./jokers22-svg.js";
 import { TableDrawing } from "./table-svg.js";
-import { clock, describeEntry, logEntry } from "./words.js";
+import { CAMERA_WORDS, clock, describeEntry, logEntry } from "./words.js";
 
 const NEED_ROLE = "This screen needs the supervisor's token (the dealer's token opens the dealer screen).";
 const ACTION_WORDS = /** @type {Record<string, string>} */ ({
@@ -63,6 +65,8 @@ const replayDrawing = new DrawingSlot("replay-table");
 
 /** @type {any} */
 let current = null;
+/** @type {any} the camera device's status, from the state or GET /api/devices, whichever is newer */
+let cameraDevice = null;
 /** @type {LiveFeed | null} */
 let feed = null;
 
@@ -167,6 +171,8 @@ function render(state) {
     });
   }
   renderFaults(state.faults ?? []);
+  if (state.devices?.camera) cameraDevice = state.devices.camera;
+  renderCamera();
   const dealing = state.round != null && awaiting.kind !== "round";
   const voidButton = /** @type {HTMLButtonElement} */ ($("void-round"));
   voidButton.disabled = !dealing;
@@ -199,6 +205,13 @@ function faultItem(fault) {
   ].filter(Boolean);
   item.append(make("p", facts.join(" \u00b7 "), "muted"));
   const actions = make("div", undefined, "fault-actions");
+  if (fault.code === "camera-bumped") {
+    // The table refuses to dismiss this fault until the camera has been recalibrated.
+    const recal = /** @type {HTMLButtonElement} */ (make("button", "Recalibrate the camera", "recalibrate-action"));
+    recal.type = "button";
+    recal.addEventListener("click", () => act(recalibrate, RECALIBRATING));
+    actions.append(recal);
+  }
   if (!fault.acknowledged_by) {
     const ack = /** @type {HTMLButtonElement} */ (make("button", "Acknowledge", "ack-action"));
     ack.type = "button";
@@ -625,10 +638,63 @@ function deviceState(status) {
   return [String(text), bad ? "bad" : "ok"];
 }
 
+// --- the overhead camera ------------------------------------------------------------------------
+
+const RECALIBRATING = "The camera calibrates from its next frame: watch its state under Devices.";
+
+/** Ask the camera to measure its position again from its next frame (supervisor only). */
+const recalibrate = () => post("/api/camera/recalibrate", {});
+
+/**
+ * The camera's own block in Devices: the table's view of it (what the table trusts), why, and
+ * the reading thread's numbers; hidden at a table without a camera.
+ */
+function renderCamera() {
+  const block = $("camera-device");
+  const view = current?.camera ?? null;
+  const device = cameraDevice && cameraDevice.installed !== false ? cameraDevice : null;
+  block.hidden = !view && !device;
+  if (block.hidden) return;
+  const status = String(view?.status ?? device?.view ?? (device?.ok === false ? "offline" : "starting"));
+  const state = $("camera-state");
+  const words = CAMERA_WORDS[status] ?? `Camera ${status}`;
+  const text = device?.simulated ? `${words} (simulated)` : words;
+  if (state.textContent !== text) state.textContent = text;
+  state.dataset.status = status;
+  state.className = `state ${status === "ok" ? (device?.simulated ? "sim" : "ok") : "bad"}`;
+  const why = view?.why || device?.error || "";
+  if ($("camera-why").textContent !== why) $("camera-why").textContent = why;
+  const facts = $("camera-facts");
+  facts.replaceChildren();
+  if (device) {
+    if (typeof device.read_ms === "number") pair(facts, "read time", `${device.read_ms} ms a frame`, "key");
+    if (device.reads != null) pair(facts, "frames read", String(device.reads), "key");
+    if (device.frames_skipped != null) pair(facts, "frames skipped", String(device.frames_skipped), "key");
+    if (device.layout) pair(facts, "layout", String(device.layout), "key");
+    if (device.message) pair(facts, "message", String(device.message), "key");
+  }
+}
+
+async function pressRecalibrate() {
+  $("camera-error").textContent = "";
+  $("camera-done").textContent = "";
+  try {
+    await recalibrate();
+    $("camera-done").textContent = RECALIBRATING;
+  } catch (err) {
+    $("camera-error").textContent = errorText(err);
+  }
+}
+
 async function loadDevices() {
   try {
     const doc = await get("/api/devices");
-    const names = [...DEVICE_ORDER.filter((n) => n in doc), ...Object.keys(doc).filter((n) => !DEVICE_ORDER.includes(n))];
+    // A camera that is there has its own block (with Recalibrate) rather than a card here.
+    const camera = doc.camera && doc.camera.installed !== false;
+    if (camera) cameraDevice = doc.camera;
+    renderCamera();
+    const shown = Object.keys(doc).filter((n) => !(camera && n === "camera"));
+    const names = [...DEVICE_ORDER.filter((n) => shown.includes(n)), ...shown.filter((n) => !DEVICE_ORDER.includes(n))];
     $("devices").replaceChildren(
       ...names.map((name) => {
         const status = doc[name];
@@ -749,6 +815,7 @@ function main() {
   $("recall-refresh").addEventListener("click", loadRecall);
   $("audit-refresh").addEventListener("click", loadAudit);
   $("devices-refresh").addEventListener("click", loadDevices);
+  $("recalibrate").addEventListener("click", pressRecalibrate);
   $("logout").addEventListener("click", async () => {
     feed?.stop();
     await logout().catch(() => undefined);

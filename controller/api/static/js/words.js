@@ -1,8 +1,9 @@
 /**
  * Journal entries in plain words for the event log ("5H to seat 1 first base: stack to second",
  * "Seat 4 out"; Jokers 22: "8D to spot 1: 16", "Spot 1: ann splits (50 more)"; Baseball poker:
- * "3H to seat 4 face up: wild", "Seat 2 raises (4 in, pot 16)", "RAINOUT: ..."). Written from
- * the entry's kind, body and engine effects as the API sends them.
+ * "3H to seat 4 face up: wild", "Seat 2 raises (4 in, pot 16)", "RAINOUT: ..."; the overhead
+ * camera: "Camera moved: markers 14 mm off"). Written from the entry's kind, body and engine
+ * effects as the API sends them. Also the camera's zone names as the dealer says them.
  */
 import { cardLabel } from "./cards.js";
 
@@ -10,8 +11,48 @@ import { cardLabel } from "./cards.js";
 
 const BUTTONS = /** @type {Record<string, string>} */ ({ confirm: "Confirm pressed" });
 
+/** The spots of a Grand Slam seat as the layout names them (controller/camera_link.py SPOT_WORDS). */
+const SPOT_WORDS = /** @type {Record<string, string>} */ ({
+  first: "first base", second: "second base", third: "third base", home: "home plate",
+  three_outs: "3 outs insurance", poker_bonus: "poker bonus",
+});
+
+/** The camera's own state (`state.camera.status`) in words: "Camera moved". */
+export const CAMERA_WORDS = /** @type {Record<string, string>} */ ({
+  ok: "Camera watching",
+  bumped: "Camera moved",
+  unverified: "Camera cannot check its position",
+  offline: "Camera offline",
+  uncalibrated: "Camera not calibrated",
+});
+
 /**
- * One or more lines describing `entry`, most important first.
+ * A layout zone as the dealer says it: "seat6.home.payout" -> "Seat 6 home plate payout".
+ * @param {string} name
+ */
+export function zoneWords(name) {
+  const m = /^seat(\d+)\.([a-z_]+)(\.payout)?$/.exec(name);
+  if (!m) return name;
+  if (m[2] === "puck") return `Seat ${m[1]} puck spot`;
+  return `Seat ${m[1]} ${SPOT_WORDS[m[2]] ?? m[2].replace(/_/g, " ")}${m[3] ? " payout" : ""}`;
+}
+
+/**
+ * A `scene` entry: only a change of the camera's own state is news for the log; the chips it
+ * sees come and go all round long and are shown in the camera panel instead.
+ * @param {any} body
+ * @returns {string[]}
+ */
+function sceneLines(body) {
+  if (typeof body.camera !== "string") return [];
+  const words = CAMERA_WORDS[body.camera] ?? `Camera ${body.camera}`;
+  const why = body.why ? `: ${body.why}` : "";
+  return [body.camera === "ok" ? `Camera watching the table${why}` : `${words}${why}`];
+}
+
+/**
+ * The lines describing `entry`, most important first (none for a camera view the log need not
+ * tell).
  * @param {Entry} entry
  * @returns {string[]}
  */
@@ -43,6 +84,8 @@ export function describeEntry(entry) {
       return [`Shoe: ${String(body.event ?? "event").replace(/-/g, " ")}: shuffle after this round`];
     case "shoe-reshuffled":
       return [`New shoe loaded (${body.by ?? "dealer"})`];
+    case "scene":
+      return sceneLines(body);
     case "login":
       if (body.ok === false) return [`Login refused (wrong token${body.client ? ` from ${body.client}` : ""})`];
       return [`${capital(String(body.role ?? body.who ?? body.by ?? "someone"))} logged in`];
@@ -69,7 +112,8 @@ function roundOpened(round, body) {
   const seats = Array.isArray(event.seats) ? event.seats.map((/** @type {any} */ s) => s.seat) : [];
   const blind = event.blind_seat ? `, blind puck at seat ${event.blind_seat}` : "";
   const who = seats.length ? `: seat${seats.length > 1 ? "s" : ""} ${seats.join(", ")}` : "";
-  return `Round ${round ?? "?"} opened${who}${blind}`;
+  const via = body.via === "camera" ? " from the camera" : "";
+  return `Round ${round ?? "?"} opened${via}${who}${blind}`;
 }
 
 /**
