@@ -210,6 +210,7 @@ class Reader:
             default=marker_side,
         )
         self._puck_markers = _window_detector(spec.dictionary, puck_side)
+        self._puck_markers_thorough = detector(spec.dictionary)  # every threshold scale: blurred pucks
         self._marker_windows = self._windows([c for c in calibration.marker_pixels.values()], 24)
         self._marker_patches: list[tuple[tuple[int, int, int, int], Image]] = []  # at the last full check
         self._last_check: CameraCheck | None = None
@@ -398,9 +399,10 @@ class Reader:
             if not self._may_hold_puck(gray, window):
                 continue
             found = self._find(gray, [window], self._puck_markers, wanted)
+            if not found:  # something bright is there: a hand, or a puck too blurred for one scale
+                found = self._find(gray, [window], self._puck_markers_thorough, wanted)
             seen.update(found)
-            if found:  # an empty window is cheap to look at again; one with a puck is not
-                self._puck_memory[window] = (now.copy(), found)
+            self._puck_memory[window] = (now.copy(), found)  # found or not: searching cost time
         return seen
 
     def _may_hold_puck(self, gray: Image, window: tuple[int, int, int, int]) -> bool:
