@@ -230,6 +230,20 @@ def _expect(data: JSON, tp: type, where: str) -> None:
         raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
 
 
+# --- what every game's state shares ----------------------------------------------------------
+
+#: Where a game's round is: none open yet, being dealt, or finished.
+Phase = typing.Literal["idle", "dealing", "settled", "void"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Void:
+    """Who voided a round, and why (kept in the game's state and its settlement)."""
+
+    by: str
+    reason: str
+
+
 # --- reading round files: what every game's parser shares ---------------------------------------
 
 

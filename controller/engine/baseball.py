@@ -54,10 +54,12 @@ from controller.engine.base import (
     CardDealt,
     Effect,
     Event,
+    Phase,
     RoundInput,
     RoundVoided,
     RuleError,
     ShoeReshuffled,
+    Void,
     VoidRound,
     effect,
     event,
@@ -409,15 +411,6 @@ class Betting:
     bets: int = 0  # full bets made: the opening or completion, then each raise
     opened: bool = False
     pending: tuple[int, ...] = ()  # seats still to act, in turn order
-
-
-@dataclass(frozen=True)
-class Void:
-    by: str
-    reason: str
-
-
-Phase = Literal["idle", "dealing", "settled", "void"]
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,11 @@ from controller.engine.base import (
     CardDealt,
     Effect,
     Event,
+    Phase,
     RoundInput,
     RoundVoided,
     RuleError,
+    Void,
     VoidRound,
     effect,
     event,
@@ -264,15 +266,6 @@ class BlindState:
     seat: int
     player: int
     cards: tuple[Card, ...] = ()
-
-
-@dataclass(frozen=True)
-class Void:
-    by: str
-    reason: str
-
-
-Phase = Literal["idle", "dealing", "settled", "void"]
 
 
 @dataclass(frozen=True)

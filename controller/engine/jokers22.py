@@ -33,9 +33,11 @@ from controller.engine.base import (
     CardDealt,
     Effect,
     Event,
+    Phase,
     RoundInput,
     RoundVoided,
     RuleError,
+    Void,
     VoidRound,
     effect,
     event,
@@ -399,15 +401,6 @@ class SpotState:
 
     def order(self, player: str) -> int:
         return next(i for i, w in enumerate(self.wagers) if w.player == player)
-
-
-@dataclass(frozen=True)
-class Void:
-    by: str
-    reason: str
-
-
-Phase = Literal["idle", "dealing", "settled", "void"]
 
 
 @dataclass(frozen=True)
