@@ -171,6 +171,8 @@ class _ZoneGeometry:
     rows: int
     v_min: float  # v of the patch's first row
     legal: Mask  # where a stack standing in the zone can show
+    outside: Mask  # the rest of the patch
+    legal_area: int  # pixels in `legal`
     legal_px: npt.NDArray[np.int32]  # that region's outline in the frame
     in_view: bool
     stretch: float  # mm along v per mm across, for the same distance in the frame
@@ -251,7 +253,15 @@ class Reader:
             maps.append(grid)
             lines.append(on_lines)
             top += geometry.rows
-        self._ink_lines = np.concatenate(lines)
+        self._ink_lines = np.flatnonzero(np.concatenate(lines))  # flat indices of the patches' pixels
+        # every 4th row and column of each zone's patch in view, where no stack of the zone can stand
+        width = 2 * self.half_width + 1
+        samples = [np.zeros(0, dtype=np.intp)]
+        for g in self.zones:
+            if g.in_view:
+                rows, cols = np.nonzero(~g.legal[::4, ::4])
+                samples.append((g.top + 4 * rows) * width + 4 * cols)
+        self._felt_samples = np.concatenate(samples)
         grid_px = np.concatenate(maps).astype(np.float32)
         self._map1, self._map2 = cv2.convertMaps(grid_px[..., 0], grid_px[..., 1], cv2.CV_16SC2)
         self._grid_px = grid_px
@@ -304,6 +314,8 @@ class Reader:
             rows,
             float(v_min),
             legal.astype(bool),
+            legal == 0,
+            int(np.count_nonzero(legal)),
             legal_px,
             in_view,
             float(per_u / per_v),
@@ -484,22 +496,21 @@ class Reader:
 
     def _felt_reference(self, patches: Image) -> FloatArray | None:
         """The felt's colour now, from every patch's pixels where no stack can stand."""
-        samples = []
-        for g in self.zones:
-            if g.in_view:
-                block = patches[g.top : g.top + g.rows : 4, ::4]
-                samples.append(block[~g.legal[::4, ::4]])
-        if not samples:
+        if not len(self._felt_samples):
             return None
-        pixels = np.concatenate(samples).astype(np.float32)
+        # one row a channel (B, G, R): whole-array operations on a (n, 3) array cost several times more
+        channels = np.take(patches.reshape(-1, 3), self._felt_samples, axis=0).T
+        b, g, r = channels.astype(np.float32)
         # Robust to hands and stacks: the felt is the largest cluster; take the median of the
         # pixels whose chromaticity is near the expected felt's.
-        chroma = pixels / np.maximum(pixels.sum(axis=1, keepdims=True), 1.0)
+        total = np.maximum((b + g) + r, 1.0)
         expected = self.felt / self.felt.sum()
-        near = np.linalg.norm(chroma - expected, axis=1) < 0.08
-        if near.sum() < 0.3 * len(pixels):
+        off = np.square(b / total - expected[0]) + np.square(g / total - expected[1])
+        near = np.sqrt(off + np.square(r / total - expected[2])) < 0.08
+        count = int(np.count_nonzero(near))
+        if count < 0.3 * len(near):
             return None
-        return np.asarray(np.median(pixels[near], axis=0), dtype=np.float64)
+        return np.array([_median_byte(channel[near], count) for channel in channels], dtype=np.float64)
 
     def _hidden_in_patch(self, hidden: Image, g: _ZoneGeometry) -> Mask:
         grid = self._grid_px[g.top : g.top + g.rows]
@@ -515,19 +526,22 @@ class Reader:
         frame: Image,
         gain: FloatArray,
     ) -> tuple[ZoneReading, npt.NDArray[np.int32] | None]:
-        care = ~covered if covered is not None else np.ones_like(seen)
-        stray = seen & ~g.legal & care
+        care = ~covered if covered is not None else None  # None: every pixel counts
+        stray = seen & g.outside if care is None else seen & g.outside & care
         if np.count_nonzero(stray) > STRAY_PIXELS:
             return ZoneReading.blocked(
                 "something other than a stack in its circle covers the zone (a hand? chips over the line?)"
             ), None
-        inside = seen & g.legal & care
+        inside = seen & g.legal if care is None else seen & g.legal & care
         if np.count_nonzero(inside) < EMPTY_PIXELS:
-            if covered is not None and np.count_nonzero(covered & g.legal) > 0.2 * np.count_nonzero(g.legal):
+            if covered is not None and np.count_nonzero(covered & g.legal) > 0.2 * g.legal_area:
                 return ZoneReading.unsure("a nearer stack hides the zone"), None
             return ZoneReading.ok(()), None
-        count, labels, stats, _ = cv2.connectedComponentsWithStats(inside.astype(np.uint8), connectivity=8)
-        big = [i for i in range(1, count) if stats[i, cv2.CC_STAT_AREA] >= EMPTY_PIXELS]
+        # 16-bit labels (a patch has far fewer than 65536 pixels): OpenCV labels them twice as fast
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(
+            inside.view(np.uint8), connectivity=8, ltype=cv2.CV_16U
+        )
+        big = np.flatnonzero(stats[1:count, cv2.CC_STAT_AREA] >= EMPTY_PIXELS) + 1
         if len(big) != 1:
             return ZoneReading.unsure(f"{len(big)} separate things in the zone: one stack a zone is read"), None
         blob = labels == big[0]
@@ -556,8 +570,9 @@ class Reader:
         outline = _hull_outline(u0, v0, R, kn, g.distance)
         predicted = np.zeros_like(blob, dtype=np.uint8)
         cv2.fillConvexPoly(predicted, np.round((outline - [-w, g.v_min]) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
-        edge = cv2.morphologyEx(predicted, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)).astype(bool)
-        disagree = np.count_nonzero((predicted.astype(bool) ^ blob) & ~edge & care)
+        edge = cv2.morphologyEx(predicted, cv2.MORPH_GRADIENT, _SQUARE_3)
+        wrong = (predicted.view(np.bool_) ^ blob) & (edge == 0)
+        disagree = np.count_nonzero(wrong if care is None else wrong & care)
         if disagree > MAX_SHAPE_MISMATCH * np.count_nonzero(predicted):
             return ZoneReading.unsure("the outline is not one upright stack"), None
         centre = g.to_table(u0, v0)
@@ -616,6 +631,15 @@ class Reader:
         return tuple(int(v) for v in values)
 
 
+def _median_byte(values: Image, count: int) -> float:
+    """The median of `count` (> 0) 8-bit values, as np.median gives it (the mean of the middle two
+    of an even count), from their histogram rather than a sort."""
+    cumulative = np.cumsum(np.bincount(values, minlength=256))
+    low = int(np.searchsorted(cumulative, (count - 1) // 2, side="right"))
+    high = int(np.searchsorted(cumulative, count // 2, side="right"))
+    return (low + high) / 2
+
+
 def _side_px(corners: FloatArray) -> float:
     return float(np.mean(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1)))
 
@@ -645,34 +669,53 @@ def _ring(x: float, y: float, r: float, z: float) -> FloatArray:
 
 
 def _background_distance(
-    patches: Image, gain: FloatArray, felt: npt.NDArray[np.float32], ink: npt.NDArray[np.float32], ink_lines: Mask
+    patches: Image,
+    gain: FloatArray,
+    felt: npt.NDArray[np.float32],
+    ink: npt.NDArray[np.float32],
+    ink_lines: npt.NDArray[np.intp],
 ) -> npt.NDArray[np.float32]:
-    """Distance of each white-balanced colour from the felt; on the printed lines, from the
-    segment felt-ink (their blends, along the lines' edges, are felt too). Only there: a white
-    chip's edge blurred into the felt passes near the ink's light blue. One affine transform puts
-    colours in a frame whose first axis runs from felt to ink."""
+    """Distance of each white-balanced colour from the felt; on the printed lines (`ink_lines`,
+    flat indices into the patches' pixels), from the segment felt-ink (their blends, along the
+    lines' edges, are felt too). Only there: a white chip's edge blurred into the felt passes near
+    the ink's light blue. One affine transform puts colours in a frame whose first axis runs from
+    felt to ink. Whole-image OpenCV passes in float32 (every patch pixel, each frame: this is one
+    of the reader's largest costs); the per-line fix-up touches only the line pixels (a tenth)."""
     seg = (ink - felt).astype(np.float64)
     length = float(np.linalg.norm(seg))
     e1 = seg / length
     e2 = np.cross(e1, [1.0, 0.0, 0.0] if abs(e1[0]) < 0.9 else [0.0, 1.0, 0.0])
     e2 /= np.linalg.norm(e2)
     e3 = np.cross(e1, e2)
-    basis = np.stack([e1, e2, e3])
+    basis = np.stack([e2, e3, e1])  # the felt-ink axis last: the sums below add it last
     m = np.concatenate([basis * gain[None, :], -(basis @ felt)[:, None]], axis=1).astype(np.float32)
     q = cv2.transform(patches.astype(np.float32), m)
-    along = q[..., 0]
-    beyond = np.where(ink_lines, np.minimum(along, 0.0) + np.maximum(along - length, 0.0), along)
-    return np.asarray(np.sqrt(q[..., 1] ** 2 + q[..., 2] ** 2 + beyond**2), dtype=np.float32)
+    squares = cv2.multiply(q, q)
+    # off the lines, the distance squared: (across1^2 + across2^2) + along^2, in that order
+    total = cv2.transform(squares, _SUM_OF_CHANNELS)
+    flat = total.reshape(-1)
+    at = 3 * ink_lines
+    along = np.take(q.reshape(-1), at + 2)
+    beyond = np.minimum(along, 0.0) + np.maximum(along - length, 0.0)  # outside the segment felt-ink
+    squared = squares.reshape(-1)
+    flat[ink_lines] = (np.take(squared, at) + np.take(squared, at + 1)) + beyond**2
+    return np.asarray(cv2.sqrt(total), dtype=np.float32)
+
+
+_SUM_OF_CHANNELS = np.array([[1.0, 1.0, 1.0]], dtype=np.float32)
+
+
+_RING_ANGLES = np.linspace(0, 2 * math.pi, 48, endpoint=False)
+_RING = np.stack([np.cos(_RING_ANGLES), np.sin(_RING_ANGLES)], axis=1)  # a stack's outline: 48 points a circle
+_SQUARE_3 = np.ones((3, 3), np.uint8)
 
 
 def _hull_outline(u0: float, v0: float, r: float, k: float, distance: float) -> FloatArray:
     """Outline (u, v) of a stack of radius r on (u0, v0) whose top projects enlarged k times
     about the camera's foot at (0, -distance): the convex hull of the two circles."""
-    a = np.linspace(0, 2 * math.pi, 48, endpoint=False)
-    ring = np.stack([np.cos(a), np.sin(a)], axis=1)
-    base = np.array([u0, v0]) + r * ring
+    base = np.array([u0, v0]) + r * _RING
     top_centre = np.array([u0 * k, (v0 + distance) * k - distance])
-    top = top_centre + r * k * ring
+    top = top_centre + r * k * _RING
     hull = cv2.convexHull(np.concatenate([base, top]).astype(np.float32))
     return np.asarray(hull, dtype=np.float64).reshape(-1, 2)
 
@@ -683,23 +726,29 @@ def _measure(
     """Stack centre (u0, v0) and top scale k from the blob: the front edge is the base circle's
     nearest point, the far edge the top circle's farthest one. Also how much bigger than r the
     base looks (blur), in mm."""
-    rows = np.nonzero(blob.any(axis=1))[0]
-    if len(rows) < 5:
+    # each row's blob pixels (none, one, more) and first and last one, as Python numbers: the loops over
+    # rows below are short, and numpy calls on a few values each cost more than the work
+    filled: Mask = np.any(blob, axis=1)
+    if np.count_nonzero(filled) < 5:
         return None
-    front_row = int(rows[0])
+    n_rows, width = blob.shape
+    lefts = np.argmax(blob, axis=1).tolist()
+    rights = (width - 1 - np.argmax(blob[:, ::-1], axis=1)).tolist()
+    # 0 for an empty row, 1 for one pixel, 2 for two or more
+    per_row = [(1 + (r > left)) if f else 0 for f, left, r in zip(filled.tolist(), lefts, rights, strict=True)]
+    front_row = int(np.argmax(filled))
     # the widest rows of the base circle (about r beyond the front edge) give the centre across
-    band = blob[front_row + int(R) - 3 : front_row + int(R) + 4]
-    cols = [np.nonzero(row)[0] for row in band if row.any()]
-    if not cols:
+    band = range(front_row + int(R) - 3, min(front_row + int(R) + 4, n_rows))
+    centres = sorted((lefts[i] + rights[i]) / 2 for i in band if per_row[i])  # whole and half pixels: exact
+    if not centres:
         return None
-    centres = [(c[0] + c[-1]) / 2 for c in cols]
-    col = float(np.median(centres))
+    half = len(centres) // 2
+    col = centres[half] if len(centres) % 2 else (centres[half - 1] + centres[half]) / 2
     c0 = round(col)
-    column = blob[:, max(c0 - 1, 0) : c0 + 2].any(axis=1)
-    hits = np.nonzero(column)[0]
-    if len(hits) == 0:
+    column: Mask = np.any(blob[:, max(c0 - 1, 0) : c0 + 2], axis=1)
+    if not column.any():
         return None
-    first, last = int(hits[0]), int(hits[-1])
+    first, last = int(np.argmax(column)), len(column) - 1 - int(np.argmax(column[::-1]))
     profile = score[:, max(c0 - 1, 0) : c0 + 2].mean(axis=1)
     front = _crossing(profile, first, -1)
     far = _crossing(profile, last, +1)
@@ -709,17 +758,12 @@ def _measure(
     # beyond r says how much bigger the outline looks (along v the same pixels are more mm).
     # The fit is a circle in millimetres; the outline's growth is not quite even in them.
     top_row = int(front) + 1
-    points = []
-    for row in range(top_row + 1, min(top_row + int(R), len(blob))):
-        inside = np.nonzero(blob[row])[0]
-        if len(inside) < 2:
-            continue
-        line = score[row]
-        points.append((_crossing(line, int(inside[0]), -1), row))
-        points.append((_crossing(line, int(inside[-1]), +1), row))
-    if len(points) < 12:
+    rows = [i for i in range(top_row + 1, min(top_row + int(R), n_rows)) if per_row[i] >= 2]
+    if 2 * len(rows) < 12:
         return None
-    pts = np.array(points, dtype=np.float64)
+    on_rows = np.repeat(rows, 2)  # left and right edge of each row, in turn
+    edges = np.array([edge for i in rows for edge in (lefts[i], rights[i])])
+    pts = np.column_stack([_crossings(score, on_rows, edges), on_rows.astype(np.float64)])
     a = np.column_stack([2 * pts, np.ones(len(pts))])
     sol, *_ = np.linalg.lstsq(a, np.sum(pts**2, axis=1), rcond=None)
     cu, cv = sol[0], sol[1]
@@ -734,6 +778,33 @@ def _measure(
     if not 1.0 <= k < height / (height - 200):
         return None
     return u0, v0, k, grown
+
+
+_WINDOW = np.array([3, 2, 1, 0, -1])  # a crossing's columns: the last 4 inside (to the edge), the next one out
+_SIDES = np.tile([-1, 1], 64)  # left edges go left, right edges right, in turn
+
+
+def _crossings(score: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], edges: npt.NDArray[np.intp]) -> FloatArray:
+    """`_crossing` along rows `rows` of `score`, from the left edge (going left) and the right edge
+    (going right) of each row in turn, `edges` the last column inside: the same numbers (the same
+    float operations in the same order) in a few array operations rather than a Python call an
+    edge. A row whose edge lies within 3 columns of the patch's side goes through `_crossing`."""
+    n = score.shape[1]
+    if len(edges) > len(_SIDES) or int(edges.min()) < 3 or int(edges.max()) > n - 4:
+        sides = np.tile([-1, 1], len(edges) // 2 + 1)[: len(edges)]
+        return np.array([_crossing(score[r], int(e), int(s)) for r, e, s in zip(rows, edges, sides, strict=True)])
+    step = _SIDES[: len(edges)]
+    window = score[rows[:, None], edges[:, None] - step[:, None] * _WINDOW]
+    values = window.astype(np.float64)
+    near = np.sort(values[:, :4], axis=1)
+    level = (near[:, 1] + near[:, 2]) / 2 / 2  # half the median of the 4
+    pa, pb, pc = values[:, 3], values[:, 4], values[:, 2]
+    before = window[:, 2] > level.astype(np.float32)  # as numpy compares a float32 with a Python float
+    return np.where(
+        pa <= level,
+        np.where(before, (edges - step) + step * (pc - level) / np.maximum(pc - pa, 1e-6), edges - step * 0.5),
+        np.where(pb >= level, edges + step * 0.5, edges + step * (pa - level) / np.maximum(pa - pb, 1e-6)),
+    )
 
 
 def _crossing(profile: npt.NDArray[np.float32], edge: int, step: int) -> float:
