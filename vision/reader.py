@@ -38,6 +38,7 @@ from vision.calibration import CHECK_MIN_MARKERS, Calibration, CameraCheck, dete
 from vision.chips import CHIP_DIAMETER_MM, CHIP_THICKNESS_MM, ChipSet
 from vision.geometry import back_project, project
 from vision.layout import Layout, Zone
+from vision.stack_colours import SAMPLE_HEIGHTS, namer_for
 
 FloatArray = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
@@ -50,20 +51,33 @@ STRAY_PIXELS = 8  # this many "something" pixels outside where a stack could be:
 EMPTY_PIXELS = 30  # fewer "something" pixels than this inside the zone: the zone is empty
 MAX_SHAPE_MISMATCH = 0.10  # share of the predicted outline that may disagree with what is seen
 MAX_COUNT_DOUBT = 0.3  # height / 3.3 mm farther than this from a whole number: unsure
-MIN_COLOUR_MARGIN = 6.0  # Lab units between the nearest and second nearest chip colour (free brightness)
-MIN_LIT_COLOUR_MARGIN = 10.0  # the same with the light on the stack known (lightness counts in full)
+# How much worse the best explanation of a stack's side must get when any one chip is given
+# another colour (mean RGB distance over that chip's samples, vision/stack_colours.py), else
+# "unsure". On the tuning seeds 0-199 at the two-camera mount (never the benchmark's) 3 of 2300
+# stacks were still named wrong with a margin of 12, none at 15.
+MIN_COLOUR_MARGIN = 15.0
+COLOUR_PX_PER_CHIP = 2.2  # chips shorter than this in the frame need a larger margin ...
+COLOUR_MARGIN_GROWTH = 2.0  # ... by (2.2 / px a chip) ** 2: with one camera over the whole table
+# (1.5-2.1 px a chip) 7 of 950 stacks of the tuning seeds were named wrong with a margin of 15
+MAX_COLOUR_MISFIT = 30.0  # the same units: what the best sequence leaves unexplained, per chip (at most 29 seen)
 # What the far edge still reads long, in chips, after the outline's growth is taken off: it
 # grows with the size of a frame pixel on the felt (the half-level crossing sits a fraction of
-# a pixel out) and shrinks as the blur grows (the growth, measured at the base circle, is taken
-# off the top's far edge in full, and that is too much). Least squares over 1208 stacks of the
-# tuning seeds (0-59 with the two-camera mount, 0-39 over the whole table), never the
-# benchmark's: the spread of the count fell from 0.19-0.24 chip (a constant 0.25) to 0.14-0.20.
-HEIGHT_BIAS_CHIPS = 0.052
-HEIGHT_BIAS_PER_MM_PIXEL = 0.353  # chips, per mm of felt a frame pixel covers
-HEIGHT_BIAS_PER_MM_GROWN = -0.777  # chips, per mm the outline looks bigger than the stack
-SIDE_ANGLES = np.radians(np.linspace(-50.0, 50.0, 11))
-SHARED_LIGHT_CHIPS = 3  # stacks of this many chips or more: the light on their side is fitted once
-AGREEING_SAMPLES = 6  # of the 11 across a chip's side; edge spots cover at most about a third
+# a pixel out) and with the frame's blur measured on the calibration markers (in mm of felt),
+# and shrinks as the stack's own outline grows (the growth, measured at the base circle, is
+# taken off the top's far edge in full, and that is too much). Least squares over 1743 stacks
+# of the tuning seeds (0-59 with the two-camera mount, 0-39 over the whole table), never the
+# benchmark's: the spread of the count fell from 0.12-0.19 chip (the pixel and the growth
+# only, far edge along one column) to 0.076 at the two-camera mount and 0.12 over the table.
+HEIGHT_BIAS_CHIPS = -0.150
+HEIGHT_BIAS_PER_MM_PIXEL = 0.052  # chips, per mm of felt a frame pixel covers
+HEIGHT_BIAS_PER_MM_BLUR = 0.553  # chips, per mm of felt the frame's blur spreads an edge (blur px / px per mm)
+HEIGHT_BIAS_PER_MM_GROWN = -0.876  # chips, per mm the outline looks bigger than the stack
+# The top's far edge is taken along this many columns either side of the top's centre (each
+# column's crossing moved to the circle's apex), not along one: the edge's noise averages out.
+FAR_EDGE_COLUMNS = 8
+SHARP_EDGE_PX = 0.8  # an edge's spread (Gaussian sigma, px) before the markers have been seen
+SIDE_ANGLES = np.radians(np.linspace(-50.0, 50.0, 11))  # the near side sampled across +-50 degrees
+FELT_BESIDE_MM = 3.0  # the felt just in front of the stack (what the bottom chip blurs into)
 # A calibration marker whose patch of the frame correlates this well with how it looked at the
 # last full check has not moved by even a pixel (a 1 px shift of a marker's cells drops it far
 # below): the check is then not repeated. Sensor noise and light changes keep it above.
@@ -215,6 +229,9 @@ class Reader:
         self._puck_markers_thorough = detector(spec.dictionary)  # every threshold scale: blurred pucks
         self._marker_windows = self._windows([c for c in calibration.marker_pixels.values()], 24)
         self._marker_patches: list[tuple[tuple[int, int, int, int], Image]] = []  # at the last full check
+        # How far the lens and the sensor spread a sharp edge (Gaussian sigma, px), measured on the
+        # calibration markers' black-and-white edges at each full check: it biases a stack's far edge.
+        self.blur_px = SHARP_EDGE_PX
         self._last_check: CameraCheck | None = None
         # each puck window as last searched, and the puck markers found in it
         self._puck_memory: dict[tuple[int, int, int, int], tuple[Image, dict[int, FloatArray]]] = {}
@@ -391,6 +408,8 @@ class Reader:
             patch = gray[box[1] : box[3], box[0] : box[2]].copy()
             if patch.size >= 64 and float(patch.std()) > 10.0:
                 self._marker_patches.append((box, patch))
+        if self._marker_patches:
+            self.blur_px = float(np.median([_edge_spread_px(patch) for _, patch in self._marker_patches]))
         self._last_check = check
 
     def _find_pucks(self, gray: Image, wanted: set[int]) -> dict[int, FloatArray]:
@@ -555,7 +574,11 @@ class Reader:
             return ZoneReading.unsure("the outline is not one upright stack"), None
         u0, v0, k, _ = stack
         height = self.height * (1 - 1 / k)
-        bias = HEIGHT_BIAS_CHIPS + HEIGHT_BIAS_PER_MM_PIXEL / g.px_per_mm + HEIGHT_BIAS_PER_MM_GROWN * stack[3]
+        bias = (
+            HEIGHT_BIAS_CHIPS
+            + (HEIGHT_BIAS_PER_MM_PIXEL + HEIGHT_BIAS_PER_MM_BLUR * self.blur_px) / g.px_per_mm
+            + HEIGHT_BIAS_PER_MM_GROWN * stack[3]
+        )
         chips_f = height / CHIP_THICKNESS_MM - bias
         n = round(chips_f)
         if n < 1:
@@ -588,47 +611,40 @@ class Reader:
         return ZoneReading.ok((StackReading(chips),)), outline_px
 
     def _denominations(self, centre: FloatArray, n: int, frame: Image, gain: FloatArray) -> tuple[int, ...] | str:
-        """Each chip's value, bottom to top, from the colour across the stack's near side."""
+        """Each chip's value, bottom to top, from the colours down the stack's near side, every
+        chip named at once with the blur between neighbouring chips modelled
+        (vision/stack_colours.py); a chip that could be more than one colour makes it "unsure"."""
+
         toward = self.foot - centre
         toward /= np.linalg.norm(toward)
         side = np.array([toward[1], -toward[0]])
-        dirs = np.cos(SIDE_ANGLES)[:, None] * toward + np.sin(SIDE_ANGLES)[:, None] * side  # 7 x 2
-        ring = centre + 0.97 * R * dirs
-        z = (np.arange(n) + 0.5) * CHIP_THICKNESS_MM
-        pts = np.concatenate(
-            [np.repeat(ring[None], n, axis=0), np.repeat(z[:, None, None], len(ring), axis=1)], axis=2
+        dirs = np.cos(SIDE_ANGLES)[:, None] * toward + np.sin(SIDE_ANGLES)[:, None] * side
+        angles = len(dirs)
+        # on the side itself: a point inside it would show the side a fraction of a chip higher
+        ring = centre + R * dirs
+        z = ((np.arange(n)[:, None] + np.array(SAMPLE_HEIGHTS)[None, :]) * CHIP_THICKNESS_MM).reshape(-1)
+        on_side = np.concatenate(
+            [np.repeat(ring[None], len(z), axis=0), np.repeat(z[:, None, None], angles, axis=1)], axis=2
         ).reshape(-1, 3)
-        px = project(self.camera, self.pose, pts).astype(np.float32).reshape(n, len(ring), 2)
-        samples = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR).astype(np.float64) * gain
-        distances = self.chips.distances(samples[..., ::-1].reshape(-1, 3)).reshape(n, len(ring), -1)
-        # The edge spots cover a minority of the side: a chip is the colour that most of the
-        # samples across its side agree on.
-        agreed = np.sort(distances, axis=1)[:, :AGREEING_SAMPLES].mean(axis=1)  # n x chips
-        order = np.argsort(agreed, axis=1)
-        first = order[:, 0]
-        if n >= SHARED_LIGHT_CHIPS:
-            # Every chip of a stack is lit alike at the same angle round its side: the light
-            # there is the middle of what the chips first named say, and with it known a dark
-            # chip is no longer "any colour, dimmed".
-            rgb = samples[..., ::-1]
-            nominal = self.chips.colours[order[:, 0]][:, None, :]  # n x 1 x 3
-            ratio = np.sum(rgb * nominal, axis=2) / np.maximum(np.sum(nominal * nominal, axis=2), 1e-6)
-            shade = np.clip(np.median(ratio, axis=0), 0.3, 1.6)  # one per angle
-            lit = np.broadcast_to(shade[None, :], (n, len(ring))).reshape(-1)
-            distances = self.chips.distances_in_light(rgb.reshape(-1, 3), lit).reshape(n, len(ring), -1)
-            agreed = np.sort(distances, axis=1)[:, :AGREEING_SAMPLES].mean(axis=1)
-            order = np.argsort(agreed, axis=1)
-        rows = np.arange(n)
-        margins = agreed[rows, order[:, 1]] - agreed[rows, order[:, 0]]
-        values = [self.chips.chips[i].value for i in order[:, 0]]
-        worst = int(np.argmin(margins))
-        named_twice = order[:, 0] == first  # the two ways of naming the colour must agree
-        if not named_twice.all():
-            disagree = int(np.argmin(named_twice))
-            return f"chip {disagree + 1} from the bottom could be more than one colour"
-        if margins[worst] < (MIN_LIT_COLOUR_MARGIN if n >= SHARED_LIGHT_CHIPS else MIN_COLOUR_MARGIN):
-            return f"chip {worst + 1} from the bottom could be more than one colour"
-        return tuple(int(v) for v in values)
+        on_felt = np.concatenate([centre + (R + FELT_BESIDE_MM) * dirs, np.zeros((angles, 1))], axis=1)
+        px = project(self.camera, self.pose, np.concatenate([on_side, on_felt])).astype(np.float32)
+        middle = angles // 2  # how tall a chip is in the frame, from the lowest and highest samples
+        rise = float(np.linalg.norm(px[len(on_side) - angles + middle] - px[middle]))
+        px_per_chip = rise / (n - 1 + SAMPLE_HEIGHTS[-1] - SAMPLE_HEIGHTS[0])
+        seen = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)[0].astype(np.float64) * gain
+        rgb = seen[:, ::-1]
+        namer = namer_for(tuple(c.colour for c in self.chips.chips), tuple(float(v) for v in self.felt[::-1]))
+        named = namer.name(
+            rgb[: len(on_side)].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[len(on_side) :], px_per_chip
+        )
+        if named.misfit > MAX_COLOUR_MISFIT:
+            return "the colours down the stack's side fit no sequence of chips"
+        # chips fewer pixels tall than at the two-camera mount leave the blur and the bands'
+        # offset less certain: more margin is asked of them
+        wanted = MIN_COLOUR_MARGIN * max(1.0, COLOUR_PX_PER_CHIP / px_per_chip) ** COLOUR_MARGIN_GROWTH
+        if float(named.margins.min()) < wanted:
+            return f"chip {named.weakest + 1} from the bottom could be more than one colour"
+        return tuple(self.chips.chips[i].value for i in named.colours)
 
 
 def _median_byte(values: Image, count: int) -> float:
@@ -771,13 +787,66 @@ def _measure(
     grown = radius - R  # in across-mm, the frame-like unit
     col = float(cu)
     front = float(cv) - R
-    far -= grown * stretch
     u0 = col - w
     v0 = v_min + front + R
-    k = (v_min + far + distance) / (v0 + R + distance)
+    k = (v_min + far - grown * stretch + distance) / (v0 + R + distance)
     if not 1.0 <= k < height / (height - 200):
         return None
+    # The far edge again along the columns either side of the top's centre, each crossing moved
+    # up to the top circle's apex (its radius is R k): one column's edge is noisy, many agree.
+    top_col = u0 * k + w
+    cols = np.arange(max(round(top_col) - FAR_EDGE_COLUMNS, 0), min(round(top_col) + FAR_EDGE_COLUMNS + 1, width))
+    crossings = _far_crossings(blob, score, cols)
+    across = cols - top_col
+    rk = R * k
+    use = ~np.isnan(crossings) & (np.abs(across) <= 0.8 * rk)
+    if np.count_nonzero(use) >= 3:
+        apex = crossings[use] + rk - np.sqrt(rk * rk - across[use] ** 2)
+        k = (v_min + float(apex.mean()) - grown * stretch + distance) / (v0 + R + distance)
+        if not 1.0 <= k < height / (height - 200):
+            return None
     return u0, v0, k, grown
+
+
+def _far_crossings(blob: Mask, score: npt.NDArray[np.float32], cols: npt.NDArray[np.intp]) -> FloatArray:
+    """`_crossing(score[:, c], last, +1)` for each column c of `cols`, `last` the blob's last row
+    in it (NaN where the blob has none): the far edge, column by column, in array operations."""
+    inside = blob[:, cols]
+    n = inside.shape[0]
+    has: Mask = np.any(inside, axis=0)
+    last = n - 1 - np.argmax(inside[::-1], axis=0)
+    if len(cols) == 0 or int(last.min()) < 3:  # an edge within 3 rows of the patch's start: one by one
+        return np.array(
+            [_crossing(score[:, c], int(e), +1) if h else np.nan for c, e, h in zip(cols, last, has, strict=True)]
+        )
+    values = score[:, cols].astype(np.float64)
+    j = np.arange(len(cols))
+    near = np.sort(values[last[None, :] - np.arange(4)[:, None], j], axis=0)  # the last 4 rows inside
+    level = (near[1] + near[2]) / 2 / 2  # half their median
+    pa = values[last, j]
+    pb = values[np.minimum(last + 1, n - 1), j]
+    pc = values[last - 1, j]
+    out = last + (pa - level) / np.maximum(pa - pb, 1e-6)
+    out = np.where(pb >= level, last + 0.5, out)
+    before = np.where(pc > level, last - 1 + (pc - level) / np.maximum(pc - pa, 1e-6), last - 0.5)
+    out = np.where(pa <= level, before, out)
+    out = np.where(last + 1 >= n, last.astype(np.float64), out)
+    return np.asarray(np.where(has, out, np.nan), dtype=np.float64)
+
+
+def _edge_spread_px(patch: Image) -> float:
+    """How far the camera spreads a sharp edge (Gaussian sigma, px), from a patch of sharp
+    black-and-white edges (a calibration marker): across a blurred step of contrast C the
+    gradient sums to C and its square to C^2 / (2 sqrt(pi) sigma), along any length of edge."""
+    p = patch.astype(np.float32)
+    gx = cv2.Sobel(p, cv2.CV_32F, 1, 0, ksize=3) / 8
+    gy = cv2.Sobel(p, cv2.CV_32F, 0, 1, ksize=3) / 8
+    g = cv2.magnitude(gx, gy)
+    low, high = np.percentile(p, (5, 95))
+    energy = float(np.sum(g * g))
+    if energy <= 0.0:
+        return SHARP_EDGE_PX
+    return float((high - low) * float(g.sum()) / (2 * math.sqrt(math.pi) * energy))
 
 
 _WINDOW = np.array([3, 2, 1, 0, -1])  # a crossing's columns: the last 4 inside (to the edge), the next one out

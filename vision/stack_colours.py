@@ -1,0 +1,427 @@
+"""Every chip of a stack named at once, with the blur between chips modelled.
+
+At the two-camera mount a chip's edge is only 2.5-2.8 pixels tall on the stack's side, and lens
+blur, the sensor's pixels and the sampling spread each pixel over about a chip's height: at a
+change of colour a chip's band holds a good share of its neighbours' colours. Naming each chip
+on its own then fails exactly where the value changes. Here the whole side is explained at
+once, as the camera would have drawn it:
+
+    seen(chip i, height f within it, angle j) = shade_j * (below(f) * colour[i - 1]
+                                                           + own(f) * colour[i]
+                                                           + above(f) * colour[i + 1])
+
+where below / own / above are the shares a Gaussian blur of `sigma` leaves of the chip
+below, the chip itself and the chip above at that height (the band itself may sit `delta`
+chips higher or lower than predicted: the stack's centre and the pose are known to a fraction
+of a millimetre, which along the side is a fraction of a chip), shade_j = level * profile_j is
+the light on the side at that angle round the stack (the same for every chip: one light, one
+cylinder), below the bottom chip is the felt and above the top chip its own top face (lit like
+the felt). The edge spots (inserts of another colour, a third of the edge at most) are outvoted:
+each chip is scored on the `KEEP` columns (angles) that fit it best.
+
+The best sequence of colours under this model is found by dynamic programming over pairs of
+neighbouring colours (Viterbi, min-sum); forward and backward passes give, for every chip, the
+best cost with that chip forced to each colour, so each chip's margin is how much worse the
+best explanation becomes when that chip is given any other colour. The offset is never known
+exactly, so the chain is also named with it half a pixel lower and higher, and a colour counts
+as close as its best fit under any of them. A chip whose margin is small could be more than one
+colour, and a side that no sequence explains well (`misfit`) is not chips as modelled: the
+caller says "unsure", never guesses.
+
+The exact per-angle model is costly for 6 x 6 x 6 colour triples, so it weighs only the
+`CANDIDATES` colours per chip that a cheaper fit ranks best (one robust colour per height, the
+angles that agree best, against every neighbour triple). A first naming assumes a middling
+blur; unless it is sure of every chip, blur, offset and light level are refitted to it (a small
+grid, scored on that sequence) and the stack named again. Blur and offset are set in frame
+pixels and turned into chips with the chip's height in the frame.
+
+    namer = StackNamer(chip_rgb, felt_rgb)
+    named = namer.name(samples, felt_samples, px_per_chip)  # samples (n, len(SAMPLE_HEIGHTS), angles, 3) RGB
+    named.colours, named.margins, named.misfit              # indices into chip_rgb, bottom to top
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+# Where each chip is sampled, as fractions of its height from its bottom edge.
+SAMPLE_HEIGHTS = (0.125, 0.375, 0.625, 0.875)
+KEEP = 5  # of the angles across a chip's side, those that fit best: edge spots cover the rest
+CANDIDATES = 3  # colours per chip the exact model weighs (ranked by a cheaper fit, see _candidates)
+CAP = 80.0  # RGB distance one sample can add at most (a spot is an outlier, not evidence)
+AGREEING = 5  # angles whose colours agree best, for one robust colour per height
+# Blur (Gaussian sigma along the side) and offset of the chip bands, in frame pixels, refitted
+# per stack; and the light level relative to the first estimate. Measured on tuning scenes at
+# the two-camera mount (2.4-2.8 px a chip): sigma 0.4-1.25 px (0-1 px of lens blur, plus the
+# pixels and the sampling), offsets mostly within 0.5 px.
+SIGMAS_PX = (0.6, 1.0, 1.35)
+OFFSETS_PX = (-0.37, 0.0, 0.37)
+LEVELS = (0.8, 0.9, 1.0, 1.1, 1.25)
+FIRST_SIGMA_PX = 1.0
+# How far the bands' offset may be from the one that fits best: each chip's margin is taken over
+# the chain named with the offset this much lower and higher too (the felt's edge under the
+# bottom chip and the top face's above the top one depend on it most).
+OFFSET_DOUBT_PX = 0.5
+# A first naming (blur FIRST_SIGMA_PX) this sure of every chip is kept: on tuning seeds 0-119
+# keeping them cost no exact stack and added no wrong one; the refit costs as much again.
+SURE_AT_FIRST = 20.0
+LONE_CHIP_LEVELS = (0.5, 0.7, 1.0, 1.4, 2.0)  # a one-chip stack is first named at each of these
+LEVEL_RANGE = (0.3, 1.6)  # the light on a stack's side relative to the felt's, at most this far off
+LOCAL_LIGHT = (0.8, 1.25)  # the light on the felt beside a stack relative to the frame's felt
+
+
+@dataclass(frozen=True)
+class NamedStack:
+    """Each chip's colour (index into the namer's colours), bottom to top, and its margin: how
+    much the best explanation of the stack's side worsens (mean RGB distance per kept sample)
+    when that chip is given any other colour."""
+
+    colours: tuple[int, ...]
+    margins: FloatArray
+    misfit: float  # what the best explanation leaves unexplained, per chip (same units as the margins)
+
+    @property
+    def weakest(self) -> int:
+        """The chip (from the bottom, 0-based) the naming is least sure of."""
+        return int(np.argmin(self.margins))
+
+
+def _phi(x: FloatArray) -> FloatArray:
+    """The standard normal distribution function, elementwise."""
+    flat = [0.5 * (1.0 + math.erf(float(v) / math.sqrt(2.0))) for v in np.ravel(x)]
+    return np.asarray(flat, dtype=np.float64).reshape(np.shape(x))
+
+
+def _middle(x: FloatArray, axis: int) -> FloatArray:
+    """The median along `axis`, as np.median gives it, from one partition (several times
+    cheaper than np.median on the few values here)."""
+    k = x.shape[axis] // 2
+    if x.shape[axis] % 2:
+        return np.asarray(np.take(np.partition(x, k, axis=axis), k, axis=axis), dtype=np.float64)
+    both = np.partition(x, (k - 1, k), axis=axis)
+    return np.asarray((np.take(both, k - 1, axis=axis) + np.take(both, k, axis=axis)) / 2, dtype=np.float64)
+
+
+def mixing(sigma: float, offset: float, heights: tuple[float, ...] = SAMPLE_HEIGHTS) -> FloatArray:
+    """(heights, 3): the shares of the chip below, the chip itself and the chip above in a
+    sample taken at each fraction of a chip's height, when blur spreads the side by a Gaussian
+    of `sigma` chips and the chip really spans [offset, 1 + offset]. Chips two away are counted
+    with the nearer neighbour (a few percent at most with sigma up to 0.7 chip)."""
+    f = np.asarray(heights, dtype=np.float64) - offset
+    s = max(sigma, 1e-3)
+    below = _phi(-f / s)
+    above = 1.0 - _phi((1.0 - f) / s)
+    return np.stack([below, 1.0 - below - above, above], axis=1)
+
+
+def _best(candidates: IntArray, marginals: FloatArray) -> tuple[IntArray, FloatArray]:
+    """The best sequence (colour indices) and each chip's margin from the chain's min-marginals."""
+    order = np.argsort(marginals, axis=1)
+    rows = np.arange(len(marginals))
+    sequence = candidates[rows, order[:, 0]]
+    if marginals.shape[1] < 2:
+        return sequence, np.full(len(marginals), np.inf)
+    return sequence, marginals[rows, order[:, 1]] - marginals[rows, order[:, 0]]
+
+
+def viterbi(cost: FloatArray) -> tuple[float, FloatArray]:
+    """Best total and min-marginals of a chain whose link i costs `cost[i, a, b, c]` for chip i of
+    colour (candidate) b between a below and c above. cost: (n, K, K, K); chip 0 uses a = 0 (the
+    felt) and chip n - 1 uses c = 0 (its top face). Returns (best total, (n, K) the best total
+    with chip i forced to each candidate)."""
+    totals, marginals = viterbi_batch(cost[None])
+    return float(totals[0]), marginals[0]
+
+
+def viterbi_batch(cost: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """`viterbi` for B chains at once (one per blur and offset): cost (B, n, K, K, K) ->
+    totals (B,), min-marginals (B, n, K)."""
+    b_n, n, k = cost.shape[0], cost.shape[1], cost.shape[3]
+    if n == 1:
+        alone = cost[:, 0, 0, :, 0]
+        return alone.min(axis=1), alone[:, None, :].copy()
+    # forward: alpha[i][b, c] = best cost of chips 0..i with chip i = b, chip i + 1 = c
+    alpha = np.empty((n - 1, b_n, k, k))
+    alpha[0] = cost[:, 0, 0]
+    for i in range(1, n - 1):
+        alpha[i] = np.min(alpha[i - 1][:, :, :, None] + cost[:, i], axis=1)
+    # backward: beta[i][b, c] = best cost of chips i + 1.. given chip i = b, chip i + 1 = c
+    beta = np.empty((n - 1, b_n, k, k))
+    beta[n - 2] = cost[:, n - 1, :, :, 0]
+    for i in range(n - 3, -1, -1):
+        beta[i] = np.min(cost[:, i + 1] + beta[i + 1][:, None, :, :], axis=3)
+    total = alpha + beta  # n - 1, B, K, K
+    marginals = np.empty((b_n, n, k))
+    marginals[:, : n - 1] = total.min(axis=3).transpose(1, 0, 2)
+    marginals[:, n - 1] = total[n - 2].min(axis=1)
+    return total[0].min(axis=(1, 2)), marginals
+
+
+def _named(candidates: IntArray, totals: FloatArray, marginals: FloatArray) -> tuple[IntArray, FloatArray, float]:
+    """The sequence of the best-fitting of several blurs and offsets, each chip's margin over
+    all of them (another colour is only as far as its best fit under any of them: the offset is
+    not known well enough to rule it out), and the best total."""
+    best = int(np.argmin(totals))
+    sequence, _ = _best(candidates, marginals[best])
+    over_all = marginals.min(axis=0)  # n, K
+    rows = np.arange(len(candidates))
+    chosen = np.argmin(marginals[best], axis=1)
+    others = over_all.copy()
+    others[rows, chosen] = np.inf
+    margins = others.min(axis=1) - over_all[rows, chosen] if others.shape[1] > 1 else np.full(len(rows), np.inf)
+    return sequence, margins, float(totals[best])
+
+
+class StackNamer:
+    """Names stacks of chips whose edge colours are `chip_rgb` (C, 3), standing on felt of
+    colour `felt_rgb`, from white-balanced samples of their side (the felt seen as `felt_rgb`).
+
+    Arrays are laid out colour channel first and the long axes last: numpy's inner loops over
+    axes of 3 cost several times more than the arithmetic."""
+
+    def __init__(self, chip_rgb: npt.ArrayLike, felt_rgb: npt.ArrayLike) -> None:
+        self.colours = np.asarray(chip_rgb, dtype=np.float64).reshape(-1, 3)
+        self.felt = np.asarray(felt_rgb, dtype=np.float64).reshape(3)
+        self._norm2 = np.sum(self.colours**2, axis=1)
+        self._bright = self.colours.sum(axis=1) > 150  # colours whose brightness fit is steady
+        spread = self.colours.max(axis=1) - self.colours.min(axis=1)
+        self._colourful = spread > 0.4 * self.colours.max(axis=1)  # not greys: their light is not a blend's
+        self._levels = np.array(LEVELS)
+
+    def name(self, samples: npt.ArrayLike, felt_samples: npt.ArrayLike, px_per_chip: float) -> NamedStack:
+        """samples: (n, len(SAMPLE_HEIGHTS), angles, 3) RGB on the stack's near side, chip i at
+        heights (i + SAMPLE_HEIGHTS) chip thicknesses; felt_samples: (angles, 3) RGB of the felt
+        just in front of the stack; px_per_chip: how tall a chip's edge is in the frame."""
+        first_blur, first_blurs, blurs, around = _blur_grid(round(float(px_per_chip), 2))
+        seen = np.ascontiguousarray(np.moveaxis(np.asarray(samples, dtype=np.float64), -1, 0))  # 3, n, S, A
+        under = np.asarray(felt_samples, dtype=np.float64).reshape(-1, 3)  # A, 3: what the bottom chip blurs into
+        felt_seen = _middle(under, 0)
+        # the top face is lit like the felt beside the stack (the frame's light varies across it,
+        # by a few tens of percent at most: a printed line under the samples must not count more)
+        local = float(np.clip(felt_seen @ self.felt / (self.felt @ self.felt), *LOCAL_LIGHT))
+        top = self.colours * local
+        profile = self._profile(seen, None)
+        _, agree = self._robust_rows(seen, profile)
+        profile = self._profile(seen, agree)  # again without the edge spots
+        rows, _ = self._robust_rows(seen, profile)
+        guess = self._first_level(rows)
+        best: tuple[IntArray, FloatArray, float, IntArray, float] | None = None
+        # a lone chip's middle is half felt and half top face: its light is guessed from little,
+        # so it is tried dimmer and brighter too, keeping the level that explains the side best
+        for level in [guess * f for f in (LONE_CHIP_LEVELS if seen.shape[1] == 1 else (1.0,))]:
+            candidates = self._candidates(rows, felt_seen, top, level, first_blur)
+            cost = self._exact_costs(seen, profile, under, top, candidates, level, first_blurs)
+            sequence, margins, total = _named(candidates, *viterbi_batch(cost))
+            if best is None or total < best[2]:
+                best = (sequence, margins, total, candidates, level)
+        assert best is not None
+        sequence, margins, total, candidates, level = best
+        if margins.min() >= SURE_AT_FIRST:
+            return NamedStack(tuple(int(c) for c in sequence), margins, total / len(sequence))
+        # blur, the bands' offset and the light level refitted to that first answer, then named again
+        fits = self._sequence_costs(seen, profile, under, top, sequence, np.full(len(blurs), level), blurs)
+        chosen = int(np.argmin(fits))
+        levels = level * self._levels
+        fits = self._sequence_costs(
+            seen,
+            profile,
+            under,
+            top,
+            sequence,
+            levels,
+            np.broadcast_to(blurs[chosen], (len(levels), *blurs.shape[1:])),
+        )
+        level = float(levels[int(np.argmin(fits))])
+        cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])
+        sequence, margins, total = _named(candidates, *viterbi_batch(cost))
+        return NamedStack(tuple(int(c) for c in sequence), margins, total / len(sequence))
+
+    # -- the light on the side -----------------------------------------------------------
+
+    @staticmethod
+    def _profile(seen: FloatArray, agree: npt.NDArray[np.bool_] | None) -> FloatArray:
+        """(angles,) how the light varies round the side, median 1: every chip at one angle is lit
+        alike, so each height's brightness across the angles has the same shape (spots aside:
+        with `agree`, only the angles that agree at each height count)."""
+        log_b = np.log(np.maximum(seen.sum(axis=0), 3.0))  # n, S, A
+        if agree is None:
+            rel = log_b - _middle(log_b, 2)[..., None]
+            p = np.exp(_middle(rel.reshape(-1, rel.shape[-1]), 0))
+        else:
+            counts = agree.sum(axis=2, keepdims=True)
+            rel = (log_b - (log_b * agree).sum(axis=2, keepdims=True) / np.maximum(counts, 1)) * agree
+            p = np.exp(rel.sum(axis=(0, 1)) / np.maximum(agree.sum(axis=(0, 1)), 1))
+        return np.asarray(p / _middle(p, 0), dtype=np.float64)
+
+    @staticmethod
+    def _robust_rows(seen: FloatArray, profile: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+        """One colour per sampled height (3, n, S), the light profile taken off: the mean of the
+        AGREEING angles that agree best with each other (the densest cluster, so edge spots and
+        their blur do not pull it); and which angles those were (n, S, A)."""
+        x = seen / profile
+        _, n, s, a = x.shape
+        flat = x.reshape(3, n * s, a).transpose(1, 2, 0)  # R, A, 3
+        # squared distances between every two angles of each height, from one batched product
+        norms = np.einsum("rac,rac->ra", flat, flat)
+        d = norms[:, :, None] + norms[:, None, :] - 2.0 * (flat @ flat.transpose(0, 2, 1))  # R, A, A
+        keep = min(AGREEING, a)
+        spread = np.partition(d, keep - 1, axis=-1)[..., :keep].sum(axis=-1)  # R, A
+        centre = np.argmin(spread, axis=-1)
+        from_centre = d[np.arange(len(d)), centre]  # R, A
+        limit = np.partition(from_centre, keep - 1, axis=-1)[:, keep - 1 : keep]
+        agree = (from_centre <= limit).reshape(n, s, a)
+        rows = (x * agree).sum(axis=-1) / agree.sum(axis=-1)
+        return rows, agree
+
+    def _first_level(self, rows: FloatArray) -> float:
+        """The light level on the side (relative to the felt's): the middle of what each chip's
+        middle says, named with a free brightness (dark chips, black, say little). Without any
+        colourful chip it is the brightest's: a black chip blurred with a white one is a dim
+        white, and a blend only darkens the white in it."""
+        mid = rows[:, :, 1:3].mean(axis=2).T  # n, 3
+        dots = mid @ self.colours.T  # n, C
+        scale = np.minimum(np.maximum(dots / self._norm2, LEVEL_RANGE[0]), LEVEL_RANGE[1])
+        misfit = scale * (scale * self._norm2 - 2.0 * dots)  # the squared misfit, less |mid|^2
+        best = np.argmin(misfit, axis=1)
+        levels = scale[np.arange(len(best)), best]
+        bright = self._bright[best]
+        if not bright.any():
+            return float(_middle(levels, 0))
+        if self._colourful[best].any():
+            return float(_middle(levels[bright], 0))
+        return float(levels[bright].max())
+
+    # -- which colours each chip may be ----------------------------------------------------
+
+    def _candidates(
+        self, rows: FloatArray, felt: FloatArray, top: FloatArray, level: float, blur: FloatArray
+    ) -> IntArray:
+        """(n, CANDIDATES) the colours each chip most likely is, best first: its robust colours
+        per height against the model with every neighbour below and above it (the first blur),
+        each colour scored with its best neighbours. A chip blurred between two others can look
+        more like a third colour in its middle than like its own; the neighbours' share is what
+        tells them apart. The exact model then weighs only these (3 x 3 x 3 triples a chip, not
+        6 x 6 x 6)."""
+        n = rows.shape[1]
+        c = len(self.colours)
+        w = blur
+        chips = (self.colours * level).T  # 3, C
+        below = np.concatenate([chips, felt[:, None]], axis=1)  # 3, C + 1: the felt last
+        above = np.concatenate([np.broadcast_to(chips[:, None, :], (3, c, c)), top.T[:, :, None]], axis=2)  # 3, b, c
+        drawn = (
+            w[None, :, 0, None, None, None] * below[:, None, :, None, None]
+            + w[None, :, 1, None, None, None] * chips[:, None, None, :, None]
+            + w[None, :, 2, None, None, None] * above[:, None, None, :, :]
+        ).reshape(3, -1, (c + 1) * c * (c + 1))  # 3, S, (a, b, c)
+        diff = rows[:, :, :, None] - drawn[:, None]  # 3, n, S, (a, b, c)
+        cost = np.einsum("jnsx,jnsx->nx", diff, diff).reshape(n, c + 1, c, c + 1)
+        fits = np.empty((n, c))
+        if n == 1:
+            fits[0] = cost[0, c, :, c]
+        else:
+            fits[0] = cost[0, c, :, :c].min(axis=1)
+            fits[1:-1] = cost[1:-1, :c, :, :c].min(axis=(1, 3))
+            fits[-1] = cost[-1, :c, :, c].min(axis=0)
+        return np.asarray(np.argsort(fits, axis=1)[:, : min(CANDIDATES, c)], dtype=np.int64)
+
+    # -- the exact model: every angle, the best KEEP of them ------------------------------
+
+    def _lit(self, profile: FloatArray, levels: FloatArray) -> FloatArray:
+        """(3, L, C, A) each chip colour as seen at each angle round the side for each light
+        level, clipped as the sensor clips."""
+        lit = self.colours.T[:, None, :, None] * (levels[:, None] * profile[None, :])[None, :, None, :]
+        return np.asarray(np.minimum(lit, 255.0), dtype=np.float64)
+
+    def _exact_costs(
+        self,
+        seen: FloatArray,
+        profile: FloatArray,
+        under: FloatArray,
+        top: FloatArray,
+        candidates: IntArray,
+        level: float,
+        weights: FloatArray,
+    ) -> FloatArray:
+        """(B, n, K, K, K): chip i's cost as candidate b between candidates a (below) and c (above)
+        under each mixing (weights: B, S, 3): the mean over its KEEP best angles of the (capped)
+        distance between what is seen and what the model draws, over its sampled heights."""
+        _, n, s, a_n = seen.shape
+        k = candidates.shape[1]
+        lit = np.minimum(self.colours.T[:, :, None] * (level * profile), 255.0)  # 3, C, A
+        own = lit[:, candidates]  # 3, n, K, A
+        below = np.concatenate([np.broadcast_to(under.T[:, None, None, :], (3, 1, k, a_n)), own[:, :-1]], axis=1)
+        above = np.concatenate(
+            [
+                np.broadcast_to(own[:, 1:, None], (3, n - 1, k, k, a_n)),
+                np.broadcast_to(top[candidates[-1]].T[:, None, :, None, None], (3, 1, k, k, a_n)),
+            ],
+            axis=1,
+        )  # 3, n, b, c, A
+        # single precision from here: the arrays are large and a tenth of a level is plenty
+        w = weights.astype(np.float32)[None, :, None, :, :, None, None]  # 1, B, 1, S, (below, own, above), 1, 1
+        own32, below32, above32 = own.astype(np.float32), below.astype(np.float32), above.astype(np.float32)
+        seen32 = seen.astype(np.float32)
+        lower = seen32[:, None, :, :, None, :] - w[..., 0, :, :] * below32[:, None, :, None]  # 3, B, n, S, a, A
+        upper = (
+            w[..., 1, :, :, None] * own32[:, None, :, None, :, None] + w[..., 2, :, :, None] * above32[:, None, :, None]
+        )  # 3, B, n, S, b, c, A
+        diff = lower[:, :, :, :, :, None, None, :] - upper[:, :, :, :, None]  # 3, B, n, S, a, b, c, A
+        squared = np.minimum(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2, np.float32(CAP * CAP))
+        dist = np.sqrt(squared).sum(axis=2, dtype=np.float64)  # B, n, a, b, c, A
+        keep = min(KEEP, a_n)
+        return np.asarray(np.partition(dist, keep - 1, axis=-1)[..., :keep].sum(axis=-1) / (keep * s), dtype=np.float64)
+
+    def _sequence_costs(
+        self,
+        seen: FloatArray,
+        profile: FloatArray,
+        under: FloatArray,
+        top: FloatArray,
+        sequence: IntArray,
+        levels: FloatArray,
+        blurs: FloatArray,
+    ) -> FloatArray:
+        """(G,) the cost of one colour sequence under each light level (G,) and blur and offset
+        (the mixing shares, (G, S, 3))."""
+        a_n = seen.shape[-1]
+        lit = self._lit(profile, levels)  # 3, G, C, A
+        own = lit[:, :, sequence]  # 3, G, n, A
+        drawn = np.empty((*own.shape[:3], 3, a_n))  # 3, G, n, (below, own, above), A
+        drawn[:, :, 1:, 0] = own[:, :, :-1]
+        drawn[:, :, 0, 0] = under.T[:, None, :]
+        drawn[:, :, :, 1] = own
+        drawn[:, :, :-1, 2] = own[:, :, 1:]
+        drawn[:, :, -1, 2] = top[sequence[-1]][:, None, None]
+        diff = seen[:, None] - blurs[None, :, None] @ drawn  # 3, G, n, S, A
+        dist = np.sqrt(np.minimum(np.einsum("j...,j...->...", diff, diff), CAP * CAP)).sum(axis=-2)  # G, n, A
+        keep = min(KEEP, a_n)
+        return np.asarray(np.partition(dist, keep - 1, axis=-1)[..., :keep].sum(axis=(1, 2)), dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=64)
+def _blur_grid(px_per_chip: float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """For chips this many pixels tall (the blur and the offsets are about pixels, the model
+    about chips): the first guess's mixing shares (S, 3) and the same at the offsets either side
+    (3, S, 3); the refit grid (G, S, 3); and each grid point at the offsets either side (G, 3, S, 3)."""
+    chip = max(px_per_chip, 0.5)
+    near = (-OFFSET_DOUBT_PX, 0.0, OFFSET_DOUBT_PX)
+    first = np.array([mixing(FIRST_SIGMA_PX / chip, o / chip) for o in near])
+    settings = list(itertools.product(SIGMAS_PX, OFFSETS_PX))
+    grid = np.array([mixing(s / chip, o / chip) for s, o in settings])
+    around = np.array([[mixing(s / chip, (o + d) / chip) for d in near] for s, o in settings])
+    return first[1], first, grid, around
+
+
+@functools.lru_cache(maxsize=16)
+def namer_for(chip_rgb: tuple[tuple[int, int, int], ...], felt_rgb: tuple[float, float, float]) -> StackNamer:
+    """One namer per chip set and felt (building one precomputes the blur grid)."""
+    return StackNamer(chip_rgb, felt_rgb)
