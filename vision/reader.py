@@ -83,6 +83,14 @@ FELT_BESIDE_MM = 3.0  # the felt just in front of the stack (what the bottom chi
 # below): the check is then not repeated. Sensor noise and light changes keep it above.
 MARKER_SAME = 0.97
 PUCK_BRIGHT = 1.75  # a puck's white top is this many times brighter than the felt around it
+# A zone whose patch of felt looks as it did when it was last read keeps that reading: no more
+# than CHANGED_SAMPLES of its samples (a pixel's channel) differ by more than CHANGED_LEVEL
+# (8-bit levels: ten times a camera's noise; one chip more, less or of another colour changes
+# hundreds), the felt's white balance has not moved by more than CHANGED_LIGHT, and nothing
+# nearer that could hide part of it was read anew with another outline.
+CHANGED_LEVEL = 24
+CHANGED_SAMPLES = 6
+CHANGED_LIGHT = 0.04
 
 
 @dataclass(frozen=True)
@@ -173,6 +181,16 @@ class FrameReading:
                 "status": self.camera.why,
             },
         }
+
+
+@dataclass(frozen=True)
+class _Remembered:
+    """A zone's reading as last made, what it hid of the frame for farther zones, and the white
+    balance it was made under."""
+
+    reading: ZoneReading
+    hides: npt.NDArray[np.int32] | None
+    gain: FloatArray
 
 
 @dataclass
@@ -280,6 +298,9 @@ class Reader:
                 samples.append((g.top + 4 * rows) * width + 4 * cols)
         self._felt_samples = np.concatenate(samples)
         grid_px = np.concatenate(maps).astype(np.float32)
+        # each zone's reading and its rows of the patches as they were when it was made
+        self._remembered: dict[str, _Remembered] = {}
+        self._read_patches = np.zeros((len(grid_px), grid_px.shape[1], 3), dtype=np.uint8)
         self._map1, self._map2 = cv2.convertMaps(grid_px[..., 0], grid_px[..., 1], cv2.CV_16SC2)
         self._grid_px = grid_px
 
@@ -367,6 +388,7 @@ class Reader:
         pucks = self._pucks(self._find_pucks(gray, puck_ids))
         t2 = time.perf_counter()
         if check.bumped or not check.verified:
+            self.forget()
             zones = {g.zone.name: ZoneReading.unsure(check.why) for g in self.zones}
             return FrameReading(zones, pucks, check, {"markers": (t1 - t0) * 1e3, "pucks": (t2 - t1) * 1e3})
         patches = np.asarray(
@@ -382,6 +404,11 @@ class Reader:
             "chips": (t4 - t3) * 1e3,
         }
         return FrameReading(zones, pucks, check, timings)
+
+    def forget(self) -> None:
+        """Read every zone afresh on the next frame (the camera moved, or a caller wants the
+        whole cost of a read: the speed benchmark's cold frames)."""
+        self._remembered.clear()
 
     def _markers_unmoved(self, gray: Image) -> CameraCheck | None:
         """The last full check again, when every marker it saw looks exactly as it did then;
@@ -486,32 +513,63 @@ class Reader:
     def _zones(self, frame: Image, patches: Image) -> dict[str, ZoneReading]:
         felt_ref = self._felt_reference(patches)
         if felt_ref is None:
+            self.forget()
             return {
                 g.zone.name: ZoneReading.blocked("the felt cannot be seen (covered or no light)") for g in self.zones
             }
         gain = self.felt / np.maximum(felt_ref, 1.0)
+        changed = self._changed_samples(patches) if self._remembered else None
         score = _background_distance(patches, gain, self.felt, self.ink, self._ink_lines)
         something = score > FOREGROUND
         hidden = np.zeros(frame.shape[:2], dtype=np.uint8)  # where nearer stacks stand in the frame
+        moved = np.zeros(frame.shape[:2], dtype=np.uint8)  # where what nearer zones hide changed this frame
         out: dict[str, ZoneReading] = {}
         for g in self.zones:  # nearest first: a nearer stack may hide part of a farther zone
+            name = g.zone.name
             if not g.in_view:
-                out[g.zone.name] = ZoneReading.unsure("the zone is not wholly in the camera's view")
+                out[name] = ZoneReading.unsure("the zone is not wholly in the camera's view")
                 continue
             rows = slice(g.top, g.top + g.rows)
-            seen = something[rows]
-            if not seen.any():
-                out[g.zone.name] = ZoneReading.ok(())
-                continue
             x0, y0, x1, y1 = g.box  # only a nearer stack standing in the patch's part of the frame counts
-            covered = self._hidden_in_patch(hidden, g) if hidden[y0:y1, x0:x1].any() else None
-            reading, outline = self._zone(g, seen, score[rows], covered, frame, gain)
-            out[g.zone.name] = reading
-            if outline is not None:
-                cv2.fillConvexPoly(hidden, outline, 1)
-            elif reading.state != "ok":
-                cv2.fillConvexPoly(hidden, g.legal_px, 1)
+            before = self._remembered.get(name)
+            if (
+                before is not None
+                and changed is not None
+                and int(changed[rows].sum()) <= CHANGED_SAMPLES
+                and float(np.max(np.abs(gain / before.gain - 1.0))) <= CHANGED_LIGHT
+                and not moved[y0:y1, x0:x1].any()
+            ):
+                out[name] = before.reading
+                if before.hides is not None:
+                    cv2.fillConvexPoly(hidden, before.hides, 1)
+                continue
+            seen = something[rows]
+            hides: npt.NDArray[np.int32] | None = None
+            if not seen.any():
+                reading = ZoneReading.ok(())
+            else:
+                covered = self._hidden_in_patch(hidden, g) if hidden[y0:y1, x0:x1].any() else None
+                reading, outline = self._zone(g, seen, score[rows], covered, frame, gain)
+                hides = outline if outline is not None else (g.legal_px if reading.state != "ok" else None)
+            out[name] = reading
+            if hides is not None:
+                cv2.fillConvexPoly(hidden, hides, 1)
+            old = before.hides if before is not None else None
+            if not (old is None and hides is None) and not (
+                old is not None and hides is not None and np.array_equal(old, hides)
+            ):
+                for shape in (old, hides):
+                    if shape is not None:
+                        cv2.fillConvexPoly(moved, shape, 1)
+            self._remembered[name] = _Remembered(reading, hides, gain)
+            self._read_patches[rows] = patches[rows]
         return out
+
+    def _changed_samples(self, patches: Image) -> npt.NDArray[np.intp]:
+        """For each row of the patches, how many samples (a pixel's channel) differ by more than
+        CHANGED_LEVEL from that row when its zone was last read."""
+        diff = cv2.absdiff(patches, self._read_patches).reshape(len(patches), -1)
+        return np.asarray(np.count_nonzero(diff > CHANGED_LEVEL, axis=1), dtype=np.intp)
 
     def _felt_reference(self, patches: Image) -> FloatArray | None:
         """The felt's colour now, from every patch's pixels where no stack can stand."""

@@ -176,14 +176,14 @@ def test_a_wager_raised_after_the_first_card_stops_play_as_past_posting(daemon: 
 
 
 def test_a_payout_short_of_what_is_owed_is_shown_then_stops_the_next_round(daemon: Daemon) -> None:
-    status, _ = daemon.post("/api/rounds", {"seats": [{"seat": 6, "wagers": {"first": 20}}]})
+    status, _ = daemon.post("/api/rounds", {"seats": [{"seat": 6, "wagers": {"first": 40}}]})
     assert status == 201
-    daemon.wait_for("the camera to see the wager", lambda s: zone_value(s, "seat6.first") == 20, timeout=WAIT_S)
+    daemon.wait_for("the camera to see the wager", lambda s: zone_value(s, "seat6.first") == 40, timeout=WAIT_S)
     deal(daemon, ["3H"])  # a 3 at first base: home, paid even money
     daemon.wait_for("round 1 to settle", lambda s: s["round_status"] == "settled", timeout=WAIT_S)
-    # The dealer puts two chips of 5 beside the winning stack instead of four.
-    place(daemon, {"seat6.home.payout": [R] * 2})
-    short = [{"seat": 6, "zone": "seat6.home.payout", "owed": 20, "seen": 10, "state": "short"}]
+    # The dealer puts four chips of 5 beside the winning stack of eight instead of eight.
+    place(daemon, {"seat6.home.payout": [R] * 4})
+    short = [{"seat": 6, "zone": "seat6.home.payout", "owed": 40, "seen": 20, "state": "short"}]
     state = daemon.wait_for(
         "the short payout on the state", lambda s: camera(s).get("payouts") == short, timeout=WAIT_S
     )
@@ -194,16 +194,16 @@ def test_a_payout_short_of_what_is_owed_is_shown_then_stops_the_next_round(daemo
     state = daemon.get("/api/state")
     [fault] = state["faults"]
     assert fault["code"] == "payout-mismatch" and fault["title"] == "Payout mismatch"
-    assert "Seat 6 home plate payout: 10 paid where 20 is owed (underpaid by 10)" in fault["message"]
+    assert "Seat 6 home plate payout: 20 paid where 40 is owed (underpaid by 20)" in fault["message"]
     [problem] = camera(state)["last_check"]["problems"]
-    assert (problem["kind"], problem["owed"], problem["seen"]) == ("underpay", 20, 10)
+    assert (problem["kind"], problem["owed"], problem["seen"]) == ("underpay", 40, 20)
     status, refused = daemon.post("/api/rounds", {"seats": [{"seat": 6, "wagers": {"first": 20}}]})
     assert status == 409 and "play is stopped" in refused["error"]
     assert [f["code"] for f in journal_faults(daemon)] == ["payout-mismatch"]
 
     status, _ = daemon.post(
         f"/api/faults/{fault['id']}/clear",
-        {"action": "dismiss", "reason": "paid the missing 10", "name": "Kim"},
+        {"action": "dismiss", "reason": "paid the missing 20", "name": "Kim"},
         token=SUPERVISOR,
     )
     assert status == 200
