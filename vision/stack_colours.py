@@ -45,7 +45,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -79,6 +81,29 @@ LEVEL_RANGE = (0.3, 1.6)  # the light on a stack's side relative to the felt's, 
 LOCAL_LIGHT = (0.8, 1.25)  # the light on the felt beside a stack relative to the frame's felt
 
 
+class _WorkArrays(threading.local):
+    """The large work arrays of `_exact_costs` and `_candidates`, kept from one stack to the next
+    (one set per thread): allocating a few hundred kilobytes afresh for every stack cost more in
+    page faults (about 40 a stack) than the arithmetic on them."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, npt.NDArray[np.generic]] = {}
+
+
+_WORK = _WorkArrays()
+
+
+def _work(name: str, shape: tuple[int, ...], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """An uninitialised work array of this shape and dtype, reusing the one kept as `name`
+    (grown when too small). Valid until `_work` is next asked for `name`."""
+    size = math.prod(shape)
+    kept = _WORK.arrays.get(name)
+    if kept is None or kept.size < size or kept.dtype != dtype:
+        kept = np.empty(size, dtype=dtype)
+        _WORK.arrays[name] = kept
+    return kept[:size].reshape(shape)
+
+
 @dataclass(frozen=True)
 class NamedStack:
     """Each chip's colour (index into the namer's colours), bottom to top, and its margin: how
@@ -103,24 +128,31 @@ def _phi(x: FloatArray) -> FloatArray:
 
 def _middle(x: FloatArray, axis: int) -> FloatArray:
     """The median along `axis`, as np.median gives it, from one partition (several times
-    cheaper than np.median on the few values here)."""
+    cheaper than np.median on the few values here; the array methods skip numpy's wrappers,
+    which cost more than the partition itself)."""
     k = x.shape[axis] // 2
+    lead = (slice(None),) * (axis % x.ndim)
+    part = x.copy()
     if x.shape[axis] % 2:
-        return np.asarray(np.take(np.partition(x, k, axis=axis), k, axis=axis), dtype=np.float64)
-    both = np.partition(x, (k - 1, k), axis=axis)
-    return np.asarray((np.take(both, k - 1, axis=axis) + np.take(both, k, axis=axis)) / 2, dtype=np.float64)
+        part.partition(k, axis=axis)
+        return np.asarray(part[(*lead, k)], dtype=np.float64)
+    part.partition((k - 1, k), axis=axis)
+    return np.asarray((part[(*lead, k - 1)] + part[(*lead, k)]) / 2, dtype=np.float64)
 
 
-def mixing(sigma: float, offset: float, heights: tuple[float, ...] = SAMPLE_HEIGHTS) -> FloatArray:
+def mixing(
+    sigma: float | FloatArray, offset: float | FloatArray, heights: tuple[float, ...] = SAMPLE_HEIGHTS
+) -> FloatArray:
     """(heights, 3): the shares of the chip below, the chip itself and the chip above in a
     sample taken at each fraction of a chip's height, when blur spreads the side by a Gaussian
     of `sigma` chips and the chip really spans [offset, 1 + offset]. Chips two away are counted
-    with the nearer neighbour (a few percent at most with sigma up to 0.7 chip)."""
-    f = np.asarray(heights, dtype=np.float64) - offset
-    s = max(sigma, 1e-3)
+    with the nearer neighbour (a few percent at most with sigma up to 0.7 chip). With arrays of
+    sigmas and offsets (one shape), one such table for each: (..., heights, 3)."""
+    f = np.asarray(heights, dtype=np.float64) - np.asarray(offset, dtype=np.float64)[..., None]
+    s = np.maximum(np.asarray(sigma, dtype=np.float64), 1e-3)[..., None]
     below = _phi(-f / s)
     above = 1.0 - _phi((1.0 - f) / s)
-    return np.stack([below, 1.0 - below - above, above], axis=1)
+    return np.stack([below, 1.0 - below - above, above], axis=-1)
 
 
 def _best(candidates: IntArray, marginals: FloatArray) -> tuple[IntArray, FloatArray]:
@@ -144,22 +176,25 @@ def viterbi(cost: FloatArray) -> tuple[float, FloatArray]:
 
 def viterbi_batch(cost: FloatArray) -> tuple[FloatArray, FloatArray]:
     """`viterbi` for B chains at once (one per blur and offset): cost (B, n, K, K, K) ->
-    totals (B,), min-marginals (B, n, K)."""
+    totals (B,), min-marginals (B, n, K).
+
+    The backward pass is the forward pass of the chain read from the top with each link's a and
+    c swapped, so both run as one batch of 2B chains: half the (small, overhead-bound) numpy
+    calls, and the same sums and minima as two separate passes."""
     b_n, n, k = cost.shape[0], cost.shape[1], cost.shape[3]
     if n == 1:
         alone = cost[:, 0, 0, :, 0]
         return alone.min(axis=1), alone[:, None, :].copy()
-    # forward: alpha[i][b, c] = best cost of chips 0..i with chip i = b, chip i + 1 = c
-    alpha = np.empty((n - 1, b_n, k, k))
-    alpha[0] = cost[:, 0, 0]
+    chains = np.concatenate([cost, cost[:, ::-1].transpose(0, 1, 4, 3, 2)])  # 2B, n, K, K, K
+    # forward[i][b, c] = best cost of links 0..i with link i's colour b and the next's c: for the
+    # first B chains alpha (from the bottom), for the last B beta of chip n - 2 - i with b, c swapped
+    forward = np.empty((n - 1, 2 * b_n, k, k))
+    forward[0] = chains[:, 0, 0]
+    step = np.empty((2 * b_n, k, k, k))
     for i in range(1, n - 1):
-        alpha[i] = np.min(alpha[i - 1][:, :, :, None] + cost[:, i], axis=1)
-    # backward: beta[i][b, c] = best cost of chips i + 1.. given chip i = b, chip i + 1 = c
-    beta = np.empty((n - 1, b_n, k, k))
-    beta[n - 2] = cost[:, n - 1, :, :, 0]
-    for i in range(n - 3, -1, -1):
-        beta[i] = np.min(cost[:, i + 1] + beta[i + 1][:, None, :, :], axis=3)
-    total = alpha + beta  # n - 1, B, K, K
+        np.add(forward[i - 1][:, :, :, None], chains[:, i], out=step)
+        np.minimum.reduce(step, axis=1, out=forward[i])
+    total = forward[:, :b_n] + forward[::-1, b_n:].transpose(0, 1, 3, 2)  # n - 1, B, K, K
     marginals = np.empty((b_n, n, k))
     marginals[:, : n - 1] = total.min(axis=3).transpose(1, 0, 2)
     marginals[:, n - 1] = total[n - 2].min(axis=1)
@@ -192,6 +227,7 @@ class StackNamer:
         self.colours = np.asarray(chip_rgb, dtype=np.float64).reshape(-1, 3)
         self.felt = np.asarray(felt_rgb, dtype=np.float64).reshape(3)
         self._norm2 = np.sum(self.colours**2, axis=1)
+        self._felt_norm2 = float(self.felt @ self.felt)
         self._bright = self.colours.sum(axis=1) > 150  # colours whose brightness fit is steady
         spread = self.colours.max(axis=1) - self.colours.min(axis=1)
         self._colourful = spread > 0.4 * self.colours.max(axis=1)  # not greys: their light is not a blend's
@@ -202,16 +238,17 @@ class StackNamer:
         heights (i + SAMPLE_HEIGHTS) chip thicknesses; felt_samples: (angles, 3) RGB of the felt
         just in front of the stack; px_per_chip: how tall a chip's edge is in the frame."""
         first_blur, first_blurs, blurs, around = _blur_grid(round(float(px_per_chip), 2))
-        seen = np.ascontiguousarray(np.moveaxis(np.asarray(samples, dtype=np.float64), -1, 0))  # 3, n, S, A
+        seen = np.asarray(samples, dtype=np.float64).transpose(3, 0, 1, 2).copy()  # 3, n, S, A
         under = np.asarray(felt_samples, dtype=np.float64).reshape(-1, 3)  # A, 3: what the bottom chip blurs into
         felt_seen = _middle(under, 0)
         # the top face is lit like the felt beside the stack (the frame's light varies across it,
         # by a few tens of percent at most: a printed line under the samples must not count more)
-        local = float(np.clip(felt_seen @ self.felt / (self.felt @ self.felt), *LOCAL_LIGHT))
+        local = min(max(float(felt_seen @ self.felt) / self._felt_norm2, LOCAL_LIGHT[0]), LOCAL_LIGHT[1])
         top = self.colours * local
-        profile = self._profile(seen, None)
-        _, agree = self._robust_rows(seen, profile)
-        profile = self._profile(seen, agree)  # again without the edge spots
+        log_b = np.log(np.maximum(seen.sum(axis=0), 3.0))  # n, S, A: each sample's brightness
+        profile = self._profile(log_b, None)
+        _, agree = self._agreeing(seen, profile)
+        profile = self._profile(log_b, agree)  # again without the edge spots
         rows, _ = self._robust_rows(seen, profile)
         guess = self._first_level(rows)
         best: tuple[IntArray, FloatArray, float, IntArray, float] | None = None
@@ -248,11 +285,11 @@ class StackNamer:
     # -- the light on the side -----------------------------------------------------------
 
     @staticmethod
-    def _profile(seen: FloatArray, agree: npt.NDArray[np.bool_] | None) -> FloatArray:
-        """(angles,) how the light varies round the side, median 1: every chip at one angle is lit
+    def _profile(log_b: FloatArray, agree: npt.NDArray[np.bool_] | None) -> FloatArray:
+        """(angles,) how the light varies round the side, median 1, from the log of each sample's
+        brightness (n, S, A: the sum of its RGB, 3 at least): every chip at one angle is lit
         alike, so each height's brightness across the angles has the same shape (spots aside:
         with `agree`, only the angles that agree at each height count)."""
-        log_b = np.log(np.maximum(seen.sum(axis=0), 3.0))  # n, S, A
         if agree is None:
             rel = log_b - _middle(log_b, 2)[..., None]
             p = np.exp(_middle(rel.reshape(-1, rel.shape[-1]), 0))
@@ -267,6 +304,15 @@ class StackNamer:
         """One colour per sampled height (3, n, S), the light profile taken off: the mean of the
         AGREEING angles that agree best with each other (the densest cluster, so edge spots and
         their blur do not pull it); and which angles those were (n, S, A)."""
+        x, agree = StackNamer._agreeing(seen, profile)
+        rows = (x * agree).sum(axis=-1) / agree.sum(axis=-1)
+        return rows, agree
+
+    @staticmethod
+    def _agreeing(seen: FloatArray, profile: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+        """The samples with the light profile taken off (3, n, S, A) and, at each height, which
+        AGREEING angles agree best with each other (n, S, A): `_robust_rows` without the rows
+        (the first pass, before the profile is refined, needs only the angles)."""
         x = seen / profile
         _, n, s, a = x.shape
         flat = x.reshape(3, n * s, a).transpose(1, 2, 0)  # R, A, 3
@@ -274,20 +320,22 @@ class StackNamer:
         norms = np.einsum("rac,rac->ra", flat, flat)
         d = norms[:, :, None] + norms[:, None, :] - 2.0 * (flat @ flat.transpose(0, 2, 1))  # R, A, A
         keep = min(AGREEING, a)
-        spread = np.partition(d, keep - 1, axis=-1)[..., :keep].sum(axis=-1)  # R, A
-        centre = np.argmin(spread, axis=-1)
+        nearest = d.copy()
+        nearest.partition(keep - 1, axis=-1)
+        centre = np.add.reduce(nearest[..., :keep], axis=-1).argmin(axis=-1)  # R: the angle with the closest company
         from_centre = d[np.arange(len(d)), centre]  # R, A
-        limit = np.partition(from_centre, keep - 1, axis=-1)[:, keep - 1 : keep]
+        limit = from_centre.copy()
+        limit.partition(keep - 1, axis=-1)
+        limit = limit[:, keep - 1 : keep]
         agree = (from_centre <= limit).reshape(n, s, a)
-        rows = (x * agree).sum(axis=-1) / agree.sum(axis=-1)
-        return rows, agree
+        return x, agree
 
     def _first_level(self, rows: FloatArray) -> float:
         """The light level on the side (relative to the felt's): the middle of what each chip's
         middle says, named with a free brightness (dark chips, black, say little). Without any
         colourful chip it is the brightest's: a black chip blurred with a white one is a dim
         white, and a blend only darkens the white in it."""
-        mid = rows[:, :, 1:3].mean(axis=2).T  # n, 3
+        mid = ((rows[:, :, 1] + rows[:, :, 2]) / 2).T  # n, 3: the middle two heights' mean
         dots = mid @ self.colours.T  # n, C
         scale = np.minimum(np.maximum(dots / self._norm2, LEVEL_RANGE[0]), LEVEL_RANGE[1])
         misfit = scale * (scale * self._norm2 - 2.0 * dots)  # the squared misfit, less |mid|^2
@@ -311,26 +359,29 @@ class StackNamer:
         more like a third colour in its middle than like its own; the neighbours' share is what
         tells them apart. The exact model then weighs only these (3 x 3 x 3 triples a chip, not
         6 x 6 x 6)."""
-        n = rows.shape[1]
+        n, s = rows.shape[1], rows.shape[2]
         c = len(self.colours)
-        w = blur
+        w = blur.T[:, None, :, None]  # (below, own, above), 1, S, 1
         chips = (self.colours * level).T  # 3, C
         below = np.concatenate([chips, felt[:, None]], axis=1)  # 3, C + 1: the felt last
-        above = np.concatenate([np.broadcast_to(chips[:, None, :], (3, c, c)), top.T[:, :, None]], axis=2)  # 3, b, c
-        drawn = (
-            w[None, :, 0, None, None, None] * below[:, None, :, None, None]
-            + w[None, :, 1, None, None, None] * chips[:, None, None, :, None]
-            + w[None, :, 2, None, None, None] * above[:, None, None, :, :]
-        ).reshape(3, -1, (c + 1) * c * (c + 1))  # 3, S, (a, b, c)
-        diff = rows[:, :, :, None] - drawn[:, None]  # 3, n, S, (a, b, c)
+        above = np.empty((3, c, c + 1))  # 3, b, c: the top face last
+        above[:, :, :c] = chips[:, None, :]
+        above[:, :, c] = top.T
+        # below's and own shares first, then above's (the order the sum was always taken in)
+        lower = (w[0] * below[:, None])[:, :, :, None] + (w[1] * chips[:, None])[:, :, None, :]  # 3, S, a, b
+        drawn = lower[..., None] + (w[2, :, :, :, None] * above[:, None])[:, :, None]  # 3, S, a, b, c
+        width = (c + 1) * c * (c + 1)
+        diff = np.subtract(
+            rows[:, :, :, None], drawn.reshape(3, 1, s, width), out=_work("candidates", (3, n, s, width), np.float64)
+        )
         cost = np.einsum("jnsx,jnsx->nx", diff, diff).reshape(n, c + 1, c, c + 1)
         fits = np.empty((n, c))
         if n == 1:
             fits[0] = cost[0, c, :, c]
         else:
-            fits[0] = cost[0, c, :, :c].min(axis=1)
-            fits[1:-1] = cost[1:-1, :c, :, :c].min(axis=(1, 3))
-            fits[-1] = cost[-1, :c, :, c].min(axis=0)
+            fits[0] = np.minimum.reduce(cost[0, c, :, :c], axis=1)
+            fits[1:-1] = np.minimum.reduce(cost[1:-1, :c, :, :c], axis=(1, 3))
+            fits[-1] = np.minimum.reduce(cost[-1, :c, :, c], axis=0)
         return np.asarray(np.argsort(fits, axis=1)[:, : min(CANDIDATES, c)], dtype=np.int64)
 
     # -- the exact model: every angle, the best KEEP of them ------------------------------
@@ -353,32 +404,76 @@ class StackNamer:
     ) -> FloatArray:
         """(B, n, K, K, K): chip i's cost as candidate b between candidates a (below) and c (above)
         under each mixing (weights: B, S, 3): the mean over its KEEP best angles of the (capped)
-        distance between what is seen and what the model draws, over its sampled heights."""
+        distance between what is seen and what the model draws, over its sampled heights.
+
+        The bottom chip's neighbour below is always the felt and the top chip's above its own top
+        face, so theirs are worked out for one a (one c) only and copied to the others. Every
+        (chip, a, b, c) is one row of a (3, rows, S * B * A) array: the arithmetic then runs over
+        long contiguous rows, which costs numpy a fraction of broadcasting over axes of 3. The
+        large arrays are reused work arrays (`_work`)."""
         _, n, s, a_n = seen.shape
-        k = candidates.shape[1]
-        lit = np.minimum(self.colours.T[:, :, None] * (level * profile), 255.0)  # 3, C, A
-        own = lit[:, candidates]  # 3, n, K, A
-        below = np.concatenate([np.broadcast_to(under.T[:, None, None, :], (3, 1, k, a_n)), own[:, :-1]], axis=1)
-        above = np.concatenate(
-            [
-                np.broadcast_to(own[:, 1:, None], (3, n - 1, k, k, a_n)),
-                np.broadcast_to(top[candidates[-1]].T[:, None, :, None, None], (3, 1, k, k, a_n)),
-            ],
-            axis=1,
-        )  # 3, n, b, c, A
+        k, b_n = candidates.shape[1], weights.shape[0]
+        x_n = s * b_n * a_n  # one row: heights, mixings, angles
+        kk = k * k
+        rows = kk * 2 + kk * k * (n - 2) if n > 1 else k
+        f32 = np.float32
         # single precision from here: the arrays are large and a tenth of a level is plenty
-        w = weights.astype(np.float32)[None, :, None, :, :, None, None]  # 1, B, 1, S, (below, own, above), 1, 1
-        own32, below32, above32 = own.astype(np.float32), below.astype(np.float32), above.astype(np.float32)
-        seen32 = seen.astype(np.float32)
-        lower = seen32[:, None, :, :, None, :] - w[..., 0, :, :] * below32[:, None, :, None]  # 3, B, n, S, a, A
-        upper = (
-            w[..., 1, :, :, None] * own32[:, None, :, None, :, None] + w[..., 2, :, :, None] * above32[:, None, :, None]
-        )  # 3, B, n, S, b, c, A
-        diff = lower[:, :, :, :, :, None, None, :] - upper[:, :, :, :, None]  # 3, B, n, S, a, b, c, A
-        squared = np.minimum(diff[0] ** 2 + diff[1] ** 2 + diff[2] ** 2, np.float32(CAP * CAP))
-        dist = np.sqrt(squared).sum(axis=2, dtype=np.float64)  # B, n, a, b, c, A
+        lit = np.minimum(self.colours.T[:, :, None] * (level * profile), 255.0).astype(f32)  # 3, C, A
+        w = weights.astype(f32).transpose(2, 1, 0)[:, :, :, None]  # (below, own, above), S, B, 1
+        # every colour's share as the chip below, the chip itself and the one above, for all the
+        # colours at once (fewer than a stack's candidates), then picked out per chip: (3, 3, C, S * B * A)
+        shares = _work("shares", (3, 3, lit.shape[1], s, b_n, a_n), f32)
+        np.multiply(w[:, None, None], lit[None, :, :, None, None, :], out=shares)
+        shares = shares.reshape(3, 3, -1, x_n)
+        seen32 = seen.astype(f32)[:, :, :, None, :]  # 3, n, S, 1, A
+        lower_bottom = seen32[:, 0] - w[0] * under.T.astype(f32)[:, None, None, :]  # 3, S, B, A: the felt below
+        mine = np.take(shares[1], candidates, axis=1, out=_work("mine", (3, n, k, x_n), f32))  # 3, n, b, X
+        roof = w[2] * top[candidates[-1]].T.astype(f32)[:, :, None, None, None]  # 3, b, S, B, 1: its top face
+        last = (mine[:, -1].reshape(3, k, s, b_n, a_n) + roof).reshape(3, k, x_n)  # the top chip, whatever "above" is
+        diff = _work("diff", (3, rows, x_n), f32)
+        if n == 1:
+            np.subtract(lower_bottom.reshape(3, 1, x_n), last, out=diff)
+        else:
+            # what is seen less the share of each candidate a below, and the shares of b and the c above
+            seen_all = _work("seen", (3, n - 1, 1, s, b_n, a_n), f32)
+            np.copyto(seen_all, seen32[:, 1:, None])  # each mixing's copy of what is seen
+            lower = np.take(shares[0], candidates[:-1], axis=1, out=_work("lower", (3, n - 1, k, x_n), f32))
+            np.subtract(seen_all.reshape(3, n - 1, 1, x_n), lower, out=lower)
+            over = np.take(shares[2], candidates[1:], axis=1, out=_work("over", (3, n - 1, k, x_n), f32))
+            # numpy copies a broadcast array much faster than it computes on one: each operand is
+            # broadcast by a copy, the arithmetic then runs with the other broadcast along outer axes only
+            upper = _work("upper", (3, n - 1, k, k, x_n), f32)
+            np.copyto(upper, mine[:, :-1, :, None])
+            np.add(upper, over[:, :, None], out=upper)
+            np.subtract(lower_bottom.reshape(3, 1, 1, x_n), upper[:, 0], out=diff[:, :kk].reshape(3, k, k, x_n))
+            if n > 2:
+                middle = diff[:, kk:-kk].reshape(3, n - 2, k, k, k, x_n)
+                np.copyto(middle, lower[:, :-1].reshape(3, n - 2, k, 1, 1, x_n))
+                np.subtract(middle, upper[:, 1:, None], out=middle)
+            np.subtract(lower[:, -1].reshape(3, k, 1, x_n), last[:, None], out=diff[:, -kk:].reshape(3, k, k, x_n))
+        np.square(diff, out=diff)
+        squared = diff[0]
+        np.add(squared, diff[1], out=squared)
+        np.add(squared, diff[2], out=squared)
+        np.minimum(squared, f32(CAP * CAP), out=squared)
+        # the root in single precision, then summed over the heights in double precision
+        dist = np.sqrt(squared.reshape(rows, s, b_n * a_n), out=_work("dist", (rows, s, b_n * a_n), np.float64))
+        summed = np.einsum("rsx->rx", dist, out=_work("summed", (rows, b_n * a_n), np.float64))
         keep = min(KEEP, a_n)
-        return np.asarray(np.partition(dist, keep - 1, axis=-1)[..., :keep].sum(axis=-1) / (keep * s), dtype=np.float64)
+        by_angle = summed.reshape(rows * b_n, a_n)
+        by_angle.sort(axis=-1)
+        fit = by_angle[:, 0].copy()  # the KEEP best angles summed column by column: a sum along rows of 5 is slow
+        for j in range(1, keep):
+            fit += by_angle[:, j]
+        fit = fit.reshape(rows, b_n).T / (keep * s)  # B, rows
+        cost = np.empty((b_n, n, k, k, k))
+        if n == 1:
+            cost[:, 0] = fit[:, None, :, None]
+            return cost
+        cost[:, 0] = fit[:, None, :kk].reshape(b_n, 1, k, k)
+        cost[:, 1:-1] = fit[:, kk:-kk].reshape(b_n, n - 2, k, k, k)
+        cost[:, -1] = fit[:, -kk:].reshape(b_n, k, k, 1)
+        return cost
 
     def _sequence_costs(
         self,
@@ -407,17 +502,19 @@ class StackNamer:
         return np.asarray(np.partition(dist, keep - 1, axis=-1)[..., :keep].sum(axis=(1, 2)), dtype=np.float64)
 
 
-@functools.lru_cache(maxsize=64)
+# a frame's stacks each have their own chip height (to 0.01 px): enough for every height seen
+@functools.lru_cache(maxsize=1024)
 def _blur_grid(px_per_chip: float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """For chips this many pixels tall (the blur and the offsets are about pixels, the model
     about chips): the first guess's mixing shares (S, 3) and the same at the offsets either side
     (3, S, 3); the refit grid (G, S, 3); and each grid point at the offsets either side (G, 3, S, 3)."""
     chip = max(px_per_chip, 0.5)
-    near = (-OFFSET_DOUBT_PX, 0.0, OFFSET_DOUBT_PX)
-    first = np.array([mixing(FIRST_SIGMA_PX / chip, o / chip) for o in near])
-    settings = list(itertools.product(SIGMAS_PX, OFFSETS_PX))
-    grid = np.array([mixing(s / chip, o / chip) for s, o in settings])
-    around = np.array([[mixing(s / chip, (o + d) / chip) for d in near] for s, o in settings])
+    near = np.array((-OFFSET_DOUBT_PX, 0.0, OFFSET_DOUBT_PX))
+    first = mixing(np.full(len(near), FIRST_SIGMA_PX / chip), near / chip)
+    settings = np.array(list(itertools.product(SIGMAS_PX, OFFSETS_PX)))  # G, (sigma, offset)
+    sigmas, offsets = settings[:, 0], settings[:, 1]
+    grid = mixing(sigmas / chip, offsets / chip)
+    around = mixing(np.repeat(sigmas[:, None] / chip, len(near), axis=1), (offsets[:, None] + near) / chip)
     return first[1], first, grid, around
 
 

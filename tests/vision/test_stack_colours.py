@@ -210,3 +210,31 @@ def test_mixed_stacks_blurred_by_a_whole_pixel_are_read_exactly_or_doubted_never
             else:
                 assert seen.value is None and seen.why
     assert exact >= len(MIXED)  # at least half are still read
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_the_exact_costs_are_the_documented_model_for_every_chip_and_neighbour(n: int) -> None:
+    """Every entry of the per-angle cost (the end chips' too: the felt below the bottom chip, its
+    own top face above the top one) is what the module docstring's model gives, worked out one
+    chip, neighbour pair, mixing and angle at a time."""
+    rng = np.random.default_rng(n)
+    namer = StackNamer([c.colour for c in CHIPS.chips], FELT)
+    angles, heights = 11, len(SAMPLE_HEIGHTS)
+    seen = rng.uniform(0.0, 255.0, (3, n, heights, angles))
+    profile = rng.uniform(0.7, 1.3, angles)
+    under = rng.uniform(0.0, 255.0, (angles, 3))
+    top = namer.colours * 0.9
+    candidates = np.array([rng.choice(len(namer.colours), 3, replace=False) for _ in range(n)])
+    weights = rng.dirichlet(np.ones(3), (3, heights))  # B, S, (below, own, above)
+    level = 0.85
+    cost = namer._exact_costs(seen, profile, under, top, candidates, level, weights)
+    lit = np.minimum(namer.colours[:, :, None] * (level * profile), 255.0)  # C, 3, A
+    keep = 5
+    for blur, i, a, b, c in itertools.product(range(3), range(n), range(3), range(3), range(3)):
+        below = under.T if i == 0 else lit[candidates[i - 1, a]]
+        above = np.repeat(top[candidates[i, b]][:, None], angles, axis=1) if i == n - 1 else lit[candidates[i + 1, c]]
+        w = weights[blur]
+        drawn = w[:, 0, None, None] * below + w[:, 1, None, None] * lit[candidates[i, b]] + w[:, 2, None, None] * above
+        dist = np.minimum(np.linalg.norm(seen[:, i] - drawn.transpose(1, 0, 2), axis=0), 80.0).sum(axis=0)  # A
+        want = np.sort(dist)[:keep].sum() / (keep * heights)
+        assert cost[blur, i, a, b, c] == pytest.approx(want, rel=1e-4)
