@@ -84,10 +84,12 @@ FELT_BESIDE_MM = 3.0  # the felt just in front of the stack (what the bottom chi
 MARKER_SAME = 0.97
 PUCK_BRIGHT = 1.75  # a puck's white top is this many times brighter than the felt around it
 # A zone whose patch of felt looks as it did when it was last read keeps that reading: no more
-# than CHANGED_SAMPLES of its samples (a pixel's channel) differ by more than CHANGED_LEVEL
-# (8-bit levels: ten times a camera's noise; one chip more, less or of another colour changes
-# hundreds), the felt's white balance has not moved by more than CHANGED_LIGHT, and nothing
-# nearer that could hide part of it was read anew with another outline.
+# than CHANGED_SAMPLES of its samples (a pixel's channel, averaged over CHANGED_BOX x CHANGED_BOX
+# mm so that sensor noise averages out and anything a few mm across stays) differ by more than
+# CHANGED_LEVEL (8-bit levels: ten times a noisy camera's noise so averaged; one chip more, less
+# or of another colour changes hundreds), the felt's white balance has not moved by more than
+# CHANGED_LIGHT, and nothing nearer that could hide part of it was read anew with another outline.
+CHANGED_BOX = 3
 CHANGED_LEVEL = 24
 CHANGED_SAMPLES = 6
 CHANGED_LIGHT = 0.04
@@ -298,7 +300,7 @@ class Reader:
                 samples.append((g.top + 4 * rows) * width + 4 * cols)
         self._felt_samples = np.concatenate(samples)
         grid_px = np.concatenate(maps).astype(np.float32)
-        # each zone's reading and its rows of the patches as they were when it was made
+        # each zone's reading and its rows of the patches (box-averaged) as they were when it was made
         self._remembered: dict[str, _Remembered] = {}
         self._read_patches = np.zeros((len(grid_px), grid_px.shape[1], 3), dtype=np.uint8)
         self._map1, self._map2 = cv2.convertMaps(grid_px[..., 0], grid_px[..., 1], cv2.CV_16SC2)
@@ -518,7 +520,8 @@ class Reader:
                 g.zone.name: ZoneReading.blocked("the felt cannot be seen (covered or no light)") for g in self.zones
             }
         gain = self.felt / np.maximum(felt_ref, 1.0)
-        changed = self._changed_samples(patches) if self._remembered else None
+        smooth = np.asarray(cv2.blur(patches, (CHANGED_BOX, CHANGED_BOX)), dtype=np.uint8)
+        changed = self._changed_samples(smooth) if self._remembered else None
         score = _background_distance(patches, gain, self.felt, self.ink, self._ink_lines)
         something = score > FOREGROUND
         hidden = np.zeros(frame.shape[:2], dtype=np.uint8)  # where nearer stacks stand in the frame
@@ -562,13 +565,13 @@ class Reader:
                     if shape is not None:
                         cv2.fillConvexPoly(moved, shape, 1)
             self._remembered[name] = _Remembered(reading, hides, gain)
-            self._read_patches[rows] = patches[rows]
+            self._read_patches[rows] = smooth[rows]
         return out
 
-    def _changed_samples(self, patches: Image) -> npt.NDArray[np.intp]:
-        """For each row of the patches, how many samples (a pixel's channel) differ by more than
-        CHANGED_LEVEL from that row when its zone was last read."""
-        diff = cv2.absdiff(patches, self._read_patches).reshape(len(patches), -1)
+    def _changed_samples(self, smooth: Image) -> npt.NDArray[np.intp]:
+        """For each row of the (box-averaged) patches, how many samples (a pixel's channel) differ
+        by more than CHANGED_LEVEL from that row when its zone was last read."""
+        diff = cv2.absdiff(smooth, self._read_patches).reshape(len(smooth), -1)
         return np.asarray(np.count_nonzero(diff > CHANGED_LEVEL, axis=1), dtype=np.intp)
 
     def _felt_reference(self, patches: Image) -> FloatArray | None:
