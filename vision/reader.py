@@ -15,7 +15,9 @@ two chips, a nearer stack hides part of it, the camera moved). A wrong value is 
 Work that would give the same answer is skipped, never guessed: the calibration markers are
 looked for again only when one of them no longer looks exactly as at the last check that found
 the camera in place (so a bump is seen on the frame it happens); a puck spot is searched for a
-puck's marker only when it holds pixels as bright as a puck's white top.
+puck's marker only when it holds pixels as bright as a puck's white top; a zone whose patch of
+felt looks as it did when it was last read (and that nothing nearer newly hides) keeps that
+reading, and `forget()` makes the next frame read every zone afresh.
 
     reader = Reader(layout, calibration)
     reading = reader.read(frame)
