@@ -53,12 +53,11 @@ MODES = {
 }
 
 
-def _with_one_chip_more(scene: Scene, layout: Layout, calibration: Calibration, whole: Layout) -> Image:
+def _with_one_chip_more(scene: Scene, first: Image, layout: Layout, calibration: Calibration, whole: Layout) -> Image:
     """The scene's frame with one chip more on one of its stacks this camera reads (a wager raised
     between two frames) and nothing else changed: the raised stack's render is pasted over the
     scene's frame where that zone's stacks can show (the renderer's random edge spots and noise
-    would otherwise differ on every stack of a second render)."""
-    first = render(scene, whole)
+    would otherwise differ on every stack of a second render). `first` is the scene's frame."""
     zone = next(name for name in sorted(scene.zones) if name in layout.zones)
     stack = scene.zones[zone][0]
     raised = dataclasses.replace(stack, chips=(*stack.chips, stack.chips[-1]))
@@ -86,7 +85,7 @@ def measure(geometry: str, resolution: tuple[int, int], whole: Layout, mode: str
         first = render(scene, whole)
         second = first
         if mode == "one wager changes" and scene.zones.keys() & layout.zones.keys():
-            second = _with_one_chip_more(scene, layout, calibration, whole)
+            second = _with_one_chip_more(scene, first, layout, calibration, whole)
         noise = np.random.default_rng(i).normal(0.0, 2.0, first.shape)  # a second exposure: fresh sensor noise
         frames = (first, np.clip(second + noise, 0, 255).astype(np.uint8))
         reader.read(frames[1])  # warm-up
