@@ -1,14 +1,14 @@
-"""The chip set: each denomination's colour and edge spots, and how a seen colour is named.
+"""The chip set: each denomination's colour and edge spots, checked to be told apart.
 
 Chips are 39 mm across and 3.3 mm thick. A denomination is told by the colour of its edge as
 the camera sees it on the side of a stack; the edge spots (small inserts of another colour) are
-drawn by the simulator and outvoted by the reader, which takes the middle colour across the
-visible edge. The default set is the usual US one (README in this package):
+drawn by the simulator and outvoted by the reader, which names every chip of a stack at once
+(vision/stack_colours.py). The default set is the usual US one (README in this package):
 
     1 white, 5 red, 25 green, 100 black, 500 purple, 1000 orange
 
     chips = ChipSet.default()
-    chips.classify((183, 35, 44))   # -> (5, margin): the nearest chip colour and how sure
+    chips.by_value(25).colour   # -> (31, 138, 63)
 """
 
 from __future__ import annotations
@@ -75,14 +75,11 @@ DEFAULT_CHIPS: tuple[Chip, ...] = (
 
 
 class ChipSet:
-    """The denominations on a table. Colours are compared in a light-independent way: the seen
-    colour is first corrected by the felt beside it (white balance), then matched to the nearest
-    chip colour allowing the edge to be darker or brighter than the chip's nominal colour."""
+    """The denominations on a table, in order of value, with their colours (`colours`, RGB)."""
 
     def __init__(self, chips: Sequence[Chip]) -> None:
         self.chips = tuple(sorted(chips, key=lambda c: c.value))
         self._rgb = np.array([c.colour for c in self.chips], dtype=np.float64)
-        self._lab = to_lab(self._rgb)
 
     @classmethod
     def default(cls) -> ChipSet:
@@ -97,46 +94,6 @@ class ChipSet:
     @property
     def values(self) -> tuple[int, ...]:
         return tuple(c.value for c in self.chips)
-
-    def classify(self, rgb: npt.ArrayLike) -> tuple[int, float]:
-        """The chip whose colour is nearest to the seen (white-balanced) RGB colour, and the
-        margin: how much farther the second nearest is (Lab units after a brightness fit).
-        A small margin means the colour could be either: the reader then says "unsure"."""
-        values, margins = self.classify_many(np.asarray(rgb, dtype=np.float64).reshape(1, 3))
-        return int(values[0]), float(margins[0])
-
-    def classify_many(self, rgb: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """Vectorised `classify` over (N, 3) colours."""
-        distances = self.distances(rgb)
-        order = np.argsort(distances, axis=1)
-        best = order[:, 0]
-        rows = np.arange(len(rgb))
-        margin = distances[rows, order[:, 1]] - distances[rows, best]
-        return np.array([self.chips[i].value for i in best], dtype=np.int64), margin
-
-    def distances(self, rgb: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """(N, chips) distances. The edge of a stack is lit from the side, so it may be darker or
-        brighter than the nominal colour: each chip colour is scaled (0.45x-1.3x) to fit the seen
-        brightness before comparing; lightness then counts half as much as hue."""
-        seen = np.clip(rgb, 0, 255)[:, None, :]  # N, 1, 3
-        nominal = self._rgb[None, :, :]  # 1, C, 3
-        scale = np.sum(seen * nominal, axis=2) / np.maximum(np.sum(nominal * nominal, axis=2), 1e-6)
-        scale = np.clip(scale, 0.45, 1.3)[:, :, None]
-        lab_seen = to_lab(seen)
-        lab_fit = to_lab(np.clip(nominal * scale, 0, 255))
-        diff = lab_seen - lab_fit
-        return np.sqrt((0.5 * diff[..., 0]) ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
-
-    def distances_in_light(
-        self, rgb: npt.NDArray[np.float64], shade: npt.NDArray[np.float64]
-    ) -> npt.NDArray[np.float64]:
-        """(N, chips) distances when the light on each seen colour is known (`shade`, N: how
-        much brighter than nominal this part of the stack's side is lit): every chip colour is
-        scaled by it, and lightness then counts in full (it tells black from dark purple)."""
-        seen = np.clip(rgb, 0, 255)[:, None, :]
-        fit = np.clip(self._rgb[None, :, :] * shade[:, None, None], 0, 255)
-        diff = to_lab(seen) - to_lab(fit)
-        return np.asarray(np.sqrt(np.sum(diff**2, axis=-1)), dtype=np.float64)
 
     @property
     def colours(self) -> npt.NDArray[np.float64]:
