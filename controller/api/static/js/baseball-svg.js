@@ -26,8 +26,8 @@
  * [data-eligible]` (settled: `data-winners`), `g.community[data-cards]`, `g.rainout` (class shown).
  */
 import { parseCard } from "./cards.js";
+import { el, label } from "./svg.js";
 
-const NS = "http://www.w3.org/2000/svg";
 const SEATS = [1, 2, 3, 4, 5, 6, 7];
 
 const VIEW_ALL = "0 0 1000 560";
@@ -138,30 +138,6 @@ export function livePots(seats) {
     else pots.push({ amount: dead + carry, eligible: seats.filter((s) => !s.folded).map((s) => s.seat) });
   }
   return pots;
-}
-
-/**
- * @param {string} tag
- * @param {Record<string, string | number>} [attrs]
- * @param {Element} [parent]
- * @returns {SVGElement}
- */
-function el(tag, attrs = {}, parent) {
-  const node = /** @type {SVGElement} */ (document.createElementNS(NS, tag));
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  if (parent) parent.append(node);
-  return node;
-}
-
-/**
- * @param {string} text
- * @param {Record<string, string | number>} attrs
- * @param {Element} parent
- */
-function label(text, attrs, parent) {
-  const t = el("text", attrs, parent);
-  t.textContent = text;
-  return t;
 }
 
 /** @param {number} n */

@@ -21,8 +21,8 @@
  * `text.banker-net`; the ACTION spot's name reads "ACTION SPOT n" on a gold plaque.
  */
 import { parseCard } from "./cards.js";
+import { el, label } from "./svg.js";
 
-const NS = "http://www.w3.org/2000/svg";
 const SPOTS = [1, 2, 3, 4, 5, 6, 7];
 
 const VIEW_ALL = "0 0 1000 560";
@@ -88,30 +88,6 @@ export function totalText(cards, settled = null) {
   if (t.natural) return "natural";
   if (t.joker && cards.length === 1) return "joker";
   return t.soft ? `soft ${t.value}` : String(t.value);
-}
-
-/**
- * @param {string} tag
- * @param {Record<string, string | number>} [attrs]
- * @param {Element} [parent]
- * @returns {SVGElement}
- */
-function el(tag, attrs = {}, parent) {
-  const node = /** @type {SVGElement} */ (document.createElementNS(NS, tag));
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  if (parent) parent.append(node);
-  return node;
-}
-
-/**
- * @param {string} text
- * @param {Record<string, string | number>} attrs
- * @param {Element} parent
- */
-function label(text, attrs, parent) {
-  const t = el("text", attrs, parent);
-  t.textContent = text;
-  return t;
 }
 
 /** @param {number} n */

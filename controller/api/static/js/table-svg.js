@@ -13,8 +13,8 @@
  * the class `next` on the base that receives the next card. Seats are `g.seat[data-seat]`.
  */
 import { parseCard } from "./cards.js";
+import { el, label } from "./svg.js";
 
-const NS = "http://www.w3.org/2000/svg";
 const SEATS = [1, 2, 3, 4, 5, 6, 7];
 /** @type {Array<"first" | "second" | "third">} */
 const WAGERS = ["first", "second", "third"];
@@ -41,30 +41,6 @@ export function seatCentre(seat) {
   const maxAngle = (37 * Math.PI) / 180;
   const angle = maxAngle - ((seat - 1) * 2 * maxAngle) / (SEATS.length - 1);
   return [500 + 700 * Math.sin(angle), -330 + 700 * Math.cos(angle)];
-}
-
-/**
- * @param {string} tag
- * @param {Record<string, string | number>} [attrs]
- * @param {Element} [parent]
- * @returns {SVGElement}
- */
-function el(tag, attrs = {}, parent) {
-  const node = /** @type {SVGElement} */ (document.createElementNS(NS, tag));
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  if (parent) parent.append(node);
-  return node;
-}
-
-/**
- * @param {string} text
- * @param {Record<string, string | number>} attrs
- * @param {Element} parent
- */
-function label(text, attrs, parent) {
-  const t = el("text", attrs, parent);
-  t.textContent = text;
-  return t;
 }
 
 /**
