@@ -28,9 +28,9 @@ from itertools import combinations
 from math import comb
 
 from controller.engine.base import CardDealt
-from controller.engine.baseball import GAME, Action, BaseballRules, BaseballState, OpenRound, Player
 from controller.engine.cards import STANDARD_DECK
 from controller.engine.hands import CATEGORIES
+from controller.games.baseball.rules import GAME, Action, BaseballRules, BaseballState, OpenRound, Player
 
 SEED = 20_260_309
 HANDS = 12_000  # comparison run: 72,000 showdown hands

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from controller.engine.base import CardDealt
 from controller.engine.cards import ShoeComposition
-from controller.engine.jokers22 import GAME, Banker, Decision, Jokers22Rules, OpenRound, SpotBet, Wager
+from controller.games.jokers22.rules import GAME, Banker, Decision, Jokers22Rules, OpenRound, SpotBet, Wager
 
 SEED = 20_260_022
 ROUNDS = 140_000

@@ -9,7 +9,7 @@ from the table loop, so a hung loop is restarted by systemd.
 The shoe's worker thread hands each card to the loop and waits until it is journaled; only then
 is the card acknowledged to the shoe, so a card is never lost to a crash or a restart.
 With a `[camera]` section, the camera's worker thread hands frames to a reading thread, which
-posts the settled view to the loop; the table journals only its changes (controller/camera_link.py).
+posts the settled view to the loop; the table journals only its changes (controller/camera/).
 """
 
 from __future__ import annotations
@@ -22,15 +22,16 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 
-from controller.api.app import Runtime, create_app
+from controller.api.app import create_app
 from controller.api.auth import Tokens, load_tokens
 from controller.api.live import LiveFeed
+from controller.api.runtime import Runtime
 from controller.config import Config
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
@@ -38,6 +39,7 @@ from controller.journal import Journal
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
 from controller.table import Output, Table, TableError
+from controller.view import prompt
 from drivers.buttons import ButtonPress, DealerButtons
 from drivers.display.device import PoleDisplay, SimulatedDisplay, open_display
 from drivers.indicators.base_indicators import BaseIndicators
@@ -140,8 +142,8 @@ class Daemon:
         self.display: PoleDisplay | None = None
         self.lamps: BaseIndicators | None = None
         self.pin_factory: Any = None
-        self.camera_feed: Any = None  # controller.camera_link.CameraFeed, with a [camera] section
-        self.sim_scene: Any = None  # controller.camera_link.SimScene, with a simulated camera
+        self.camera_feed: Any = None  # controller.camera.feed.CameraFeed, with a [camera] section
+        self.sim_scene: Any = None  # controller.camera.sim.SimScene, with a simulated camera
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -190,7 +192,7 @@ class Daemon:
                 journal.path,
                 journal.last_seq,
             )
-            self.notifier.ready(f"{mode} {self.config.table_id}: {table.prompt()}")
+            self.notifier.ready(f"{mode} {self.config.table_id}: {prompt(table)}")
             await self.stopping.wait()
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
@@ -288,7 +290,8 @@ class Daemon:
                 # The journal remembers a camera this configuration no longer has: stop trusting its view.
                 table.scene_seen({"camera": "offline", "why": "no camera in the configuration"})
             return
-        from controller.camera_link import CameraFeed, SimScene, SimulatedDealer
+        from controller.camera.feed import CameraFeed
+        from controller.camera.sim import SimScene, SimulatedDealer
         from drivers.camera import CameraError, SimulatedCamera, open_camera
         from vision.calibration import Calibration, CalibrationError
         from vision.layout import Layout, LayoutError
@@ -344,7 +347,7 @@ class Daemon:
         self._closers.append(camera.stop)  # closed first: no frame is offered to a stopped reader
         self.camera_feed = feed
         if isinstance(camera, SimulatedCamera):
-            table.listeners.append(SimulatedDealer(camera))
+            table.listeners.append(SimulatedDealer(camera, table.camera.meaning))
             self.sim_scene = SimScene(camera, feed)
 
     def _scene_view(self, view: dict[str, Any]) -> None:
@@ -495,78 +498,38 @@ class Daemon:
             await asyncio.sleep(min(interval, 3.0))
 
     async def _demo_dealer(self) -> None:
-        """A simulated dealer: opens rounds with random wagers and pulls cards from the shoe."""
+        """A simulated dealer: opens rounds as the game's demo dealer would, pulls cards from the
+        shoe, and makes the players' choices as the game's demo players would."""
         table = self.table
         shoe = self.sim_shoe
         assert table is not None
         rng = random.Random(self.seed)
+        full = sum(1 for _ in self._composition().cards())  # a one-deck game reloads after every hand
         while True:
             await asyncio.sleep(self.demo_interval)
             if table.blocked or shoe is None:
                 continue
             awaiting = table.awaiting
             try:
-                if awaiting.kind == "round" and shoe.cards_left < DEMO_RESHUFFLE_BELOW:
+                if awaiting.kind == "round" and shoe.cards_left < min(DEMO_RESHUFFLE_BELOW, full):
                     fresh = list(self._composition().cards())
                     rng.shuffle(fresh)
                     await asyncio.to_thread(shoe.reload, fresh)
                     table.shoe_reshuffled(by="demo-dealer")
                 elif awaiting.kind == "round":
-                    opening = _demo_spots(rng) if table.game_name == "jokers-22" else _demo_wagers(rng)
-                    table.open_round(opening, by="demo-dealer")
+                    table.open_round(table.adapter.demo_opening(rng), by="demo-dealer")
                 elif awaiting.kind == "card":
+                    if table.shoe.dealt_count == 0 and shoe.cards_left < full:
+                        # The game deals on from a fresh deck (a Baseball poker rainout): the
+                        # dealer gathers the cards and shuffles them back into the shoe.
+                        fresh = list(self._composition().cards())
+                        rng.shuffle(fresh)
+                        await asyncio.to_thread(shoe.reload, fresh)
                     await asyncio.to_thread(shoe.draw, 1)
                 elif awaiting.kind == "decision":
-                    table.decide(_demo_choice(awaiting.who, awaiting.allowed), by="demo-player")
+                    table.decide(table.adapter.demo_choice(awaiting, rng), by="demo-player")
             except TableError as exc:
                 log.info("demo dealer: %s", exc)
-
-
-def _demo_wagers(rng: random.Random) -> dict[str, Any]:
-    seats = sorted(rng.sample(range(1, 8), rng.randint(1, 4)))
-    out = []
-    for seat in seats:
-        first = rng.choice([5, 10, 25, 50])
-        bases = rng.randint(1, 3)
-        wagers = {"first": first}
-        if bases >= 2:
-            wagers["second"] = rng.choice([w for w in (5, 10, 25, 50) if w <= first])
-        if bases == 3:
-            wagers["third"] = rng.choice([w for w in (5, 10, 25, 50) if w <= wagers["second"]])
-        entry: dict[str, Any] = {"seat": seat, "wagers": wagers}
-        if bases == 3 and rng.random() < 0.3:
-            entry["side_bets"] = {"three_outs": 5, "poker_bonus": 5}
-        out.append(entry)
-    blind = None
-    if len(seats) == 1 and rng.random() < 0.5:
-        blind = seats[0] + 1 if seats[0] < 7 else seats[0] - 1
-    return {"seats": out, "blind_seat": blind}
-
-
-def _demo_spots(rng: random.Random) -> dict[str, Any]:
-    """A Jokers 22 opening: a banker's stake and one to four spots, some shared by two players."""
-    spots = sorted(rng.sample(range(1, 8), rng.randint(1, 4)))
-    out = []
-    for spot in spots:
-        wagers = [{"player": f"p{spot}", "amount": rng.choice([10, 25, 50])}]
-        if rng.random() < 0.3:
-            wagers.append({"player": f"q{spot}", "amount": rng.choice([5, 10])})
-        out.append({"spot": spot, "wagers": wagers})
-    return {"banker": {"stake": rng.choice([200, 500, 1000])}, "spots": out}
-
-
-def _demo_choice(who: Mapping[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
-    """A simple player: hit below 17, otherwise stand; match nothing, surrender nothing."""
-    total = str(who.get("total", ""))
-    digits = "".join(ch for ch in total if ch.isdigit())
-    value = int(digits) if digits else 21
-    for action in ("hit" if value < 17 else "stand", "stand", "decline", *allowed):
-        if action in allowed:
-            choice: dict[str, Any] = {"spot": who["spot"], "action": action}
-            if action in ("match", "decline", "surrender"):
-                choice["player"] = who.get("player")
-            return choice
-    return {"spot": who["spot"], "action": allowed[0]}
 
 
 def _display_dialect(name: str) -> str:

@@ -13,9 +13,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.engine import get_game
-from controller.engine.base import JSON, Awaiting, CardDealt, Effect, Event, Game, RuleError, ShoeReshuffled
+from controller.engine.base import JSON, Awaiting, CardDealt, Effect, Event, RuleError, ShoeReshuffled
 from controller.engine.cards import Card, CardError, ShoeTracker
+from controller.games import adapter
+from controller.games.base import GameAdapter, seat_of
 
 
 @dataclass(frozen=True)
@@ -33,21 +34,22 @@ def settle_round_file(doc: object) -> dict[str, JSON]:
     """The settlement of round file `doc` (parsed JSON), or RuleError naming field, seat and rule."""
     game, steps = _run(doc)
     (last,) = deque(steps, maxlen=1)  # run every step; the last one holds the settled state
-    return game.settlement(last.state)
+    return game.rules.settlement(last.state)
 
 
-def replay_steps(doc: object) -> tuple[Game[Any], list[Step]]:
-    """Every step of round file `doc`, from the opening to the settlement."""
+def replay_steps(doc: object) -> tuple[GameAdapter, list[Step]]:
+    """Every step of round file `doc`, from the opening to the settlement, and its game."""
     game, steps = _run(doc)
     return game, list(steps)
 
 
-def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
+def _run(doc: object) -> tuple[GameAdapter, Iterator[Step]]:
     if not isinstance(doc, Mapping):
         raise RuleError("a round file is a JSON object", field="round file")
     if "game" not in doc:
         raise RuleError("is required (grand-slam, jokers-22 or baseball-poker)", field="game")
-    game = get_game(doc["game"])
+    table_game = adapter(doc["game"])
+    game = table_game.rules
     round_in = game.parse_round_file(doc)
     state, effects = game.apply(game.initial(), round_in.open)
     shoe = ShoeTracker(game.shoe(round_in.open))
@@ -60,12 +62,13 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
             awaiting = game.awaiting(state)
             if awaiting.kind == "card":
                 if used >= len(round_in.cards):
+                    seat, place = seat_of(awaiting.target)
                     raise RuleError(
-                        f"the round needs another card, for {describe(awaiting.target)}, "
+                        f"the round needs another card, for {table_game.describe(awaiting.target)}, "
                         f"but the round file gives only {len(round_in.cards)}",
                         field="cards",
-                        seat=_seat_of(awaiting.target),
-                        place=_place_of(awaiting.target),
+                        seat=seat,
+                        place=place,
                     )
                 card = round_in.cards[used]
                 try:
@@ -76,11 +79,13 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
                 used += 1
             elif awaiting.kind == "decision":
                 if decided >= len(round_in.decisions):
+                    seat, place = seat_of(awaiting.who)
                     raise RuleError(
-                        f"the round needs a decision by {describe(awaiting.who)} but the round file has no more",
+                        f"the round needs a decision by {table_game.describe(awaiting.who)} "
+                        "but the round file has no more",
                         field="decisions",
-                        seat=_seat_of(awaiting.who),
-                        place=_place_of(awaiting.who),
+                        seat=seat,
+                        place=place,
                     )
                 event, card = round_in.decisions[decided], None
                 decided += 1
@@ -91,41 +96,7 @@ def _run(doc: object) -> tuple[Game[Any], Iterator[Step]]:
                 shoe.reshuffle()  # the game deals on from a freshly shuffled deck (a rainout)
             yield Step(event, card if isinstance(event, CardDealt) else None, state, out, game.awaiting(state))
 
-    return game, steps()
+    return table_game, steps()
 
 
-def describe(target: Mapping[str, Any]) -> str:
-    """Where a card goes or who decides, in words: "seat 3, second base", "seat 2, to call 4"."""
-    parts = []
-    if target.get("banker"):
-        parts.append("the banker")
-    if target.get("community"):
-        parts.append("the community card")
-    if target.get("burn"):
-        parts.append("the burn card")
-    if "seat" in target:
-        parts.append(f"seat {target['seat']}" + (" (blind hand)" if target.get("blind") else ""))
-    if "spot" in target:
-        parts.append(f"spot {target['spot']}")
-    if "base" in target:
-        parts.append(f"{target['base']} base")
-    if target.get("extra"):
-        parts.append("the extra card for a 4")
-    if "face" in target:
-        parts.append(f"face {target['face']}")
-    if target.get("to_call"):
-        parts.append(f"to call {target['to_call']}")
-    shown = {"seat", "spot", "base", "blind", "banker", "community", "burn", "extra", "face", "to_call"}
-    # Bookkeeping the screens show on their own (stack, pot, amounts) stays out of the words.
-    hidden = {"stack", "pot", "amounts"}
-    parts.extend(f"{k} {v}" for k, v in target.items() if k not in shown | hidden)
-    return ", ".join(parts) or "the table"
 
-
-def _place_of(target: Mapping[str, Any]) -> str:
-    return "spot" if "spot" in target and "seat" not in target else "seat"
-
-
-def _seat_of(target: Mapping[str, Any]) -> int | None:
-    seat = target.get("seat", target.get("spot"))
-    return seat if isinstance(seat, int) else None

@@ -17,13 +17,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from controller.camera_link import SceneWatch
-from controller.engine import get_game
+from controller.camera.watch import SceneWatch
 from controller.engine.base import (
     JSON,
     Awaiting,
@@ -38,112 +35,31 @@ from controller.engine.base import (
     to_json,
 )
 from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
+from controller.faults import CARD_FAULTS, FAULTS, Fault
+from controller.games import adapter
 from controller.journal import Entry, Journal
-from controller.replay import describe
+from controller.meters import Meters
+from controller.rounds import RoundRecord
+from controller.view import prompt
 
 log = logging.getLogger(__name__)
 
-FaultAction = Literal["confirm", "replace", "dismiss", "void"]
-
-#: Fault codes, the plain words a dealer reads, and what a supervisor may do about each.
-FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
-    # Titles fit one line of the 20-column pole display; the message gives the details.
-    "impossible-card": ("Impossible card", ("confirm", "replace", "void")),
-    "misread": ("Shoe misread", ("replace", "dismiss", "void")),
-    "shoe-disconnected": ("Shoe disconnected", ("dismiss", "void")),
-    "shoe-silent": ("Shoe silent", ("dismiss", "void")),
-    "shoe-protocol": ("Shoe protocol error", ("dismiss", "void")),
-    "shoe-sequence-gap": ("Shoe skipped message", ("dismiss", "void")),
-    "shoe-line-noise": ("Shoe line damaged", ("dismiss", "void")),
-    "shoe-duplicate": ("Shoe repeated frame", ("dismiss", "void")),
-    "rejected-card": ("Card refused by game", ("replace", "dismiss", "void")),
-    "device": ("Device failed", ("dismiss",)),
-    # The overhead camera (controller/camera_link.py): raised from journaled scene changes and
-    # from the dealer's confirmation of the payouts, so a replay raises them again.
-    "past-posting": ("Past posting", ("dismiss", "void")),
-    "payout-mismatch": ("Payout mismatch", ("dismiss",)),
-    "camera-bumped": ("Camera moved", ("dismiss",)),
-}
-
-
-AUDIT_KINDS = ("fault-cleared", "fault-acknowledged", "void", "shoe-reshuffled", "camera-recalibrated", "login")
-
-
 class TableError(ValueError):
-    """An input the table refuses now (wrong phase, blocked by a fault, bad body)."""
+    """An input the table refuses now. `kind` says why, for the API's status code: "conflict"
+    (not now: the wrong phase, blocked by a fault), "invalid" (the input itself is wrong),
+    "not-found" (no such fault or round). `field` and `seat` name where, when the rules do."""
 
+    def __init__(
+        self, message: str, *, kind: str = "invalid", field: str = "", seat: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.field = field
+        self.seat = seat
 
-@dataclass
-class Fault:
-    id: int  # the journal seq that raised it
-    code: str
-    message: str  # plain words: what, where, what to do
-    at: str
-    round: int | None
-    card: str | None = None  # the held card an impossible-card / rejected-card fault is about
-    acknowledged_by: str | None = None
-
-    def to_json(self) -> dict[str, JSON]:
-        title, actions = FAULTS[self.code]
-        return {
-            "id": self.id,
-            "code": self.code,
-            "title": title,
-            "message": self.message,
-            "at": self.at,
-            "round": self.round,
-            "card": self.card,
-            "actions": list(actions),
-            "acknowledged_by": self.acknowledged_by,
-            "blocking": True,
-        }
-
-
-@dataclass
-class RoundRecord:
-    number: int
-    opened_at: str
-    status: Literal["open", "settled", "void"] = "open"
-    settlement: dict[str, JSON] | None = None
-    round_file: dict[str, JSON] | None = None
-    cards: list[str] = field(default_factory=list)
-    paid: bool = False  # the dealer confirmed the payouts (the confirm button)
-
-    def to_json(self, *, with_file: bool = False) -> dict[str, JSON]:
-        out: dict[str, JSON] = {
-            "round": self.number,
-            "status": self.status,
-            "opened_at": self.opened_at,
-            "cards": list(self.cards),
-            "settlement": self.settlement,
-        }
-        if with_file:
-            out["round_file"] = self.round_file
-        return out
-
-
-@dataclass
-class Meters:
-    """Per game: rounds, voids, wagered and paid by bet type, faults by kind (GLI-style meters)."""
-
-    rounds: int = 0
-    voids: int = 0
-    wagered: Counter[str] = field(default_factory=Counter)
-    paid: Counter[str] = field(default_factory=Counter)
-    faults: Counter[str] = field(default_factory=Counter)
-    dead_cards: int = 0
-
-    def to_json(self) -> dict[str, JSON]:
-        return {
-            "rounds": self.rounds,
-            "voids": self.voids,
-            "wagered": dict(self.wagered),
-            "paid": dict(self.paid),
-            "total_wagered": sum(self.wagered.values()),
-            "total_paid": sum(self.paid.values()),
-            "faults": dict(self.faults),
-            "dead_cards": self.dead_cards,
-        }
+    @classmethod
+    def of_rule(cls, exc: RuleError, message: str | None = None) -> TableError:
+        return cls(message or str(exc), kind="invalid", field=exc.field, seat=exc.seat)
 
 
 class Output(Protocol):
@@ -154,10 +70,6 @@ class Output(Protocol):
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         """Show what one journaled entry changed."""
-
-
-def _payee(pay: Mapping[str, Any]) -> str:
-    return f"{pay['player']} at spot {pay['spot']}" if "player" in pay else f"seat {pay['seat']}"
 
 
 class Table:
@@ -174,7 +86,8 @@ class Table:
         outputs: list[Output] | None = None,
     ) -> None:
         self.journal = journal
-        self.game = get_game(game)
+        self.adapter = adapter(game)
+        self.game = self.adapter.rules
         self.game_name = game
         self.rules_doc = dict(rules)
         self.table_id = table_id
@@ -196,7 +109,8 @@ class Table:
         self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
         self.devices: dict[str, dict[str, JSON]] = {}
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
-        self.camera = SceneWatch()  # what the overhead camera has seen, from `scene` entries
+        # What the overhead camera has seen (from `scene` entries) and what it means for this game.
+        self.camera = SceneWatch(self.adapter.camera())
         for entry in journal.entries():
             self._apply(entry)
         self.redrive()
@@ -220,76 +134,17 @@ class Table:
     def awaiting(self) -> Awaiting:
         return self.game.awaiting(self.state)
 
-    def prompt(self) -> str:
-        """The one thing the dealer should do next, in plain words."""
-        if self.notice and not self.faults:
-            return f"{self.notice}. Then: {self._next_step()}"
-        return self._next_step()
-
-    def _next_step(self) -> str:
-        if self.faults:
-            fault = self.faults[min(self.faults)]
-            return f"STOP: {fault.message}"
-        awaiting = self.awaiting
-        if awaiting.kind == "card":
-            t = awaiting.target
-            if "seat" in t and "base" in t:
-                seat = f"seat {t['seat']}" + (" (blind hand, face down)" if t.get("blind") else "")
-                return f"Deal to {seat}, {t['base']} base"
-            return f"Deal to {describe(t)}"
-        if awaiting.kind == "decision":
-            return f"{describe(awaiting.who).capitalize()}: {' or '.join(awaiting.allowed)}?"
-        record = self.rounds.get(self.round_no) if self.round_no is not None else None
-        if record is not None and record.status == "settled" and not record.paid:
-            pays = [p for p in self.payouts() if p["pay"]]
-            if pays:
-                return "Pay " + ", ".join(f"{_payee(p)}: {p['pay']}" for p in pays)
-            return "Take the losing wagers; open the next round"
-        if self.shuffle_due:
-            return f"{self.shuffle_due}: shuffle, load a new shoe, then press confirm"
-        between: str = getattr(self.game, "between_rounds", "Place wagers and open the round")
-        return self.camera.prompt(self) or between
+    @property
+    def current(self) -> RoundRecord | None:
+        """The round being dealt, or the last one (settled or void); None before the first."""
+        return self.rounds.get(self.round_no) if self.round_no is not None else None
 
     def payouts(self) -> list[dict[str, Any]]:
         """What the dealer pays and takes at each seat for the last settled round."""
-        record = self.rounds.get(self.round_no) if self.round_no is not None else None
+        record = self.current
         if record is None or record.settlement is None or record.status != "settled":
             return []
         return self.game.payouts(record.settlement)
-
-    def snapshot(self) -> dict[str, JSON]:
-        """The whole table for the API and the screens (with `camera` once a camera has reported)."""
-        record = self.rounds.get(self.round_no) if self.round_no is not None else None
-        awaiting = self.awaiting
-        snap: dict[str, JSON] = {
-            "table": self.table_id,
-            "game": self.game_name,
-            "simulated": self.simulated,
-            "journal_seq": self.journal.last_seq,
-            "round": self.round_no,
-            "round_status": record.status if record else None,
-            "awaiting": {
-                "kind": awaiting.kind,
-                "target": dict(awaiting.target),
-                "who": dict(awaiting.who),
-                "allowed": list(awaiting.allowed),
-            },
-            "prompt": self.prompt(),
-            "blocked": self.blocked,
-            "faults": [f.to_json() for f in self.faults.values()],
-            "held_cards": [str(c) for _, c in self.held],
-            "last_card": self.last_card,
-            "shuffle_due": self.shuffle_due,
-            "notice": self.notice,
-            "state": to_json(self.state),
-            "payouts": self.payouts(),
-            "settlement": record.settlement if record is not None and record.status != "open" else None,
-            "shoe": {"dealt": self.shoe.dealt_count, "remaining": self.shoe.remaining_count},
-            "devices": self.devices,
-        }
-        if self.camera.active:
-            snap["camera"] = self.camera.snapshot(self)
-        return snap
 
     # -- inputs ---------------------------------------------------------------------------------
 
@@ -297,15 +152,15 @@ class Table:
         """Open a round with `body` = {"seats": [...], "blind_seat": n | null} as in a round file
         (`via` = "camera" when the wagers are the camera's proposal, which the dealer confirmed)."""
         if self.faults:
-            raise TableError(f"play is stopped: {self.prompt()}")
+            raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
         if self.awaiting.kind != "round":
-            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first")
+            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first", kind="conflict")
         event = self._open_event(body)
         # Ask the engine before journaling, so a refused opening leaves no trace but the refusal.
         try:
             self.game.apply(self.state, event)
         except RuleError as exc:
-            raise TableError(str(exc)) from None
+            raise TableError.of_rule(exc) from None
         number = (max(self.rounds) if self.rounds else 0) + 1
         entry: dict[str, JSON] = {"event": to_json(event), "by": by}
         if via is not None:
@@ -325,20 +180,21 @@ class Table:
         """Open the round the camera proposes, as the dealer confirmed it. `scene_seq` is the view
         the dealer looked at: if the felt has changed since, the dealer must look again."""
         if self.faults:
-            raise TableError(f"play is stopped: {self.prompt()}")
+            raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
         if self.awaiting.kind != "round":
-            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first")
+            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first", kind="conflict")
         proposal = self.camera.proposal(self)
         if proposal is None:
-            raise TableError("round not opened: this table's camera has not reported any wagers")
+            raise TableError("round not opened: this table's camera has not reported any wagers", kind="conflict")
         if scene_seq is not None and scene_seq != proposal["scene_seq"]:
             raise TableError(
                 f"round not opened: the wagers on the felt changed since you looked (view {scene_seq}, now "
-                f"{proposal['scene_seq']}); check the proposal again"
+                f"{proposal['scene_seq']}); check the proposal again",
+                kind="conflict",
             )
         if not proposal["ready"]:
-            raise TableError(f"round not opened from the camera: {proposal['why_not']}")
-        return self.open_round({"seats": proposal["seats"], "blind_seat": proposal["blind_seat"]}, by, via="camera")
+            raise TableError(f"round not opened from the camera: {proposal['why_not']}", kind="conflict")
+        return self.open_round(proposal["opening"], by, via="camera")
 
     def scene_seen(self, view: Mapping[str, Any]) -> Entry | None:
         """The camera's settled view (from the reading thread): journaled only when it changes
@@ -352,14 +208,14 @@ class Table:
         """A player's choice (Jokers 22: hit, stand, double, split, surrender, match, decline), in
         the form a round file writes it. The engine is asked first: a refusal leaves no trace."""
         if self.faults:
-            raise TableError(f"play is stopped: {self.prompt()}")
+            raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
         if self.awaiting.kind != "decision":
-            raise TableError(f"round {self.round_no} needs no decision now: {self.prompt()}")
+            raise TableError(f"round {self.round_no} needs no decision now: {prompt(self)}", kind="conflict")
         try:
             event = self.game.parse_decision(body, "decision")
             self.game.apply(self.state, event)
         except RuleError as exc:
-            raise TableError(str(exc)) from None
+            raise TableError.of_rule(exc) from None
         return self._commit("decision", {"event": to_json(event), "by": by}, self.round_no)
 
     def card(self, card: Card, source: Mapping[str, JSON]) -> Entry:
@@ -379,8 +235,8 @@ class Table:
         """A supervisor clears a latched fault: confirm the held card, replace it, dismiss, or void."""
         fault = self.faults.get(fault_id)
         if fault is None:
-            raise TableError(f"there is no open fault {fault_id}")
-        allowed = FAULTS[fault.code][1]
+            raise TableError(f"there is no open fault {fault_id}", kind="conflict")
+        allowed = fault.actions
         if action not in allowed:
             raise TableError(f"fault {fault_id} ({fault.code}) is cleared by {', '.join(allowed)}, not {action!r}")
         if not by.strip() or not reason.strip():
@@ -394,22 +250,23 @@ class Table:
             except CardError as exc:
                 raise TableError(str(exc)) from None
         if action == "void" and (self.round_no is None or self.awaiting.kind == "round"):
-            raise TableError("there is no round being dealt to void; dismiss the fault instead")
+            raise TableError("there is no round being dealt to void; dismiss the fault instead", kind="conflict")
         if fault.code == "camera-bumped" and self.camera.status == "bumped":
             raise TableError(
                 f"there is no recalibration yet for fault {fault_id}: the camera still sees its markers moved; "
-                "recalibrate it first (POST /api/camera/recalibrate), then dismiss"
+                "recalibrate it first (POST /api/camera/recalibrate), then dismiss",
+                kind="conflict",
             )
         return self._commit("fault-cleared", body, self.round_no)
 
     def acknowledge_fault(self, fault_id: int, by: str) -> Entry:
         if fault_id not in self.faults:
-            raise TableError(f"there is no open fault {fault_id}")
+            raise TableError(f"there is no open fault {fault_id}", kind="conflict")
         return self._commit("fault-acknowledged", {"fault": fault_id, "by": by}, self.round_no)
 
     def void(self, by: str, reason: str) -> Entry:
         if self.round_no is None or self.awaiting.kind == "round":
-            raise TableError("there is no round being dealt to void")
+            raise TableError("there is no round being dealt to void", kind="conflict")
         if not by.strip() or not reason.strip():
             raise TableError("voiding a round needs who voids it and why")
         return self._commit("void", {"by": by, "reason": reason}, self.round_no)
@@ -420,7 +277,7 @@ class Table:
         felt are checked); pressed again after the cut card, it means a freshly shuffled shoe is
         loaded; pressed between rounds with nothing else to confirm, it opens the round the
         camera proposes."""
-        record = self.rounds.get(self.round_no) if self.round_no is not None else None
+        record = self.current
         idle = (
             name == "confirm"
             and self.awaiting.kind == "round"
@@ -438,7 +295,9 @@ class Table:
     def shoe_reshuffled(self, by: str) -> Entry:
         """A freshly shuffled shoe is loaded (between rounds): every card is back in the count."""
         if self.awaiting.kind != "round":
-            raise TableError(f"round {self.round_no} is still being dealt; load a new shoe between rounds")
+            raise TableError(
+                f"round {self.round_no} is still being dealt; load a new shoe between rounds", kind="conflict"
+            )
         return self._commit("shoe-reshuffled", {"by": by}, self.round_no)
 
     def shoe_event(self, event: str, source: Mapping[str, JSON]) -> Entry:
@@ -449,29 +308,6 @@ class Table:
         """An access to the table or its devices (a login, good or refused; a recalibration):
         journaled for the audit trail; it changes nothing in the game."""
         return self._commit(kind, dict(body), self.round_no)
-
-    def audit(self, count: int) -> list[dict[str, JSON]]:
-        """Who did what, when and why: supervisor acts, voids, new shoes and logins, oldest first."""
-        out: list[dict[str, JSON]] = []
-        for entry in self.journal.last_of_kinds(AUDIT_KINDS, count):
-            b = entry.body
-            who, why = b.get("by", ""), b.get("reason", "")
-            if entry.kind == "fault-cleared":
-                card = f" with {b['card']}" if b.get("card") else ""
-                what = f"cleared fault {b['fault']} by {b['action']}{card}"
-            elif entry.kind == "fault-acknowledged":
-                what = f"acknowledged fault {b['fault']}"
-            elif entry.kind == "void":
-                what = f"voided round {entry.round}"
-            elif entry.kind == "shoe-reshuffled":
-                what = "loaded a new shoe"
-            elif entry.kind == "camera-recalibrated":
-                what = "recalibrated the overhead camera"
-            else:  # login
-                who = f"{b.get('role', 'someone')} at {b.get('client')}"
-                what = "logged in" if b.get("ok") else "failed to log in"
-            out.append({"seq": entry.seq, "at": entry.at, "who": who, "what": what, "why": why, "round": entry.round})
-        return out
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
@@ -528,7 +364,7 @@ class Table:
         elif entry.kind == "void":
             effects = self._void(body["by"], body["reason"])
         elif entry.kind == "button":
-            record = self.rounds.get(self.round_no) if self.round_no is not None else None
+            record = self.current
             if body["button"] == "confirm" and record is not None and record.status == "settled" and not record.paid:
                 record.paid = True
             elif body["button"] == "confirm" and self.shuffle_due and self.awaiting.kind == "round":
@@ -617,10 +453,7 @@ class Table:
             self.meters.voids += 1
             return
         record.round_file = self.game.round_file(self.state)
-        self.meters.rounds += 1
-        for name, wagered, paid in self.game.bets(settlement):
-            self.meters.wagered[name] += wagered
-            self.meters.paid[name] += paid
+        self.meters.settled(self.game, settlement)
 
     def _latch(self, entry: Entry, code: str, message: str, card: str | None) -> None:
         self.faults[entry.seq] = Fault(entry.seq, code, message, entry.at, entry.round, card)
@@ -636,7 +469,7 @@ class Table:
             self.held.clear()
             self.faults.clear()
             return self._void(body["by"], body["reason"])
-        if fault.code in ("impossible-card", "rejected-card"):
+        if fault.code in CARD_FAULTS:
             if action == "confirm" and held_card is not None:
                 effects.extend(self._deal(entry, parse_card(held_card), confirmed=True))
             elif action == "replace":
@@ -666,7 +499,7 @@ class Table:
         try:
             return self.game.parse_round_file(doc).open
         except RuleError as exc:
-            raise TableError(str(exc).replace("round file: ", "", 1)) from None
+            raise TableError.of_rule(exc, str(exc).replace("round file: ", "", 1)) from None
 
     # -- recall ---------------------------------------------------------------------------------
 

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _exact(args: argparse.Namespace) -> dict[str, Any]:
     from controller.analysis.grand_slam import analyze, p_grand_slam_at_table
-    from controller.engine.grand_slam import parse_rules
+    from controller.games.grand_slam.rules import parse_rules
 
     units = _units(args.units)
     rules_doc: dict[str, Any] = {}

@@ -28,7 +28,7 @@ from typing import Any
 
 from controller.engine.base import CardDealt, run_events, to_json
 from controller.engine.cards import Card, Rank, Suit
-from controller.engine.grand_slam import BASES, GAME, SIDE_BETS, Base, GrandSlamRules, OpenRound, SeatBet, SideBet
+from controller.games.grand_slam.rules import BASES, GAME, SIDE_BETS, Base, GrandSlamRules, OpenRound, SeatBet, SideBet
 
 RANK_SEQUENCES = 13**3
 _SUITED = (Suit.SPADES, Suit.SPADES, Suit.SPADES)

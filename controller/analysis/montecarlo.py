@@ -96,7 +96,7 @@ def _deal(game: Any, state: Any, deck: Callable[[], Iterator[Card]], decide: Cal
 
 
 def _grand_slam_chunk(seed: tuple[int, int], rounds: int, decks: int, units: tuple[int, int, int]) -> dict[str, Tally]:
-    from controller.engine.grand_slam import BASES, GAME, GrandSlamRules, OpenRound, SeatBet
+    from controller.games.grand_slam.rules import BASES, GAME, GrandSlamRules, OpenRound, SeatBet
 
     rng = random.Random(f"{seed[0]}:{seed[1]}")
     rules = GrandSlamRules(decks=max(decks, 1))
@@ -141,7 +141,7 @@ def _no_decisions(state: Any, awaiting: Any) -> Event:
 def _jokers22_chunk(seed: tuple[int, int], rounds: int, decks: int, stand_on: int) -> dict[str, Tally]:
     """One spot, one player betting 1 against a stake that always covers it; the player hits below
     `stand_on` where the rules leave the choice, and never doubles, splits or surrenders."""
-    from controller.engine.jokers22 import GAME, Banker, Decision, Jokers22Rules, OpenRound, SpotBet, Wager
+    from controller.games.jokers22.rules import GAME, Banker, Decision, Jokers22Rules, OpenRound, SpotBet, Wager
 
     rng = random.Random(f"{seed[0]}:{seed[1]}")
     rules = Jokers22Rules(decks=max(decks, 1))
@@ -178,7 +178,7 @@ def _baseball_chunk(seed: tuple[int, int], rounds: int, decks: int, players: int
     """`players` players who all call to the showdown (the opener brings it in or checks; extra
     cards are paid for): the frequency of each showdown category with the table's wild cards, and
     rainouts per hand."""
-    from controller.engine.baseball import GAME, Action, BaseballRules, OpenRound, Player
+    from controller.games.baseball.rules import GAME, Action, BaseballRules, OpenRound, Player
 
     rng = random.Random(f"{seed[0]}:{seed[1]}")
     rules = BaseballRules(ante=1, small_bet=2, big_bet=4)

@@ -19,6 +19,7 @@ from typing import Any
 from controller.engine.base import Effect, to_json
 from controller.journal import Entry
 from controller.table import Table
+from controller.view import snapshot
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class LiveFeed:
     def __init__(self) -> None:
         self.subscribers: set[Subscriber] = set()
         # What a screen is sent as "the state": the API sets this to its /api/state view.
-        self.describe: Callable[[Table], dict[str, Any]] = Table.snapshot
+        self.describe: Callable[[Table], dict[str, Any]] = snapshot
 
     def redrive(self, table: Table) -> None:
         """Nothing to re-drive: screens ask for the state when they (re)connect."""

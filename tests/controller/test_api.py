@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from controller.api.app import Runtime, create_app
+from controller.api.app import create_app
 from controller.api.auth import TokenError, Tokens, load_tokens
+from controller.api.runtime import Runtime
 from controller.engine.cards import Card, parse_card
 from controller.journal import Journal
 from controller.replay import settle_round_file

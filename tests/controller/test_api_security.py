@@ -9,12 +9,14 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from controller.api.app import Runtime, create_app
+from controller.api.app import create_app
 from controller.api.auth import LoginLimiter, Tokens
+from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.replay import settle_round_file
 from controller.table import Table
+from controller.view import prompt, snapshot
 
 DEALER = "dealer-token-0123456789"
 SUPERVISOR = "supervisor-token-0123456789"
@@ -112,7 +114,7 @@ def test_no_secret_appears_in_logs_on_a_failed_login(client: TestClient, caplog:
 def test_audit_lists_who_did_what_when_and_why(client: TestClient, table: Table) -> None:
     table.open_round(ROUND, by="dealer")
     table.card(parse_card("JK"), {"via": "test"})
-    fault = table.snapshot()["faults"][0]["id"]  # type: ignore[index]
+    fault = snapshot(table)["faults"][0]["id"]  # type: ignore[index]
     client.post(f"/api/faults/{fault}/clear", json={"action": "replace", "card": "5H", "reason": "card is 5H", "name": "Kim"}, headers=bearer(SUPERVISOR))
     client.post("/api/rounds/current/void", json={"reason": "player dispute", "name": "Kim"}, headers=bearer(SUPERVISOR))
     assert client.get("/api/audit", headers=bearer(DEALER)).status_code == 403
@@ -149,7 +151,7 @@ def test_the_confirm_button_from_the_screen_marks_the_round_paid(client: TestCli
     table.open_round(ROUND, by="dealer")
     for card in ("5H", "2C"):
         table.card(parse_card(card), {"via": "test"})
-    assert table.prompt() == "Pay seat 1: 20"
+    assert prompt(table) == "Pay seat 1: 20"
     answer = client.post("/api/confirm", json={}, headers=bearer(DEALER)).json()
     assert answer["prompt"] == "Place wagers and open the round"
 

@@ -13,6 +13,7 @@ from controller.engine.cards import JOKER, parse_card
 from controller.journal import Journal
 from controller.replay import settle_round_file
 from controller.table import Table, TableError
+from controller.view import prompt, snapshot
 
 SHOE = {"via": "shoe"}
 
@@ -27,7 +28,7 @@ def deal(table: Table, *cards: str) -> None:
 
 
 def comparable(table: Table) -> dict[str, Any]:
-    snap = table.snapshot()
+    snap = snapshot(table)
     snap["faults"] = [{k: v for k, v in f.items()} for f in snap["faults"]]  # type: ignore[union-attr]
     return {**snap, "meters": table.meters.to_json(), "rounds": {n: vars(r) for n, r in table.rounds.items()}}
 
@@ -43,15 +44,15 @@ def test_a_round_is_dealt_settled_and_exported_as_a_replayable_round_file(tmp_pa
         },
         by="dealer",
     )
-    assert n == 1 and table.prompt() == "Deal to seat 1, first base"
+    assert n == 1 and prompt(table) == "Deal to seat 1, first base"
     deal(table, "5H", "KD", "2C")
-    assert table.prompt() == "Deal to seat 1, third base"
+    assert prompt(table) == "Deal to seat 1, third base"
     deal(table, "9S")
     record = table.rounds[1]
     assert record.status == "settled"
     assert [(s["seat"], s["net"]) for s in record.settlement["seats"]] == [(1, 25), (4, -20)]  # type: ignore[index]
     assert settle_round_file(record.round_file) == record.settlement
-    assert table.prompt() == "Pay seat 1: 25"
+    assert prompt(table) == "Pay seat 1: 25"
     assert table.meters.to_json()["total_wagered"] == 45 and table.meters.rounds == 1
 
 
@@ -75,9 +76,9 @@ def test_a_joker_in_a_grand_slam_shoe_latches_a_fault_that_survives_a_restart(tm
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
     table.card(JOKER, SHOE)
     assert table.blocked
-    fault = table.snapshot()["faults"][0]  # type: ignore[index]
+    fault = snapshot(table)["faults"][0]  # type: ignore[index]
     assert fault["code"] == "impossible-card" and "JK cannot come from the 6-deck shoe" in fault["message"]
-    assert table.prompt().startswith("STOP: JK cannot come from the 6-deck shoe")
+    assert prompt(table).startswith("STOP: JK cannot come from the 6-deck shoe")
     with pytest.raises(TableError, match="play is stopped"):
         table.open_round({"seats": [{"seat": 2, "wagers": {"first": 5}}]}, by="dealer")
     table.journal.close()
@@ -103,14 +104,14 @@ def test_cards_that_come_out_during_a_fault_are_held_then_dealt_in_order(tmp_pat
     assert table.state.dealt == ()
     table.clear_fault(entry.seq, "dismiss", by="sup", reason="card re-scanned")
     assert [str(c) for c in table.state.dealt] == ["TC", "JC"]
-    assert table.prompt() == "Deal to seat 1, third base"
+    assert prompt(table) == "Deal to seat 1, third base"
 
 
 def test_an_impossible_card_confirmed_by_the_supervisor_is_dealt(tmp_path: Path) -> None:
     table = make_table(tmp_path, decks=1)
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}, {"seat": 2, "wagers": {"first": 5}}]}, by="dealer")
     deal(table, "TC", "TC")
-    fault = table.snapshot()["faults"][0]  # type: ignore[index]
+    fault = snapshot(table)["faults"][0]  # type: ignore[index]
     assert "holds only 1 and all have been dealt" in fault["message"]
     table.clear_fault(fault["id"], "confirm", by="sup", reason="two decks were mixed; card is real")
     assert table.rounds[1].status == "settled"
@@ -132,12 +133,12 @@ def test_a_card_with_no_round_open_is_ruled_dead(tmp_path: Path) -> None:
     deal(table, "AS")
     assert table.meters.dead_cards == 1 and not table.blocked
     assert table.shoe.dealt_count == 1
-    assert table.prompt() == (
+    assert prompt(table) == (
         "Dead card AS (no seat is owed a card: no round is being dealt): set it aside. "
         "Then: Place wagers and open the round"
     )
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
-    assert table.prompt() == "Deal to seat 1, first base"
+    assert prompt(table) == "Deal to seat 1, first base"
 
 
 def test_refused_openings_leave_no_journal_entry(tmp_path: Path) -> None:
@@ -163,17 +164,17 @@ def test_bad_rule_options_in_config_are_refused_at_start(tmp_path: Path) -> None
 def test_state_in_the_snapshot_is_the_engine_state_as_json(tmp_path: Path) -> None:
     table = make_table(tmp_path)
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
-    assert table.snapshot()["state"] == to_json(table.state)
+    assert snapshot(table)["state"] == to_json(table.state)
 
 
 def test_the_cut_card_asks_for_a_new_shoe_after_the_round_and_confirm_loads_it(tmp_path: Path) -> None:
     table = make_table(tmp_path, decks=1)
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
     table.shoe_event("The cut card came out", {"via": "shoe", "session": 1, "seq": 4})
-    assert table.prompt() == "Deal to seat 1, first base"  # the round in play is finished first
+    assert prompt(table) == "Deal to seat 1, first base"  # the round in play is finished first
     deal(table, "AS")
     table.button("confirm", by="dealer")  # the dealer has taken the losing wager
-    assert table.prompt() == "The cut card came out: shuffle, load a new shoe, then press confirm"
+    assert prompt(table) == "The cut card came out: shuffle, load a new shoe, then press confirm"
     table.button("confirm", by="dealer")
     assert table.shuffle_due is None and table.shoe.dealt_count == 0
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
@@ -194,6 +195,6 @@ def test_a_new_shoe_is_loaded_only_between_rounds(tmp_path: Path) -> None:
 def test_a_second_player_switches_the_blind_hand_off_and_the_dealer_is_told_to_remove_the_puck(tmp_path: Path) -> None:
     table = make_table(tmp_path)
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}, {"seat": 4, "wagers": {"first": 5}}], "blind_seat": 2}, by="dealer")
-    assert table.prompt() == "Remove the blind puck from seat 2: a second player has joined. Then: Deal to seat 1, first base"
+    assert prompt(table) == "Remove the blind puck from seat 2: a second player has joined. Then: Deal to seat 1, first base"
     deal(table, "7C")
-    assert table.prompt() == "Deal to seat 4, first base"
+    assert prompt(table) == "Deal to seat 4, first base"

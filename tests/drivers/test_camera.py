@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from controller.camera_link import CameraFeed
+from controller.camera.feed import CameraFeed
 from drivers.camera import CameraError, CameraStatus, OpenCVCamera, SimulatedCamera, open_camera
 from vision.calibration import Calibration
 from vision.layout import Layout

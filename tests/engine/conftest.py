@@ -9,7 +9,7 @@ import pytest
 
 from controller.engine.base import CardDealt, Effect, run_events
 from controller.engine.cards import parse_card
-from controller.engine.grand_slam import GAME, GrandSlamRules, GrandSlamState, OpenRound, SeatBet
+from controller.games.grand_slam.rules import GAME, GrandSlamRules, GrandSlamState, OpenRound, SeatBet
 
 
 def open_round(

@@ -25,7 +25,8 @@ from controller.engine.base import (
     from_json,
     to_json,
 )
-from controller.engine.baseball import (
+from controller.engine.cards import STANDARD_DECK, Rank, parse_card
+from controller.games.baseball.rules import (
     GAME,
     Action,
     ActionTaken,
@@ -34,7 +35,6 @@ from controller.engine.baseball import (
     Rainout,
     showing_hand,
 )
-from controller.engine.cards import STANDARD_DECK, Rank, parse_card
 from controller.replay import settle_round_file
 
 WILD = frozenset({Rank.THREE, Rank.NINE})

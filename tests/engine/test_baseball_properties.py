@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.engine.base import CardDealt, RoundInput, from_json, to_json
-from controller.engine.baseball import GAME, Action, BaseballRules, BaseballState, OpenRound, Player
 from controller.engine.cards import Card, ShoeComposition
+from controller.games.baseball.rules import GAME, Action, BaseballRules, BaseballState, OpenRound, Player
 from controller.replay import settle_round_file
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from controller.engine.base import CardDead, CardDealt, RuleError, VoidRound, to_json
 from controller.engine.cards import JOKER, parse_card
-from controller.engine.grand_slam import (
+from controller.games.grand_slam.rules import (
     GAME,
     BlindSwitchedOff,
     CardPlaced,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from controller.engine.base import CardDealt, effect_from_json, event_from_json, from_json, to_json
 from controller.engine.cards import ShoeComposition, parse_card
-from controller.engine.grand_slam import GAME, GrandSlamScored, GrandSlamState, OpenRound, SeatBet, StackMoved
+from controller.games.grand_slam.rules import GAME, GrandSlamScored, GrandSlamState, OpenRound, SeatBet, StackMoved
 from controller.replay import settle_round_file
 
 from .conftest import open_round

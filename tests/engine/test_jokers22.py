@@ -28,7 +28,7 @@ from controller.engine.base import (
     to_json,
 )
 from controller.engine.cards import parse_card
-from controller.engine.jokers22 import (
+from controller.games.jokers22.rules import (
     GAME,
     ActionSpot,
     Decision,

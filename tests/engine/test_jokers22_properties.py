@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from controller.engine.base import CardDealt, from_json, to_json
 from controller.engine.cards import ShoeComposition
-from controller.engine.jokers22 import (
+from controller.games.jokers22.rules import (
     GAME,
     Banker,
     Decision,

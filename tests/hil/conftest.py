@@ -34,8 +34,10 @@ def free_port() -> int:
 class Daemon:
     """One `tablectl run --sim` process (restartable: same config, state dir and port)."""
 
-    def __init__(self, workdir: Path, config: str) -> None:
+    def __init__(self, workdir: Path, config: str, *args: str, env: dict[str, str] | None = None) -> None:
         self.workdir = workdir
+        self.args = args  # more of `tablectl run`'s flags, such as --demo
+        self.env = env or {}
         self.config = workdir / "table.toml"
         self.config.write_text(config)
         self.state_dir = workdir / "state"
@@ -44,7 +46,7 @@ class Daemon:
         self.starts = 0
 
     def start(self, timeout: float = 30.0) -> None:
-        env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
+        env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR, **self.env}
         env.pop("NOTIFY_SOCKET", None)
         log = open(self.workdir / f"daemon-{self.starts}.log", "wb")  # noqa: SIM115 - kept for the process
         self.proc = subprocess.Popen(
@@ -58,6 +60,7 @@ class Daemon:
                 str(self.state_dir),
                 "--http",
                 f"127.0.0.1:{self.port}",
+                *self.args,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -26,6 +26,7 @@ import pytest
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table
+from controller.view import prompt, snapshot
 
 from .conftest import SUPERVISOR, TABLECTL, Daemon
 
@@ -277,7 +278,7 @@ def test_stacks_the_dealer_moves_late_or_in_another_order_are_no_past_posting() 
     assert table.faults == {}
     card(table, "KD")  # the whole stack at third is out: the dealer takes it
     seen(table, {"seat1.third": 0})
-    assert table.faults == {} and table.snapshot()["round_status"] == "settled"
+    assert table.faults == {} and snapshot(table)["round_status"] == "settled"
 
 
 def test_a_wager_taken_back_before_its_card_is_past_posting_and_replays_from_the_journal() -> None:
@@ -294,22 +295,22 @@ def test_a_wager_taken_back_before_its_card_is_past_posting_and_replays_from_the
     )
     again = Table(journal, game="grand-slam", rules={})
     assert [f.to_json() for f in again.faults.values()] == [fault.to_json()]
-    assert again.snapshot()["camera"] == table.snapshot()["camera"]
+    assert snapshot(again)["camera"] == snapshot(table)["camera"]
 
 
 def test_an_overpayment_and_a_losing_side_bet_left_on_the_felt_are_a_payout_mismatch() -> None:
     table = memory_table()
     seen(table, {"seat1.first": 10, "seat1.second": 10, "seat1.third": 10, "seat1.three_outs": 5})
-    assert table.prompt() == (
+    assert prompt(table) == (
         "Camera sees seat 1 first base 10, second base 10, third base 10, 3 outs insurance 5: "
         "press confirm to open the round"
     )
     table.button("confirm", "dealer")  # nothing else to confirm: it opens the proposed round
-    assert table.snapshot()["round"] == 1
+    assert snapshot(table)["round"] == 1
     for text in ("3H", "3D", "3C"):  # each base home: 30 owed; the insurance lost
         card(table, text)
     seen(table, {"seat1.home": 30, "seat1.home.payout": 40, "seat1.three_outs": 5})
-    assert table.snapshot()["camera"]["payouts"] == [
+    assert snapshot(table)["camera"]["payouts"] == [
         {"seat": 1, "zone": "seat1.home.payout", "owed": 30, "seen": 40, "state": "over"}
     ]
     table.button("confirm", "dealer")

@@ -1,0 +1,50 @@
+"""The overhead camera: what it sees and proposes, opening from its proposal, recalibration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import Field, StrictInt
+
+from controller.api.deps import Dealer, Rt, Supervisor
+from controller.api.errors import ApiError
+from controller.api.models import RecalibrateBody
+from controller.api.routes import table_call, who
+from controller.games.bodies import Body
+
+router = APIRouter(prefix="/api")
+
+
+class FromCameraBody(Body):
+    """The dealer confirms the camera's proposal: `scene_seq` is the view the dealer looked at."""
+
+    scene_seq: StrictInt | None = None
+    name: str | None = Field(default=None, max_length=40)
+
+
+@router.post("/rounds/from-camera", status_code=201)
+async def open_from_camera(rt: Rt, role: Dealer, body: FromCameraBody | None = None) -> dict[str, Any]:
+    """Open the round the camera proposes (`camera.proposal` in the state), as confirmed."""
+    seq = body.scene_seq if body else None
+    number = table_call(lambda: rt.table.open_from_camera(by=who(role, body), scene_seq=seq))
+    return {"round": number}
+
+
+@router.get("/camera")
+async def camera(rt: Rt) -> dict[str, Any]:
+    """What the overhead camera sees and proposes, and the camera device's own status."""
+    device = rt.snapshot()["devices"].get("camera")
+    if not rt.table.camera.active and device is None:
+        raise ApiError("not-found", "this table has no overhead camera ([camera] in the configuration)")
+    return {"device": device, **rt.table.camera.snapshot(rt.table)}
+
+
+@router.post("/camera/recalibrate", status_code=202)
+async def recalibrate(rt: Rt, role: Supervisor, body: RecalibrateBody | None = None) -> dict[str, Any]:
+    if rt.recalibrate is None:
+        raise ApiError("not-found", "this table has no overhead camera to recalibrate")
+    reason = body.reason if body and body.reason else ""
+    rt.table.access("camera-recalibrated", {"by": who(role, body), "reason": reason})
+    rt.recalibrate()
+    return {"message": "the camera calibrates from its next frame; watch camera.status"}

@@ -1,0 +1,114 @@
+"""Reading the table: health, state, meters, devices, recall, audit, configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from controller.api.deps import Rt, Supervisor
+from controller.api.errors import ApiError
+from controller.audit import audit as audit_rows
+from controller.engine.base import RuleError, to_json
+from controller.replay import replay_steps
+from controller.rounds import RoundRecord
+
+router = APIRouter(prefix="/api")
+
+
+@router.get("/health")
+async def health(rt: Rt) -> dict[str, Any]:
+    table = rt.table
+    return {
+        "status": "fault" if table.blocked else "ok",
+        "simulated": table.simulated,
+        "game": table.game_name,
+        "table": table.table_id,
+        "journal_seq": table.journal.last_seq,
+        "message": "SIMULATED table" if table.simulated else "live table",
+    }
+
+
+@router.get("/state")
+async def state(rt: Rt) -> dict[str, Any]:
+    return rt.snapshot()
+
+
+@router.get("/meters")
+async def meters(rt: Rt) -> dict[str, Any]:
+    return {"game": rt.table.game_name, "simulated": rt.table.simulated, **rt.table.meters.to_json()}
+
+
+@router.get("/devices")
+async def devices(rt: Rt) -> dict[str, Any]:
+    out: dict[str, Any] = rt.snapshot()["devices"]
+    out.setdefault("camera", {"installed": False, "message": "no overhead camera in the configuration"})
+    return out
+
+
+@router.get("/rounds")
+async def recall(rt: Rt, last: int = 10) -> dict[str, Any]:
+    if not 1 <= last <= 1000:
+        raise ApiError("invalid", "last: a whole number from 1 to 1000", field="last")
+    return {"rounds": [r.to_json() for r in rt.table.last_rounds(last)]}
+
+
+@router.get("/rounds/{number}")
+async def get_round(number: int, rt: Rt) -> dict[str, Any]:
+    return _record(rt, number).to_json()
+
+
+@router.get("/rounds/{number}/file")
+async def round_file(number: int, rt: Rt) -> Any:
+    return _finished_file(rt, number)
+
+
+@router.get("/rounds/{number}/replay")
+async def round_replay(number: int, rt: Rt) -> dict[str, Any]:
+    doc = _finished_file(rt, number)
+    try:
+        game, steps = replay_steps(doc)
+    except RuleError as exc:  # the journal's own round file should always replay
+        raise ApiError("conflict", f"round {number} does not replay: {exc}") from None
+    return {
+        "round": number,
+        "steps": [
+            {
+                "card": str(step.card) if step.card else None,
+                "state": to_json(step.state),
+                "effects": [to_json(e) for e in step.effects],
+                "prompt": game.step_prompt(step.awaiting),
+            }
+            for step in steps
+        ],
+    }
+
+
+def _record(rt: Rt, number: int) -> RoundRecord:
+    record = rt.table.rounds.get(number)
+    if record is None:
+        raise ApiError("not-found", f"there is no round {number} at this table")
+    return record
+
+
+def _finished_file(rt: Rt, number: int) -> dict[str, Any]:
+    record = _record(rt, number)
+    if record.status == "void":
+        raise ApiError(
+            "conflict", f"round {number} was void: every wager went back, so there is no round file to replay"
+        )
+    if record.round_file is None:
+        raise ApiError("conflict", f"round {number} is still open; its round file exists once it is settled")
+    return dict(record.round_file)
+
+
+@router.get("/audit")
+async def audit(rt: Rt, _: Supervisor, last: int = 100) -> dict[str, Any]:
+    if not 1 <= last <= 10000:
+        raise ApiError("invalid", "last: a whole number from 1 to 10000", field="last")
+    return {"audit": audit_rows(rt.table.journal, last)}
+
+
+@router.get("/config")
+async def config(rt: Rt, _: Supervisor) -> dict[str, Any]:
+    return rt.config_view

@@ -1,0 +1,37 @@
+"""Logging in and out: a screen's session cookie (HttpOnly, SameSite=Strict) for its token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from controller.api.auth import Sessions
+from controller.api.deps import Rt, check_token, client_of
+from controller.api.models import LoginBody
+
+router = APIRouter(prefix="/api")
+
+
+@router.post("/login")
+async def login(body: LoginBody, request: Request, response: Response, rt: Rt) -> dict[str, Any]:
+    granted = check_token(rt, request, body.token)
+    sid = rt.sessions.start(granted)
+    rt.table.access("login", {"client": client_of(request), "ok": True, "role": granted})
+    response.set_cookie(
+        Sessions.COOKIE, sid, httponly=True, samesite="strict", path="/", max_age=int(rt.sessions.ttl_s)
+    )
+    return {"role": granted}
+
+
+@router.post("/logout")
+async def logout(request: Request, response: Response, rt: Rt) -> dict[str, Any]:
+    rt.sessions.end(request.cookies.get(Sessions.COOKIE))
+    response.delete_cookie(Sessions.COOKIE, path="/")
+    return {"role": None}
+
+
+@router.get("/whoami")
+async def whoami(request: Request, rt: Rt) -> dict[str, Any]:
+    """The session's role, or null before login (a question, not a refusal: no 401 here)."""
+    return {"role": rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))}

@@ -1,0 +1,32 @@
+"""The audit trail: who did what, when and why, read back from the journal's own entries."""
+
+from __future__ import annotations
+
+from controller.engine.base import JSON
+from controller.journal import Journal
+
+AUDIT_KINDS = ("fault-cleared", "fault-acknowledged", "void", "shoe-reshuffled", "camera-recalibrated", "login")
+
+
+def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
+    """Supervisor acts, voids, new shoes and logins, oldest first (the last `count`)."""
+    out: list[dict[str, JSON]] = []
+    for entry in journal.last_of_kinds(AUDIT_KINDS, count):
+        b = entry.body
+        who, why = b.get("by", ""), b.get("reason", "")
+        if entry.kind == "fault-cleared":
+            card = f" with {b['card']}" if b.get("card") else ""
+            what = f"cleared fault {b['fault']} by {b['action']}{card}"
+        elif entry.kind == "fault-acknowledged":
+            what = f"acknowledged fault {b['fault']}"
+        elif entry.kind == "void":
+            what = f"voided round {entry.round}"
+        elif entry.kind == "shoe-reshuffled":
+            what = "loaded a new shoe"
+        elif entry.kind == "camera-recalibrated":
+            what = "recalibrated the overhead camera"
+        else:  # login
+            who = f"{b.get('role', 'someone')} at {b.get('client')}"
+            what = "logged in" if b.get("ok") else "failed to log in"
+        out.append({"seq": entry.seq, "at": entry.at, "who": who, "what": what, "why": why, "round": entry.round})
+    return out

@@ -1,0 +1,11 @@
+"""The overhead camera at the table, whatever the game.
+
+    watch.py  SceneWatch: the camera's settled view as the table holds it (rebuilt from `scene`
+              entries), handing its meaning to the game's adapter (`GameAdapter.camera()`)
+    feed.py   CameraFeed: the reading thread (vision.Reader + StableScene), posting the settled
+              view to the table loop when it changes
+    sim.py    the simulated camera's hands: SimulatedDealer (the dealer moves chips as the game
+              says) and SimScene (the API's handle for players and knocks)
+
+Nothing here imports vision at load time: only the reading thread and the simulation touch frames.
+"""

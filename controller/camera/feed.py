@@ -1,0 +1,211 @@
+"""CameraFeed: the reading thread between the camera and the table loop.
+
+Its own `vision.Reader` and `StableScene`, fed the newest frame by the camera's worker thread; it
+posts the settled view to the table loop only when it changes, never each frame.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vision.calibration import Calibration
+    from vision.geometry import CameraModel
+    from vision.layout import Layout
+    from vision.reader import FrameReading
+    from vision.stable import StableReading
+
+log = logging.getLogger(__name__)
+
+
+class CameraFeed:
+    """Reads the newest frame in its own thread and posts the settled view when it changes.
+
+    `offer(frame)` is the camera's `on_frame` (its worker thread): it only keeps the newest frame,
+    so a slow read skips frames instead of falling behind. `post(view)` and `status(dict)` are
+    called in the reading thread; the daemon passes functions that hop onto the table loop."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        *,
+        calibration: Calibration | None,
+        calibration_path: Path | None,
+        camera_model: CameraModel | None,
+        stable_frames: int,
+        post: Callable[[dict[str, Any]], None],
+        status: Callable[[dict[str, Any]], None],
+        simulated: bool,
+        offline_after_s: float = 5.0,
+    ) -> None:
+        self.layout = layout
+        self.calibration = calibration
+        self.calibration_path = calibration_path
+        self.camera_model = camera_model  # known intrinsics when the camera calibrates itself
+        self.stable_frames = stable_frames
+        self.post = post
+        self.status = status
+        self.simulated = simulated
+        self.offline_after_s = offline_after_s
+        self._cv = threading.Condition()
+        self._frame: Any = None
+        self._stop = False
+        self._recalibrate = False
+        self._thread: threading.Thread | None = None
+        self.reads = 0
+        self.dropped = 0
+        self.read_ms = 0.0
+
+    def offer(self, frame: Any) -> None:
+        with self._cv:
+            if self._frame is not None:
+                self.dropped += 1
+            self._frame = frame
+            self._cv.notify()
+
+    def recalibrate(self) -> None:
+        """Calibrate again from the next frame (after the camera was moved back, or for good)."""
+        with self._cv:
+            self._recalibrate = True
+            self._cv.notify()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="camera-reader", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _next(self) -> Any:
+        """The newest frame, or None after `offline_after_s` without one (a wake-up for another
+        reason, such as a recalibration request, does not count as the camera going quiet)."""
+        deadline = time.monotonic() + self.offline_after_s
+        with self._cv:
+            while self._frame is None and not self._stop:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cv.wait(left)
+            frame, self._frame = self._frame, None
+            return frame
+
+    def _run(self) -> None:
+        from vision.reader import Reader
+        from vision.stable import StableScene
+
+        reader: Reader | None = None
+        stable = StableScene(self.stable_frames)
+        last_frame: Any = None
+        last_reading: FrameReading | None = None
+        last_key: Any = None
+        absent: dict[str, int] = {}
+        while not self._stop:
+            frame = self._next()
+            if self._stop:
+                return
+            if frame is None:
+                view = {"camera": "offline", "why": f"no frame from the camera for {self.offline_after_s:g} s"}
+            elif self._recalibrate or reader is None:
+                reader, view = self._calibrate(frame)
+                stable = StableScene(self.stable_frames)
+                last_frame = last_reading = None
+                absent.clear()
+                if reader is None:
+                    continue
+            if frame is not None and reader is not None:
+                if frame is last_frame and last_reading is not None:
+                    reading = last_reading  # the same picture reads the same: no need to read it again
+                else:
+                    try:
+                        began = time.perf_counter()
+                        reading = reader.read(frame)
+                        self.read_ms = (time.perf_counter() - began) * 1000
+                        self.reads += 1
+                    except ValueError as exc:  # a frame of another size than the calibration's
+                        view = {"camera": "uncalibrated", "why": f"{exc}: recalibrate the camera"}
+                        reader = None
+                        self._deliver(view)
+                        continue
+                    last_frame, last_reading = frame, reading
+                view = view_of(stable.update(reading), reading, absent, self.stable_frames)
+            key = _key(view)
+            if key != last_key:
+                last_key = key
+                self._deliver(view)
+
+    def _deliver(self, view: dict[str, Any]) -> None:
+        try:
+            self.post(view)
+        except Exception:  # the loop is stopping
+            log.exception("camera: the table did not take the view")
+        self.status(self.describe(view["camera"], view.get("why", "")))
+
+    def describe(self, camera: str, why: str) -> dict[str, Any]:
+        return {
+            "installed": True,
+            "simulated": self.simulated,
+            "layout": self.layout.name,
+            "view": camera,
+            "message": ("SIMULATED camera: " if self.simulated else "") + (why or camera),
+            "reads": self.reads,
+            "frames_skipped": self.dropped,
+            "read_ms": round(self.read_ms, 1),
+        }
+
+    def _calibrate(self, frame: Any) -> tuple[Any, dict[str, Any]]:
+        """A Reader for this camera: from the calibration given, or measured on this frame when
+        there is none or the supervisor asked to recalibrate (the camera's lens is kept)."""
+        from vision.calibration import Calibration, CalibrationError
+        from vision.reader import Reader
+
+        with self._cv:
+            measure = self._recalibrate or self.calibration is None
+            self._recalibrate = False
+        try:
+            if measure:
+                model = self.camera_model or (self.calibration.camera if self.calibration else None)
+                self.calibration = Calibration.from_frame(frame, self.layout, camera=model)
+                if self.calibration_path is not None:
+                    self.calibration.save(self.calibration_path)
+                log.info("camera calibrated from a frame: %.2f mm reprojection error", self.calibration.error_mm)
+            assert self.calibration is not None
+            return Reader(self.layout, self.calibration), {"camera": "ok", "why": "calibrated"}
+        except (CalibrationError, ValueError, OSError) as exc:
+            view = {"camera": "uncalibrated", "why": str(exc)}
+            self._deliver(view)
+            return None, view
+
+
+def view_of(stable: StableReading, reading: FrameReading, absent: dict[str, int], frames: int) -> dict[str, Any]:
+    """The settled view the table keeps: camera state, settled zones, settled pucks. A zone still
+    settling is left out (the table keeps what it had); a puck unseen for `frames` frames is gone."""
+    camera = reading.camera
+    if camera.bumped:
+        return {"camera": "bumped", "why": camera.why}
+    if not camera.verified:
+        return {"camera": "unverified", "why": camera.why}
+    zones: dict[str, Any] = {}
+    for name, zone in stable.zones.items():
+        if zone.state == "unsure" and zone.why.startswith("settling"):
+            continue
+        zones[name] = {"state": zone.state, "value": zone.value, "why": zone.why}
+    pucks: dict[str, str | None] = dict(stable.pucks)
+    for name in set(absent) | set(reading.pucks):
+        absent[name] = 0 if name in reading.pucks else absent.get(name, 0) + 1
+        if absent[name] >= frames:
+            pucks[name] = None
+    return {"camera": "ok", "why": camera.why, "zones": zones, "pucks": pucks}
+
+
+def _key(view: Mapping[str, Any]) -> Any:
+    zones = tuple(sorted((n, z["state"], z["value"]) for n, z in view.get("zones", {}).items()))
+    return view["camera"], zones, tuple(sorted(view.get("pucks", {}).items(), key=lambda kv: kv[0]))

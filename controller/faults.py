@@ -1,0 +1,69 @@
+"""Faults (GAMES.md section 4): their codes, the plain words a dealer reads, and how a supervisor
+may clear each. A fault is latched by a journaled `fault` entry (or raised again by replaying the
+entry that caused it), blocks the card flow, survives restarts, and is cleared only by a
+supervisor's journaled action naming who and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from controller.engine.base import JSON
+
+FaultAction = Literal["confirm", "replace", "dismiss", "void"]
+
+#: Fault codes, the plain words a dealer reads, and what a supervisor may do about each.
+FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
+    # Titles fit one line of the 20-column pole display; the message gives the details.
+    "impossible-card": ("Impossible card", ("confirm", "replace", "void")),
+    "misread": ("Shoe misread", ("replace", "dismiss", "void")),
+    "shoe-disconnected": ("Shoe disconnected", ("dismiss", "void")),
+    "shoe-silent": ("Shoe silent", ("dismiss", "void")),
+    "shoe-protocol": ("Shoe protocol error", ("dismiss", "void")),
+    "shoe-sequence-gap": ("Shoe skipped message", ("dismiss", "void")),
+    "shoe-line-noise": ("Shoe line damaged", ("dismiss", "void")),
+    "shoe-duplicate": ("Shoe repeated frame", ("dismiss", "void")),
+    "rejected-card": ("Card refused by game", ("replace", "dismiss", "void")),
+    "device": ("Device failed", ("dismiss",)),
+    # The overhead camera (controller/camera/): raised from journaled scene changes and from the
+    # dealer's confirmation of the payouts, so a replay raises them again.
+    "past-posting": ("Past posting", ("dismiss", "void")),
+    "payout-mismatch": ("Payout mismatch", ("dismiss",)),
+    "camera-bumped": ("Camera moved", ("dismiss",)),
+}
+
+#: Faults about a card in hand: clearing them deals the held card (confirm) or its replacement.
+CARD_FAULTS = ("impossible-card", "rejected-card")
+
+
+@dataclass
+class Fault:
+    id: int  # the journal seq that raised it
+    code: str
+    message: str  # plain words: what, where, what to do
+    at: str
+    round: int | None
+    card: str | None = None  # the held card an impossible-card / rejected-card fault is about
+    acknowledged_by: str | None = None
+
+    @property
+    def title(self) -> str:
+        return FAULTS[self.code][0]
+
+    @property
+    def actions(self) -> tuple[FaultAction, ...]:
+        return FAULTS[self.code][1]
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "id": self.id,
+            "code": self.code,
+            "title": self.title,
+            "message": self.message,
+            "at": self.at,
+            "round": self.round,
+            "card": self.card,
+            "actions": list(self.actions),
+            "acknowledged_by": self.acknowledged_by,
+            "blocking": True,
+        }

@@ -1,0 +1,102 @@
+"""Grand Slam at the table: its words, lamps, pole display, opening body, demo and camera."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from controller.engine.base import Effect, RoundVoided
+from controller.games.base import GameAdapter, LampMove, LampPicture, Lines, Show, TableView, Words
+from controller.games.grand_slam.rules import BASES, GAME, GrandSlamScored, NextCard, StackMoved
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from controller.games.grand_slam.camera import GrandSlamCamera
+
+_ORDINAL = {"first": "1ST BASE", "second": "2ND BASE", "third": "3RD BASE"}
+
+
+def _seat(target: Mapping[str, Any]) -> str:
+    return f"seat {target['seat']}" + (" (blind hand)" if target.get("blind") else "")
+
+
+class GrandSlamAdapter(GameAdapter):
+    name = "grand-slam"
+    title = "Grand Slam"
+    words = Words(
+        named=(("seat", _seat), ("base", lambda t: f"{t['base']} base")),
+        hidden=frozenset({"blind"}),
+    )
+
+    def card_prompt(self, target: Mapping[str, Any]) -> str:
+        seat = f"seat {target['seat']}" + (" (blind hand, face down)" if target.get("blind") else "")
+        return f"Deal to {seat}, {target['base']} base"
+
+    def step_prompt(self, awaiting: Any) -> str:
+        if awaiting.kind == "card":
+            return f"Deal to {self.describe(awaiting.target)}"
+        return super().step_prompt(awaiting)
+
+    def opening_model(self) -> type[BaseModel]:
+        from controller.games.grand_slam.api import OpenRoundBody
+
+        return OpenRoundBody
+
+    # -- lamps: one per base and home plate in front of every seat --------------------------------
+
+    def lamps(self, table: TableView, seats: frozenset[int]) -> LampPicture:
+        state = table.state
+        wagers: set[tuple[int, str]] = set()
+        record = table.current
+        paid = record is not None and record.paid
+        if state.phase == "dealing" or (state.phase == "settled" and not paid):
+            for seat in state.seats:
+                if seat.seat not in seats:
+                    continue
+                for position, stack in seat.stacks.items():
+                    if stack and position != "out":
+                        wagers.add((seat.seat, position))
+        nxt = None
+        awaiting = table.awaiting
+        if awaiting.kind == "card" and awaiting.target.get("seat") in seats:
+            nxt = (int(awaiting.target["seat"]), str(awaiting.target["base"]))
+        return LampPicture(frozenset(wagers), nxt)
+
+    def lamp_moves(self, effects: tuple[Effect, ...]) -> list[LampMove] | None:
+        moves: list[LampMove] = []
+        for fx in effects:
+            if isinstance(fx, StackMoved):
+                if fx.to == "out":
+                    moves.append(LampMove("out", fx.seat, fx.from_base))
+                else:
+                    moves.append(LampMove("remove", fx.seat, fx.from_base))
+                    moves.append(LampMove("scored", fx.seat) if fx.to == "home" else LampMove("show", fx.seat, fx.to))
+            elif isinstance(fx, GrandSlamScored):
+                moves.extend(LampMove("remove", fx.seat, base) for base in BASES)
+                moves.append(LampMove("scored", fx.seat))
+            elif isinstance(fx, NextCard):
+                moves.append(LampMove("next", fx.seat, fx.base))
+            elif isinstance(fx, RoundVoided):
+                moves.append(LampMove("clear"))
+        return moves
+
+    def display_card(self, target: Mapping[str, Any], last: str) -> Show:
+        where = _ORDINAL.get(str(target.get("base")), "")
+        return Lines(f"DEAL SEAT {target.get('seat')} {where}".strip(), last)
+
+    # -- simulation and the camera ----------------------------------------------------------------
+
+    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
+        from controller.games.grand_slam.demo import opening
+
+        return opening(rng)
+
+    def camera(self) -> GrandSlamCamera:
+        from controller.games.grand_slam.camera import GrandSlamCamera
+
+        return GrandSlamCamera()
+
+
+ADAPTER = GrandSlamAdapter(GAME)

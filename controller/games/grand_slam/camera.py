@@ -1,0 +1,324 @@
+"""What the overhead camera's view means at a Grand Slam table.
+
+Zones follow the layout's names: `seatN.first|second|third|home|three_outs|poker_bonus`, their
+`.payout` circles beside them, `seatN.puck`. A base wager that wins stands on home plate, so its
+payout is placed in `seatN.home.payout`; a side bet's in its own payout circle.
+
+- Before a round, the wagers on the felt and the blind puck are the proposal of the next round.
+- After the first card, a wager that changes other than as the cards moved it is past posting.
+- When the dealer confirms the payouts, each payout circle must hold what the engine owes, and
+  every zone where a losing wager stood must be empty (payout-mismatch otherwise).
+- In simulation, the dealer's hands move each stack where its card sends it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from controller.engine.base import Effect, RoundVoided
+from controller.games.base import SceneView, TableView
+from controller.games.grand_slam.rules import (
+    BASES,
+    SIDE_BETS,
+    BlindSwitchedOff,
+    GrandSlamScored,
+    RoundSettled,
+    SeatState,
+    StackMoved,
+)
+
+WAGER_SPOTS = (*BASES, *SIDE_BETS)
+PAYOUT_SPOTS = (*BASES, "home", *SIDE_BETS)  # a betting seat's zones: each has its payout circle
+SPOT_WORDS = {
+    "first": "first base",
+    "second": "second base",
+    "third": "third base",
+    "home": "home plate",
+    "three_outs": "3 outs insurance",
+    "poker_bonus": "poker bonus",
+}
+_ZONE = re.compile(r"^seat([1-9][0-9]?)\.([a-z_]+)(\.payout)?$")
+
+
+def parse_zone(name: str) -> tuple[int, str, bool] | None:
+    """("seat3.first.payout") -> (3, "first", True); None for a puck spot or a foreign name."""
+    match = _ZONE.match(name)
+    if match is None or match.group(2) == "puck":
+        return None
+    return int(match.group(1)), match.group(2), match.group(3) is not None
+
+
+def zone_words(name: str) -> str:
+    """A zone as the dealer says it: "Seat 3 first base", "Seat 3 home plate payout"."""
+    parsed = parse_zone(name)
+    if parsed is None:
+        return name
+    seat, spot, payout = parsed
+    return f"Seat {seat} {SPOT_WORDS.get(spot, spot)}{' payout' if payout else ''}"
+
+
+def _chips(value: int | None) -> str:
+    return "nothing" if not value else str(value)
+
+
+def chips_for(amount: int) -> tuple[int, ...]:
+    """A stack for `amount` of one colour where it can be (what the reader reads best), at most
+    16 chips of 5 before larger chips."""
+    for chip, most in ((5, 16), (25, 8), (100, 8), (1, 10)):
+        if amount % chip == 0 and amount // chip <= most:
+            return (chip,) * (amount // chip)
+    out: list[int] = []
+    for chip in (1000, 500, 100, 25, 5, 1):
+        while amount >= chip:
+            out.append(chip)
+            amount -= chip
+    return tuple(sorted(out, reverse=True))
+
+
+class GrandSlamCamera:
+    """The camera's meaning for one Grand Slam table (rebuilt from the journal with the table)."""
+
+    def __init__(self) -> None:
+        # Where each wager (named by the base it was bet on) has stood this round, per the engine:
+        # the dealer moves the chips after the card, so a zone may show any of these for a while.
+        self.stood: dict[tuple[int, str], set[str]] = {}
+        self.home_left: dict[int, int] = {}  # chips left on a home plate when the round opened
+        self.flagged: set[tuple[str, int]] = set()  # (zone, value) already raised this round
+        self.checked_round: int | None = None
+
+    # -- following the round --------------------------------------------------------------------
+
+    def follow(
+        self, table: TableView, view: SceneView, kind: str, body: Mapping[str, Any], effects: tuple[Effect, ...]
+    ) -> tuple[str, str] | None:
+        state = table.state
+        if kind == "round-open":
+            self.stood.clear()
+            self.flagged.clear()
+            self.home_left = {seat.seat: view.last_ok.get(f"seat{seat.seat}.home", 0) for seat in state.seats}
+        if state.phase in ("dealing", "settled"):
+            for seat in state.seats:
+                for position, wagers in seat.stacks.items():
+                    for wager in wagers:
+                        self.stood.setdefault((seat.seat, wager), set()).add(position)
+        if kind == "button" and body.get("button") == "confirm":
+            record = table.current
+            paid = record is not None and record.status == "settled" and record.paid
+            if paid and record is not None and self.checked_round != record.number:
+                self.checked_round = record.number
+                return self._check_payouts(view, record.number, record.settlement or {})
+        return None
+
+    def changed(
+        self, table: TableView, view: SceneView, changed: list[tuple[str, int | None, int]]
+    ) -> tuple[str, str] | None:
+        """Past posting: a wager that changed after the first card other than as the cards moved it."""
+        record = table.current
+        state = table.state
+        if state.phase != "dealing" or record is None or not record.cards:
+            return None  # before the first card a wager may still be put right
+        seats = {seat.seat: seat for seat in state.seats}
+        words = []
+        for name, before, now in changed:
+            parsed = parse_zone(name)
+            if parsed is None or parsed[2] or parsed[0] not in seats or parsed[1] not in PAYOUT_SPOTS:
+                continue
+            allowed = self.allowed(seats[parsed[0]], parsed[1])
+            if now in allowed or (name, now) in self.flagged:
+                continue
+            self.flagged.add((name, now))
+            has = " or ".join(_chips(v) for v in sorted(allowed))
+            words.append(
+                f"{zone_words(name)}: the wager changed from {_chips(before)} to {_chips(now)} after the first card "
+                f"(the round has {has} there)"
+            )
+        if not words:
+            return None
+        return "past-posting", "; ".join(words) + ". A supervisor must look, then dismiss the alert or void the round."
+
+    def allowed(self, seat: SeatState, spot: str) -> set[int]:
+        """The chips a zone of a betting seat may show while dealing: each wager that has stood on
+        it may still be there or already moved on (the dealer moves it after the card); one that
+        never moved must be there. Side bets never move."""
+        if spot in SIDE_BETS:
+            return {int(dict(seat.bet.side_bets).get(spot, 0))}
+        required = self.home_left.get(seat.seat, 0) if spot == "home" else 0
+        optional: list[int] = []
+        for wager, amount in seat.bet.wagers.items():
+            stood = self.stood.get((seat.seat, wager), {wager})
+            if spot not in stood:
+                continue
+            if stood == {spot}:
+                required += amount
+            else:
+                optional.append(amount)
+        return {required + sum(some) for n in range(len(optional) + 1) for some in itertools.combinations(optional, n)}
+
+    # -- payouts --------------------------------------------------------------------------------
+
+    def owed(self, settlement: Mapping[str, Any]) -> dict[str, int]:
+        """What each payout circle of the round's seats should hold (0 where nothing is owed)."""
+        out: dict[str, int] = {}
+        for seat in settlement.get("seats", []):
+            n = seat["seat"]
+            for spot in PAYOUT_SPOTS:
+                out[f"seat{n}.{spot}.payout"] = 0
+            out[f"seat{n}.home.payout"] = sum(w["paid"] for w in seat["wagers"].values() if w["result"] == "home")
+            for name, bet in seat["side_bets"].items():
+                if bet["result"] == "won":
+                    out[f"seat{n}.{name}.payout"] = bet["paid"]
+        return out
+
+    def payout_view(self, settlement: Mapping[str, Any], view: SceneView) -> list[dict[str, Any]]:
+        """Each payout circle with something owed or placed: owed, seen, and how it stands."""
+        out = []
+        for zone, due in self.owed(settlement).items():
+            seen = view.zones.get(zone)
+            value = seen.value if seen is not None and seen.state == "ok" else None
+            if not due and not value:
+                continue
+            parsed = parse_zone(zone)
+            assert parsed is not None
+            state = "unread" if value is None else "paid" if value == due else "short" if value < due else "over"
+            out.append({"seat": parsed[0], "zone": zone, "owed": due, "seen": value, "state": state})
+        return out
+
+    def _check_payouts(self, view: SceneView, number: int, settlement: Mapping[str, Any]) -> tuple[str, str] | None:
+        """At the dealer's confirmation: each payout circle against what is owed, and every zone
+        where a losing wager stood must be empty. The result stays in `view.last_check`."""
+        if view.status != "ok":
+            why = f"the camera could not see the table ({view.status}): payouts not checked"
+            view.last_check = {"round": number, "checked": False, "problems": [], "unchecked": [], "why": why}
+            return None
+        problems: list[dict[str, Any]] = []
+        unchecked: list[str] = []
+        for row in self.payout_view(settlement, view):
+            where, seen, due = zone_words(row["zone"]), row["seen"], row["owed"]
+            if row["state"] == "unread":
+                unchecked.append(f"{where}: could not be read")
+            elif row["state"] == "short":
+                words = f"{where}: {seen} paid where {due} is owed (underpaid by {due - seen})"
+                problems.append({**row, "kind": "underpay", "words": words})
+            elif row["state"] == "over":
+                words = f"{where}: {seen} paid where {due} is owed (overpaid by {seen - due})"
+                problems.append({**row, "kind": "overpay", "words": words})
+        for seat in settlement.get("seats", []):
+            n = seat["seat"]
+            losing = {f"seat{n}.{name}" for name, bet in seat["side_bets"].items() if bet["result"] == "lost"}
+            for wager, bet in seat["wagers"].items():
+                if bet["result"] == "out":
+                    losing |= {f"seat{n}.{p}" for p in self.stood.get((n, wager), {wager}) if p in BASES}
+            for zone in sorted(losing):
+                zview = view.zones.get(zone)
+                if zview is not None and zview.state == "ok" and zview.value:
+                    words = f"{zone_words(zone)}: a losing wager ({zview.value}) is still on the felt"
+                    problems.append({"seat": n, "zone": zone, "kind": "unremoved", "seen": zview.value, "words": words})
+        view.last_check = {"round": number, "checked": True, "problems": problems, "unchecked": unchecked}
+        if not problems:
+            return None
+        words = "; ".join(p["words"] for p in problems)
+        return "payout-mismatch", f"Round {number}: {words}. A supervisor must check the payouts, then dismiss this."
+
+    # -- the next round -------------------------------------------------------------------------
+
+    def proposal(self, table: TableView, view: SceneView) -> dict[str, Any] | None:
+        seats: list[dict[str, Any]] = []
+        unread: list[str] = []
+        numbers = sorted({p[0] for p in map(parse_zone, view.zones) if p is not None})
+        for n in numbers:
+            wagers: dict[str, int] = {}
+            side: dict[str, int] = {}
+            for spot in WAGER_SPOTS:
+                name = f"seat{n}.{spot}"
+                seen = view.zones.get(name)
+                if seen is None or seen.state != "ok":
+                    why = "not read yet" if seen is None else f"{seen.state}: {seen.why}" if seen.why else seen.state
+                    unread.append(f"{zone_words(name)} ({why})")
+                elif seen.value:
+                    (side if spot in SIDE_BETS else wagers)[spot] = seen.value
+            if wagers or side:
+                seats.append({"seat": n, "wagers": wagers, **({"side_bets": side} if side else {})})
+        puck = view.pucks.get("blind")
+        blind = int(puck[4 : puck.index(".")]) if puck and re.match(r"^seat\d+\.puck$", puck) else None
+        why_not: str | None = None
+        if view.status != "ok":
+            why_not = f"the camera cannot read the table: {view.why or view.status}"
+        elif unread:
+            more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+            why_not = "cannot read " + ", ".join(unread[:3]) + more
+        elif not seats:
+            why_not = "no wagers on the felt"
+        else:
+            why_not = table.opening_refused({"seats": seats, "blind_seat": blind})
+        return {
+            "seats": seats,
+            "blind_seat": blind,
+            "ready": why_not is None,
+            "why_not": why_not,
+            "scene_seq": view.seq,
+            "opening": {"seats": seats, "blind_seat": blind},
+        }
+
+    def prompt(self, proposal: Mapping[str, Any]) -> str:
+        seats = "; ".join(
+            f"seat {seat['seat']} "
+            + ", ".join(f"{SPOT_WORDS[k]} {v}" for k, v in {**seat["wagers"], **seat.get("side_bets", {})}.items())
+            for seat in proposal["seats"]
+        )
+        blind = f"; blind hand at seat {proposal['blind_seat']}" if proposal["blind_seat"] else ""
+        return f"Camera sees {seats}{blind}: press confirm to open the round"
+
+    # -- simulation: the dealer's and the players' hands ------------------------------------------
+
+    def scene_change(
+        self, table: TableView, effects: tuple[Effect, ...], *, place: bool, pick_up: bool
+    ) -> Callable[[dict[str, list[int]], dict[str, Any]], None] | None:
+        moving = (StackMoved, GrandSlamScored, BlindSwitchedOff, RoundSettled, RoundVoided)
+        if not (place or pick_up or any(isinstance(fx, moving) for fx in effects)):
+            return None
+        state = table.state
+        record = table.current
+
+        def clear(zones: dict[str, list[int]], spots: tuple[str, ...]) -> None:
+            for seat in state.seats:
+                for spot in spots:
+                    zones.pop(f"seat{seat.seat}.{spot}", None)
+
+        def change(zones: dict[str, list[int]], pucks: dict[str, Any]) -> None:
+            if place:
+                for seat in state.seats:
+                    for spot, amount in [*seat.bet.wagers.items(), *seat.bet.side_bets.items()]:
+                        zones[f"seat{seat.seat}.{spot}"] = list(chips_for(amount))
+                if state.blind is not None:
+                    pucks["blind"] = f"seat{state.blind.seat}.puck"
+            for fx in effects:
+                if isinstance(fx, StackMoved):
+                    _move(zones, fx.seat, fx.from_base, fx.to)
+                elif isinstance(fx, GrandSlamScored):
+                    for base in BASES:
+                        _move(zones, fx.seat, base, "home")
+                elif isinstance(fx, BlindSwitchedOff):
+                    pucks.pop("blind", None)
+                elif isinstance(fx, RoundSettled) and record is not None and record.settlement is not None:
+                    for zone, due in self.owed(record.settlement).items():
+                        if due:
+                            zones[zone] = list(chips_for(due))
+                    for seat in record.settlement.get("seats", []):
+                        for name, bet in seat["side_bets"].items():
+                            if bet["result"] == "lost":
+                                zones.pop(f"seat{seat['seat']}.{name}", None)
+                elif isinstance(fx, RoundVoided):
+                    clear(zones, (*WAGER_SPOTS, "home"))
+            if pick_up:  # the players take their winnings, their stakes and any pushed side bet
+                clear(zones, ("home", "home.payout", *SIDE_BETS, *(f"{s}.payout" for s in SIDE_BETS)))
+
+        return change
+
+
+def _move(zones: dict[str, list[int]], seat: int, base: str, to: str) -> None:
+    chips = zones.pop(f"seat{seat}.{base}", [])
+    if to != "out" and chips:
+        zones.setdefault(f"seat{seat}.{to}", []).extend(chips)  # put on top of what stands there

@@ -1,0 +1,74 @@
+"""Jokers 22 at the table: spots and the banker in words, lamps and on the pole display."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from controller.engine.base import Awaiting
+from controller.games.base import GameAdapter, Lines, Show, Words
+from controller.games.jokers22.rules import GAME
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# The choices in 20 columns: "HIT STD DBL SPL SUR".
+_SHORT = {"hit": "HIT", "stand": "STD", "double": "DBL", "split": "SPL", "surrender": "SUR", "decline": "DECL"}
+
+
+class Jokers22Adapter(GameAdapter):
+    name = "jokers-22"
+    title = "Jokers 22"
+    words = Words(
+        named=(
+            ("banker", lambda t: "the banker" if t.get("banker") else ""),
+            ("spot", lambda t: f"spot {t['spot']}"),
+        )
+    )
+
+    def payee(self, pay: Mapping[str, Any]) -> str:
+        return f"{pay['player']} at spot {pay['spot']}"
+
+    def opening_model(self) -> type[BaseModel]:
+        from controller.games.jokers22.api import Jokers22OpenBody
+
+        return Jokers22OpenBody
+
+    def decision_model(self) -> type[BaseModel]:
+        from controller.games.jokers22.api import DecisionBody
+
+        return DecisionBody
+
+    def in_play(self, state: Any) -> set[int]:
+        return {spot.spot for spot in state.spots} if state.phase == "dealing" else set()
+
+    def display_card(self, target: Mapping[str, Any], last: str) -> Show:
+        if target.get("banker"):
+            return Lines("DEAL THE BANKER", last)
+        return Lines(f"DEAL SPOT {target['spot']} HAND {target.get('hand', 1)}", last)
+
+    def display_decision(self, who: Mapping[str, Any], allowed: Sequence[str]) -> Show:
+        return Lines(
+            f"SPOT {who.get('spot')} {str(who.get('player') or '').upper()}".strip(),
+            " ".join(_SHORT.get(a, a.upper()) for a in allowed),
+        )
+
+    def display_payouts(self, pays: list[dict[str, Any]]) -> Show:
+        if len(pays) == 1:  # a player at a spot: the name tells the dealer whose chips
+            first = pays[0]
+            return Lines(f"PAY {first['player'].upper()} SPOT {first['spot']}", str(first["pay"]).rjust(20))
+        return super().display_payouts(pays)
+
+    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
+        from controller.games.jokers22.demo import opening
+
+        return opening(rng)
+
+    def demo_choice(self, awaiting: Awaiting, rng: random.Random) -> dict[str, Any]:
+        from controller.games.jokers22.demo import choice
+
+        return choice(awaiting.who, awaiting.allowed)
+
+
+ADAPTER = Jokers22Adapter(GAME)

@@ -1,0 +1,97 @@
+"""The table as people see it: the dealer's one prompt, and the snapshot the API serves.
+
+Both read the table and ask its game's adapter for the words; neither changes anything.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from controller.engine.base import JSON, to_json
+
+if TYPE_CHECKING:
+    from controller.camera.watch import SceneWatch
+    from controller.engine.cards import Card, ShoeTracker
+    from controller.faults import Fault
+    from controller.games.base import GameAdapter, TableView
+    from controller.journal import Journal
+
+    class Shown(TableView, Protocol):
+        """What the prompt and the snapshot read of the table (the `Table` is one)."""
+
+        adapter: GameAdapter
+        faults: dict[int, Fault]
+        held: list[tuple[int, Card]]
+        shuffle_due: str | None
+        camera: SceneWatch
+        table_id: str
+        game_name: str
+        simulated: bool
+        journal: Journal
+        round_no: int | None
+        shoe: ShoeTracker
+        devices: dict[str, dict[str, JSON]]
+
+
+def prompt(table: Shown) -> str:
+    """The one thing the dealer should do next, in plain words."""
+    if table.notice and not table.faults:
+        return f"{table.notice}. Then: {_next_step(table)}"
+    return _next_step(table)
+
+
+def _next_step(table: Shown) -> str:
+    if table.faults:
+        fault = table.faults[min(table.faults)]
+        return f"STOP: {fault.message}"
+    game = table.adapter
+    awaiting = table.awaiting
+    if awaiting.kind == "card":
+        return game.card_prompt(awaiting.target)
+    if awaiting.kind == "decision":
+        return game.decision_prompt(awaiting.who, awaiting.allowed)
+    record = table.current
+    if record is not None and record.status == "settled" and not record.paid:
+        pays = [p for p in table.payouts() if p["pay"]]
+        if pays:
+            return "Pay " + ", ".join(f"{game.payee(p)}: {p['pay']}" for p in pays)
+        return "Take the losing wagers; open the next round"
+    if table.shuffle_due:
+        return f"{table.shuffle_due}: shuffle, load a new shoe, then press confirm"
+    return table.camera.prompt(table) or game.between_rounds
+
+
+def snapshot(table: Shown) -> dict[str, JSON]:
+    """The whole table for the API and the screens (with `camera` once a camera has reported)."""
+    record = table.current
+    awaiting = table.awaiting
+    snap: dict[str, Any] = {
+        "table": table.table_id,
+        "game": table.game_name,
+        "game_info": table.adapter.screen(),
+        "simulated": table.simulated,
+        "journal_seq": table.journal.last_seq,
+        "round": table.round_no,
+        "round_status": record.status if record else None,
+        "awaiting": {
+            "kind": awaiting.kind,
+            "target": dict(awaiting.target),
+            "who": dict(awaiting.who),
+            "allowed": list(awaiting.allowed),
+        },
+        "prompt": prompt(table),
+        "blocked": table.blocked,
+        "faults": [f.to_json() for f in table.faults.values()],
+        "held_cards": [str(c) for _, c in table.held],
+        "last_card": table.last_card,
+        "shuffle_due": table.shuffle_due,
+        "notice": table.notice,
+        "state": to_json(table.state),
+        "payouts": table.payouts(),
+        "settlement": record.settlement if record is not None and record.status != "open" else None,
+        "shoe": {"dealt": table.shoe.dealt_count, "remaining": table.shoe.remaining_count},
+        "devices": table.devices,
+    }
+    if table.camera.active:
+        snap["camera"] = table.camera.snapshot(table)
+    return snap
