@@ -45,10 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.engine import game_names
 from controller.floor.config import FloorConfig, FloorConfigError, check_level, parse_floor
 
 DEFAULT_PATH = Path("/etc/tablectl/table.toml")
-GAMES = ("grand-slam", "jokers-22", "baseball-poker")
 BAUD_RATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400)
 DIALECTS = ("cd5220", "dmd")
 
@@ -153,7 +153,7 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
             for key in doc[section]:
                 if key not in _SECTIONS[section]:
                     reader.fail(f"{section}.{key}", f"unknown key; the keys are {sorted(_SECTIONS[section])}")
-    game = reader.choice("table.game", GAMES, "grand-slam")
+    game = reader.choice("table.game", game_names(), "grand-slam")
     shoe_url = reader.text("shoe.url", None)
     display_url = reader.text("display.url", None)
     if not simulated:

@@ -35,6 +35,11 @@ def _registry() -> dict[str, str]:
     return {**GAMES, **extra}
 
 
+def game_names() -> tuple[str, ...]:
+    """The ids of every game this tablectl runs (the built-in ones first)."""
+    return tuple(_registry())
+
+
 def game_package(name: str) -> str:
     """The package of game `name`'s folder."""
     return _registry()[name]

@@ -1,0 +1,45 @@
+"""High card at the table, through the adapter interface alone."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field, StrictInt
+
+from controller.games.base import GameAdapter, Lines, Show, Words
+from controller.games.bodies import Body
+
+from .rules import GAME
+
+
+class WagerBody(Body):
+    seat: StrictInt
+    amount: StrictInt
+
+
+class OpenBody(Body):
+    wagers: list[WagerBody] = Field(min_length=1, max_length=7)
+
+
+class HighCardAdapter(GameAdapter):
+    name = "high-card"
+    title = "High card"
+    words = Words(named=(("dealer", lambda t: "the dealer" if t.get("dealer") else ""), ("seat", lambda t: f"seat {t['seat']}")))
+
+    def opening_model(self) -> type[BaseModel]:
+        return OpenBody
+
+    def in_play(self, state: Any) -> set[int]:
+        return {w.seat for w in state.wagers} if state.phase == "dealing" else set()
+
+    def display_card(self, target: Mapping[str, Any], last: str) -> Show:
+        return Lines("DEAL THE DEALER" if target.get("dealer") else f"DEAL SEAT {target['seat']}", last)
+
+    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
+        seats = sorted(rng.sample(range(1, 8), rng.randint(1, 3)))
+        return {"wagers": [{"seat": s, "amount": rng.choice([5, 10, 25])} for s in seats]}
+
+
+ADAPTER = HighCardAdapter(GAME)

@@ -1,0 +1,130 @@
+"""The game adapter is real: a fourth game ("high card", `tests/games/high_card/`) added as one
+folder and one registry entry (TABLECTL_GAMES), never named in the product's code, settles round
+files through `tablectl replay` and plays on a simulated table: rounds open, cards arrive over the
+simulated shoe's pty, the lamps and the pole display follow, and rounds settle."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hil.conftest import TABLECTL, Daemon, display_text, drain
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+ENV = {"TABLECTL_GAMES": "high-card=high_card", "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+
+ROUND = {
+    "game": "high-card",
+    "rules": {},
+    "wagers": [{"seat": 2, "amount": 10}, {"seat": 5, "amount": 25}],
+    "cards": ["KH", "4C", "9S"],
+}
+
+
+def _tablectl(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **ENV}
+    return subprocess.run([*TABLECTL, *args], input=stdin, capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def test_the_product_never_names_the_fourth_game() -> None:
+    """Nothing outside the game's folder knows it: only the registry entry (the environment) does."""
+    hits = subprocess.run(
+        ["git", "grep", "-l", "-e", "high-card", "-e", "HighCard", "-e", "tests.games", "--", "controller", "drivers", "vision"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert hits.returncode == 1 and hits.stdout == "", hits.stdout
+
+
+def test_tablectl_replay_settles_a_high_card_round_file() -> None:
+    out = _tablectl("replay", "-", stdin=json.dumps(ROUND))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {
+        "game": "high-card",
+        "dealer": "9S",
+        "seats": [
+            {"seat": 2, "card": "KH", "amount": 10, "result": "won", "paid": 10, "net": 10},
+            {"seat": 5, "card": "4C", "amount": 25, "result": "lost", "paid": 0, "net": -25},
+        ],
+    }
+
+
+def test_tablectl_replay_refuses_a_bad_high_card_round_file_in_one_line() -> None:
+    bad = {**ROUND, "wagers": [{"seat": 9, "amount": 10}]}
+    out = _tablectl("replay", "-", stdin=json.dumps(bad))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip() == "tablectl: refused: wagers[0].seat: seat 9: the table has seats 1 to 7"
+    short = {**ROUND, "cards": ["KH"]}
+    out = _tablectl("replay", "-", stdin=json.dumps(short))
+    assert out.returncode == 2
+    assert "seat 5" in out.stderr and "another card" in out.stderr, out.stderr
+
+
+def test_a_simulated_high_card_table_deals_and_settles_rounds_over_the_pty(
+    tmp_path: Path, pty_display: tuple[int, str]
+) -> None:
+    master, path = pty_display
+    config = f'[table]\nid = "HC-1"\ngame = "high-card"\n[display]\nurl = "{path}"\ndialect = "cd5220"\n'
+    config += '[indicators]\npin_map = "small-gpio"\n'
+    daemon = Daemon(tmp_path, config, "--demo", "--demo-interval", "0.02", env=ENV)
+    daemon.start()
+    wire = b""
+
+    def settled(answer: dict[str, Any]) -> bool:
+        nonlocal wire
+        wire += drain(master)
+        return sum(1 for r in answer["rounds"] if r["status"] == "settled") >= 3
+
+    try:
+        rounds = daemon.wait_for("three settled rounds", settled, timeout=60, path="/api/rounds?last=20")["rounds"]
+        files = {r["round"]: daemon.get(f"/api/rounds/{r['round']}/file") for r in rounds if r["status"] == "settled"}
+        pins = daemon.get("/api/sim/pins")["pins"]
+        state = daemon.get("/api/state")
+        wire += drain(master)
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+    assert state["game"] == "high-card" and state["game_info"]["title"] == "High card"
+    for record in rounds:
+        if record["status"] != "settled":
+            continue
+        assert len(record["cards"]) == len(record["settlement"]["seats"]) + 1
+        out = _tablectl("replay", "-", stdin=json.dumps(files[record["round"]]))
+        assert out.returncode == 0 and json.loads(out.stdout) == record["settlement"], out.stderr
+    with sqlite3.connect(daemon.state_dir / "journal.sqlite3") as db:
+        sources = [json.loads(b)["source"] for (b,) in db.execute("SELECT body FROM entries WHERE kind = 'card'")]
+    assert sources and all(s["via"] == "shoe" for s in sources)
+    # The lamps: the seat whose card is next blinks its first lamp; some mock pin changed.
+    assert any(len(history) > 2 for history in pins.values()), pins
+    shown = display_text(wire)
+    assert "DEAL SEAT" in shown and "DEAL THE DEALER" in shown, shown[:400]
+
+
+def test_an_unknown_game_is_refused_naming_the_games(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "replay", "-"],
+        input=json.dumps(ROUND),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "TABLECTL_GAMES"},
+    )
+    assert out.returncode == 2
+    assert "unknown game 'high-card'" in out.stderr and "grand-slam" in out.stderr, out.stderr
+
+
+@pytest.fixture
+def pty_display() -> Any:
+    master, slave = os.openpty()
+    os.set_blocking(master, False)
+    yield master, os.ttyname(slave)
+    os.close(master)
+    os.close(slave)
