@@ -200,3 +200,32 @@ def test_a_new_shoe_is_loaded_between_rounds_and_the_simulated_shoe_reloads(tabl
     client.post("/api/rounds/current/void", json={"reason": "new shoe"}, headers=auth(SUPERVISOR))
     assert client.post("/api/shoe/reshuffle", json={}, headers=auth(DEALER)).status_code == 200
     assert shoe.reshuffled and table.shoe.dealt_count == 0
+
+
+def test_a_refused_opening_names_the_field_and_the_seat_as_json_fields(client: TestClient, table: Table) -> None:
+    body = {"seats": [{"seat": 4, "wagers": {"first": 10, "second": 10, "third": 20}}], "blind_seat": None}
+    answer = client.post("/api/rounds", json=body, headers=auth(DEALER))
+    assert answer.status_code == 422
+    got = answer.json()
+    assert got["kind"] == "invalid" and got["field"] == "seats[0].wagers.third" and got["seat"] == 4
+    assert got["error"] == "seats[0].wagers.third: seat 4: the wager on third (20) may not exceed the wager on second (10)"
+    assert table.journal.last_seq == 0  # a refused opening leaves no trace
+
+
+def test_an_error_says_its_kind_and_the_status_code_follows_the_kind(client: TestClient) -> None:
+    assert client.post("/api/rounds", json=ROUND, headers=auth(DEALER)).status_code == 201
+    again = client.post("/api/rounds", json=ROUND, headers=auth(DEALER))
+    assert again.status_code == 409 and again.json()["kind"] == "conflict"
+    assert again.json()["error"] == "round 1 is still being dealt; settle or void it first"
+    missing = client.get("/api/rounds/99")
+    assert missing.status_code == 404 and missing.json()["kind"] == "not-found"
+    nobody = client.post("/api/confirm")
+    assert nobody.status_code == 401 and nobody.json()["kind"] == "unauthenticated"
+    dealer_voids = client.post("/api/rounds/current/void", json={"reason": "x"}, headers=auth(DEALER))
+    assert dealer_voids.status_code == 403 and dealer_voids.json()["kind"] == "forbidden"
+
+
+def test_a_grand_slam_table_takes_no_decisions(client: TestClient) -> None:
+    answer = client.post("/api/decisions", json={"spot": 1, "action": "hit"}, headers=auth(DEALER))
+    assert answer.status_code == 409
+    assert answer.json() == {"error": "Grand Slam has no decisions: the cards decide every round", "kind": "conflict"}
