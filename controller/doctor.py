@@ -464,8 +464,9 @@ def _check_camera(host: Host) -> Check:
             "camera",
             False,
             "warning",
-            f"no camera found (no camera among {host.dev}/video*). The table runs without one for now, since "
-            "vision comes later; when it does, plug in the overhead camera and check v4l2-ctl --list-devices.",
+            f"no camera found (no camera among {host.dev}/video*). The table runs without one (no wager "
+            "proposals or payout checks); to use one, plug in the overhead camera, check v4l2-ctl "
+            "--list-devices and add a [camera] section (hardware/install.md).",
         )
     return Check("camera", True, "info", f"found {', '.join(cameras)}")
 

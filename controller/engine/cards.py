@@ -128,10 +128,6 @@ def parse_cards(texts: Iterable[str]) -> list[Card]:
     return [parse_card(t) for t in texts]
 
 
-def format_cards(cards: Iterable[Card]) -> list[str]:
-    return [str(c) for c in cards]
-
-
 @dataclass(frozen=True, slots=True)
 class ShoeComposition:
     """What a full shoe holds: `decks` standard decks with `jokers_per_deck` jokers each."""

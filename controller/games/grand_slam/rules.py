@@ -13,7 +13,7 @@ cards: 3 OUT INSURANCE (15 to 1 on three out cards) and POKER BONUS (a three-car
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
@@ -736,14 +736,6 @@ def _settle_side_bet(rules: GrandSlamRules, seat: SeatState, name: str, amount: 
         "paid": amount * odds,
         "hand": hand,
     }
-
-
-def iter_wager_positions(state: GrandSlamState) -> Iterator[tuple[int, Base, Position]]:
-    """(seat, wager, where it stands now) for every wager of the round: what the LEDs show."""
-    for seat in state.seats:
-        for position, wagers in seat.stacks.items():
-            for w in wagers:
-                yield seat.seat, w, position
 
 
 def state_from_json(data: JSON) -> GrandSlamState:
