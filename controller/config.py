@@ -41,11 +41,15 @@ readable only by the service (see `controller/api/auth.py`).
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from controller.engine import game_names
+from controller.engine.checked import Document, Style, Text, check, number, one_of, problem, rule
 from controller.floor.config import FloorConfig, FloorConfigError, check_level, parse_floor
 
 DEFAULT_PATH = Path("/etc/tablectl/table.toml")
@@ -112,17 +116,81 @@ class Config:
     camera: CameraConfig | None = None  # None: no overhead camera (the table runs without vision)
 
 
-_SECTIONS: dict[str, set[str]] = {
-    "table": {"id", "game"},
-    "rules": set(),  # checked by the game's own rule parser
-    "shoe": {"url", "baudrate", "heartbeat_timeout"},
-    "display": {"url", "dialect", "baudrate"},
-    "indicators": {"pin_map", "pin_file", "pin_factory"},
-    "http": {"host", "port"},
-    "state": {"dir"},
-    "floor": set(),  # checked by controller.floor.config.parse_floor
-    "camera": {"backend", "device", "layout", "calibration", "fps", "stable_frames"},
-}
+def _game(value: Any) -> Any:
+    names = game_names()
+    if value not in names:
+        raise problem(f": must be one of {', '.join(names)}, not {value!r}")
+    return value
+
+
+class _Table(Document):
+    id: Text = "TABLE-1"
+    game: Annotated[str, rule(_game)] = "grand-slam"
+
+
+class _Shoe(Document):
+    url: Text | None = None
+    baudrate: Annotated[int, one_of(BAUD_RATES)] = 115200
+    heartbeat_timeout: Annotated[float, number(0.2, 60.0)] = 3.0
+
+
+class _Display(Document):
+    url: Text | None = None
+    dialect: Annotated[str, one_of(DIALECTS)] = "cd5220"
+    baudrate: Annotated[int, one_of(BAUD_RATES)] = 9600
+
+
+class _Indicators(Document):
+    pin_map: Text = "seven-seat-595"
+    pin_file: Text | None = None
+    pin_factory: Text | None = None
+
+
+class _Http(Document):
+    host: Text = "127.0.0.1"
+    port: Annotated[int, number(1, 65535, whole=True)] = 8000
+
+
+class _State(Document):
+    dir: Text = "/var/lib/tablectl"
+
+
+def _device(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | str) or value == "":
+        raise problem(f": must be a device index (0) or a path (/dev/video0), not {value!r}")
+    if isinstance(value, int) and not 0 <= value <= 63:
+        raise problem(f": a device index is from 0 to 63, not {value}")
+    return value
+
+
+class _Camera(Document):
+    backend: Annotated[str, one_of(CAMERA_BACKENDS)] | None = None
+    device: Annotated[int | str, rule(_device)] | None = None
+    layout: Text = "grand-slam-7"
+    calibration: Text | None = None
+    fps: Annotated[float, number(0.2, 30.0)] = 4.0
+    stable_frames: Annotated[int, number(1, 100, whole=True)] = 3
+
+
+class _TableToml(Document):
+    """table.toml as written: each section a table of known keys."""
+
+    table: _Table = _Table()
+    rules: dict[str, Any] = Field(default_factory=dict)  # checked by the game's own rule parser
+    shoe: _Shoe = _Shoe()
+    display: _Display = _Display()
+    indicators: _Indicators = _Indicators()
+    http: _Http = _Http()
+    state: _State = _State()
+    floor: dict[str, Any] | None = None  # checked by controller.floor.config.parse_floor
+    camera: _Camera | None = None
+
+
+class _ConfigStyle(Style):
+    def other(self, loc: Any, message: str, value: Any) -> str:
+        if len(loc) == 1:
+            return f"{self.where(loc)}: must be a table ([section])"
+        return super().other(loc, message, value)
 
 
 def load(path: Path | None, *, simulated: bool) -> Config:
@@ -143,122 +211,54 @@ def load(path: Path | None, *, simulated: bool) -> Config:
 
 
 def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
-    reader = _Reader(doc, source)
-    for section in doc:
-        if section not in _SECTIONS:
-            reader.fail(section, f"unknown section; the sections are {sorted(_SECTIONS)}")
-        if not isinstance(doc[section], dict):
-            reader.fail(section, "must be a table ([section])")
-        if _SECTIONS[section]:
-            for key in doc[section]:
-                if key not in _SECTIONS[section]:
-                    reader.fail(f"{section}.{key}", f"unknown key; the keys are {sorted(_SECTIONS[section])}")
-    game = reader.choice("table.game", game_names(), "grand-slam")
-    shoe_url = reader.text("shoe.url", None)
-    display_url = reader.text("display.url", None)
+    """The configuration in `doc` (parsed TOML from `source`), checked; ConfigError names the key."""
+    toml = check(_TableToml, doc, source, ConfigError, _ConfigStyle())
+
+    def fail(key: str, why: str) -> ConfigError:
+        return ConfigError(f"{source}: {key}: {why}")
+
     if not simulated:
-        if shoe_url is None:
-            reader.fail("shoe.url", "a real table needs the shoe's serial port (a /dev/serial/by-id/... path)")
-        if display_url is None:
-            reader.fail("display.url", "a real table needs the pole display's serial port")
+        if toml.shoe.url is None:
+            raise fail("shoe.url", "a real table needs the shoe's serial port (a /dev/serial/by-id/... path)")
+        if toml.display.url is None:
+            raise fail("display.url", "a real table needs the pole display's serial port")
     try:
-        floor = parse_floor(doc.get("floor"), source)
+        floor = parse_floor(toml.floor, source)
         if floor is not None:
-            check_level(reader.text("table.id", "TABLE-1") or "TABLE-1", f"{source}: table.id")
+            check_level(toml.table.id, f"{source}: table.id")
     except FloorConfigError as exc:
         raise ConfigError(str(exc)) from None
-    config = Config(
+    return Config(
         source=source,
-        table_id=reader.text("table.id", "TABLE-1") or "TABLE-1",
-        game=game,
-        rules=dict(doc.get("rules", {})),
-        shoe=ShoeConfig(
-            url=shoe_url,
-            baudrate=reader.choice("shoe.baudrate", BAUD_RATES, 115200),
-            heartbeat_timeout=reader.number("shoe.heartbeat_timeout", 3.0, low=0.2, high=60.0),
-        ),
-        display=DisplayConfig(
-            url=display_url,
-            dialect=reader.choice("display.dialect", DIALECTS, "cd5220"),
-            baudrate=reader.choice("display.baudrate", BAUD_RATES, 9600),
-        ),
-        indicators=IndicatorConfig(
-            pin_map=reader.text("indicators.pin_map", "seven-seat-595") or "seven-seat-595",
-            pin_file=reader.text("indicators.pin_file", None),
-            pin_factory=reader.text("indicators.pin_factory", None),
-        ),
-        http=HttpConfig(
-            host=reader.text("http.host", "127.0.0.1") or "127.0.0.1",
-            port=int(reader.number("http.port", 8000, low=1, high=65535, whole=True)),
-        ),
-        state_dir=reader.text("state.dir", "/var/lib/tablectl") or "/var/lib/tablectl",
+        table_id=toml.table.id,
+        game=toml.table.game,
+        rules=dict(toml.rules),
+        shoe=ShoeConfig(toml.shoe.url, toml.shoe.baudrate, toml.shoe.heartbeat_timeout),
+        display=DisplayConfig(toml.display.url, toml.display.dialect, toml.display.baudrate),
+        indicators=IndicatorConfig(toml.indicators.pin_map, toml.indicators.pin_file, toml.indicators.pin_factory),
+        http=HttpConfig(toml.http.host, toml.http.port),
+        state_dir=toml.state.dir,
         floor=floor,
-        camera=_camera(reader, simulated) if "camera" in doc else None,
+        camera=_camera(toml.camera, simulated, fail) if toml.camera is not None else None,
     )
-    return config
 
 
-def _camera(reader: _Reader, simulated: bool) -> CameraConfig:
-    backend = reader.choice("camera.backend", CAMERA_BACKENDS, "simulated" if simulated else "opencv")
-    device = reader.get("camera.device")
-    calibration = reader.text("camera.calibration", None)
+def _camera(camera: _Camera, simulated: bool, fail: Callable[[str, str], ConfigError]) -> CameraConfig:
+    backend = camera.backend or ("simulated" if simulated else "opencv")
     if backend == "simulated" and not simulated:
-        reader.fail("camera.backend", 'a live table needs a real camera (backend = "opencv"); "simulated" needs --sim')
+        raise fail("camera.backend", 'a live table needs a real camera (backend = "opencv"); "simulated" needs --sim')
     if backend == "opencv":
-        if device is None:
-            reader.fail("camera.device", "the camera's device: an index such as 0, or a path such as /dev/video0")
-        if isinstance(device, bool) or not isinstance(device, int | str) or device == "":
-            reader.fail("camera.device", f"must be a device index (0) or a path (/dev/video0), not {device!r}")
-        if isinstance(device, int) and not 0 <= device <= 63:
-            reader.fail("camera.device", f"a device index is from 0 to 63, not {device}")
-        if calibration is None:
-            reader.fail("camera.calibration", "a real camera needs its calibration file (make one: tablectl calibrate)")
-    elif device is not None:
-        reader.fail("camera.device", "the simulated camera has no device; remove the key")
+        if camera.device is None:
+            raise fail("camera.device", "the camera's device: an index such as 0, or a path such as /dev/video0")
+        if camera.calibration is None:
+            raise fail("camera.calibration", "a real camera needs its calibration file (make one: tablectl calibrate)")
+    elif camera.device is not None:
+        raise fail("camera.device", "the simulated camera has no device; remove the key")
     return CameraConfig(
         backend=backend,
-        device=device,
-        layout=reader.text("camera.layout", "grand-slam-7") or "grand-slam-7",
-        calibration=calibration,
-        fps=reader.number("camera.fps", 4.0, low=0.2, high=30.0),
-        stable_frames=int(reader.number("camera.stable_frames", 3, low=1, high=100, whole=True)),
+        device=camera.device,
+        layout=camera.layout,
+        calibration=camera.calibration,
+        fps=camera.fps,
+        stable_frames=camera.stable_frames,
     )
-
-
-class _Reader:
-    def __init__(self, doc: dict[str, Any], source: str) -> None:
-        self.doc = doc
-        self.source = source
-
-    def fail(self, key: str, why: str) -> None:
-        raise ConfigError(f"{self.source}: {key}: {why}")
-
-    def get(self, key: str) -> Any:
-        section, _, name = key.partition(".")
-        return self.doc.get(section, {}).get(name)
-
-    def text(self, key: str, default: str | None) -> str | None:
-        value = self.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"must be non-empty text, not {value!r}")
-        return str(value)
-
-    def choice(self, key: str, allowed: tuple[Any, ...], default: Any) -> Any:
-        value = self.get(key)
-        if value is None:
-            return default
-        if value not in allowed or isinstance(value, bool):
-            self.fail(key, f"must be one of {', '.join(map(str, allowed))}, not {value!r}")
-        return value
-
-    def number(self, key: str, default: float, *, low: float, high: float, whole: bool = False) -> float:
-        value = self.get(key)
-        if value is None:
-            return default
-        kinds = (int,) if whole else (int, float)
-        if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
-            kind = "a whole number" if whole else "a number"
-            self.fail(key, f"must be {kind} from {low:g} to {high:g}, not {value!r}")
-        return float(value) if not whole else int(value)
