@@ -33,8 +33,6 @@ import json
 import os
 import re
 import select
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.rig import DEALER, ROOT, Daemon
 from controller.engine.cards import STANDARD_DECK, ShoeComposition
 from drivers.shoe.protocol import CardMessage, encode_message
 from drivers.shoe.simulated import SimulatedShoe
@@ -61,9 +60,7 @@ DISPLAY_BAUD = 9600
 CD5220_FRAME_BYTES = 48  # ESC Q A, 20 columns, CR, ESC Q B, 20 columns, CR
 PI_ZERO_2W_MB = 512
 SEED = 20261129
-DEALER = "bench-dealer-token-0123456789"
-SUPERVISOR = "bench-supervisor-token-0123456789"
-ROOT = Path(__file__).resolve().parent.parent
+#: The installed console script, as a table's service runs it.
 TABLECTL = [str(Path(sys.executable).with_name("tablectl"))]
 STAMPED = [sys.executable, "-m", "benchmarks.bench_daemon", "stamped-run"]
 #: Seven seats on all three bases, seats 3 and 6 with both side bets: up to 21 cards a round.
@@ -155,86 +152,6 @@ class Api:
         self._conn.close()
 
 
-# -- the daemon process ------------------------------------------------------------------------------
-
-
-class DaemonProcess:
-    """One daemon process (`argv` then `run --sim ...`); stopped by SIGTERM to its own PID."""
-
-    def __init__(self, argv: list[str], workdir: Path, config: Path, state_dir: Path) -> None:
-        self.port = _free_port()
-        env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
-        env.pop("NOTIFY_SOCKET", None)  # not systemd's service
-        self.log = workdir / f"daemon-{time.monotonic_ns()}.log"
-        args = ["run", "--sim", "--config", str(config), "--state-dir", str(state_dir)]
-        with self.log.open("wb") as log:
-            self.spawned = time.monotonic()
-            self.proc = subprocess.Popen(
-                [*argv, *args, "--http", f"127.0.0.1:{self.port}"],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=ROOT,
-            )
-
-    def wait_ready(self, timeout: float = 60.0) -> float:
-        """Seconds from spawn until /api/health answers 200 (polled every 5 ms)."""
-        while time.monotonic() < self.spawned + timeout:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the daemon exited with {self.proc.returncode}: {self.log.read_text()[-800:]}")
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-            try:
-                conn.request("GET", "/api/health")
-                response = conn.getresponse()
-                response.read()
-                if response.status == 200:
-                    return time.monotonic() - self.spawned
-            except OSError:
-                pass  # not listening yet
-            finally:
-                conn.close()
-            time.sleep(0.005)
-        raise RuntimeError(f"the daemon did not answer /api/health within {timeout:g} s")
-
-    def status(self) -> dict[str, int]:
-        """Memory (kB) and threads from /proc/PID/status; CPU ticks (utime + stime) from stat."""
-        out: dict[str, int] = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSize", "Threads"):
-                out[key] = int(value.split()[0])
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
-        out["cpu_ticks"] = int(fields[11]) + int(fields[12])
-        return out
-
-    def children(self) -> int:
-        count = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                if int(stat.read_text().rpartition(")")[2].split()[1]) == self.proc.pid:
-                    count += 1
-            except (OSError, ValueError, IndexError):
-                continue  # a process that ended while we looked
-        return count
-
-    def stop(self) -> int:
-        """SIGTERM to our PID, then its exit code (SIGKILL to the same PID only if it hangs)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        return self.proc.returncode
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 # -- a dealing session ---------------------------------------------------------------------------------
 
 
@@ -270,8 +187,7 @@ class Bench:
             seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="BENCH-SHOE"
         )
         self.display = DisplayTap()
-        self.config = workdir / "table.toml"
-        self.config.write_text(
+        self.config = (
             f'[table]\nid = "BENCH-1"\ngame = "grand-slam"\n[rules]\ndecks = {DECKS}\n'
             f'[shoe]\nurl = "{self.shoe.port}"\nbaudrate = {BAUD}\n'
             f'[display]\nurl = "{self.display.path}"\ndialect = "cd5220"\nbaudrate = {DISPLAY_BAUD}\n'
@@ -288,19 +204,21 @@ class Bench:
 
     def time_start(self, state_dir: Path) -> float:
         """Spawn the unmodified daemon on `state_dir`; seconds until /api/health; stop it."""
-        daemon = DaemonProcess(TABLECTL, self.workdir, self.config, state_dir)
+        daemon = Daemon(self.workdir, self.config, argv=TABLECTL, state_dir=state_dir)
+        daemon.spawn()
         try:
-            return daemon.wait_ready()
+            return daemon.wait_ready(timeout=60.0, every=0.005)
         finally:
             daemon.stop()
             self.display.drain()  # its start-up frames
 
     def session(self, state_dir: Path, cards: int, *, probe: str, stamped_log: Path | None = None) -> Session:
         argv = [*STAMPED, str(stamped_log), "--"] if stamped_log else TABLECTL
-        daemon = DaemonProcess(argv, self.workdir, self.config, state_dir)
+        daemon = Daemon(self.workdir, self.config, argv=argv, state_dir=state_dir)
         api: Api | None = None
+        daemon.spawn()
         try:
-            daemon.wait_ready()
+            daemon.wait_ready(timeout=60.0, every=0.005)
             api = Api(daemon.port)
             _wait_connected(api)
             ready = daemon.status()

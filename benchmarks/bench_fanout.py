@@ -41,17 +41,8 @@ from typing import Any, TypeVar
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from benchmarks.bench_daemon import (
-    DEALER,
-    ROUND,
-    TABLECTL,
-    Api,
-    DaemonProcess,
-    _percentile,
-    _sent_at,
-    _source,
-    _wait_connected,
-)
+from benchmarks.bench_daemon import ROUND, TABLECTL, Api, _percentile, _sent_at, _source, _wait_connected
+from benchmarks.rig import DEALER, Daemon
 from controller.engine.cards import ShoeComposition
 from drivers.shoe.simulated import SimulatedShoe
 
@@ -162,15 +153,15 @@ async def _session(workdir: Path, screens: int) -> Session:
         seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="FANOUT-SHOE"
     )
     shoe.start()
-    config = workdir / "table.toml"
-    config.write_text(f'[table]\nid = "FANOUT-1"\n[rules]\ndecks = {DECKS}\n[shoe]\nurl = "{shoe.port}"\n')
-    daemon = DaemonProcess(TABLECTL, workdir, config, workdir / "state")
+    config = f'[table]\nid = "FANOUT-1"\n[rules]\ndecks = {DECKS}\n[shoe]\nurl = "{shoe.port}"\n'
+    daemon = Daemon(workdir, config, argv=TABLECTL)
+    daemon.spawn()
     fanout = Fanout()
     clients = [Screen(n, fanout) for n in range(screens)]
     session = Session(screens)
     api: Api | None = None
     try:
-        daemon.wait_ready()
+        daemon.wait_ready(timeout=60.0, every=0.005)
         api = Api(daemon.port)
         _wait_connected(api)
         session.ready = daemon.status()

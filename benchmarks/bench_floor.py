@@ -41,6 +41,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from benchmarks.rig import free_port
 from controller.engine.cards import parse_card
 from controller.floor import schema
 from controller.floor.config import Broker, FloorConfig
@@ -63,9 +64,7 @@ def mosquitto(home: Path) -> Iterator[Broker]:
     binary = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin")
     if binary is None:
         raise RuntimeError("the mosquitto broker is missing: install Debian's package `mosquitto`")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     conf = home / "mosquitto.conf"
     conf.write_text(
         f"listener {port} 127.0.0.1\nuser {getpass.getuser()}\nallow_anonymous true\nmax_queued_messages 0\n"

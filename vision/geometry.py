@@ -118,9 +118,3 @@ def back_project(camera: CameraModel, pose: Pose, pixels: npt.ArrayLike, z: floa
     eye = pose.position
     t = (z - eye[2]) / rays[:, 2]
     return np.asarray(eye[:2] + rays[:, :2] * t[:, None], dtype=np.float64)
-
-
-def view_angle_deg(pose: Pose, x: float, y: float) -> float:
-    """How far from vertical the camera looks at the table point (x, y)."""
-    eye = pose.position
-    return math.degrees(math.atan2(math.hypot(x - eye[0], y - eye[1]), eye[2]))

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import serial
 
 from drivers.display.commands import Dialect, encode_frame, encode_init
-from drivers.display.messages import Frame, fault_pages, idle_frame, payout_frame, result_frame
+from drivers.display.messages import Frame, fault_pages, idle_frame, payout_frame
 from drivers.display.text import CODE_PAGES, WIDTH, CodePage, fit
 
 BAUD_RATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
@@ -102,10 +102,6 @@ class PoleDisplay:
     def show_payout(self, seat: int, amount: int) -> None:
         """PAY SEAT n / amount: what the dealer pays next."""
         self.show(payout_frame(seat, amount))
-
-    def show_result(self, seat: int, net: int, note: str = "") -> None:
-        """How a seat's round ended: WINS / LOSES / PUSH, a note, the amount."""
-        self.show(result_frame(seat, net, note))
 
     def show_fault(self, text: str) -> None:
         """The fault in plain words; longer texts are paged, see `next_page`."""

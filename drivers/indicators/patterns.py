@@ -60,10 +60,6 @@ class Pattern:
                 return offset + boundary
         return None
 
-    @property
-    def is_steady(self) -> bool:
-        return not self.steps
-
 
 def _times(count: int, *steps: tuple[bool, int]) -> tuple[tuple[bool, int], ...]:
     return tuple(steps) * count

@@ -3,33 +3,22 @@ Chromium driven by Playwright (Python). Every page a test opens is watched for c
 uncaught exceptions and Content-Security-Policy violations, and is photographed full-page into
 tests/artifacts/ when the test ends (pass or fail).
 
-The daemon part repeats the few lines of tests/hil/conftest.py it needs rather than importing
-them: with pytest's importlib mode a conftest is not an importable module.
+The daemon is the one rig the HIL tests and the benchmarks use too (benchmarks/rig.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, sync_playwright
 
-DEALER = "browser-dealer-token-0123456789"
-SUPERVISOR = "browser-supervisor-token-0123456789"
-TABLECTL = [sys.executable, "-m", "controller.cli"]
+from benchmarks.rig import Daemon
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 DOCS_SHOTS = ARTIFACTS / "docs"  # one shot of each screen, for the README (copied to docs/)
@@ -54,99 +43,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Daemon:
-    """One `tablectl run --sim` process, stopped by SIGTERM to its PID."""
-
-    def __init__(self, workdir: Path, config: str = CONFIG) -> None:
-        self.workdir = workdir
-        self.config = workdir / "table.toml"
-        self.config.write_text(config)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.logfile = workdir / "daemon.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 30.0) -> None:
-        env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
-        env.pop("NOTIFY_SOCKET", None)
-        with open(self.logfile, "wb") as log:
-            self.proc = subprocess.Popen(
-                [
-                    *TABLECTL,
-                    "run",
-                    "--sim",
-                    "--config",
-                    str(self.config),
-                    "--state-dir",
-                    str(self.workdir / "state"),
-                    "--http",
-                    f"127.0.0.1:{self.port}",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the daemon exited with {self.proc.returncode}: {self.log()}")
-            try:
-                self.get("/api/health", timeout=1)
-                return
-            except (OSError, urllib.error.URLError):
-                time.sleep(0.05)
-        raise AssertionError(f"the daemon did not answer within {timeout} s: {self.log()}")
-
-    def log(self) -> str:
-        return self.logfile.read_text(errors="replace")[-3000:]
-
-    def stop(self) -> int:
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else 0
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError("the daemon did not stop on SIGTERM within 15 s") from None
-
-    def get(self, path: str, token: str | None = None, timeout: float = 5.0) -> Any:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        request = urllib.request.Request(f"{self.url}{path}", headers=headers)
-        with urllib.request.urlopen(request, timeout=timeout) as r:
-            return json.loads(r.read())
-
-    def post(self, path: str, body: dict[str, Any], token: str = DEALER, timeout: float = 10.0) -> tuple[int, Any]:
-        request = urllib.request.Request(
-            f"{self.url}{path}",
-            data=json.dumps(body).encode(),
-            method="POST",
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read())
-
-    def wait_for(self, what: str, check: Any, timeout: float = 10.0, path: str = "/api/state") -> Any:
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while time.monotonic() < deadline:
-            last = self.get(path)
-            if check(last):
-                return last
-            time.sleep(0.02)
-        raise AssertionError(f"timed out waiting for {what}; last answer: {str(last)[:300]}")
 
 
 @dataclass
@@ -259,7 +155,7 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(tmp_path)
+    d = Daemon(tmp_path, CONFIG)
     d.start()
     try:
         yield d

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from benchmarks.rig import DEALER, SUPERVISOR, Daemon
 from controller.replay import settle_round_file
 
-from .conftest import DEALER, SUPERVISOR, Daemon, Screens
+from .conftest import Screens
 
 CONFIG = """
 [table]

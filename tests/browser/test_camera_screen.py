@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 
-from .conftest import DEALER, SUPERVISOR, Daemon, Screens
+from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+
+from .conftest import Screens
 
 CONFIG = """
 [table]

@@ -8,7 +8,9 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from .conftest import DEALER, Daemon, Screens
+from benchmarks.rig import DEALER, Daemon
+
+from .conftest import Screens
 
 # Grand Slam (GAMES.md 1): 5-9 at first base moves the stack to second; T-A is out; 2 at second
 # base and 9 at third base go home; dealing is base-major, seats in increasing order. So with

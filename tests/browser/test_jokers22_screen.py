@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import ARTIFACTS, DEALER, SUPERVISOR, Daemon, Screens
+from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+
+from .conftest import ARTIFACTS, Screens
 
 CONFIG = """
 [table]

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from .conftest import DEALER, SUPERVISOR, Daemon, Screens
+from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+
+from .conftest import Screens
 
 WRONG = "not-the-token-0123456789"
 

@@ -10,9 +10,10 @@ from typing import Any
 
 from playwright.sync_api import expect
 
+from benchmarks.rig import DEALER, SUPERVISOR, Daemon
 from controller.replay import settle_round_file
 
-from .conftest import DEALER, SUPERVISOR, Daemon, Screens
+from .conftest import Screens
 
 ROUND_BODY = {
     "seats": [

@@ -23,6 +23,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from benchmarks.rig import free_port
 from controller.engine.cards import parse_card
 from controller.floor import schema
 from controller.floor.config import Broker, FloorConfig
@@ -44,12 +45,6 @@ def mosquitto_binary() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Mosquitto:

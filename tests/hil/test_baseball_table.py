@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TABLECTL, Daemon, display_text, drain
+from benchmarks.rig import TABLECTL, Daemon
+
+from .conftest import display_text, drain
 
 CONFIG = """
 [table]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SUPERVISOR, TABLECTL, Daemon, changes, display_text, drain, lamp
+from benchmarks.rig import SUPERVISOR, TABLECTL, Daemon
+
+from .conftest import changes, display_text, drain, lamp
 
 CONFIG = """
 [table]

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import TABLECTL, Daemon, display_text, drain
+from benchmarks.rig import TABLECTL, Daemon
+
+from .conftest import display_text, drain
 
 CONFIG = """
 [table]
@@ -35,7 +37,7 @@ def test_the_demo_dealer_plays_rounds_of_each_game_through_the_pty(
     game: str, tmp_path: Path, pty_display: tuple[int, str]
 ) -> None:
     master, path = pty_display
-    daemon = Daemon(tmp_path, CONFIG.format(game=game, display=path), "--demo", "--demo-interval", "0.02")
+    daemon = Daemon(tmp_path, CONFIG.format(game=game, display=path), args=("--demo", "--demo-interval", "0.02"))
     daemon.start()
     wire = b""
 
@@ -75,7 +77,7 @@ def test_the_demo_dealer_plays_rounds_of_each_game_through_the_pty(
 
 def test_a_demo_round_is_recalled_step_by_step_in_the_games_words(tmp_path: Path) -> None:
     """Game recall of a Jokers 22 demo round replays it step by step with the game's own words."""
-    daemon = Daemon(tmp_path, '[table]\nid = "DEMO-2"\ngame = "jokers-22"\n', "--demo", "--demo-interval", "0.02")
+    daemon = Daemon(tmp_path, '[table]\nid = "DEMO-2"\ngame = "jokers-22"\n', args=("--demo", "--demo-interval", "0.02"))
     daemon.start()
     try:
         settled = daemon.wait_for(

@@ -14,11 +14,12 @@ import time
 import urllib.error
 from pathlib import Path
 
+from benchmarks.rig import SUPERVISOR, Daemon
 from controller.journal import Journal
 from controller.replay import settle_round_file
 from controller.table import Table
 
-from .conftest import SUPERVISOR, Daemon, SimShoe
+from .conftest import SimShoe
 
 KILLS = 50
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.rig import SUPERVISOR, Daemon
 from controller.journal import Journal
 
-from .conftest import SUPERVISOR, Daemon, SimShoe, changes, display_text, drain, lamp
+from .conftest import SimShoe, changes, display_text, drain, lamp
 
 CONFIG = """
 [table]

@@ -23,12 +23,11 @@ from typing import Any
 
 import pytest
 
+from benchmarks.rig import SUPERVISOR, TABLECTL, Daemon
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table
 from controller.view import prompt, snapshot
-
-from .conftest import SUPERVISOR, TABLECTL, Daemon
 
 CONFIG = """
 [table]

@@ -6,7 +6,7 @@
  * live entries, each with the state after it. So a dropped connection loses nothing and repeats
  * nothing. Reconnects back off (0.5 s doubling to 10 s). Only when the socket cannot connect at
  * all does the feed fall back to polling GET /api/state, and it stops polling as soon as the
- * socket is back.
+ * socket is back. The link's state shows in the page's #connection indicator.
  */
 import { get } from "./api.js";
 
@@ -29,7 +29,6 @@ import { get } from "./api.js";
  * @typedef {object} FeedHandlers
  * @property {(state: any) => void} onState the whole table (GET /api/state shape)
  * @property {(entry: Entry) => void} onEntry each journal entry, once, in order
- * @property {(status: LinkStatus) => void} onStatus
  * @property {() => void} onSignedOut the server refused the session (close code 4401)
  */
 
@@ -39,14 +38,14 @@ const POLL_MS = 3_000;
 /** Failed connects in a row before the state is polled meanwhile. */
 const POLL_AFTER_FAILURES = 3;
 
+/** One feed for the page's life: after a new login it resumes from the last entry it showed. */
 export class LiveFeed {
-  /**
-   * @param {FeedHandlers} handlers
-   * @param {number} after the last seq already shown (entries after it will be delivered)
-   */
-  constructor(handlers, after) {
+  /** @param {FeedHandlers} handlers */
+  constructor(handlers) {
     this.handlers = handlers;
-    this.lastSeq = after;
+    this.lastSeq = 0;
+    /** whether `lastSeq` is the feed's own (set by the first start) */
+    this.resumes = false;
     this.failures = 0;
     /** @type {WebSocket | null} */
     this.socket = null;
@@ -57,7 +56,14 @@ export class LiveFeed {
     this.stopped = true;
   }
 
-  start() {
+  /**
+   * Connect: the first time from `after` (the last seq the screen already shows, so entries after
+   * it are delivered), later from the last entry the feed delivered.
+   * @param {number} [after]
+   */
+  start(after = 0) {
+    if (!this.resumes) this.lastSeq = after;
+    this.resumes = true;
     this.stopped = false;
     this.connect();
   }
@@ -70,15 +76,9 @@ export class LiveFeed {
     this.socket = null;
   }
 
-  /** Reconnect now (e.g. after logging in again). */
-  restart() {
-    this.stop();
-    this.start();
-  }
-
   connect() {
     if (this.stopped) return;
-    this.handlers.onStatus(this.failures ? "reconnecting" : "connecting");
+    showLink(this.failures ? "reconnecting" : "connecting");
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const socket = new WebSocket(`${scheme}//${location.host}/api/ws`);
     this.socket = socket;
@@ -105,7 +105,7 @@ export class LiveFeed {
       // The socket works: forget the failures and stop any fallback polling.
       this.failures = 0;
       this.stopPolling();
-      this.handlers.onStatus("live");
+      showLink("live");
       this.handlers.onState(msg.state);
     }
   }
@@ -119,14 +119,14 @@ export class LiveFeed {
     this.socket = null;
     if (code === 4401) {
       this.stopPolling();
-      this.handlers.onStatus("signed-out");
+      showLink("signed-out");
       this.handlers.onSignedOut();
       return;
     }
     this.failures += 1;
     if (this.failures >= POLL_AFTER_FAILURES) this.startPolling();
     const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (this.failures - 1));
-    this.handlers.onStatus(this.pollTimer ? "polling" : "reconnecting");
+    showLink(this.pollTimer ? "polling" : "reconnecting");
     this.retryTimer = window.setTimeout(() => this.connect(), delay * (0.8 + Math.random() * 0.4));
   }
 
@@ -150,6 +150,17 @@ export class LiveFeed {
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
   }
+}
+
+/**
+ * Show the link's state in the page's #connection indicator (text and data-status).
+ * @param {LinkStatus} status
+ */
+function showLink(status) {
+  const link = document.getElementById("connection");
+  if (!link) return;
+  link.dataset.status = status;
+  link.textContent = LINK_TEXT[status];
 }
 
 /** Words for the link indicator. */

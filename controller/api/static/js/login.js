@@ -1,11 +1,12 @@
 /**
- * The login gate both screens share: ask the server who we are; if nobody (or a dealer on the
- * supervisor screen), show the login form until a good token is posted. The token is read from
- * the password field, posted, and the field is emptied at once: it is never kept anywhere else.
+ * The sign-in both screens share: ask the server who we are; if nobody (or a dealer on the
+ * supervisor screen), show the login form until a good token is posted; sign in again whenever
+ * the session is lost, and after the Log out button. The token is read from the password field,
+ * posted, and the field is emptied at once: it is never kept anywhere else.
  *
- * Markup (in each page): #login (a <dialog>) holding #login-form, #token, #login-error.
+ * Markup (in each page): #login (a <dialog>) holding #login-form, #token, #login-error; #logout.
  */
-import { errorText, login, logout, whoami } from "./api.js";
+import { errorText, login, logout, onAuthLost, whoami } from "./api.js";
 
 /** @typedef {import("./api.js").Role} Role */
 
@@ -18,6 +19,41 @@ document.getElementById("login-form")?.addEventListener("submit", (ev) => ev.pre
  * @returns {HTMLDialogElement}
  */
 const asDialog = (el) => /** @type {HTMLDialogElement} */ (el);
+
+/**
+ * @typedef {object} SignInHow
+ * @property {Role[]} roles roles this screen accepts
+ * @property {string} needText what to say when the token's role is not enough
+ * @property {() => void} onSignedOut stop what needs a session (the live feed)
+ * @property {() => unknown} onSignedIn go live: called after every login
+ */
+
+/**
+ * Keep this screen signed in: log in now, again whenever the API answers 401 or the live feed is
+ * refused, and after the Log out button. However many things notice the session is gone at
+ * once, the person logs in once.
+ * @param {SignInHow} how
+ * @returns {() => Promise<void>} sign in (the one login under way, if there is one)
+ */
+export function keepSignedIn(how) {
+  /** @type {Promise<void> | null} */
+  let signingIn = null;
+  const signIn = () => {
+    signingIn ??= (async () => {
+      how.onSignedOut();
+      await requireLogin(how.roles, how.needText);
+      await how.onSignedIn();
+    })().finally(() => (signingIn = null));
+    return signingIn;
+  };
+  must("logout").addEventListener("click", async () => {
+    how.onSignedOut();
+    await logout().catch(() => undefined);
+    void signIn();
+  });
+  onAuthLost(() => void signIn());
+  return signIn;
+}
 
 /**
  * Resolve with the session's role once a person with one of `roles` is logged in.

@@ -3,21 +3,22 @@
  * always with a reason), voiding the round being dealt, the table now, game recall (each of the
  * last rounds replayed card by card on the table drawing, its settlement and its round file),
  * the audit trail, meters, devices and the configuration. The server is the authority on every
- * rule; the checks here only save a round trip and say what is missing. A Jokers 22 table is
- * drawn with its own drawing (spots, hands, the banker), live and in recall, where a step is a
- * card or a player's decision; so is a Baseball poker table (seats with their cards, the pots,
- * the player to act, the showdown), its settlement shown hand by hand and pot by pot. A table
- * with an overhead camera shows it in Devices, live, with a Recalibrate button (also on a "Camera
- * moved" fault, which cannot be dismissed before the camera is recalibrated).
+ * rule; the checks here only save a round trip and say what is missing. The table's game (its
+ * module in games/, picked by the name the API sends) draws the table, live and in recall, and
+ * lays out a round's settlement. A table with an overhead camera shows it in Devices, live, with
+ * a Recalibrate button (also on a "Camera moved" fault, which cannot be dismissed before the
+ * camera is recalibrated).
  */
-import { errorText, get, logout, onAuthLost, post } from "./api.js";
+import { errorText, get, post } from "./api.js";
 import { cardLabel, parseCard } from "./cards.js";
-import { LINK_TEXT, LiveFeed } from "./live.js";
-import { requireLogin } from "./login.js";
-import { BaseballDrawing, potName } from "./baseball-svg.js";
-import { Jokers22Drawing } from "./jokers22-svg.js";
-import { TableDrawing } from "./table-svg.js";
+import { $, make, setColumns, signed, wideCell } from "./dom.js";
+import { DrawingSlot } from "./felt.js";
+import { gameFor } from "./games/registry.js";
+import { LiveFeed } from "./live.js";
+import { keepSignedIn } from "./login.js";
 import { CAMERA_WORDS, clock, describeEntry, logEntry } from "./words.js";
+
+/** @typedef {import("./games/registry.js").Game} Game */
 
 const NEED_ROLE = "This screen needs the supervisor's token (the dealer's token opens the dealer screen).";
 const ACTION_WORDS = /** @type {Record<string, string>} */ ({
@@ -31,58 +32,50 @@ const REPLAY_STEP_MS = 1200;
 const DEVICE_ORDER = ["shoe", "lamps", "display", "buttons", "camera"];
 
 /** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
-/** @param {string} id */
 const input = (id) => /** @type {HTMLInputElement} */ (document.getElementById(id));
 
 /** @param {string} id */
 const svgById = (id) => /** @type {SVGSVGElement} */ (/** @type {unknown} */ ($(id)));
 
 /**
- * Keeps the drawing on one <svg> right for the game it shows: made again when the game changes.
+ * @typedef {object} Replay a recalled round on screen
+ * @property {number} round
+ * @property {any[]} steps
+ * @property {any} settlement
+ * @property {string} status
+ * @property {Game} game
  */
-class DrawingSlot {
-  /** @param {string} id */
-  constructor(id) {
-    this.svg = svgById(id);
-    /** @type {TableDrawing | Jokers22Drawing | BaseballDrawing} */
-    this.drawing = new TableDrawing(this.svg);
-  }
 
-  /** @param {string | undefined} game */
-  for(game) {
-    const kind = game === "jokers-22" ? Jokers22Drawing : game === "baseball-poker" ? BaseballDrawing : TableDrawing;
-    if (!(this.drawing instanceof kind)) {
-      this.svg.replaceChildren();
-      this.svg.classList.remove("table-drawing", "j22-drawing", "bb-drawing", "compact", "void");
-      this.drawing = new kind(this.svg);
-    }
-    return this.drawing;
-  }
-}
-const liveDrawing = new DrawingSlot("live-table");
-const replayDrawing = new DrawingSlot("replay-table");
+/** What this screen keeps between renders. */
+const screen = {
+  /** @type {any} the last state drawn */
+  current: null,
+  /** @type {Game} the table's game */
+  game: gameFor(null),
+  /** @type {any} what the live feed told the game's drawing */
+  notes: null,
+  /** @type {any} the camera device's status, from the state or GET /api/devices, whichever is newer */
+  cameraDevice: null,
+  /** @type {number | undefined} the void button's disarming timer while it is armed */
+  voidArmed: undefined,
+  live: new DrawingSlot(svgById("live-table")),
+  replayBoard: new DrawingSlot(svgById("replay-table")),
+  /** @type {Replay | null} */
+  replay: null,
+  stepIndex: 0,
+  /** @type {number | undefined} the replay's timer while it plays */
+  playing: undefined,
+  feed: new LiveFeed({ onState: render, onEntry, onSignedOut: () => void signIn() }),
+};
 
-/** @type {any} */
-let current = null;
-/** @type {any} the camera device's status, from the state or GET /api/devices, whichever is newer */
-let cameraDevice = null;
-/** @type {LiveFeed | null} */
-let feed = null;
+const signIn = keepSignedIn({
+  roles: ["supervisor"],
+  needText: NEED_ROLE,
+  onSignedOut: () => screen.feed.stop(),
+  onSignedIn: goLive,
+});
 
 // --- small DOM helpers ----------------------------------------------------------------------
-
-/**
- * @param {string} tag
- * @param {string} [text]
- * @param {string} [className]
- */
-function make(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
 
 /**
  * A <dt>/<dd> pair for a key-value list.
@@ -98,9 +91,6 @@ function pair(list, key, value, attr) {
   dd.dataset[attr] = key;
   list.append(dt, dd);
 }
-
-/** @param {number} n */
-const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0");
 
 /**
  * Run an API call, reporting in #action-error / #action-done.
@@ -145,33 +135,33 @@ function who() {
 
 // --- the table now and its faults -----------------------------------------------------------
 
+/**
+ * The game of the table now; its notes start afresh when the game changes.
+ * @param {string | undefined} name
+ */
+function tableGame(name) {
+  const game = gameFor(name);
+  if (game !== screen.game || !screen.notes) {
+    screen.game = game;
+    screen.notes = new game.Notes();
+  }
+  return game;
+}
+
 /** @param {any} state */
 function render(state) {
-  current = state;
+  screen.current = state;
+  const game = tableGame(state.game);
   const simulated = Boolean(state.simulated) || Object.values(state.devices ?? {}).some((d) => d && d.simulated);
   $("simulated-banner").hidden = !simulated;
   $("table-id").textContent = state.table ?? "Table";
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
   if ($("prompt").textContent !== state.prompt) $("prompt").textContent = state.prompt ?? "";
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
-  const board = liveDrawing.for(state.game);
-  if (board instanceof BaseballDrawing) {
-    board.render(state.state, { settlement: state.round_status === "settled" ? state.settlement : null, fresh: /^Rainout/.test(state.notice ?? "") });
-  } else if (board instanceof Jokers22Drawing) {
-    board.render(state.state, {
-      target: awaiting.kind === "card" ? awaiting.target : null,
-      decision: awaiting.kind === "decision" ? awaiting.who : null,
-      payouts: state.payouts ?? [],
-    });
-  } else {
-    board.render(state.state, {
-      target: awaiting.kind === "card" ? awaiting.target : null,
-      payouts: state.payouts ?? [],
-      revealBlind: true,
-    });
-  }
+  const settlement = state.round_status === "settled" ? state.settlement ?? null : null;
+  screen.live.for(game.Drawing).render(state.state, game.liveExtras(state, settlement, screen.notes, { reveal: true }));
   renderFaults(state.faults ?? []);
-  if (state.devices?.camera) cameraDevice = state.devices.camera;
+  if (state.devices?.camera) screen.cameraDevice = state.devices.camera;
   renderCamera();
   const dealing = state.round != null && awaiting.kind !== "round";
   const voidButton = /** @type {HTMLButtonElement} */ ($("void-round"));
@@ -258,12 +248,9 @@ async function clearFault(fault, action) {
   }
 }
 
-/** @type {number | undefined} */
-let voidArmed;
-
 function disarmVoid() {
-  clearTimeout(voidArmed);
-  voidArmed = undefined;
+  clearTimeout(screen.voidArmed);
+  screen.voidArmed = undefined;
   $("void-round").textContent = "Void the current round";
 }
 
@@ -271,24 +258,18 @@ function disarmVoid() {
 async function voidRound() {
   const reason = reasonOrAsk();
   if (!reason) return;
-  if (voidArmed === undefined) {
-    $("void-round").textContent = `Press again to void round ${current?.round ?? ""}: every wager goes back`;
-    voidArmed = window.setTimeout(disarmVoid, 6000);
+  if (screen.voidArmed === undefined) {
+    $("void-round").textContent = `Press again to void round ${screen.current?.round ?? ""}: every wager goes back`;
+    screen.voidArmed = window.setTimeout(disarmVoid, 6000);
     return;
   }
   disarmVoid();
-  const round = current?.round;
+  const round = screen.current?.round;
   const ok = await act(() => post("/api/rounds/current/void", { reason, ...who() }), `Round ${round} is void; every wager goes back.`);
   if (ok) input("reason").value = "";
 }
 
 // --- game recall ----------------------------------------------------------------------------
-
-/** @type {{round: number, steps: any[], settlement: any, status: string, game: string} | null} */
-let replay = null;
-let stepIndex = 0;
-/** @type {number | undefined} */
-let playing;
 
 async function loadRecall() {
   try {
@@ -296,16 +277,14 @@ async function loadRecall() {
     const rounds = [...(doc.rounds ?? [])].sort((a, b) => b.round - a.round);
     $("recall").replaceChildren(
       ...rounds.map((r) => {
-        // Grand Slam settles seats, Jokers 22 players (the banker's side is the rest).
-        const players = r.settlement?.seats ?? r.settlement?.players ?? [];
-        const net = players.reduce((sum, /** @type {any} */ s) => sum + (s.net ?? 0), 0);
+        const net = gameFor(r.settlement?.game ?? screen.current?.game).playersNet(r.settlement);
         const button = /** @type {HTMLButtonElement} */ (make("button", `#${r.round}`, r.status));
         button.type = "button";
         button.dataset.round = String(r.round);
         button.dataset.status = r.status;
         button.title = `Round ${r.round}: ${r.status}, ${r.cards?.length ?? 0} cards${r.settlement ? `, players net ${signed(net)}` : ""}`;
         button.setAttribute("aria-label", button.title);
-        button.setAttribute("aria-pressed", String(replay?.round === r.round));
+        button.setAttribute("aria-pressed", String(screen.replay?.round === r.round));
         button.addEventListener("click", () => showRound(r));
         return button;
       }),
@@ -322,8 +301,8 @@ async function showRound(record) {
   stopPlaying();
   try {
     const doc = await get(`/api/rounds/${record.round}/replay`);
-    const game = record.settlement?.game ?? current?.game ?? "grand-slam";
-    replay = { round: record.round, steps: doc.steps ?? [], settlement: record.settlement, status: record.status, game };
+    const game = gameFor(record.settlement?.game ?? screen.current?.game);
+    screen.replay = { round: record.round, steps: doc.steps ?? [], settlement: record.settlement, status: record.status, game };
   } catch (err) {
     $("recall-error").textContent = errorText(err);
     return;
@@ -337,255 +316,70 @@ async function showRound(record) {
   link.hidden = record.status !== "settled";
   link.href = `/api/rounds/${record.round}/file`;
   link.download = `round-${record.round}.json`;
-  renderSettlement(record.settlement);
+  renderSettlement(screen.replay.game, record.settlement);
   // A fresh round starts at its opening, so the chips are laid rather than slid from the last one.
-  const board = replayDrawing.for(replay.game);
-  if (board instanceof TableDrawing) board.betsKey = "";
+  screen.replayBoard.for(screen.replay.game.Drawing).restart();
   showStep(0);
 }
 
 /** @param {number} index */
 function showStep(index) {
+  const replay = screen.replay;
   if (!replay || !replay.steps.length) return;
-  stepIndex = Math.max(0, Math.min(index, replay.steps.length - 1));
+  const stepIndex = Math.max(0, Math.min(index, replay.steps.length - 1));
+  screen.stepIndex = stepIndex;
   const step = replay.steps[stepIndex];
   const effects = step.effects ?? [];
   const last = stepIndex === replay.steps.length - 1;
-  const board = replayDrawing.for(replay.game);
-  let prompt = step.prompt ?? "";
-  if (board instanceof BaseballDrawing) {
-    showBaseballStep(board, step, last);
-  } else if (board instanceof Jokers22Drawing) {
-    prompt = showJokers22Step(board, step, last) ?? prompt;
-  } else {
-    const next = effects.find((/** @type {any} */ e) => e.kind === "grand-slam.next-card");
-    const payouts = last && replay.settlement ? (replay.settlement.seats ?? []).map((/** @type {any} */ s) => ({ seat: s.seat, net: s.net })) : [];
-    board.render(step.state, { target: next ?? null, payouts, revealBlind: true });
-  }
+  const game = replay.game;
+  const shown = game.replayStep(replay.steps, stepIndex, replay.settlement);
+  screen.replayBoard.for(game.Drawing).render(step.state, shown.extras);
   const total = replay.steps.length - 1;
   /** @param {string} kind @param {any} body */
-  const words = (kind, body) => describeEntry({ type: "entry", seq: stepIndex, kind, round: replay?.round ?? null, at: "", body, effects, live: false }).join(". ");
-  let what = replay.game === "baseball-poker" ? "Antes in, hand opened" : "Wagers placed, round opened";
+  const words = (kind, body) =>
+    describeEntry({ type: "entry", seq: stepIndex, kind, round: replay.round, at: "", body, effects, live: false }, game).join(". ");
+  let what = game.replayWords.opened;
   if (step.card) what = words("card", { card: step.card });
   else if (stepIndex > 0) what = words("decision", {});
-  // Jokers 22 and Baseball poker steps are cards and players' decisions; Grand Slam's are all cards.
-  const unit = replay.game === "grand-slam" ? "card" : "step";
-  $("replay-step").textContent = `Round ${replay.round}, ${unit} ${stepIndex} of ${total}: ${what}`;
-  $("replay-prompt").textContent = prompt;
+  $("replay-step").textContent = `Round ${replay.round}, ${game.replayWords.unit} ${stepIndex} of ${total}: ${what}`;
+  $("replay-prompt").textContent = shown.prompt ?? step.prompt ?? "";
   /** @type {HTMLButtonElement} */ ($("replay-prev")).disabled = stepIndex === 0;
   /** @type {HTMLButtonElement} */ ($("replay-next")).disabled = last;
   if (last) stopPlaying();
 }
 
-/**
- * Draw a Jokers 22 replay step: the hand (or the banker) owed the next card, the player who must
- * decide, the ACTION spot once named, and on the last step the settlement.
- * @param {Jokers22Drawing} board
- * @param {any} step
- * @param {boolean} last
- * @returns {string | null} the step's instruction when the replay's own prompt does not say it
- */
-function showJokers22Step(board, step, last) {
-  if (!replay) return null;
-  const effects = /** @type {any[]} */ (step.effects ?? []);
-  const next = effects.find((e) => e.kind === "jokers-22.next-card");
-  const due = effects.find((e) => e.kind === "jokers-22.decision-due");
-  const named = replay.steps
-    .slice(0, stepIndex + 1)
-    .flatMap((/** @type {any} */ s) => s.effects ?? [])
-    .find((/** @type {any} */ e) => e.kind === "jokers-22.action-spot");
-  const settlement = last ? replay.settlement : null;
-  board.render(step.state, {
-    target: next ? (next.spot == null ? { banker: true } : { spot: next.spot, hand: next.hand }) : null,
-    decision: due ? { spot: due.spot, hand: due.hand, player: due.player } : null,
-    payouts: settlement ? (settlement.players ?? []) : [],
-    settlement,
-    actionSpot: named ? named.spot : null,
-  });
-  if (!due) return null;
-  const hand = due.hand > 1 ? `, hand ${due.hand}` : "";
-  return `Spot ${due.spot}${hand}, ${due.player} on ${due.total}: ${(due.allowed ?? []).join(" or ")}?`;
-}
-
-/**
- * Draw a Baseball poker replay step: the engine state says who acts and where the next card
- * goes; the last rainout so far names its card and seat; the last step shows the showdown.
- * @param {BaseballDrawing} board
- * @param {any} step
- * @param {boolean} last
- */
-function showBaseballStep(board, step, last) {
-  if (!replay) return;
-  const rainouts = replay.steps
-    .slice(0, stepIndex + 1)
-    .flatMap((/** @type {any} */ s) => s.effects ?? [])
-    .filter((/** @type {any} */ e) => e.kind === "baseball-poker.rainout");
-  const rain = rainouts[rainouts.length - 1];
-  board.render(step.state, {
-    settlement: last ? replay.settlement : null,
-    rainout: rain ? { card: rain.card, seat: rain.seat, seats: rain.seats ?? [] } : null,
-    fresh: (step.effects ?? []).some((/** @type {any} */ e) => e.kind === "baseball-poker.rainout"),
-  });
-}
-
 function togglePlay() {
-  if (playing !== undefined) {
+  if (screen.playing !== undefined) {
     stopPlaying();
     return;
   }
-  if (!replay) return;
-  if (stepIndex >= replay.steps.length - 1) showStep(0);
+  if (!screen.replay) return;
+  if (screen.stepIndex >= screen.replay.steps.length - 1) showStep(0);
   $("replay-play").textContent = "Pause";
-  playing = window.setInterval(() => showStep(stepIndex + 1), REPLAY_STEP_MS);
+  screen.playing = window.setInterval(() => showStep(screen.stepIndex + 1), REPLAY_STEP_MS);
 }
 
 function stopPlaying() {
-  clearInterval(playing);
-  playing = undefined;
+  clearInterval(screen.playing);
+  screen.playing = undefined;
   $("replay-play").textContent = "Play";
 }
 
 /**
- * The settlement table's column heads for the game (the last one, the net, right-aligned).
- * @param {string[]} names
+ * The shown round's settlement as its game lays it out (a row saying so when there is none).
+ * @param {Game} game
+ * @param {any} settlement per REPLAY.md (null while a round is open or when void)
  */
-function settlementColumns(names) {
-  const head = /** @type {HTMLTableElement} */ ($("settlement")).tHead;
-  const key = names.join("|");
-  if (!head || head.dataset.columns === key) return;
-  head.dataset.columns = key;
-  const row = make("tr");
-  names.forEach((name, i) => row.append(make("th", name, i === names.length - 1 ? "num" : undefined)));
-  head.replaceChildren(row);
-}
-
-/** @param {any} settlement per REPLAY.md (null while a round is open or when void) */
-function renderSettlement(settlement) {
-  const body = /** @type {HTMLTableElement} */ ($("settlement")).tBodies[0];
-  if (settlement?.game === "jokers-22") {
-    renderJokers22Settlement(settlement, body);
-    return;
-  }
-  if (settlement?.game === "baseball-poker") {
-    renderBaseballSettlement(settlement, body);
-    return;
-  }
-  settlementColumns(["Seat", "Cards", "First", "Second", "Third", "3 Outs", "Poker bonus", "Net"]);
+function renderSettlement(game, settlement) {
+  const table = /** @type {HTMLTableElement} */ ($("settlement"));
+  const { columns, rows } = game.settlementTable(settlement);
+  setColumns(table, columns, "num");
   if (!settlement) {
     const row = make("tr");
-    const cell = make("td", "No settlement: the round is open or was void (every wager went back).");
-    /** @type {HTMLTableCellElement} */ (cell).colSpan = 8;
-    row.append(cell);
-    body.replaceChildren(row);
-    return;
+    row.append(wideCell("No settlement: the round is open or was void (every wager went back).", columns.length));
+    rows.push(row);
   }
-  body.replaceChildren(
-    ...(settlement.seats ?? []).map((/** @type {any} */ s) => {
-      const row = make("tr");
-      row.dataset.seat = String(s.seat);
-      const wager = (/** @type {string} */ name) => {
-        const w = s.wagers?.[name];
-        if (!w) return "";
-        return w.result === "home" ? `${w.amount} home, paid ${w.paid ?? w.amount}` : `${w.amount} ${w.result}`;
-      };
-      const side = (/** @type {string} */ name) => {
-        const b = s.side_bets?.[name];
-        if (!b) return "";
-        return b.result === "won" ? `${b.amount} won, paid ${b.paid}` : `${b.amount} ${b.result}`;
-      };
-      const cards = (s.cards ?? []).map(cardLabel).join(" ") + (s.grand_slam ? "  GRAND SLAM" : "");
-      row.append(
-        make("td", `Seat ${s.seat}`), make("td", cards), make("td", wager("first")), make("td", wager("second")),
-        make("td", wager("third")), make("td", side("three_outs")), make("td", side("poker_bonus")),
-        make("td", signed(s.net ?? 0), "num"),
-      );
-      return row;
-    }),
-  );
-  if (settlement.blind) {
-    const row = make("tr");
-    row.dataset.seat = String(settlement.blind.seat);
-    row.append(make("td", `Seat ${settlement.blind.seat} (blind)`), make("td", (settlement.blind.cards ?? []).map(cardLabel).join(" ")));
-    body.append(row);
-  }
-}
-
-/**
- * Jokers 22: hand by hand, each wager's result and how much of it the banker covered; the
- * banker; the ACTION spot.
- * @param {any} settlement
- * @param {HTMLTableSectionElement} body
- */
-function renderJokers22Settlement(settlement, body) {
-  settlementColumns(["Spot", "Hand", "Cards", "Total", "Wagers (result, covered)", "Net"]);
-  /** @param {any} h */
-  const total = (h) => (h.natural ? "natural" : h.soft ? `soft ${h.total}` : String(h.total ?? ""));
-  const rows = (settlement.spots ?? []).flatMap((/** @type {any} */ spot) =>
-    (spot.hands ?? []).map((/** @type {any} */ h) => {
-      const row = make("tr");
-      row.dataset.spot = String(spot.spot);
-      row.dataset.hand = String(h.hand);
-      const wagers = (h.wagers ?? [])
-        .map((/** @type {any} */ w) => `${w.player} ${w.amount} ${w.result}, ${w.covered} covered, ${signed(w.net)}`)
-        .join("; ");
-      const net = (h.wagers ?? []).reduce((sum, /** @type {any} */ w) => sum + (w.net ?? 0), 0);
-      row.append(make("td", `Spot ${spot.spot}`), make("td", String(h.hand)), make("td", (h.cards ?? []).map(cardLabel).join(" ")),
-        make("td", total(h)), make("td", wagers), make("td", signed(net), "num"));
-      return row;
-    }),
-  );
-  const banker = settlement.banker ?? {};
-  const row = make("tr");
-  row.dataset.banker = banker.player ?? "house";
-  row.append(make("td", "Banker"), make("td", ""), make("td", (banker.cards ?? []).map(cardLabel).join(" ")), make("td", total(banker)),
-    make("td", `${banker.player ?? "house"}, stake ${banker.stake}; ACTION spot ${settlement.action_spot} (coverage by ${settlement.coverage ?? "rotation"})`),
-    make("td", signed(banker.net ?? 0), "num"));
-  body.replaceChildren(...rows, row);
-}
-
-/**
- * Baseball poker: seat by seat the cards, the hand shown and its best five, the chips put in and
- * won; then each pot with the seats that could win it and who did.
- * @param {any} settlement
- * @param {HTMLTableSectionElement} body
- */
-function renderBaseballSettlement(settlement, body) {
-  settlementColumns(["Seat", "Cards", "Hand", "Best five", "Put in", "Won", "Net"]);
-  const players = (settlement.players ?? []).map((/** @type {any} */ p) => {
-    const row = make("tr");
-    row.dataset.seat = String(p.seat);
-    const hand = p.folded ? "folded" : p.hand ? p.hand.category : "not shown";
-    row.append(make("td", `Seat ${p.seat}`), make("td", (p.cards ?? []).map(cardLabel).join(" ")), make("td", hand, "hand"),
-      make("td", (p.hand?.best ?? []).map(cardLabel).join(" "), "best"), make("td", String(p.put ?? 0)),
-      make("td", String(p.won ?? 0)), make("td", signed(p.net ?? 0), "num"));
-    return row;
-  });
-  const pots = /** @type {any[]} */ (settlement.pots ?? []);
-  const named = pots.filter((p) => !p.returned);
-  const potRows = pots.map((pot, i) => {
-    const row = make("tr", undefined, "pot-row");
-    row.dataset.pot = String(i);
-    const name = pot.returned ? "Uncalled bet" : potName(named.indexOf(pot), named.length);
-    const eligible = /** @type {number[]} */ (pot.eligible ?? []);
-    const among = eligible.length === 1 ? `seat ${eligible[0]}` : `seats ${eligible.join(", ")}`;
-    const shares = (pot.shares ?? []).map((/** @type {any} */ s) => `seat ${s.seat} takes ${s.chips}`).join(", ");
-    const cell = make("td", `${name} ${pot.amount} (${among}): ${shares || "nobody takes it"}`);
-    /** @type {HTMLTableCellElement} */ (cell).colSpan = 7;
-    row.append(cell);
-    return row;
-  });
-  const notes = [];
-  if (settlement.rainouts) notes.push(`Rainouts: ${settlement.rainouts} (re-dealt, the pot stayed)`);
-  if ((settlement.community ?? []).length) notes.push(`Community card: ${settlement.community.map(cardLabel).join(" ")}`);
-  if (settlement.void) notes.push(`Void by ${settlement.void.by}: ${settlement.void.reason}`);
-  const noteRows = notes.map((text) => {
-    const row = make("tr", undefined, "note-row");
-    const cell = make("td", text);
-    /** @type {HTMLTableCellElement} */ (cell).colSpan = 7;
-    row.append(cell);
-    return row;
-  });
-  body.replaceChildren(...players, ...potRows, ...noteRows);
+  table.tBodies[0].replaceChildren(...rows);
 }
 
 // --- audit, meters, devices, configuration --------------------------------------------------
@@ -651,8 +445,8 @@ const recalibrate = () => post("/api/camera/recalibrate", {});
  */
 function renderCamera() {
   const block = $("camera-device");
-  const view = current?.camera ?? null;
-  const device = cameraDevice && cameraDevice.installed !== false ? cameraDevice : null;
+  const view = screen.current?.camera ?? null;
+  const device = screen.cameraDevice && screen.cameraDevice.installed !== false ? screen.cameraDevice : null;
   block.hidden = !view && !device;
   if (block.hidden) return;
   const status = String(view?.status ?? device?.view ?? (device?.ok === false ? "offline" : "starting"));
@@ -691,7 +485,7 @@ async function loadDevices() {
     const doc = await get("/api/devices");
     // A camera that is there has its own block (with Recalibrate) rather than a card here.
     const camera = doc.camera && doc.camera.installed !== false;
-    if (camera) cameraDevice = doc.camera;
+    if (camera) screen.cameraDevice = doc.camera;
     renderCamera();
     const shown = Object.keys(doc).filter((n) => !(camera && n === "camera"));
     const names = [...DEVICE_ORDER.filter((n) => shown.includes(n)), ...shown.filter((n) => !DEVICE_ORDER.includes(n))];
@@ -757,11 +551,13 @@ const refreshDevices = debounced(loadDevices);
 
 /** @param {import("./live.js").Entry} entry */
 function onEntry(entry) {
-  logEntry($("event-log"), entry, 10);
+  const game = tableGame(screen.current?.game);
+  screen.notes.take(entry);
+  logEntry($("event-log"), entry, 10, game);
   if (!entry.live) return;
   refreshAudit();
   refreshDevices();
-  const settled = (entry.effects ?? []).some((e) => /^(grand-slam|jokers-22|baseball-poker)\.round-settled$/.test(e.kind) || e.kind === "round-voided");
+  const settled = (entry.effects ?? []).some((e) => /\.round-settled$/.test(e.kind) || e.kind === "round-voided");
   if (entry.kind === "round-open" || settled) {
     refreshRecall();
     refreshMeters();
@@ -770,58 +566,28 @@ function onEntry(entry) {
 
 // --- start ----------------------------------------------------------------------------------
 
-/** @type {Promise<void> | null} */
-let signingIn = null;
-
-function signIn() {
-  signingIn ??= goLive().finally(() => (signingIn = null));
-  return signingIn;
-}
-
 async function goLive() {
-  feed?.stop();
-  await requireLogin(["supervisor"], NEED_ROLE);
   const state = await get("/api/state").catch(() => null);
   if (state) render(state);
   void Promise.all([loadRecall(), loadAudit(), loadMeters(), loadDevices(), loadConfig()]);
-  // One feed for the page's life: after a new login it resumes from the last entry it showed.
-  feed ??= new LiveFeed(
-    {
-      onState: render,
-      onEntry,
-      onStatus: (status) => {
-        const link = $("connection");
-        link.dataset.status = status;
-        link.textContent = LINK_TEXT[status];
-      },
-      onSignedOut: () => void signIn(),
-    },
-    Math.max(0, (state?.journal_seq ?? 0) - 10),
-  );
-  feed.start();
+  screen.feed.start(Math.max(0, (state?.journal_seq ?? 0) - 10));
 }
 
 function main() {
   $("void-round").addEventListener("click", voidRound);
   $("replay-prev").addEventListener("click", () => {
     stopPlaying();
-    showStep(stepIndex - 1);
+    showStep(screen.stepIndex - 1);
   });
   $("replay-next").addEventListener("click", () => {
     stopPlaying();
-    showStep(stepIndex + 1);
+    showStep(screen.stepIndex + 1);
   });
   $("replay-play").addEventListener("click", togglePlay);
   $("recall-refresh").addEventListener("click", loadRecall);
   $("audit-refresh").addEventListener("click", loadAudit);
   $("devices-refresh").addEventListener("click", loadDevices);
   $("recalibrate").addEventListener("click", pressRecalibrate);
-  $("logout").addEventListener("click", async () => {
-    feed?.stop();
-    await logout().catch(() => undefined);
-    void signIn();
-  });
-  onAuthLost(() => void signIn());
   void signIn();
 }
 

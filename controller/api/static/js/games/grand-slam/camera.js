@@ -1,6 +1,6 @@
 /**
- * The overhead camera on the dealer screen (a Grand Slam table with a `[camera]` section), drawn
- * from `state.camera` alone: nothing here appears at a table without one.
+ * The overhead camera on a Grand Slam table's dealer screen (a table with a `[camera]` section),
+ * drawn from `state.camera` alone: nothing here appears at a table without one.
  *
  * - A badge in the top bar with the camera's state, and a banner under it whenever the camera is
  *   not in place (moved, offline, ...), saying why and that nothing is being watched.
@@ -17,42 +17,23 @@
  *
  * The table decides every one of these; this module only shows them.
  */
-import { ApiError, errorText, post } from "./api.js";
-import { CAMERA_WORDS, zoneWords } from "./words.js";
+import { ApiError, errorText, post } from "../../api.js";
+import { $, make, setText } from "../../dom.js";
+import { CAMERA_WORDS } from "../../words.js";
+import { BET_SHORT, BETS, POSITIONS, SPOT_WORDS } from "./bases.js";
 
-/** The proposal's columns: the three bases, then the side bets (as on the wager panel). */
-const COLUMNS = /** @type {const} */ ([
-  ["first", "1st"],
-  ["second", "2nd"],
-  ["third", "3rd"],
-  ["three_outs", "3 Outs"],
-  ["poker_bonus", "Bonus"],
-]);
 /** Bases the table drawing has, so a zone the camera cannot read can be greyed there. */
-const DRAWN = new Set(["first", "second", "third", "home"]);
-
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const DRAWN = new Set(POSITIONS.filter((p) => p !== "out"));
 
 /**
- * @param {string} tag
- * @param {string} [text]
- * @param {string} [className]
+ * A layout zone as the dealer says it: "seat6.home.payout" -> "Seat 6 home plate payout".
+ * @param {string} name
  */
-function make(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
-
-/**
- * Change text only when it changed, so screen readers announce only real changes.
- * @param {HTMLElement} node
- * @param {string} text
- */
-function setText(node, text) {
-  if (node.textContent !== text) node.textContent = text;
+export function zoneWords(name) {
+  const m = /^seat(\d+)\.([a-z_]+)(\.payout)?$/.exec(name);
+  if (!m) return name;
+  if (m[2] === "puck") return `Seat ${m[1]} puck spot`;
+  return `Seat ${m[1]} ${SPOT_WORDS[m[2]] ?? m[2].replace(/_/g, " ")}${m[3] ? " payout" : ""}`;
 }
 
 /**
@@ -76,6 +57,15 @@ export class DealerCamera {
     this.proposal = null;
     this.opening = false;
     $("camera-open").addEventListener("click", () => void this.open());
+    // The proposal's columns: the three bases, then the side bets (as on the wager panel).
+    const head = make("tr");
+    head.append(make("td"));
+    for (const bet of BETS) {
+      const th = /** @type {HTMLTableCellElement} */ (make("th", BET_SHORT[bet]));
+      th.scope = "col";
+      head.append(th);
+    }
+    /** @type {HTMLTableElement} */ ($("camera-seats")).tHead?.replaceChildren(head);
   }
 
   /**
@@ -83,7 +73,7 @@ export class DealerCamera {
    * @param {any} state
    */
   render(state) {
-    const camera = state.camera && state.game === "grand-slam" ? state.camera : null;
+    const camera = state.camera ?? null;
     document.body.classList.toggle("has-camera", Boolean(camera));
     this.renderStatus(camera);
     this.renderProposal(camera, state);
@@ -151,7 +141,7 @@ export class DealerCamera {
           /** @type {HTMLTableCellElement} */ (th).scope = "row";
           row.append(th);
           const bets = { ...(seat.wagers ?? {}), ...(seat.side_bets ?? {}) };
-          for (const [bet] of COLUMNS) {
+          for (const bet of BETS) {
             // A spot the camera cannot read is no part of the proposal: marked "?", not empty.
             const zone = zones[`seat${seat.seat}.${bet}`];
             const unread = zone && zone.state !== "ok";

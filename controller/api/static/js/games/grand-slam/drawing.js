@@ -12,13 +12,10 @@
  * `data-wagers` = the wagers standing there, bottom first, space-separated ("" when none), and
  * the class `next` on the base that receives the next card. Seats are `g.seat[data-seat]`.
  */
-import { parseCard } from "./cards.js";
-import { el, label } from "./svg.js";
-
-const SEATS = [1, 2, 3, 4, 5, 6, 7];
-/** @type {Array<"first" | "second" | "third">} */
-const WAGERS = ["first", "second", "third"];
-const POSITIONS = /** @type {const} */ (["first", "second", "third", "home", "out"]);
+import { parseCard } from "../../cards.js";
+import { SEATS, arcCentre, drawFelt, prepare } from "../../felt.js";
+import { el, label } from "../../svg.js";
+import { POSITIONS } from "./bases.js";
 
 /** Diamond half-size (centre to base) and chip geometry, in viewBox units. */
 const D = 48;
@@ -37,10 +34,8 @@ const VIEW_SEATS = "0 150 1000 400";
  * @param {number} seat
  * @returns {[number, number]}
  */
-export function seatCentre(seat) {
-  const maxAngle = (37 * Math.PI) / 180;
-  const angle = maxAngle - ((seat - 1) * 2 * maxAngle) / (SEATS.length - 1);
-  return [500 + 700 * Math.sin(angle), -330 + 700 * Math.cos(angle)];
+function seatCentre(seat) {
+  return arcCentre(seat, -330);
 }
 
 /**
@@ -50,13 +45,12 @@ export function seatCentre(seat) {
  * @property {boolean} [revealBlind] show the blind hand's cards face up (recall), not backs
  */
 
-export class TableDrawing {
+export class GrandSlamDrawing {
   /** @param {SVGSVGElement} svg an empty <svg>; the drawing owns it */
   constructor(svg) {
     this.svg = svg;
-    svg.setAttribute("viewBox", VIEW_ALL);
-    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-    svg.classList.add("table-drawing");
+    prepare(svg, ["table-drawing"]);
+    svg.setAttribute("aria-label", "The Grand Slam table: seats 1 to 7, seat 1 on the right");
     /** @type {Map<string, SVGElement>} chips by "seat:wager" */
     this.chips = new Map();
     /** the bets the chips were laid for: a new round starts with fresh chips, not sliding ones */
@@ -74,16 +68,18 @@ export class TableDrawing {
 
   drawFelt() {
     // A half-moon table: the dealer's straight edge at the top, the padded rail round the seats.
-    const felt = el("g", { class: "felt", "aria-hidden": "true" }, this.svg);
-    el("path", { class: "table-bed", d: "M 10 20 L 990 20 L 990 364 A 850 850 0 0 1 10 364 Z" }, felt);
-    el("path", { class: "rail", d: "M 10 364 A 850 850 0 0 0 990 364" }, felt);
-    el("rect", { class: "tray", x: 380, y: 6, width: 240, height: 26, rx: 5 }, felt);
+    const felt = drawFelt(this.svg);
     el("path", { class: "print-line", d: "M 60 110 A 560 560 0 0 0 940 110" }, felt);
     label("DEALER", { x: 500, y: 56, class: "dealer-mark" }, felt);
     label("GRAND SLAM", { x: 500, y: 118, class: "felt-title" }, felt);
     label("HOME PLATE PAYS 1 TO 1  \u00b7  A 4 ON FIRST BASE IS A GRAND SLAM", { x: 500, y: 150, class: "felt-rule" }, felt);
     label("3 OUT INSURANCE PAYS 15 TO 1", { x: 500, y: 172, class: "felt-rule" }, felt);
     label("ROUND VOID: EVERY WAGER GOES BACK", { x: 500, y: 205, class: "void-mark" }, this.svg);
+  }
+
+  /** The next render lays fresh chips (a recalled round starts at its opening), not sliding ones. */
+  restart() {
+    this.betsKey = "";
   }
 
   /**

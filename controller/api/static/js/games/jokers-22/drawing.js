@@ -20,10 +20,10 @@
  * with `tspan.net`; `g.banker` (class `next`) with `data-cards`, `text.hand-total`,
  * `text.banker-net`; the ACTION spot's name reads "ACTION SPOT n" on a gold plaque.
  */
-import { parseCard } from "./cards.js";
-import { el, label } from "./svg.js";
-
-const SPOTS = [1, 2, 3, 4, 5, 6, 7];
+import { parseCard } from "../../cards.js";
+import { signed } from "../../dom.js";
+import { SEATS as SPOTS, arcCentre, drawFelt, prepare } from "../../felt.js";
+import { el, label } from "../../svg.js";
 
 const VIEW_ALL = "0 0 1000 560";
 /** With the opening panel on screen: the spots and the banker, the felt's print cropped off. */
@@ -46,10 +46,8 @@ const PLAYER_COLOURS = 4;
  * @param {number} spot
  * @returns {[number, number]}
  */
-export function spotCentre(spot) {
-  const maxAngle = (37 * Math.PI) / 180;
-  const angle = maxAngle - ((spot - 1) * 2 * maxAngle) / (SPOTS.length - 1);
-  return [500 + 700 * Math.sin(angle), -300 + 700 * Math.cos(angle)];
+function spotCentre(spot) {
+  return arcCentre(spot, -300);
 }
 
 /** @typedef {{value: number, soft: boolean, natural: boolean, joker: boolean}} HandTotal */
@@ -90,9 +88,6 @@ export function totalText(cards, settled = null) {
   return t.soft ? `soft ${t.value}` : String(t.value);
 }
 
-/** @param {number} n */
-const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0");
-
 /**
  * @typedef {object} Jokers22Extras
  * @property {{spot?: number, hand?: number, banker?: boolean} | null} [target] who is owed the next card
@@ -106,9 +101,7 @@ export class Jokers22Drawing {
   /** @param {SVGSVGElement} svg an empty <svg>; the drawing owns it */
   constructor(svg) {
     this.svg = svg;
-    svg.setAttribute("viewBox", VIEW_ALL);
-    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-    svg.classList.add("table-drawing", "j22-drawing");
+    prepare(svg, ["table-drawing", "j22-drawing"]);
     svg.setAttribute("aria-label", "The Jokers 22 table: the banker at the top, spots 1 to 7, spot 1 on the right");
     this.drawFelt();
     this.banker = this.drawBanker();
@@ -119,10 +112,7 @@ export class Jokers22Drawing {
   }
 
   drawFelt() {
-    const felt = el("g", { class: "felt", "aria-hidden": "true" }, this.svg);
-    el("path", { class: "table-bed", d: "M 10 20 L 990 20 L 990 364 A 850 850 0 0 1 10 364 Z" }, felt);
-    el("path", { class: "rail", d: "M 10 364 A 850 850 0 0 0 990 364" }, felt);
-    el("rect", { class: "tray", x: 380, y: 6, width: 240, height: 26, rx: 5 }, felt);
+    const felt = drawFelt(this.svg);
     label("JOKERS 22", { x: 500, y: 196, class: "felt-title" }, felt);
     label("JOKER + JOKER PAYS 2 TO 1  \u00b7  NO BUST: CLOSEST TO 22", { x: 500, y: 222, class: "felt-rule" }, felt);
     label("BANKER STANDS ON HARD 17", { x: 500, y: 242, class: "felt-rule" }, felt);
@@ -156,6 +146,9 @@ export class Jokers22Drawing {
     const lines = el("g", { class: "wager-lines" }, group);
     return { group, hands, lines, name };
   }
+
+  /** A new round is drawn from scratch anyway. */
+  restart() {}
 
   /**
    * Crop the drawing (when it shares the screen with the opening panel), or show all.

@@ -25,10 +25,10 @@
  * in the middle `text.street`, `text.pot-total[data-amount]`, `text.pot-line[data-pot][data-amount]
  * [data-eligible]` (settled: `data-winners`), `g.community[data-cards]`, `g.rainout` (class shown).
  */
-import { parseCard } from "./cards.js";
-import { el, label } from "./svg.js";
-
-const SEATS = [1, 2, 3, 4, 5, 6, 7];
+import { parseCard } from "../../cards.js";
+import { signed } from "../../dom.js";
+import { SEATS, arcCentre, drawFelt, prepare } from "../../felt.js";
+import { el, label } from "../../svg.js";
 
 const VIEW_ALL = "0 0 1000 560";
 /** With the opening panel on screen: the felt's print cropped off the bottom. */
@@ -51,10 +51,8 @@ const STREETS = /** @type {Record<number, string>} */ ({ 3: "3RD", 4: "4TH", 5: 
  * @param {number} seat
  * @returns {[number, number]}
  */
-export function seatCentre(seat) {
-  const maxAngle = (37 * Math.PI) / 180;
-  const angle = maxAngle - ((seat - 1) * 2 * maxAngle) / (SEATS.length - 1);
-  return [500 + 700 * Math.sin(angle), -316 + 700 * Math.cos(angle)];
+function seatCentre(seat) {
+  return arcCentre(seat, -316);
 }
 
 /**
@@ -140,9 +138,6 @@ export function livePots(seats) {
   return pots;
 }
 
-/** @param {number} n */
-const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0");
-
 /** @param {number[]} seats */
 const seatWords = (seats) => (seats.length === 1 ? `seat ${seats[0]}` : `seats ${seats.join(", ")}`);
 
@@ -221,9 +216,7 @@ export class BaseballDrawing {
   /** @param {SVGSVGElement} svg an empty <svg>; the drawing owns it */
   constructor(svg) {
     this.svg = svg;
-    svg.setAttribute("viewBox", VIEW_ALL);
-    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-    svg.classList.add("table-drawing", "bb-drawing");
+    prepare(svg, ["table-drawing", "bb-drawing"]);
     svg.setAttribute("aria-label", "The Baseball poker table: the pot in the middle, seats 1 to 7, seat 1 on the right");
     this.drawFelt();
     this.middle = this.drawMiddle();
@@ -234,10 +227,7 @@ export class BaseballDrawing {
   }
 
   drawFelt() {
-    const felt = el("g", { class: "felt", "aria-hidden": "true" }, this.svg);
-    el("path", { class: "table-bed", d: "M 10 20 L 990 20 L 990 364 A 850 850 0 0 1 10 364 Z" }, felt);
-    el("path", { class: "rail", d: "M 10 364 A 850 850 0 0 0 990 364" }, felt);
-    el("rect", { class: "tray", x: 380, y: 6, width: 240, height: 26, rx: 5 }, felt);
+    const felt = drawFelt(this.svg);
     label("BASEBALL POKER", { x: 500, y: 196, class: "felt-title" }, felt);
     this.ruleLine = label("", { x: 500, y: 222, class: "felt-rule" }, felt);
     label("HAND VOID: EVERY CHIP GOES BACK", { x: 500, y: 290, class: "void-mark" }, this.svg);
@@ -268,6 +258,9 @@ export class BaseballDrawing {
     const body = el("g", { class: "seat-body" }, group);
     return { group, body, key: "" };
   }
+
+  /** A new hand is drawn from scratch anyway. */
+  restart() {}
 
   /**
    * Crop the drawing (when it shares the screen with the opening panel), or show all.

@@ -1,0 +1,190 @@
+"""The daemon rig: `tablectl run --sim` as a real process on a free 127.0.0.1 port, and the HTTP
+calls a test or a benchmark makes of it. The one copy used by tests/hil, tests/browser,
+tests/floor and the benchmarks; nothing here reaches into the daemon.
+
+    >>> daemon = Daemon(tmp_path, '[table]\\nid = "T-1"\\n')
+    >>> daemon.start()                      # seconds from spawn until /api/health answered
+    >>> daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10}}]})
+    >>> assert daemon.stop() == 0, daemon.log()
+
+It lives in benchmarks/ (not tests/) because benchmarks are a mypy-checked package that the
+harness imports as `benchmarks.*`; the tests import it the same way (pytest's `pythonpath`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEALER = "rig-dealer-token-0123456789"
+SUPERVISOR = "rig-supervisor-token-0123456789"
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Daemon:
+    """One `tablectl run --sim` process with the rig's tokens; restartable on the same config,
+    state dir and port. Stopped by SIGTERM (or SIGKILL) to its own PID, never by name.
+
+    `argv` is the program before `run --sim ...` (a benchmark may wrap `tablectl` in its own
+    entry point); `config` is the TOML text, written to `workdir/table.toml`."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        config: str,
+        *,
+        argv: Sequence[str] = TABLECTL,
+        state_dir: Path | None = None,
+        args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.workdir = workdir
+        self.args = list(args)  # more of `tablectl run`'s flags, such as --demo
+        self.env = dict(env or {})  # more of the environment, such as TABLECTL_GAMES
+        self.config = workdir / "table.toml"
+        self.config.write_text(config)
+        self.state_dir = state_dir or workdir / "state"
+        self.argv = list(argv)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self.spawned = 0.0
+
+    @property
+    def logfile(self) -> Path:
+        """The log of the latest start (stdout and stderr)."""
+        return self.workdir / f"daemon-{self.port}-{max(self.starts - 1, 0)}.log"
+
+    def spawn(self) -> None:
+        """Start the process without waiting for it to answer."""
+        env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR, **self.env}
+        env.pop("NOTIFY_SOCKET", None)  # not systemd's service
+        args = ["run", "--sim", "--config", str(self.config), "--state-dir", str(self.state_dir), *self.args]
+        self.starts += 1
+        with self.logfile.open("wb") as log:
+            self.spawned = time.monotonic()
+            self.proc = subprocess.Popen(
+                [*self.argv, *args, "--http", f"127.0.0.1:{self.port}"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=ROOT,
+            )
+
+    def wait_ready(self, timeout: float = 30.0, every: float = 0.05) -> float:
+        """Seconds from spawn until /api/health answers, polled every `every` seconds."""
+        assert self.proc is not None, "spawn the daemon first"
+        while time.monotonic() < self.spawned + timeout:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the daemon exited with {self.proc.returncode}: {self.log()}")
+            try:
+                self.get("/api/health", timeout=1)
+                return time.monotonic() - self.spawned
+            except (OSError, urllib.error.URLError):
+                time.sleep(every)
+        raise AssertionError(f"the daemon did not answer within {timeout:g} s: {self.log()}")
+
+    def start(self, timeout: float = 30.0) -> float:
+        """Spawn, then wait until /api/health answers; the seconds that took."""
+        self.spawn()
+        return self.wait_ready(timeout)
+
+    def log(self) -> str:
+        """The end of the latest start's log."""
+        return self.logfile.read_text(errors="replace")[-3000:] if self.logfile.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL, as a power cut would: no journal close, no goodbye."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> int:
+        """SIGTERM to our PID, then its exit code (SIGKILL to the same PID only if it hangs)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else 0
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("the daemon did not stop on SIGTERM within 15 s") from None
+
+    def get(self, path: str, token: str | None = None, timeout: float = 5.0) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        request = urllib.request.Request(f"{self.url}{path}", headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return json.loads(r.read())
+
+    def post(self, path: str, body: dict[str, Any], token: str = DEALER, timeout: float = 10.0) -> tuple[int, Any]:
+        """(status, answer): a refusal is an answer too, not an exception."""
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    def wait_for(
+        self, what: str, check: Callable[[Any], object], timeout: float = 10.0, path: str = "/api/state"
+    ) -> Any:
+        """Poll GET `path` until `check` holds for its answer; that answer."""
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            last = self.get(path)
+            if check(last):
+                return last
+            time.sleep(0.02)
+        raise AssertionError(f"timed out waiting for {what}; last answer: {str(last)[:300]}")
+
+    # -- what the process costs (the benchmarks) ----------------------------------------------
+
+    def status(self) -> dict[str, int]:
+        """Memory (kB) and threads from /proc/PID/status; CPU ticks (utime + stime) from stat."""
+        assert self.proc is not None
+        out: dict[str, int] = {}
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSize", "Threads"):
+                out[key] = int(value.split()[0])
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
+        out["cpu_ticks"] = int(fields[11]) + int(fields[12])
+        return out
+
+    def children(self) -> int:
+        """How many processes the daemon has started (it should start none)."""
+        assert self.proc is not None
+        count = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if int(stat.read_text().rpartition(")")[2].split()[1]) == self.proc.pid:
+                    count += 1
+            except (OSError, ValueError, IndexError):
+                continue  # a process that ended while we looked
+        return count

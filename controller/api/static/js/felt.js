@@ -1,0 +1,77 @@
+/**
+ * What every table drawing shares: seats 1 to 7 in an arc, seat 1 at the right end (the dealer's
+ * left), and the half-moon felt with the dealer's rail and chip tray at the top.
+ */
+import { el } from "./svg.js";
+
+/** The seats (spots) of every table, in the order the dealer deals. */
+export const SEATS = [1, 2, 3, 4, 5, 6, 7];
+
+/** The seats as the felt shows them from the dealer's side: 7 on the left, 1 on the right. */
+export const SEATS_LEFT_TO_RIGHT = [...SEATS].reverse();
+
+/**
+ * The centre of a seat on the arc: seat 1 at the right end; `top` moves the arc up or down.
+ * @param {number} seat
+ * @param {number} top
+ * @returns {[number, number]}
+ */
+export function arcCentre(seat, top) {
+  const maxAngle = (37 * Math.PI) / 180;
+  const angle = maxAngle - ((seat - 1) * 2 * maxAngle) / (SEATS.length - 1);
+  return [500 + 700 * Math.sin(angle), top + 700 * Math.cos(angle)];
+}
+
+/**
+ * The felt itself (bed, rail, tray) into `svg`; the group the game prints its words into.
+ * @param {SVGSVGElement} svg
+ */
+export function drawFelt(svg) {
+  const felt = el("g", { class: "felt", "aria-hidden": "true" }, svg);
+  el("path", { class: "table-bed", d: "M 10 20 L 990 20 L 990 364 A 850 850 0 0 1 10 364 Z" }, felt);
+  el("path", { class: "rail", d: "M 10 364 A 850 850 0 0 0 990 364" }, felt);
+  el("rect", { class: "tray", x: 380, y: 6, width: 240, height: 26, rx: 5 }, felt);
+  return felt;
+}
+
+/**
+ * Make `svg` a table drawing: the whole felt in view, scaled to fit, with these classes.
+ * @param {SVGSVGElement} svg
+ * @param {string[]} classes
+ */
+export function prepare(svg, classes) {
+  svg.setAttribute("viewBox", "0 0 1000 560");
+  svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+  svg.classList.add(...classes);
+}
+
+/**
+ * The drawing on one <svg>, for the game it shows: made again (on a clean <svg>) when the game
+ * changes, so a screen never asks which game it draws.
+ */
+export class DrawingSlot {
+  /** @param {SVGSVGElement} svg */
+  constructor(svg) {
+    this.svg = svg;
+    this.classes = svg.getAttribute("class") ?? "";
+    this.label = svg.getAttribute("aria-label") ?? "";
+    /** @type {any} */
+    this.drawing = null;
+  }
+
+  /**
+   * The drawing made by `Drawing`, made now if the <svg> holds another game's.
+   * @template T
+   * @param {new (svg: SVGSVGElement) => T} Drawing
+   * @returns {T}
+   */
+  for(Drawing) {
+    if (!(this.drawing instanceof Drawing)) {
+      this.svg.replaceChildren();
+      this.svg.setAttribute("class", this.classes);
+      this.svg.setAttribute("aria-label", this.label);
+      this.drawing = new Drawing(this.svg);
+    }
+    return this.drawing;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Baseball poker's player to act on the dealer screen (#decisions): who acts and the amount to
+ * call, the street, pot and stack, and a big button for exactly each action the engine allows,
+ * saying the chips it puts in; the table refuses anything else, naming the seat.
+ */
+import { post } from "../../api.js";
+import { $, act, setText } from "../../dom.js";
+
+/** The actions as the buttons say them (the chips each puts in are added). */
+const ACTION_WORDS = /** @type {Record<string, string>} */ ({
+  "bring-in": "Bring in", complete: "Complete", check: "Check", bet: "Bet", call: "Call", raise: "Raise", fold: "Fold",
+  pay: "Pay", decline: "Decline",
+});
+/** The streets as the dealer says them. */
+const STREET_WORDS = /** @type {Record<number, string>} */ ({ 3: "3rd street", 4: "4th street", 5: "5th street", 6: "6th street", 7: "7th street" });
+
+export class Decisions {
+  /**
+   * Show the player to act and their buttons, or hide the box.
+   * @param {any} state the GET /api/state document
+   */
+  render(state) {
+    const awaiting = state.awaiting ?? { kind: "nothing" };
+    const box = $("decisions");
+    const show = awaiting.kind === "decision" && !state.blocked;
+    box.hidden = !show;
+    document.body.classList.toggle("deciding", show);
+    $("decision-facts").hidden = !show;
+    if (!show) {
+      box.dataset.key = "";
+      return;
+    }
+    const who = awaiting.who ?? {};
+    const allowed = /** @type {string[]} */ (awaiting.allowed ?? []);
+    const key = JSON.stringify([state.round, who, allowed]);
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    $("decision-error").textContent = "";
+    const toCall = who.to_call ?? 0;
+    let what = toCall > 0 ? `${toCall} to call` : "nothing to call";
+    if (who.for) what = `${who.for}, ${who.price} to pay`;
+    else if (allowed.includes("bring-in")) what = "opens: bring it in or complete";
+    setText($("decision-who"), `Seat ${who.seat} to act \u00b7 ${what}`);
+    const facts = [STREET_WORDS[who.street] ?? "", who.pot != null ? `pot ${who.pot}` : "", who.stack != null ? `stack ${who.stack}` : ""];
+    setText($("decision-facts"), facts.filter(Boolean).join(" \u00b7 "));
+    /** @type {Record<string, number>} */
+    const amounts = who.amounts ?? (who.price != null ? { pay: who.price, decline: 0 } : {});
+    $("decision-buttons").replaceChildren(
+      ...allowed.map((action) => {
+        const chips = amounts[action] ?? 0;
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = `decision decision-${action}`;
+        button.dataset.action = action;
+        button.dataset.amount = String(chips);
+        const verb = document.createElement("span");
+        verb.className = "verb";
+        verb.textContent = ACTION_WORDS[action] ?? action;
+        button.append(verb);
+        if (chips > 0) {
+          const put = document.createElement("span");
+          put.className = "chips";
+          put.textContent = ` puts in ${chips}`;
+          button.append(put);
+        }
+        button.setAttribute("aria-label", chips > 0 ? `${verb.textContent}: puts in ${chips} chips` : verb.textContent ?? action);
+        button.addEventListener("click", () => void actFor(who.seat, action));
+        return button;
+      }),
+    );
+  }
+}
+
+/**
+ * Post a player's action; on a refusal the dealer may choose again.
+ * @param {number} seat
+ * @param {string} action
+ */
+async function actFor(seat, action) {
+  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#decision-buttons button"));
+  buttons.forEach((b) => (b.disabled = true));
+  const ok = await act(post("/api/decisions", { seat, action }), $("decision-error"));
+  if (!ok) buttons.forEach((b) => (b.disabled = false));
+}

@@ -1,0 +1,131 @@
+/**
+ * Baseball poker's hand opening panel on the dealer screen (#bb-open): each player's stack under
+ * their seat (seat 7 on the left, as on the felt; empty: nobody plays); "Same as last" fills in
+ * the last hand's players with the stacks they finished it with. The table checks every rule.
+ */
+import { post } from "../../api.js";
+import { $, act, chipInput, make } from "../../dom.js";
+import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
+
+/** @returns {NodeListOf<HTMLInputElement>} */
+const stackInputs = () => document.querySelectorAll("#bb-rows input[data-field=stack]");
+
+export class OpeningPanel {
+  constructor() {
+    /** @type {any} the body of the last hand this screen opened */
+    this.lastOpened = null;
+    /** @type {any} the table's state last shown */
+    this.state = null;
+    this.build();
+    $("bb-open").addEventListener("submit", (ev) => void this.open(/** @type {SubmitEvent} */ (ev)));
+    $("bb-clear").addEventListener("click", () => this.clear());
+    $("bb-repeat").addEventListener("click", () => this.repeat());
+  }
+
+  /**
+   * @param {boolean} openable
+   * @param {any} state
+   */
+  show(openable, state) {
+    this.state = state;
+    $("bb-open").hidden = !openable;
+  }
+
+  /** The seat columns and one row of stacks. */
+  build() {
+    const head = make("tr");
+    head.append(make("td"));
+    const row = make("tr");
+    const name = /** @type {HTMLTableCellElement} */ (make("th", "Stack"));
+    name.scope = "row";
+    row.append(name);
+    for (const seat of SEATS_LEFT_TO_RIGHT) {
+      const th = /** @type {HTMLTableCellElement} */ (make("th", `Seat ${seat}`));
+      th.scope = "col";
+      th.dataset.seat = String(seat);
+      head.append(th);
+      const td = make("td");
+      td.append(chipInput({ seat: String(seat), field: "stack" }, `Seat ${seat}: the player's stack (empty: nobody plays)`));
+      row.append(td);
+    }
+    $("bb-seats").replaceChildren(head);
+    $("bb-rows").replaceChildren(row);
+  }
+
+  /**
+   * The POST /api/rounds body from the panel, or what is wrong, naming the seat (0: none).
+   * @returns {{body: any} | {error: string, seat: number}}
+   */
+  read() {
+    /** @type {Array<{seat: number, stack: number}>} */
+    const players = [];
+    for (const input of stackInputs()) {
+      const seat = Number(input.dataset.seat);
+      const text = input.value.trim();
+      if (!text) continue;
+      if (!/^\d+$/.test(text) || Number(text) < 1) return { error: `Seat ${seat}: the stack is a whole number of chips, 1 or more`, seat };
+      players.push({ seat, stack: Number(text) });
+    }
+    if (players.length < 2) return { error: "A hand needs two players or more: type each player's stack under their seat", seat: 0 };
+    return { body: { players: players.sort((a, b) => a.seat - b.seat) } };
+  }
+
+  /** @param {SubmitEvent} ev */
+  async open(ev) {
+    ev.preventDefault();
+    const error = $("bb-error");
+    const read = this.read();
+    markRefused(0);
+    if ("error" in read) {
+      error.textContent = read.error;
+      markRefused(read.seat);
+      return;
+    }
+    const button = /** @type {HTMLButtonElement} */ ($("bb-open-round"));
+    button.disabled = true;
+    const ok = await act(post("/api/rounds", read.body), error);
+    button.disabled = false;
+    if (ok) {
+      this.lastOpened = read.body;
+      this.clear();
+      return;
+    }
+    // The API names the refused seat ("seat 2") or the body's place ("players[1]").
+    const text = error.textContent ?? "";
+    const named = /\bseat (\d)/i.exec(text);
+    const index = /players\[(\d+)\]/.exec(text);
+    if (named) markRefused(Number(named[1]));
+    else if (index) markRefused(read.body.players[Number(index[1])]?.seat ?? 0);
+  }
+
+  clear() {
+    stackInputs().forEach((input) => (input.value = ""));
+    $("bb-error").textContent = "";
+    markRefused(0);
+  }
+
+  /**
+   * Fill the panel with the last hand's players and the stacks they finished it with (the chips
+   * in front of them now): from the settled hand on the table, else as this screen last opened it.
+   */
+  repeat() {
+    const state = this.state;
+    const settled = state?.settlement ?? null;
+    /** @type {Array<{seat: number, stack: number}>} */
+    const players = settled
+      ? (settled.players ?? []).map((/** @type {any} */ p) => ({ seat: p.seat, stack: p.stack + p.net }))
+      : this.lastOpened?.players ?? state?.state?.players ?? [];
+    this.clear();
+    for (const p of players) {
+      const input = /** @type {HTMLInputElement | null} */ (document.querySelector(`#bb-rows input[data-seat="${p.seat}"]`));
+      if (input && p.stack > 0) input.value = String(p.stack);
+    }
+  }
+}
+
+/** @param {number} seat the refused seat's column (0: none) */
+function markRefused(seat) {
+  document.querySelectorAll("#bb-open [data-seat]").forEach((node) => {
+    node.classList.toggle("refused", Number(/** @type {HTMLElement} */ (node).dataset.seat) === seat);
+  });
+}

@@ -1,0 +1,140 @@
+/**
+ * Grand Slam's round opening panel on the dealer screen (#wager-panel): a row per bet, a column
+ * per seat (seat 7 on the left, as on the felt), the blind puck; "Same as last" fills in the last
+ * round's wagers. The table checks every rule; the panel only says what is missing.
+ */
+import { post } from "../../api.js";
+import { $, act, chipInput, make } from "../../dom.js";
+import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
+import { BET_LABELS, BET_NAMES, BETS, isSideBet } from "./bases.js";
+
+/** @typedef {import("./bases.js").Bet} Bet */
+
+/** @returns {NodeListOf<HTMLInputElement>} */
+const wagerInputs = () => document.querySelectorAll("#wager-rows input[data-bet]");
+const blindSelect = () => /** @type {HTMLSelectElement} */ ($("blind-seat"));
+
+export class OpeningPanel {
+  constructor() {
+    /** @type {any} the body of the last round this screen opened, for "Same as last" */
+    this.lastOpened = null;
+    /** @type {any} the table's state last shown */
+    this.state = null;
+    this.build();
+    $("wager-panel").addEventListener("submit", (ev) => void this.open(/** @type {SubmitEvent} */ (ev)));
+    $("clear-wagers").addEventListener("click", () => this.clear());
+    $("repeat-wagers").addEventListener("click", () => this.repeat());
+  }
+
+  /**
+   * @param {boolean} openable a round may be opened now
+   * @param {any} state
+   */
+  show(openable, state) {
+    this.state = state;
+    $("wager-panel").hidden = !openable;
+  }
+
+  /** Build the wager grid once: a row per bet, a column per seat. */
+  build() {
+    const head = make("tr");
+    head.append(make("td"));
+    for (const seat of SEATS_LEFT_TO_RIGHT) {
+      const th = /** @type {HTMLTableCellElement} */ (make("th", `Seat ${seat}`));
+      th.scope = "col";
+      th.dataset.seat = String(seat);
+      head.append(th);
+    }
+    $("wager-seats").replaceChildren(head);
+    const rows = BETS.map((bet) => {
+      const row = make("tr");
+      const name = /** @type {HTMLTableCellElement} */ (make("th", BET_LABELS[bet]));
+      name.scope = "row";
+      row.append(name);
+      for (const seat of SEATS_LEFT_TO_RIGHT) {
+        const td = make("td");
+        td.append(chipInput({ seat: String(seat), bet }, `Seat ${seat} ${BET_NAMES[bet]}`));
+        row.append(td);
+      }
+      return row;
+    });
+    $("wager-rows").replaceChildren(...rows);
+  }
+
+  /**
+   * The POST /api/rounds body from the form, or an error naming the seat and the field.
+   * @returns {{body: any} | {error: string, seat: number}}
+   */
+  read() {
+    /** @type {Map<number, {seat: number, wagers: Record<string, number>, side_bets: Record<string, number>}>} */
+    const seats = new Map();
+    for (const input of wagerInputs()) {
+      const seat = Number(input.dataset.seat);
+      const bet = /** @type {Bet} */ (input.dataset.bet);
+      const text = input.value.trim();
+      if (!text) continue;
+      if (!/^\d+$/.test(text)) return { error: `Seat ${seat} ${BET_NAMES[bet]}: a whole number of chips`, seat };
+      const amount = Number(text);
+      if (amount === 0) continue;
+      const entry = seats.get(seat) ?? { seat, wagers: {}, side_bets: {} };
+      if (isSideBet(bet)) entry.side_bets[bet] = amount;
+      else entry.wagers[bet] = amount;
+      seats.set(seat, entry);
+    }
+    if (seats.size === 0) return { error: "No wagers: type at least one seat's first-base wager", seat: 0 };
+    const blind = blindSelect().value;
+    return { body: { seats: [...seats.values()].sort((a, b) => a.seat - b.seat), blind_seat: blind ? Number(blind) : null } };
+  }
+
+  /** @param {SubmitEvent} ev */
+  async open(ev) {
+    ev.preventDefault();
+    const error = $("wager-error");
+    const read = this.read();
+    markRefused(0);
+    if ("error" in read) {
+      error.textContent = read.error;
+      markRefused(read.seat);
+      return;
+    }
+    const button = /** @type {HTMLButtonElement} */ ($("open-round"));
+    button.disabled = true;
+    const ok = await act(post("/api/rounds", read.body), error);
+    button.disabled = false;
+    if (ok) {
+      this.lastOpened = read.body;
+      this.clear();
+    } else {
+      const seat = /seat (\d)/i.exec(error.textContent ?? "");
+      markRefused(seat ? Number(seat[1]) : 0);
+    }
+  }
+
+  clear() {
+    wagerInputs().forEach((input) => (input.value = ""));
+    blindSelect().value = "";
+    $("wager-error").textContent = "";
+    markRefused(0);
+  }
+
+  /** Fill the form with the last round's wagers (this screen's, else the table's last round). */
+  repeat() {
+    const seats = this.lastOpened?.seats ?? (this.state?.state?.seats ?? []).map((/** @type {any} */ s) => s.bet);
+    this.clear();
+    for (const bet of seats) {
+      for (const [name, amount] of Object.entries({ ...bet.wagers, ...(bet.side_bets ?? {}) })) {
+        const input = /** @type {HTMLInputElement | null} */ (document.querySelector(`#wager-rows input[data-seat="${bet.seat}"][data-bet="${name}"]`));
+        if (input) input.value = String(amount);
+      }
+    }
+    const blind = this.lastOpened ? this.lastOpened.blind_seat : this.state?.state?.blind_seat;
+    blindSelect().value = blind ? String(blind) : "";
+  }
+}
+
+/** @param {number} seat the seat whose column to mark as refused (0: none) */
+function markRefused(seat) {
+  document.querySelectorAll("#wager-panel [data-seat]").forEach((node) => {
+    node.classList.toggle("refused", Number(/** @type {HTMLElement} */ (node).dataset.seat) === seat);
+  });
+}
