@@ -6,7 +6,8 @@ Two things live here because both answer "what is wired where":
   a `MockFactory` with PWM-capable mock pins, set explicitly, so a laptop never needs a Pi and a
   real table never silently runs on mock pins.
 - `load_pin_map(path, name)` reads one named map from `hardware/pins.toml` (BCM numbers),
-  checks it, and returns a `PinMap`. Every error names the file and the key.
+  checks it with the one validator of operators' documents (controller/engine/checked.py), and
+  returns a `PinMap`. Every error names the file and the key.
 
     >>> factory = make_pin_factory(simulated=True, name=None)
     >>> pin_map = load_pin_map(DEFAULT_PIN_FILE, "small-gpio")
@@ -22,9 +23,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from pydantic_core import PydanticCustomError
+
+from controller.engine.checked import Document, Style, check, problem, rule
 
 DEFAULT_PIN_FILE = Path(__file__).resolve().parent.parent / "hardware" / "pins.toml"
 
@@ -142,116 +146,164 @@ def load_pin_map(
 
 
 def _parse_map(source: str, name: str, table: Any) -> PinMap:
-    where = f"{source}: [{name}]"
     if not isinstance(table, dict):
-        raise PinError(f"{where} must be a table")
-    allowed = {"description", "lamps", "seats", "status", "buttons", "chain"}
-    for key in table:
-        if key not in allowed:
-            raise PinError(f"{where}: unknown key {key!r} (allowed: {', '.join(sorted(allowed))})")
-    for key in ("lamps", "seats", "status", "buttons"):
-        if key not in table:
-            raise PinError(f"{where}: missing key {key!r}")
-    lamps = table["lamps"]
-    if lamps not in LAMP_KINDS:
-        raise PinError(f"{where}.lamps = {lamps!r}: use \"gpio\" or \"shift-register\"")
-
-    gpio_users: dict[int, str] = {}
-
-    def take_gpio(key: str, value: Any) -> int:
-        pin = _integer(f"{where}.{key}", value)
-        if pin not in HEADER_GPIO:
-            raise PinError(f"{where}.{key} = {pin} is not a BCM GPIO pin on the header (0-27)")
-        if pin in gpio_users:
-            raise PinError(f"{where}.{key}: GPIO {pin} is already used by {gpio_users[pin]}")
-        gpio_users[pin] = f"{name}.{key}"
-        return pin
-
-    status = take_gpio("status", table["status"])
-    buttons_table = table["buttons"]
-    if not isinstance(buttons_table, dict) or "confirm" not in buttons_table:
-        raise PinError(f"{where}.buttons must be a table with at least confirm = <pin>")
-    for key in buttons_table:
-        if key not in BUTTON_NAMES:
-            raise PinError(f"{where}.buttons: unknown button {key!r} (known: confirm, void)")
-    buttons = {str(k): take_gpio(f"buttons.{k}", v) for k, v in buttons_table.items()}
-
-    chain: ChainPins | None = None
-    if lamps == "shift-register":
-        if "chain" not in table or not isinstance(table["chain"], dict):
-            raise PinError(
-                f"{where}: lamps = \"shift-register\" needs chain = {{data, clock, latch, chips}}"
-            )
-        spec = table["chain"]
-        for key in spec:
-            if key not in ("data", "clock", "latch", "chips"):
-                raise PinError(f"{where}.chain: unknown key {key!r}")
-        for key in ("data", "clock", "latch", "chips"):
-            if key not in spec:
-                raise PinError(f"{where}.chain: missing key {key!r}")
-        chips = _integer(f"{where}.chain.chips", spec["chips"])
-        if not 1 <= chips <= 8:
-            raise PinError(f"{where}.chain.chips = {chips}: a chain has 1 to 8 chips")
-        chain = ChainPins(
-            data=take_gpio("chain.data", spec["data"]),
-            clock=take_gpio("chain.clock", spec["clock"]),
-            latch=take_gpio("chain.latch", spec["latch"]),
-            chips=chips,
-        )
-    elif "chain" in table:
-        raise PinError(f"{where}.chain is only for lamps = \"shift-register\"")
-
-    seats_table = table["seats"]
-    if not isinstance(seats_table, dict) or not seats_table:
-        raise PinError(f"{where}.seats must list at least one seat")
-    outputs_used: dict[int, str] = {}
-    seats: dict[int, dict[Base, int]] = {}
-    for seat_key, bases_table in seats_table.items():
-        seat_where = f"{where}.seats.{seat_key}"
-        if not seat_key.isdigit() or int(seat_key) not in SEATS:
-            raise PinError(f"{seat_where}: seats are numbered 1 to 7")
-        if not isinstance(bases_table, dict):
-            raise PinError(f"{seat_where} must be {{ first = , second = , third = , home = }}")
-        for key in bases_table:
-            if key not in {base.value for base in Base}:
-                raise PinError(f"{seat_where}: unknown base {key!r} (first, second, third, home)")
-        lamps_of_seat: dict[Base, int] = {}
-        for base in Base:
-            if base.value not in bases_table:
-                raise PinError(f"{seat_where}: missing base {base.value!r}")
-            key = f"seats.{seat_key}.{base.value}"
-            value = bases_table[base.value]
-            if chain is None:
-                lamps_of_seat[base] = take_gpio(key, value)
-                continue
-            output = _integer(f"{where}.{key}", value)
-            if not 0 <= output < chain.outputs:
-                raise PinError(
-                    f"{where}.{key} = {output}: the chain of {chain.chips} chips has outputs "
-                    f"0 to {chain.outputs - 1}"
-                )
-            if output in outputs_used:
-                raise PinError(
-                    f"{where}.{key}: chain output {output} is already used by "
-                    f"{outputs_used[output]}"
-                )
-            outputs_used[output] = f"{name}.{key}"
-            lamps_of_seat[base] = output
-        seats[int(seat_key)] = lamps_of_seat
-
-    return PinMap(
-        name=name,
-        source=source,
-        lamps=lamps,
-        seats=dict(sorted(seats.items())),
-        status=status,
-        buttons=buttons,
-        chain=chain,
-    )
+        raise PinError(f"{source}: [{name}] must be a table")
+    doc = check(_PinMapDoc, table, source, PinError, _PinStyle(name))
+    try:
+        return doc.pin_map(name, source)
+    except PydanticCustomError as exc:  # a rule across keys (a pin used twice, a chain output)
+        raise PinError(f"{source}: [{name}]{exc.context['why'] if exc.context else exc.message()}") from None
 
 
-def _integer(where: str, value: Any) -> int:
+def _whole(value: Any, where: str) -> int:
     # TOML booleans are not numbers here, though Python's bool is an int.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise PinError(f"{where} = {value!r} must be a whole number")
+        raise problem(f"{where} = {value!r} must be a whole number")
     return value
+
+
+def _gpio(value: Any) -> int:
+    pin = _whole(value, "")
+    if pin not in HEADER_GPIO:
+        raise problem(f" = {pin} is not a BCM GPIO pin on the header (0-27)")
+    return pin
+
+
+def _lamps(value: Any) -> str:
+    if value not in LAMP_KINDS:
+        raise problem(f' = {value!r}: use "gpio" or "shift-register"')
+    return str(value)
+
+
+def _buttons(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or "confirm" not in value:
+        raise problem(" must be a table with at least confirm = <pin>")
+    for key in value:
+        if key not in BUTTON_NAMES:
+            raise problem(f": unknown button {key!r} (known: confirm, void)")
+    out = {}
+    for key, pin in value.items():
+        try:
+            out[str(key)] = _gpio(pin)
+        except PydanticCustomError as exc:
+            raise problem(f".{key}{_why(exc)}") from None
+    return out
+
+
+def _seats(value: Any) -> dict[int, dict[Base, int]]:
+    if not isinstance(value, dict) or not value:
+        raise problem(" must list at least one seat")
+    seats: dict[int, dict[Base, int]] = {}
+    for seat_key, bases in value.items():
+        where = f".{seat_key}"
+        if not seat_key.isdigit() or int(seat_key) not in SEATS:
+            raise problem(f"{where}: seats are numbered 1 to 7")
+        if not isinstance(bases, dict):
+            raise problem(f"{where} must be {{ first = , second = , third = , home = }}")
+        for key in bases:
+            if key not in {base.value for base in Base}:
+                raise problem(f"{where}: unknown base {key!r} (first, second, third, home)")
+        lamps: dict[Base, int] = {}
+        for base in Base:
+            if base.value not in bases:
+                raise problem(f"{where}: missing base {base.value!r}")
+            lamps[base] = _whole(bases[base.value], f"{where}.{base.value}")
+        seats[int(seat_key)] = lamps
+    return dict(sorted(seats.items()))
+
+
+def _why(exc: PydanticCustomError) -> str:
+    return str(exc.context["why"]) if exc.context else exc.message()
+
+
+class _ChainDoc(Document):
+    data: Annotated[int, rule(_gpio)]
+    clock: Annotated[int, rule(_gpio)]
+    latch: Annotated[int, rule(_gpio)]
+    chips: Annotated[int, rule(lambda v: _chips(v))]
+
+
+def _chips(value: Any) -> int:
+    chips = _whole(value, "")
+    if not 1 <= chips <= 8:
+        raise problem(f" = {chips}: a chain has 1 to 8 chips")
+    return chips
+
+
+class _PinMapDoc(Document):
+    """One named pin map as hardware/pins.toml writes it (BCM numbers; chain outputs for a 74HC595)."""
+
+    description: str | None = None
+    lamps: Annotated[str, rule(_lamps)]
+    status: Annotated[int, rule(_gpio)]
+    buttons: Annotated[dict[str, int], rule(_buttons)]
+    chain: _ChainDoc | None = None
+    seats: Annotated[dict[int, dict[Base, int]], rule(_seats)]
+
+    def pin_map(self, name: str, source: str) -> PinMap:
+        """The map, with the rules across keys: a GPIO pin or a chain output used once, lamps
+        numbered by the lamp kind."""
+        gpio_users: dict[int, str] = {}
+
+        def take(key: str, pin: int) -> int:
+            if pin in gpio_users:
+                raise problem(f".{key}: GPIO {pin} is already used by {gpio_users[pin]}")
+            gpio_users[pin] = f"{name}.{key}"
+            return pin
+
+        status = take("status", self.status)
+        buttons = {key: take(f"buttons.{key}", pin) for key, pin in self.buttons.items()}
+        chain: ChainPins | None = None
+        if self.lamps == "shift-register":
+            if self.chain is None:
+                raise problem(': lamps = "shift-register" needs chain = {data, clock, latch, chips}')
+            chain = ChainPins(
+                data=take("chain.data", self.chain.data),
+                clock=take("chain.clock", self.chain.clock),
+                latch=take("chain.latch", self.chain.latch),
+                chips=self.chain.chips,
+            )
+        elif self.chain is not None:
+            raise problem('.chain is only for lamps = "shift-register"')
+        outputs_used: dict[int, str] = {}
+        for seat, lamps in self.seats.items():
+            for base, number in lamps.items():
+                key = f"seats.{seat}.{base.value}"
+                if chain is None:
+                    if number not in HEADER_GPIO:
+                        raise problem(f".{key} = {number} is not a BCM GPIO pin on the header (0-27)")
+                    take(key, number)
+                    continue
+                if not 0 <= number < chain.outputs:
+                    raise problem(
+                        f".{key} = {number}: the chain of {chain.chips} chips has outputs 0 to {chain.outputs - 1}"
+                    )
+                if number in outputs_used:
+                    raise problem(f".{key}: chain output {number} is already used by {outputs_used[number]}")
+                outputs_used[number] = f"{name}.{key}"
+        lamps_kind: Literal["gpio", "shift-register"] = "gpio" if self.lamps == "gpio" else "shift-register"
+        return PinMap(
+            name=name,
+            source=source,
+            lamps=lamps_kind,
+            seats=self.seats,
+            status=status,
+            buttons=buttons,
+            chain=chain,
+        )
+
+
+class _PinStyle(Style):
+    """Pin maps name a key as [map].key and say what is unknown or missing their own way."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def where(self, loc: Any) -> str:
+        return f"[{self.name}]" + "".join(f".{part}" for part in loc)
+
+    def unknown(self, loc: Any, allowed: Any) -> str:
+        return f"{self.where(loc[:-1])}: unknown key {loc[-1]!r} (allowed: {', '.join(sorted(allowed))})"
+
+    def missing(self, loc: Any) -> str:
+        return f"{self.where(loc[:-1])}: missing key {loc[-1]!r}"

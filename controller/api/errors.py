@@ -70,10 +70,13 @@ async def validated(request: Request, model: type[ModelT]) -> ModelT:
     try:
         return model.model_validate_json(await request.body())
     except ValidationError as exc:
-        errors = [
-            {**e, "loc": ("body", *e.get("loc", ()))} if e.get("type") != "json_invalid" else e for e in exc.errors()
-        ]
-        raise ApiError("invalid", "; ".join(problem(e) for e in errors)) from None
+        raw = exc.errors()
+        errors = [{**e, "loc": ("body", *e.get("loc", ()))} if e.get("type") != "json_invalid" else e for e in raw]
+        # The body's field the first problem is in (a key it does not know: the object holding it).
+        first: tuple[Any, ...] = tuple(raw[0]["loc"]) if raw and raw[0].get("type") != "json_invalid" else ()
+        if raw and raw[0].get("type") == "extra_forbidden":
+            first = first[:-1]
+        raise ApiError("invalid", "; ".join(problem(e) for e in errors), field=_where(first) if first else "") from None
 
 
 def problem(error: Any) -> str:

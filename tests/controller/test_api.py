@@ -229,3 +229,11 @@ def test_a_grand_slam_table_takes_no_decisions(client: TestClient) -> None:
     answer = client.post("/api/decisions", json={"spot": 1, "action": "hit"}, headers=auth(DEALER))
     assert answer.status_code == 409
     assert answer.json() == {"error": "Grand Slam has no decisions: the cards decide every round", "kind": "conflict"}
+
+
+def test_a_malformed_opening_names_the_field_it_found_wrong(client: TestClient) -> None:
+    body = {"seats": [{"seat": 1, "wagers": {"first": 10}}, {"seat": 2, "wagers": {"first": "ten"}}]}
+    answer = client.post("/api/rounds", json=body, headers=auth(DEALER))
+    assert answer.status_code == 422
+    assert answer.json()["field"] == "seats[1].wagers.first"
+    assert answer.json()["error"] == "body.seats[1].wagers.first: must be a whole number, not 'ten'"

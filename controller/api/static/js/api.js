@@ -11,12 +11,17 @@ export class ApiError extends Error {
    * @param {number} status
    * @param {string} message
    * @param {number | null} [retryAfter] seconds, on 429
+   * @param {{kind?: string, field?: string, seat?: number}} [where] what the refusal names
    */
-  constructor(status, message, retryAfter = null) {
+  constructor(status, message, retryAfter = null, where = {}) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.retryAfter = retryAfter;
+    /** the error's kind ("conflict", "invalid", ...), the body's field and the seat (or spot) it names */
+    this.kind = where.kind ?? null;
+    this.field = where.field ?? null;
+    this.seat = typeof where.seat === "number" ? where.seat : null;
   }
 }
 
@@ -65,7 +70,8 @@ export async function api(method, path, body) {
     const message = doc && typeof doc.error === "string" ? doc.error : `The table answered ${response.status} ${response.statusText}`;
     const retry = Number(response.headers.get("Retry-After"));
     if (response.status === 401 && path !== "/api/login") authLostListeners.forEach((l) => l());
-    throw new ApiError(response.status, message, Number.isFinite(retry) && retry > 0 ? retry : null);
+    const where = doc && typeof doc === "object" ? doc : {};
+    throw new ApiError(response.status, message, Number.isFinite(retry) && retry > 0 ? retry : null, where);
   }
   return doc;
 }

@@ -84,14 +84,25 @@ export function setColumns(table, names, lastClass) {
  * @param {HTMLElement} where
  */
 export async function act(call, where) {
+  return (await attempt(call, where)) === null;
+}
+
+/**
+ * Like `act`, but gives back the refusal (null on success), so a form can mark the seat and
+ * the field the API names (`ApiError.seat`, `.field`) without reading them out of the words.
+ * @param {Promise<unknown>} call
+ * @param {HTMLElement} where
+ * @returns {Promise<any>}
+ */
+export async function attempt(call, where) {
   where.textContent = "";
   try {
     await call;
-    return true;
+    return null;
   } catch (err) {
     where.textContent = errorText(err);
     where.classList.add("error");
-    return false;
+    return err ?? new Error("refused");
   }
 }
 

@@ -4,7 +4,7 @@
  * the last hand's players with the stacks they finished it with. The table checks every rule.
  */
 import { post } from "../../api.js";
-import { $, act, chipInput, make } from "../../dom.js";
+import { $, attempt, chipInput, make } from "../../dom.js";
 import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
 
 /** @returns {NodeListOf<HTMLInputElement>} */
@@ -83,18 +83,16 @@ export class OpeningPanel {
     }
     const button = /** @type {HTMLButtonElement} */ ($("bb-open-round"));
     button.disabled = true;
-    const ok = await act(post("/api/rounds", read.body), error);
+    const refusal = await attempt(post("/api/rounds", read.body), error);
     button.disabled = false;
-    if (ok) {
+    if (refusal === null) {
       this.lastOpened = read.body;
       this.clear();
       return;
     }
-    // The API names the refused seat ("seat 2") or the body's place ("players[1]").
-    const text = error.textContent ?? "";
-    const named = /\bseat (\d)/i.exec(text);
-    const index = /players\[(\d+)\]/.exec(text);
-    if (named) markRefused(Number(named[1]));
+    // The API names the refused seat (`seat` of the refusal) or the body's place (`field`: "players[1]").
+    const index = /^players\[(\d+)\]/.exec(refusal.field ?? "");
+    if (refusal.seat !== null && refusal.seat !== undefined) markRefused(refusal.seat);
     else if (index) markRefused(read.body.players[Number(index[1])]?.seat ?? 0);
   }
 

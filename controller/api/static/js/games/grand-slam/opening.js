@@ -4,7 +4,7 @@
  * round's wagers. The table checks every rule; the panel only says what is missing.
  */
 import { post } from "../../api.js";
-import { $, act, chipInput, make } from "../../dom.js";
+import { $, attempt, chipInput, make } from "../../dom.js";
 import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
 import { BET_LABELS, BET_NAMES, BETS, isSideBet } from "./bases.js";
 
@@ -99,14 +99,13 @@ export class OpeningPanel {
     }
     const button = /** @type {HTMLButtonElement} */ ($("open-round"));
     button.disabled = true;
-    const ok = await act(post("/api/rounds", read.body), error);
+    const refusal = await attempt(post("/api/rounds", read.body), error);
     button.disabled = false;
-    if (ok) {
+    if (refusal === null) {
       this.lastOpened = read.body;
       this.clear();
     } else {
-      const seat = /seat (\d)/i.exec(error.textContent ?? "");
-      markRefused(seat ? Number(seat[1]) : 0);
+      markRefused(refusal.seat ?? seatAt(read.body.seats, refusal.field) ?? 0);
     }
   }
 
@@ -137,4 +136,14 @@ function markRefused(seat) {
   document.querySelectorAll("#wager-panel [data-seat]").forEach((node) => {
     node.classList.toggle("refused", Number(/** @type {HTMLElement} */ (node).dataset.seat) === seat);
   });
+}
+
+/**
+ * The seat of the body's place a refusal names ("seats[1].wagers.third" -> that entry's seat).
+ * @param {Array<{seat: number}>} seats
+ * @param {string | null} fieldName
+ */
+function seatAt(seats, fieldName) {
+  const index = /^seats\[(\d+)\]/.exec(fieldName ?? "");
+  return index ? seats[Number(index[1])]?.seat ?? null : null;
 }

@@ -4,7 +4,7 @@
  * spot on demand; "Same as last" fills in the last round. The table checks every rule.
  */
 import { post } from "../../api.js";
-import { $, act, field, make } from "../../dom.js";
+import { $, attempt, field, make } from "../../dom.js";
 import { SEATS as SPOTS, SEATS_LEFT_TO_RIGHT } from "../../felt.js";
 
 /** Player rows the panel starts with (more on demand, up to the API's 7). */
@@ -147,20 +147,19 @@ export class OpeningPanel {
     }
     const button = /** @type {HTMLButtonElement} */ ($("j22-open-round"));
     button.disabled = true;
-    const ok = await act(post("/api/rounds", read.body), error);
+    const refusal = await attempt(post("/api/rounds", read.body), error);
     button.disabled = false;
-    if (ok) {
+    if (refusal === null) {
       this.lastOpened = read.body;
       this.clear();
       return;
     }
-    // The API names the refused spot ("spot 2") or the body's place ("spots[1]", "banker.stake").
-    const text = error.textContent ?? "";
-    const named = /\bspot (\d)/i.exec(text);
-    const index = /spots\[(\d+)\]/.exec(text);
-    if (named) markRefused(Number(named[1]));
+    // The API names the refused spot (`seat` of the refusal) or the body's place (`field`:
+    // "spots[1].wagers[0]", "banker.stake").
+    const index = /^spots\[(\d+)\]/.exec(refusal.field ?? "");
+    if (refusal.seat !== null && refusal.seat !== undefined) markRefused(refusal.seat);
     else if (index) markRefused(read.body.spots[Number(index[1])]?.spot ?? null);
-    else if (/banker/i.test(text)) markRefused(0);
+    else if (/^banker/.test(refusal.field ?? "")) markRefused(0);
   }
 
   clear() {
