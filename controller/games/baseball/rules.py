@@ -725,7 +725,6 @@ class Baseball:
     """The Baseball poker rules as a pure state machine (see controller/engine/README.md)."""
 
     name = "baseball-poker"
-    between_rounds = "Seat the players and open the hand"
     state_type = BaseballState
     rules_type = BaseballRules
 
