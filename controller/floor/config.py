@@ -22,8 +22,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
+
+from controller.engine.checked import Document, Style, check, number, problem, rule
 
 KEYS = frozenset(
     {
@@ -123,58 +125,69 @@ def check_level(value: str, where: str) -> str:
     return value
 
 
+def _secret_text(value: Any) -> Any:
+    if not isinstance(value, str) or not value.strip():
+        # Never echo the value: a misplaced secret must not reach a log through this message.
+        raise problem(": must be non-empty text")
+    return value
+
+
+_FloorText = Annotated[str, rule(_secret_text)]
+
+
+class _FloorDoc(Document):
+    """The [floor] section as written."""
+
+    broker: _FloorText
+    site: _FloorText
+    username: _FloorText | None = None
+    password_file: _FloorText | None = None
+    ca_file: _FloorText | None = None
+    cert_file: _FloorText | None = None
+    key_file: _FloorText | None = None
+    client_id: _FloorText | None = None
+    keepalive: Annotated[int, number(5, 3600, whole=True)] = 30
+    inflight: Annotated[int, number(1, 10000, whole=True)] = 100
+
+
+class _FloorStyle(Style):
+    def where(self, loc: Any) -> str:
+        return ".".join(["floor", *map(str, loc)])
+
+    def unknown(self, loc: Any, allowed: Any) -> str:
+        return f"{self.where(loc)}: unknown key; the keys are {sorted(KEYS)}"
+
+    def missing(self, loc: Any) -> str:
+        return f"{self.where(loc)}: is required when there is a [floor] section"
+
+
 def parse_floor(section: Mapping[str, Any] | None, source: str) -> FloorConfig | None:
     """The `[floor]` section of `source` (None when there is none: the table reports to no floor)."""
     if section is None:
         return None
+    doc = check(_FloorDoc, section, source, FloorConfigError, _FloorStyle())
 
     def fail(key: str, why: str) -> FloorConfigError:
         return FloorConfigError(f"{source}: floor.{key}: {why}")
 
-    for key in section:
-        if key not in KEYS:
-            raise fail(key, f"unknown key; the keys are {sorted(KEYS)}")
-
-    def text(key: str, required: bool = False) -> str | None:
-        value = section.get(key)
-        if value is None:
-            if required:
-                raise fail(key, "is required when there is a [floor] section")
-            return None
-        if not isinstance(value, str) or not value.strip():
-            # Never echo the value: a misplaced secret must not reach a log through this message.
-            raise fail(key, "must be non-empty text")
-        return value
-
-    def whole(key: str, default: int, low: int, high: int) -> int:
-        value = section.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise fail(key, f"must be a whole number from {low} to {high}, not {value!r}")
-        return value
-
-    url = text("broker", required=True)
-    assert url is not None
-    broker = parse_broker(url, f"{source}: floor.broker")
-    site = text("site", required=True)
-    assert site is not None
-    check_level(site, f"{source}: floor.site")
-    files = {key: text(key) for key in ("password_file", "ca_file", "cert_file", "key_file")}
+    broker = parse_broker(doc.broker, f"{source}: floor.broker")
+    check_level(doc.site, f"{source}: floor.site")
+    files = {key: getattr(doc, key) for key in ("password_file", "ca_file", "cert_file", "key_file")}
     if (files["cert_file"] is None) != (files["key_file"] is None):
         raise fail("cert_file", "a client certificate needs both cert_file and key_file")
     if not broker.tls and any(files[k] for k in ("ca_file", "cert_file")):
         raise fail("broker", "ca_file and cert_file are for TLS; use an mqtts:// broker URL")
-    username = text("username")
-    if files["password_file"] is not None and username is None:
+    if files["password_file"] is not None and doc.username is None:
         raise fail("password_file", "a password needs floor.username")
     if files["password_file"] is not None and not broker.tls:
         # A password over plain TCP can be read by anyone on the floor network.
         raise fail("password_file", "a password is only sent over TLS; use an mqtts:// broker URL")
     return FloorConfig(
         broker=broker,
-        site=site,
-        username=username,
-        client_id=text("client_id"),
-        keepalive=whole("keepalive", 30, 5, 3600),
-        inflight=whole("inflight", 100, 1, 10000),
+        site=doc.site,
+        username=doc.username,
+        client_id=doc.client_id,
+        keepalive=doc.keepalive,
+        inflight=doc.inflight,
         **files,
     )
