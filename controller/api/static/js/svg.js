@@ -1,5 +1,5 @@
 /**
- * The two SVG helpers every table drawing uses (table-svg.js, jokers22-svg.js, baseball-svg.js).
+ * The two SVG helpers every table drawing uses (js/games/<game>/drawing.js).
  */
 
 const NS = "http://www.w3.org/2000/svg";
