@@ -50,6 +50,7 @@ from drivers.shoe.events import (
     FaultCleared,
     FaultKind,
     Misread,
+    RefusedMessage,
     RepeatedFrame,
     ShoeEvent,
     ShoeFault,
@@ -74,6 +75,23 @@ JOURNAL_WAIT_S = 10.0
 REPEAT_GRACE_S = 1.0
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
+
+
+def _shoe_source(event: CardRead | Misread | ShoeEvent | RefusedMessage) -> dict[str, Any]:
+    """What the journal keeps of a shoe message: where it came from and its link state."""
+    return {"via": "shoe", **event.link_state.to_record()}
+
+
+def _resume_state(record: Mapping[str, Any] | None) -> LinkState | None:
+    """The shoe link state the journal holds; a damaged record is logged and not used (the
+    first frame then raises a sequence-gap fault instead of being trusted)."""
+    if not record:
+        return None
+    try:
+        return LinkState.from_record(record)
+    except ValueError as exc:
+        log.error("the journal's last shoe message cannot be used to resume: %s", exc)
+        return None
 
 
 class _Server(uvicorn.Server):
@@ -266,7 +284,7 @@ class Daemon:
             self.sim_shoe.start()
             self._closers.append(self.sim_shoe.stop)
             url = self.sim_shoe.port
-        resume = LinkState(**table.shoe_link) if table.shoe_link else None
+        resume = _resume_state(table.shoe_link)
         reader = ShoeReader(
             url,
             self._from_shoe_thread,
@@ -421,13 +439,17 @@ class Daemon:
         table = self.table
         assert table is not None
         if isinstance(event, CardRead):
-            table.card(event.card, {"via": "shoe", "session": event.session, "seq": event.seq})
+            table.card(event.card, _shoe_source(event))
             self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, Misread):
-            table.misread(event.message, {"via": "shoe", "session": event.session, "seq": event.seq})
+            table.misread(event.message, _shoe_source(event))
+            self._delivered = (event.seq, time.monotonic())
+        elif isinstance(event, RefusedMessage):
+            # A sequenced frame: journaled with its (session, seq) so it is never taken twice.
+            table.raise_fault(SHOE_FAULTS[FaultKind.PROTOCOL], event.message, source=_shoe_source(event))
             self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, ShoeEvent):
-            source = {"via": "shoe", "session": event.session, "seq": event.seq}
+            source = _shoe_source(event)
             if event.kind == EventKind.CONFIRM_BUTTON:
                 table.button("confirm", by="shoe")
             else:
