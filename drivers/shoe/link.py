@@ -111,8 +111,8 @@ TRANSITIONS = (
 class Case(enum.Enum):
     """Every frame the host reads is exactly one of these."""
 
-    DAMAGED = "damaged: not an intact body (bad CRC, LEN over 64 or not matching, bad escape, "\
-        "too short, too long, incomplete)"
+    DAMAGED = "not an intact body: bad CRC, LEN over 64 or not matching, bad escape, too short, "\
+        "too long, or incomplete (inter-byte timeout)"
     HELLO = "HELLO, SEQ 0, well formed"
     HEARTBEAT = "HEARTBEAT, SEQ 0, no payload"
     NOT_A_MESSAGE = "intact but no shoe message: an unknown TYPE, a host TYPE (0x80-0xFF), HELLO "\
@@ -482,6 +482,6 @@ def handling_table() -> str:
 
 def transitions_table() -> str:
     """TRANSITIONS as the Markdown table printed in hardware/shoe-protocol.md."""
-    rows = ["| phase | on | to | does |", "|---|---|---|---|"]
+    rows = ["| from | on | to | does |", "|---|---|---|---|"]
     rows += [f"| {t.phase} | {t.on} | {t.to} | {t.does} |" for t in TRANSITIONS]
     return "\n".join(rows)
