@@ -438,6 +438,12 @@ class Daemon:
     async def _shoe_event(self, event: DriverEvent) -> None:
         table = self.table
         assert table is not None
+        sequenced = CardRead | Misread | RefusedMessage | ShoeEvent
+        if isinstance(event, sequenced) and event.link_state == _resume_state(table.shoe_link):
+            # Journaled already: the shoe's thread gave up waiting after the commit, so the
+            # frame went unacknowledged and came again. Taking it again would deal it twice.
+            log.warning("shoe: %s is in the journal already; not taken twice", event.message)
+            return
         if isinstance(event, CardRead):
             table.card(event.card, _shoe_source(event))
             self._delivered = (event.seq, time.monotonic())
