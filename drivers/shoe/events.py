@@ -2,8 +2,8 @@
 
 The reader hands these to its `on_event` callback in the order they happened. `CardRead`,
 `Misread`, `ShoeEvent` and `RefusedMessage` are the shoe's sequenced messages (each delivered
-exactly once);
-the rest describe the link.
+exactly once, with the frame's content so a reused SEQ is told apart); the rest describe the
+link.
 """
 
 from __future__ import annotations

@@ -325,7 +325,7 @@ class AdversarialShoe(RuleBasedStateMachine):
 
 
 AdversarialShoe.TestCase.settings = settings(
-    max_examples=int(os.environ.get('SHOE_MODEL_EXAMPLES', '150')),
+    max_examples=int(os.environ.get('SHOE_MODEL_EXAMPLES', '300')),
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
