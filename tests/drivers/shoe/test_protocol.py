@@ -189,3 +189,23 @@ def test_same_session_and_seq_as_last_delivered_is_a_duplicate() -> None:
     assert classify(LinkState(7, 255), 7, 1) is Verdict.NEW
     assert classify(None, 7, 1) is Verdict.NEW
     assert classify(None, 7, 9) is Verdict.GAP
+
+
+def test_link_state_goes_to_the_journal_and_back_with_its_frame_content() -> None:
+    state = LinkState(0x1ACCF65B, 13, b"\x104H")
+    assert state.to_record() == {"session": 0x1ACCF65B, "seq": 13, "frame": "103448"}
+    assert LinkState.from_record(state.to_record()) == state
+    assert LinkState.from_record({"session": 7, "seq": 9}) == LinkState(7, 9, None)
+
+
+@pytest.mark.parametrize(
+    ("record", "words"),
+    [
+        ({"session": 7, "seq": 0}, "seq is 1-255"),
+        ({"session": -1, "seq": 3}, "session is a 32-bit number"),
+        ({"session": 7, "seq": 3, "frame": "zz"}, "frame is hex text"),
+    ],
+)
+def test_a_damaged_link_record_is_refused_naming_the_field(record: dict[str, object], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        LinkState.from_record(record)
