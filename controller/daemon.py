@@ -468,7 +468,10 @@ class Daemon:
             table.device_status("shoe", {"state": "connected", "message": event.message, "shoe_id": event.shoe_id})
         elif isinstance(event, ShoeFault):
             log.error("shoe fault: %s", event.message)
-            self._latch_once(SHOE_FAULTS[event.kind], event.message)
+            # A protocol or gap fault names its frame (a card, a span of SEQs): each distinct one
+            # is journaled, not folded into the one already latched.
+            naming = event.kind in (FaultKind.PROTOCOL, FaultKind.SEQUENCE_GAP)
+            self._latch_once(SHOE_FAULTS[event.kind], event.message, per_message=naming)
             table.device_status("shoe", {"state": event.kind.value, "message": event.message})
         elif isinstance(event, FaultCleared):
             log.info("shoe: %s", event.message)
@@ -493,10 +496,10 @@ class Daemon:
             else:  # a retransmission that crossed our ACK, or the shoe resuming after a restart
                 log.info("%s", event.message)
 
-    def _latch_once(self, code: str, message: str) -> None:
+    def _latch_once(self, code: str, message: str, *, per_message: bool = False) -> None:
         table = self.table
         assert table is not None
-        if any(f.code == code for f in table.faults.values()):
+        if any(f.code == code and (not per_message or f.message == message) for f in table.faults.values()):
             return
         table.raise_fault(code, message)
 

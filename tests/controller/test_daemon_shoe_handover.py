@@ -9,7 +9,7 @@ from controller.daemon import Daemon
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table
-from drivers.shoe.events import CardRead, Misread
+from drivers.shoe.events import CardRead, FaultKind, Misread, ShoeFault
 from drivers.shoe.protocol import MisreadReason
 
 
@@ -32,3 +32,15 @@ def test_a_card_offered_again_after_its_journal_commit_is_not_dealt_twice(tmp_pa
     assert [e.body["source"]["seq"] for e in cards] == [13, 14]
     assert [e.body["source"]["seq"] for e in faults] == [15]
     assert table.shoe_link == {"session": 0x1ACCF65B, "seq": 15, "frame": "1101"}
+
+
+def test_each_protocol_fault_naming_a_different_card_is_journaled_once(tmp_path: Path) -> None:
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    daemon = Daemon.__new__(Daemon)
+    daemon.table = table
+    four = ShoeFault(FaultKind.PROTOCOL, "... CARD frame (type 0x10) carrying 4H, SEQ 0 ...")
+    five = ShoeFault(FaultKind.PROTOCOL, "... CARD frame (type 0x10) carrying 5S, SEQ 0 ...")
+    for event in (four, four, five, four):  # the shoe resends each every 0.25 s
+        asyncio.run(daemon._shoe_event(event))
+    messages = [f.message for f in table.faults.values()]
+    assert messages == [four.message, five.message]
