@@ -53,6 +53,13 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     if argv[:1] == ["sim-shoe"]:  # its options live with the simulator, imported only when asked for
         _sim_shoe_arguments(sim_shoe)
 
+    shoe_check = sub.add_parser("shoe-check", help="conformance cases against a shoe's firmware, host side")
+    shoe_check.set_defaults(handler=_shoe_check)
+    if argv[:1] == ["shoe-check"]:
+        from drivers.shoe import conformance
+
+        conformance.add_arguments(shoe_check)
+
     recall = sub.add_parser("recall", help="game recall: the last rounds from the journal, and their round files")
     recall.add_argument("--last", type=int, default=10, metavar="N", help="how many rounds (10)")
     recall.add_argument("--round", type=int, metavar="N", help="one round by number")
@@ -120,6 +127,12 @@ def _sim_shoe(args: argparse.Namespace) -> int:
     from drivers.shoe import simcli
 
     return simcli.run(args)
+
+
+def _shoe_check(args: argparse.Namespace) -> int:
+    from drivers.shoe import conformance
+
+    return conformance.run(args)
 
 
 def _refuse(message: str) -> NoReturn:

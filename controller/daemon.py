@@ -52,6 +52,7 @@ from drivers.shoe.events import (
     FaultCleared,
     FaultKind,
     Misread,
+    RefusedMessage,
     RepeatedFrame,
     ShoeEvent,
     ShoeFault,
@@ -76,6 +77,23 @@ JOURNAL_WAIT_S = 10.0
 REPEAT_GRACE_S = 1.0
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
+
+
+def _shoe_source(event: CardRead | Misread | ShoeEvent | RefusedMessage) -> dict[str, Any]:
+    """What the journal keeps of a shoe message: where it came from and its link state."""
+    return {"via": "shoe", **event.link_state.to_record()}
+
+
+def _resume_state(record: Mapping[str, Any] | None) -> LinkState | None:
+    """The shoe link state the journal holds; a damaged record is logged and not used (the
+    first frame then raises a sequence-gap fault instead of being trusted)."""
+    if not record:
+        return None
+    try:
+        return LinkState.from_record(record)
+    except ValueError as exc:
+        log.error("the journal's last shoe message cannot be used to resume: %s", exc)
+        return None
 
 
 class _Server(uvicorn.Server):
@@ -268,7 +286,7 @@ class Daemon:
             self.sim_shoe.start()
             self._closers.append(self.sim_shoe.stop)
             url = self.sim_shoe.port
-        resume = LinkState(**table.shoe_link) if table.shoe_link else None
+        resume = _resume_state(table.shoe_link)
         reader = ShoeReader(
             url,
             self._from_shoe_thread,
@@ -423,14 +441,24 @@ class Daemon:
     async def _shoe_event(self, event: DriverEvent) -> None:
         table = self.table
         assert table is not None
+        sequenced = CardRead | Misread | RefusedMessage | ShoeEvent
+        if isinstance(event, sequenced) and event.link_state == _resume_state(table.shoe_link):
+            # Journaled already: the shoe's thread gave up waiting after the commit, so the
+            # frame went unacknowledged and came again. Taking it again would deal it twice.
+            log.warning("shoe: %s is in the journal already; not taken twice", event.message)
+            return
         if isinstance(event, CardRead):
-            table.card(event.card, {"via": "shoe", "session": event.session, "seq": event.seq})
+            table.card(event.card, _shoe_source(event))
             self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, Misread):
-            table.misread(event.message, {"via": "shoe", "session": event.session, "seq": event.seq})
+            table.misread(event.message, _shoe_source(event))
+            self._delivered = (event.seq, time.monotonic())
+        elif isinstance(event, RefusedMessage):
+            # A sequenced frame: journaled with its (session, seq) so it is never taken twice.
+            table.raise_fault(SHOE_FAULTS[FaultKind.PROTOCOL], event.message, source=_shoe_source(event))
             self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, ShoeEvent):
-            source = {"via": "shoe", "session": event.session, "seq": event.seq}
+            source = _shoe_source(event)
             if event.kind == EventKind.CONFIRM_BUTTON:
                 table.button("confirm", by="shoe")
             else:
@@ -443,7 +471,10 @@ class Daemon:
             table.device_status("shoe", {"state": "connected", "message": event.message, "shoe_id": event.shoe_id})
         elif isinstance(event, ShoeFault):
             log.error("shoe fault: %s", event.message)
-            self._latch_once(SHOE_FAULTS[event.kind], event.message)
+            # A protocol or gap fault names its frame (a card, a span of SEQs): each distinct one
+            # is journaled, not folded into the one already latched.
+            naming = event.kind in (FaultKind.PROTOCOL, FaultKind.SEQUENCE_GAP)
+            self._latch_once(SHOE_FAULTS[event.kind], event.message, per_message=naming)
             table.device_status("shoe", {"state": event.kind.value, "message": event.message})
         elif isinstance(event, FaultCleared):
             log.info("shoe: %s", event.message)
@@ -468,10 +499,10 @@ class Daemon:
             else:  # a retransmission that crossed our ACK, or the shoe resuming after a restart
                 log.info("%s", event.message)
 
-    def _latch_once(self, code: str, message: str) -> None:
+    def _latch_once(self, code: str, message: str, *, per_message: bool = False) -> None:
         table = self.table
         assert table is not None
-        if any(f.code == code for f in table.faults.values()):
+        if any(f.code == code and (not per_message or f.message == message) for f in table.faults.values()):
             return
         table.raise_fault(code, message)
 

@@ -104,7 +104,7 @@ class Table:
         self.round_no: int | None = None
         self.meters = Meters()
         self.last_card: str | None = None
-        self.shoe_link: dict[str, int] | None = None  # last (session, seq) delivered by the shoe
+        self.shoe_link: dict[str, Any] | None = None  # last (session, seq, frame) the shoe delivered
         self.notice: str | None = None  # from the engine (a puck to remove, a dead card) until the next card
         self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
         self.devices: dict[str, dict[str, JSON]] = {}
@@ -386,7 +386,8 @@ class Table:
         # repeat of it is recognised and not used twice.
         source = body.get("source") or {}
         if "session" in source and "seq" in source:
-            self.shoe_link = {"session": source["session"], "seq": source["seq"]}
+            # "frame" (the message's TYPE and PAYLOAD, hex) tells a resend from a reused SEQ.
+            self.shoe_link = {k: source[k] for k in ("session", "seq", "frame") if k in source}
 
     def _deal(self, entry: Entry, card: Card, *, confirmed: bool = False) -> tuple[Effect, ...]:
         self.last_card = str(card)  # a held card dealt now, or the supervisor's replacement

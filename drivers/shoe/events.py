@@ -1,8 +1,9 @@
 """What the shoe driver tells the table: small frozen records, each with a plain-words message.
 
 The reader hands these to its `on_event` callback in the order they happened. `CardRead`,
-`Misread` and `ShoeEvent` are the shoe's sequenced messages (each delivered exactly once);
-the rest describe the link.
+`Misread`, `ShoeEvent` and `RefusedMessage` are the shoe's sequenced messages (each delivered
+exactly once, with the frame's content so a reused SEQ is told apart); the rest describe the
+link.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ class CardRead:
     card: Card
     session: int
     seq: int
+    #: TYPE and PAYLOAD of the frame it came in: persisted, so a reused SEQ is told apart.
+    frame: bytes = b""
 
     @property
     def link_state(self) -> LinkState:
-        return LinkState(self.session, self.seq)
+        return LinkState(self.session, self.seq, self.frame or None)
 
     @property
     def message(self) -> str:
@@ -39,10 +42,11 @@ class Misread:
     detail: str
     session: int
     seq: int
+    frame: bytes = b""
 
     @property
     def link_state(self) -> LinkState:
-        return LinkState(self.session, self.seq)
+        return LinkState(self.session, self.seq, self.frame or None)
 
     @property
     def message(self) -> str:
@@ -60,15 +64,32 @@ class ShoeEvent:
     kind: EventKind
     session: int
     seq: int
+    frame: bytes = b""
 
     @property
     def link_state(self) -> LinkState:
-        return LinkState(self.session, self.seq)
+        return LinkState(self.session, self.seq, self.frame or None)
 
     @property
     def message(self) -> str:
         words = self.kind.words
         return words[0].upper() + words[1:] + "."
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedMessage:
+    """A sequenced frame that arrived intact but says nothing tablectl can use (an EVENT with an
+    unknown code): acknowledged, since resending cannot fix it, and raised as a protocol fault.
+    Delivered like a card so the table journals its (session, seq) and never takes it twice."""
+
+    message: str
+    session: int
+    seq: int
+    frame: bytes = b""
+
+    @property
+    def link_state(self) -> LinkState:
+        return LinkState(self.session, self.seq, self.frame or None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +168,7 @@ DriverEvent = (
     CardRead
     | Misread
     | ShoeEvent
+    | RefusedMessage
     | Connected
     | ShoeFault
     | FaultCleared

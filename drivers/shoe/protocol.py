@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import binascii
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from controller.engine.cards import Card, CardError, parse_card
@@ -32,6 +33,8 @@ MIN_BODY = 5
 MAX_STUFFED_BODY = 2 * (MIN_BODY + MAX_PAYLOAD)
 #: Sequence number of frames that are never acknowledged (HELLO, HEARTBEAT and host frames).
 UNSEQUENCED = 0
+#: SHOE_ID and FIRMWARE in HELLO are at most this many printable ASCII characters.
+MAX_TEXT = 24
 
 
 def crc16_ccitt(data: bytes) -> int:
@@ -59,6 +62,8 @@ class MisreadReason(enum.IntEnum):
     UNREADABLE = 0x01
     TWO_CARDS = 0x02
     JAMMED = 0x03
+    #: Not sent by a shoe: the host's name for two different frames with one sequence number.
+    SEQ_REUSED = 0xFE
     #: Not sent by a shoe: the host's name for an intact CARD frame whose bytes name no card.
     NOT_A_CARD = 0xFF
 
@@ -71,6 +76,7 @@ _MISREAD_WORDS = {
     MisreadReason.UNREADABLE: "the shoe could not read the card",
     MisreadReason.TWO_CARDS: "two cards passed the reader together",
     MisreadReason.JAMMED: "the card jammed in the reader",
+    MisreadReason.SEQ_REUSED: "the shoe gave one sequence number to two different frames",
     MisreadReason.NOT_A_CARD: "the shoe sent a card code that is not a card",
 }
 
@@ -109,6 +115,10 @@ class DecodeErrorKind(enum.Enum):
     BAD_CRC = "bad checksum"
     BAD_ESCAPE = "bad escape sequence"
     OVERLONG = "too long"
+    #: LEN above MAX_PAYLOAD: no frame is that long, whatever its CRC says.
+    LEN_OVER_LIMIT = "length over the limit"
+    #: A frame that began but whose bytes stopped coming (the host's inter-byte timeout).
+    INCOMPLETE = "incomplete"
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +186,12 @@ def _read_body(stuffed: bytes) -> Frame | DecodeError:
             stuffed,
         )
     length = body[0]
+    if length > MAX_PAYLOAD:
+        return DecodeError(
+            DecodeErrorKind.LEN_OVER_LIMIT,
+            f"LEN says {length} payload bytes, a frame carries at most {MAX_PAYLOAD}",
+            stuffed,
+        )
     if len(body) != MIN_BODY + length:
         return DecodeError(
             DecodeErrorKind.LENGTH_MISMATCH,
@@ -195,7 +211,10 @@ class Decoder:
     """Streaming frame decoder: feed it bytes as they come, get frames and errors back.
 
     It never raises on input and never holds more than one frame's worth of bytes: a run longer
-    than any frame is reported once as OVERLONG and dropped up to the next flag.
+    than any frame is reported once as OVERLONG and dropped up to the next flag. A new decoder
+    is *hunting*: the bytes before the first flag it sees are the tail of a frame whose start it
+    never saw (or power-up noise) and are dropped without a word. Pass `hunting=False` for a
+    stream known to start at a frame boundary.
 
         >>> d = Decoder()
         >>> d.feed(b"\\x7e\\x00\\x00\\x02")
@@ -204,9 +223,26 @@ class Decoder:
         [Frame(seq=0, type=2, payload=b'')]
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, hunting: bool = True) -> None:
         self._pending = bytearray()
-        self._discarding = False
+        self._discarding = hunting
+
+    @property
+    def inside_frame(self) -> bool:
+        """Bytes of a frame not yet closed are held (what the inter-byte timeout watches)."""
+        return bool(self._pending)
+
+    def expire(self) -> DecodeError | None:
+        """Give up on the frame being received (its bytes stopped coming): the error, if any."""
+        if not self._pending:
+            return None
+        raw = bytes(self._pending)
+        self._pending.clear()
+        # What follows is the rest of that frame, if it ever comes: drop it up to the next flag.
+        self._discarding = True
+        return DecodeError(
+            DecodeErrorKind.INCOMPLETE, f"{len(raw)} bytes, then the line went quiet", raw
+        )
 
     def feed(self, data: bytes) -> list[Frame | DecodeError]:
         out: list[Frame | DecodeError] = []
@@ -317,8 +353,8 @@ def card_code(card: Card) -> bytes:
 
 
 def _text(value: str, what: str) -> bytes:
-    if not value.isascii() or not value.isprintable() or len(value) > 24:
-        raise ValueError(f"{what} is 0 to 24 printable ASCII characters, not {value!r}")
+    if not value.isascii() or not value.isprintable() or len(value) > MAX_TEXT:
+        raise ValueError(f"{what} is 0 to {MAX_TEXT} printable ASCII characters, not {value!r}")
     return bytes((len(value),)) + value.encode("ascii")
 
 
@@ -375,11 +411,25 @@ def _type_name(type_: int) -> str:
         return f"type 0x{type_:02X}"
 
 
+def describe_type(type_: int) -> str:
+    """A TYPE byte in words, saying which way it should travel: for faults and logs."""
+    try:
+        known = MessageType(type_)
+    except ValueError:
+        return f"a frame of unknown type 0x{type_:02X}"
+    way = "host-to-shoe" if known >= 0x80 else "shoe-to-host"
+    return f"a {way} {known.name} frame (type 0x{type_:02X})"
+
+
 def _read_hello(payload: bytes) -> Hello:
     def text(at: int, what: str) -> tuple[str, int]:
         if at >= len(payload) or at + 1 + payload[at] > len(payload):
             raise ProtocolError(f"the HELLO frame ends inside the {what}")
         raw = payload[at + 1 : at + 1 + payload[at]]
+        if len(raw) > MAX_TEXT:
+            raise ProtocolError(
+                f"the {what} in HELLO is {len(raw)} characters; the limit is {MAX_TEXT}"
+            )
         if not all(0x20 <= b < 0x7F for b in raw):
             raise ProtocolError(f"the {what} in HELLO is not printable ASCII: {raw.hex(' ')}")
         return raw.decode("ascii"), at + 1 + payload[at]
@@ -409,7 +459,11 @@ def parse_card_code(code: bytes) -> Card:
 
 
 def parse_shoe_message(frame: Frame) -> ShoeMessage:
-    """Read a frame from the shoe. An intact CARD frame that names no card is a misread."""
+    """Read a frame from the shoe; ProtocolError says why an intact frame is unusable.
+
+    A CARD frame that names no card (wrong length, not a canonical code) and a MISREAD frame of
+    the wrong length are misreads: the card has left the shoe, the dealer re-scans or enters it.
+    """
     match frame.type:
         case MessageType.HELLO:
             _expect(frame, len(frame.payload), sequenced=False)
@@ -418,15 +472,27 @@ def parse_shoe_message(frame: Frame) -> ShoeMessage:
             _expect(frame, 0, sequenced=False)
             return Heartbeat()
         case MessageType.CARD:
-            _expect(frame, 2, sequenced=True)
+            _expect(frame, len(frame.payload), sequenced=True)
+            shown = frame.payload[:8].hex(" ") + (" ..." if len(frame.payload) > 8 else "")
+            if len(frame.payload) != 2:
+                return MisreadMessage(
+                    frame.seq,
+                    MisreadReason.NOT_A_CARD,
+                    f"a CARD frame of {len(frame.payload)} bytes, a card is 2: {shown}".rstrip(": "),
+                )
             try:
                 return CardMessage(frame.seq, parse_card_code(frame.payload))
             except CardError:
                 # The card has left the shoe but its name is lost: the dealer must re-scan it.
-                shown = frame.payload.hex(" ")
                 return MisreadMessage(frame.seq, MisreadReason.NOT_A_CARD, f"card code {shown}")
         case MessageType.MISREAD:
-            _expect(frame, 1, sequenced=True)
+            _expect(frame, len(frame.payload), sequenced=True)
+            if len(frame.payload) != 1:
+                return MisreadMessage(
+                    frame.seq,
+                    MisreadReason.UNREADABLE,
+                    f"a MISREAD frame of {len(frame.payload)} bytes, a reason is 1",
+                )
             code = frame.payload[0]
             try:
                 return MisreadMessage(frame.seq, MisreadReason(code))
@@ -440,7 +506,12 @@ def parse_shoe_message(frame: Frame) -> ShoeMessage:
                 return EventMessage(frame.seq, EventKind(frame.payload[0]))
             except ValueError:
                 raise ProtocolError(f"unknown shoe event code 0x{frame.payload[0]:02X}") from None
-    raise ProtocolError(f"the shoe sent a frame of unknown {_type_name(frame.type)}")
+    if frame.type >= 0x80 and frame.type in set(MessageType):
+        raise ProtocolError(
+            f"the shoe sent {describe_type(frame.type)}, which only a host sends: is the line "
+            "echoing the host's own frames back?"
+        )
+    raise ProtocolError(f"the shoe sent {describe_type(frame.type)}")
 
 
 def parse_host_message(frame: Frame) -> HostMessage:
@@ -455,7 +526,7 @@ def parse_host_message(frame: Frame) -> HostMessage:
         case MessageType.HELLO_REQUEST:
             _expect(frame, 0, sequenced=False)
             return HelloRequest()
-    raise ProtocolError(f"the host sent a frame of unknown {_type_name(frame.type)}")
+    raise ProtocolError(f"the host sent {describe_type(frame.type)}")
 
 
 # ---------------------------------------------------------------------------- sequence numbers
@@ -468,37 +539,82 @@ def next_seq(seq: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class LinkState:
-    """The last sequenced frame the host delivered: the shoe's power-up session and the seq.
+    """The last sequenced frame the host delivered: the shoe's session, its SEQ and its content.
 
+    `content` is the frame's TYPE byte and PAYLOAD, so a frame with the same SEQ but other content
+    is told from a retransmission; None when it is not known (a journal older than this field).
     The caller persists it (the journal stores it with each card) and gives it back to the next
     reader, so a retransmission of a frame delivered before a host restart is not delivered twice.
     """
 
     session: int
     seq: int
+    content: bytes | None = None
+
+    def to_record(self) -> dict[str, int | str]:
+        """JSON-ready form for the journal: {"session", "seq"} and "frame" as hex when known."""
+        record: dict[str, int | str] = {"session": self.session, "seq": self.seq}
+        if self.content is not None:
+            record["frame"] = self.content.hex()
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> LinkState:
+        """The state a journal record holds; ValueError naming the field that is wrong."""
+        session, seq, frame = record.get("session"), record.get("seq"), record.get("frame")
+        if not isinstance(session, int) or not 0 <= session < 2**32:
+            raise ValueError(f"shoe link record: session is a 32-bit number, not {session!r}")
+        if not isinstance(seq, int) or not 1 <= seq <= 0xFF:
+            raise ValueError(f"shoe link record: seq is 1-255, not {seq!r}")
+        if frame is not None and not isinstance(frame, str):
+            raise ValueError(f"shoe link record: frame is hex text, not {frame!r}")
+        try:
+            content = bytes.fromhex(frame) if frame is not None else None
+        except ValueError:
+            raise ValueError(f"shoe link record: frame is hex text, not {frame!r}") from None
+        return cls(session, seq, content)
 
 
 class Verdict(enum.Enum):
     NEW = "new"
+    #: The same SEQ and content as the last delivered frame: its ACK was lost.
     DUPLICATE = "duplicate"
+    #: The same SEQ as the last delivered frame but other content: two frames, one number.
+    CONFLICT = "conflict"
     #: New, but frames between the last delivered one and this one went to nobody we know of.
     GAP = "gap"
     #: Behind the last delivered frame: an old frame replayed, never delivered again.
     STALE = "stale"
 
 
-def classify(state: LinkState | None, session: int, seq: int) -> Verdict:
-    """Is a sequenced frame new, a retransmission already delivered, new after a gap, or old?
+#: Of the 253 SEQs that are neither the last delivered one nor the next, this many ahead are a
+#: gap (1 to 126 frames missing); the other 127, behind, are stale.
+GAP_WINDOW = 126
+
+
+def classify(
+    state: LinkState | None, session: int, seq: int, content: bytes | None = None
+) -> Verdict:
+    """Is a sequenced frame new, a retransmission, a reused number, new after a gap, or old?
 
     The shoe sends one sequenced frame at a time and only moves on once it is acknowledged, so in
-    one session the next new frame is always `next_seq(last)`; the same seq again is a duplicate.
-    Of the other 253 numbers, the 126 ahead of the last are a gap and the 127 behind it are stale.
+    one session the next new frame is always `next_seq(last)`; the same seq again with the same
+    content is a duplicate. Of the other 253 numbers, the 126 ahead of the last are a gap and the
+    127 behind it are stale. A session the host has no record of starts at SEQ 1; any other first
+    SEQ is a gap from 1. A content of None (not known) compares equal to anything.
     """
     if state is None or state.session != session:
-        return Verdict.NEW
-    ahead = (seq - state.seq) % 255  # distance on the ring 1..255
+        return Verdict.NEW if seq == 1 else Verdict.GAP
+    ahead = (seq - state.seq) % 255  # distance on the ring 0..254
     if ahead == 0:
-        return Verdict.DUPLICATE
+        same = content is None or state.content is None or content == state.content
+        return Verdict.DUPLICATE if same else Verdict.CONFLICT
     if ahead == 1:
         return Verdict.NEW
-    return Verdict.GAP if ahead <= 127 else Verdict.STALE
+    return Verdict.GAP if ahead <= GAP_WINDOW + 1 else Verdict.STALE
+
+
+def missing(state: LinkState | None, session: int, seq: int) -> tuple[int, int]:
+    """The first and last SEQ a GAP verdict says never reached this host."""
+    first = next_seq(state.seq) if state is not None and state.session == session else 1
+    return first, (seq - 2) % 255 + 1

@@ -10,9 +10,13 @@ is answered with one line on stdout, `ok ...` or `error ...`, so another program
     stack CARD ...      put cards on top of the shoe (AS KD JK ...)
     confirm             press the shoe's confirm button
     fault NAME          silent | bad-crc | slow | garbage | duplicate | misread | drop | restore
+                        (silent, bad-crc and slow stay on until clear; restore says which remain)
     clear               switch off silent, bad-crc and slow
-    status              port, session, unacknowledged messages, cards left
+    status              port, session, unacknowledged messages, cards left, firmware bugs
     quit                stop (so do end of input with --exit-on-eof, SIGTERM and Ctrl-C)
+
+`--bug NAME` (repeatable) gives the shoe a deliberate firmware bug, for `tablectl shoe-check`;
+`--auto-deal` feeds it cards by itself (with `--misread-every N`, every Nth is unreadable).
 
 The first line printed is `ok SIMULATED shoe on PATH ...` once the port is ready. The process
 outlives any host: cards not yet acknowledged go to whichever host opens the link next.
@@ -29,10 +33,16 @@ from types import FrameType
 from typing import TextIO
 
 from controller.engine.cards import CardError, ShoeComposition, parse_card, parse_cards
-from drivers.shoe.simulated import Fault, SimulatedShoe
+from drivers.shoe.simulated import Fault, FirmwareBug, SimulatedShoe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # --help shows the stdin commands, laid out as in this module's docstring.
+    parser.description = __doc__.split("\n")[0].strip("`")
+    parser.epilog = "stdin commands, one a line (each answered with one line, ok ... or error ...):\n" + (
+        __doc__.split("so another program can drive it:\n\n")[1].split("\n\nThe first line")[0]
+    )
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--link", metavar="PATH", help="make PATH a symlink to the shoe's pty")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--cards", metavar="AS,KD,...", help="deal exactly these cards, in order")
@@ -44,6 +54,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heartbeat", type=float, default=1.0, help="seconds between heartbeats")
     parser.add_argument("--retransmit", type=float, default=0.25, help="seconds between resends")
     parser.add_argument("--slow", type=float, default=0.5, help="seconds a frame takes when slow")
+    parser.add_argument(
+        "--nak-holdoff", type=float, default=0.05, help="least seconds between resends after NAKs"
+    )
+    parser.add_argument(
+        "--bug", action="append", default=[], metavar="NAME",
+        choices=[b.value for b in FirmwareBug],
+        help="a deliberate firmware bug (repeatable): " + ", ".join(b.value for b in FirmwareBug),
+    )
+    parser.add_argument(
+        "--auto-deal", action="store_true",
+        help="a card-feeding rig: the next card comes out as soon as the last is acknowledged",
+    )
+    parser.add_argument(
+        "--misread-every", type=int, metavar="N", help="with --auto-deal: every Nth card misreads"
+    )
     parser.add_argument("--exit-on-eof", action="store_true", help="stop when stdin ends")
 
 
@@ -52,6 +77,10 @@ def build_shoe(args: argparse.Namespace) -> SimulatedShoe:
     for name in ("heartbeat", "retransmit", "slow"):
         if not getattr(args, name) > 0:
             raise ValueError(f"--{name} is a number of seconds above 0, not {getattr(args, name)}")
+    if not args.nak_holdoff >= 0:
+        raise ValueError(f"--nak-holdoff is a number of seconds, 0 or more, not {args.nak_holdoff}")
+    if args.misread_every is not None and args.misread_every < 1:
+        raise ValueError(f"--misread-every is a number of cards of 1 or more, not {args.misread_every}")
     if args.link and os.path.lexists(args.link) and not os.path.islink(args.link):
         raise ValueError(f"--link {args.link} exists and is not a symlink; not replacing it")
     common = {
@@ -61,6 +90,10 @@ def build_shoe(args: argparse.Namespace) -> SimulatedShoe:
         "heartbeat_interval": args.heartbeat,
         "retransmit_interval": args.retransmit,
         "slow_seconds": args.slow,
+        "nak_holdoff": args.nak_holdoff,
+        "bugs": [FirmwareBug(b) for b in args.bug],
+        "auto_deal": args.auto_deal,
+        "misread_every": args.misread_every,
     }
     if args.cards:
         cards = parse_cards(t for t in args.cards.split(",") if t.strip())
@@ -108,9 +141,10 @@ def execute(shoe: SimulatedShoe, line: str) -> str:
         if command == "clear":
             return "ok " + shoe.clear()
         if command == "status":
+            bugs = ",".join(sorted(b.value for b in shoe.bugs)) or "none"
             return (
                 f"ok port {shoe.port} session {shoe.session:08X} "
-                f"unacknowledged {shoe.unacknowledged} left {shoe.cards_left}"
+                f"unacknowledged {shoe.unacknowledged} left {shoe.cards_left} bugs {bugs}"
             )
     except (ValueError, CardError) as exc:
         return f"error {exc}"
@@ -122,7 +156,10 @@ def serve(shoe: SimulatedShoe, commands: TextIO, out: TextIO, exit_on_eof: bool)
         out.write(text + "\n")
         out.flush()
 
-    say(f"ok SIMULATED shoe on {shoe.port} (pty {shoe.pty_path}) session {shoe.session:08X}")
+    bugs = f" with firmware bugs {', '.join(sorted(b.value for b in shoe.bugs))}" if shoe.bugs else ""
+    say(
+        f"ok SIMULATED shoe on {shoe.port} (pty {shoe.pty_path}) session {shoe.session:08X}{bugs}"
+    )
     for line in commands:
         if line.strip().lower() in ("quit", "exit"):
             say("ok bye")

@@ -12,6 +12,13 @@ the host was away arrives when a host comes back.
 
 Fault menu (OctoPrint's misbehaving virtual printer, for a shoe): `silent` and `bad-crc` and
 `slow` stay on until `clear`; `garbage`, `duplicate`, `misread`, `drop` and `restore` act once.
+
+Firmware bugs (`bugs=`, `tablectl sim-shoe --bug NAME`) are different: deliberate mistakes a
+shoe's firmware could make, each one breaking one rule of hardware/shoe-protocol.md, so that
+`tablectl shoe-check` can be shown to catch each (`FirmwareBug` lists them and the case that
+catches each). `auto_deal=True` is a card-feeding rig: whenever nothing is waiting for an ACK the
+dealer pulls the next card (the shoe reloads itself when it runs out), and with `misread_every=N`
+every Nth card comes out unreadable.
 """
 
 from __future__ import annotations
@@ -35,17 +42,21 @@ from drivers.shoe.protocol import (
     Ack,
     CardMessage,
     DecodeError,
+    DecodeErrorKind,
     Decoder,
     EventKind,
     EventMessage,
+    Frame,
     Heartbeat,
     Hello,
     HelloRequest,
+    MessageType,
     MisreadMessage,
     MisreadReason,
     Nak,
     ProtocolError,
     SequencedMessage,
+    card_code,
     encode_frame,
     encode_message,
     next_seq,
@@ -53,6 +64,7 @@ from drivers.shoe.protocol import (
 )
 
 T = TypeVar("T")
+BAD_CRC = DecodeErrorKind.BAD_CRC
 
 SIM_FIRMWARE = "SIMULATED tablectl-sim 1"
 
@@ -71,6 +83,41 @@ class Fault(enum.Enum):
 
 
 STATE_FAULTS = frozenset({Fault.SILENT, Fault.BAD_CRC, Fault.SLOW})
+
+
+class FirmwareBug(enum.Enum):
+    """Deliberate firmware mistakes; `catches` is the shoe-check case that must fail on each."""
+
+    NEW_SESSION_ON_HELLO = "new-session-on-hello"  # a new SESSION at every HELLO, not power-up
+    NO_HEARTBEAT = "no-heartbeat"  # never sends HEARTBEAT
+    CARD_TRAILING_BYTE = "card-trailing-byte"  # CARD frames carry a third payload byte, 00
+    MISREAD_REASON_0 = "misread-reason-0"  # MISREAD frames carry reason 00
+    NO_RETRANSMIT = "no-retransmit"  # never resends on its 0.25 s timer
+    IGNORE_NAK = "ignore-nak"  # does not resend after a NAK
+    NAK_STORM = "nak-storm"  # resends at every NAK, with no 50 ms holdoff
+    ACK_ANY = "ack-any"  # takes any ACK as the ACK of the frame in flight
+    FORGET_ON_HELLO = "forget-on-hello"  # drops the frame in flight on HELLO_REQUEST
+    ACCEPT_BAD_CRC = "accept-bad-crc"  # acts on host frames whose CRC is wrong
+    WRAP_TO_ZERO = "wrap-to-zero"  # after SEQ 255 comes 0, not 1
+
+    @property
+    def catches(self) -> str:
+        return _BUG_CASE[self]
+
+
+_BUG_CASE = {
+    FirmwareBug.NEW_SESSION_ON_HELLO: "hello-and-session",
+    FirmwareBug.NO_HEARTBEAT: "heartbeat-timing",
+    FirmwareBug.CARD_TRAILING_BYTE: "card-framing",
+    FirmwareBug.MISREAD_REASON_0: "misread-framing",
+    FirmwareBug.NO_RETRANSMIT: "retransmit-until-acked",
+    FirmwareBug.IGNORE_NAK: "retransmit-after-nak",
+    FirmwareBug.NAK_STORM: "retransmit-after-nak",
+    FirmwareBug.ACK_ANY: "duplicate-after-lost-ack",
+    FirmwareBug.FORGET_ON_HELLO: "reconnect-with-frame-in-flight",
+    FirmwareBug.ACCEPT_BAD_CRC: "damaged-host-frames",
+    FirmwareBug.WRAP_TO_ZERO: "sequence-wrap",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +149,9 @@ class SimulatedShoe:
         retransmit_interval: float = 0.25,
         slow_seconds: float = 0.5,
         nak_holdoff: float = 0.05,
+        bugs: Iterable[FirmwareBug] = (),
+        auto_deal: bool = False,
+        misread_every: int | None = None,
     ) -> None:
         if cards is not None:
             self._cards: deque[Card] = deque(cards)
@@ -109,6 +159,13 @@ class SimulatedShoe:
             shoe = list((composition or ShoeComposition(decks=6)).cards())
             random.Random(seed).shuffle(shoe)
             self._cards = deque(shoe)
+        if misread_every is not None and misread_every < 1:
+            raise ValueError(f"misread_every is a number of cards of 1 or more, not {misread_every}")
+        self.bugs = frozenset(bugs)
+        self.auto_deal = auto_deal
+        self.misread_every = misread_every
+        self._full_shoe = list(self._cards)
+        self._auto_drawn = 0
         if cut_card is not None and cut_card < 0:
             raise ValueError(f"the cut card comes after 0 or more cards, not {cut_card}")
         self._cut_card = cut_card
@@ -129,6 +186,7 @@ class SimulatedShoe:
         self._in_flight: SequencedMessage | None = None
         self._last_acked: SequencedMessage | None = None
         self._in_flight_sent = 0.0
+        self._resend_at: float | None = None  # a NAK that came within the holdoff
         self._seq = 0
         self._empty_sent = False
         self._line: deque[tuple[float, bytes]] = deque()
@@ -260,6 +318,8 @@ class SimulatedShoe:
         while self._running:
             now = time.monotonic()
             deadlines = [next_beat, next_resend] + ([self._line[0][0]] if self._line else [])
+            if self._resend_at is not None:
+                deadlines.append(self._resend_at)
             waits = [self._wake_r] + ([self._master] if self._master >= 0 else [])
             readable, _, _ = select.select(waits, [], [], max(0.0, min(deadlines) - now))
             if self._wake_r in readable:
@@ -269,16 +329,23 @@ class SimulatedShoe:
                 self._read_host()
             now = time.monotonic()
             self._flush_line(now)
+            if self.auto_deal and self._in_flight is None and not self._outbox:
+                self._auto_draw()
             if self._in_flight is None and self._outbox:
                 self._transmit_next()
                 next_resend = now + self.retransmit_interval
+            if self._resend_at is not None and now >= self._resend_at:
+                self._resend_at = None
+                if not self._line:
+                    self._resend("after NAK")
+                    next_resend = now + self.retransmit_interval
             if now >= next_resend:
                 # Resend only on a quiet line, so a slow frame is never cut by its own copy.
-                if not self._line:
+                if not self._line and FirmwareBug.NO_RETRANSMIT not in self.bugs:
                     self._resend("on timeout")
                 next_resend = now + self.retransmit_interval
             if now >= next_beat:
-                if not self._line:
+                if not self._line and FirmwareBug.NO_HEARTBEAT not in self.bugs:
                     self._send(Heartbeat())
                 next_beat = now + self.heartbeat_interval
         self._run_calls()
@@ -302,7 +369,12 @@ class SimulatedShoe:
         for item in self._decoder.feed(data):
             if isinstance(item, DecodeError):
                 self._note(f"got damaged frame: {item.message}")
-                continue
+                if FirmwareBug.ACCEPT_BAD_CRC not in self.bugs or item.kind is not BAD_CRC:
+                    continue
+                forged = _ignore_crc(item.raw)
+                if forged is None:
+                    continue
+                item = forged
             try:
                 message = parse_host_message(item)
             except ProtocolError as exc:
@@ -312,14 +384,29 @@ class SimulatedShoe:
                 self._acked(message.seq)
             elif isinstance(message, Nak):
                 self._note(f"got NAK (host last delivered {message.last_seq})")
-                # A noisy line must not turn NAKs into a retransmission storm.
-                if not self._line and time.monotonic() - self._in_flight_sent >= self.nak_holdoff:
-                    self._resend("after NAK")
+                self._nak()
             elif isinstance(message, HelloRequest):
                 self._note("got HELLO request")
+                if FirmwareBug.NEW_SESSION_ON_HELLO in self.bugs:
+                    self.session = int.from_bytes(os.urandom(4), "big")
+                if FirmwareBug.FORGET_ON_HELLO in self.bugs and self._in_flight is not None:
+                    self._note(f"forgot seq {self._in_flight.seq} in flight")
+                    self._in_flight = None
                 if not self._line:  # a slow line still busy with the last answer: let it finish
                     self._send(self._hello())
                     self._resend("after HELLO")
+
+    def _nak(self) -> None:
+        """Resend at once, or, if the frame went out less than the holdoff ago, at the end of
+        the holdoff: a noisy line must not turn NAKs into a retransmission storm."""
+        if self._in_flight is None or FirmwareBug.IGNORE_NAK in self.bugs:
+            return
+        due = self._in_flight_sent + self.nak_holdoff
+        if FirmwareBug.NAK_STORM in self.bugs or time.monotonic() >= due:
+            if not self._line:
+                self._resend("after NAK")
+        elif self._resend_at is None:
+            self._resend_at = due
 
     def _resend(self, why: str) -> None:
         if self._in_flight is not None:
@@ -328,12 +415,17 @@ class SimulatedShoe:
             self._send_raw(self._frame(message), f"resent seq {message.seq} {why}")
 
     def _acked(self, seq: int) -> None:
-        if self._in_flight is None or self._in_flight.seq != seq:
+        if self._in_flight is None or (
+            self._in_flight.seq != seq and FirmwareBug.ACK_ANY not in self.bugs
+        ):
             self._note(f"got ACK {seq} (nothing of that number in flight)")
             return
         self._note(f"got ACK {seq}")
         self._last_acked = self._in_flight
         self._in_flight = None
+        self._resend_at = None
+        if self.auto_deal and not self._outbox:
+            self._auto_draw()
         if self._outbox:
             self._transmit_next()
         with self._idle:
@@ -341,7 +433,8 @@ class SimulatedShoe:
 
     def _transmit_next(self) -> None:
         message = self._outbox.popleft()
-        self._seq = next_seq(self._seq)
+        wrap_to_zero = FirmwareBug.WRAP_TO_ZERO in self.bugs and self._seq == 255
+        self._seq = 0 if wrap_to_zero else next_seq(self._seq)
         sequenced: SequencedMessage
         if isinstance(message, CardMessage):
             sequenced = CardMessage(self._seq, message.card)
@@ -354,7 +447,16 @@ class SimulatedShoe:
         self._send_raw(self._frame(sequenced), f"sent {_describe(sequenced)}")
 
     def _frame(self, message: Hello | Heartbeat | SequencedMessage) -> bytes:
-        wire = encode_message(message)
+        if isinstance(message, CardMessage):
+            extra = b"\x00" if FirmwareBug.CARD_TRAILING_BYTE in self.bugs else b""
+            wire = encode_frame(message.seq, MessageType.CARD, card_code(message.card) + extra)
+        elif isinstance(message, MisreadMessage):
+            reason = 0 if FirmwareBug.MISREAD_REASON_0 in self.bugs else message.reason
+            wire = encode_frame(message.seq, MessageType.MISREAD, bytes((reason,)))
+        elif isinstance(message, EventMessage):
+            wire = encode_frame(message.seq, MessageType.EVENT, bytes((message.kind,)))
+        else:
+            wire = encode_message(message)
         if Fault.BAD_CRC in self._faults:
             frame = Decoder().feed(wire)[0]
             assert not isinstance(frame, DecodeError)
@@ -395,6 +497,19 @@ class SimulatedShoe:
 
     def _queue(self, kind: EventKind) -> None:
         self._outbox.append(EventMessage(1, kind))  # seq is given when it is transmitted
+
+    def _auto_draw(self) -> None:
+        """The card-feeding rig pulls the next card; an empty shoe is reloaded and reshuffled."""
+        if not self._cards:
+            fresh = list(self._full_shoe)
+            self._noise.shuffle(fresh)
+            self._cards = deque(fresh)
+            self.dealt.clear()
+            self._empty_sent = False
+        self._auto_drawn += 1
+        if self.misread_every and self._auto_drawn % self.misread_every == 0:
+            self._misread_next = True
+        self._draw(1)
 
     def _draw(self, n: int) -> list[Card]:
         out: list[Card] = []
@@ -446,7 +561,11 @@ class SimulatedShoe:
         else:
             if self._master < 0:
                 self._open_line()
-            words = f"line restored on {self.port}"
+            remain = sorted(f.value for f in self._faults)
+            if self._misread_next:
+                remain.append("misread (the next card)")
+            still = f"faults still on: {', '.join(remain)}" if remain else "no faults remain on"
+            words = f"line restored on {self.port}; {still}"
         self._note(words)
         return words
 
@@ -487,6 +606,14 @@ class SimulatedShoe:
         self._master = self._slave = -1
         self._slave_path = ""
         self._line.clear()
+
+
+def _ignore_crc(stuffed: bytes) -> Frame | None:
+    """A damaged host frame read as if its CRC were right (the accept-bad-crc bug only)."""
+    body = stuffed.replace(b"\x7d\x5e", b"\x7e").replace(b"\x7d\x5d", b"\x7d")
+    if len(body) < 5:
+        return None
+    return Frame(body[1], body[2], body[3:-2])
 
 
 def _describe(message: SequencedMessage) -> str:

@@ -10,6 +10,7 @@ from drivers.shoe.events import (
     FaultCleared,
     FaultKind,
     Misread,
+    RefusedMessage,
     RepeatedFrame,
     ShoeEvent,
     ShoeFault,
@@ -68,19 +69,22 @@ def test_hello_reports_the_shoe_id_firmware_and_session() -> None:
 
 
 def test_a_card_is_delivered_then_acknowledged_in_that_order() -> None:
-    out = drive(hello_link(), card(5, "AS"))
-    assert out == [Delivery(CardRead(parse_card("AS"), SESSION, 5)), encode_message(Ack(5))]
+    out = drive(hello_link(resume=LinkState(SESSION, 4)), card(5, "AS"))
+    assert out == [
+        Delivery(CardRead(parse_card("AS"), SESSION, 5, b"\x10AS")),
+        encode_message(Ack(5)),
+    ]
 
 
 def test_a_card_not_accepted_is_not_acknowledged_and_is_offered_again() -> None:
     link = hello_link()
-    first = list(link.receive(card(5, "AS"), 0.0))  # handing it over failed: no accept
-    assert first == [Delivery(CardRead(parse_card("AS"), SESSION, 5))]
-    assert drive(link, card(5, "AS"))[0] == first[0]
+    first = list(link.receive(card(1, "AS"), 0.0))  # handing it over failed: no accept
+    assert first == [Delivery(CardRead(parse_card("AS"), SESSION, 1, b"\x10AS"))]
+    assert drive(link, card(1, "AS"))[0] == first[0]
 
 
 def test_a_repeated_card_is_acknowledged_again_but_not_delivered_twice() -> None:
-    link = hello_link()
+    link = hello_link(resume=LinkState(SESSION, 4))
     drive(link, card(5, "AS"))
     repeated, ack = drive(link, card(5, "AS"))
     assert repeated == RepeatedFrame(5, "/dev/shoe")
@@ -112,7 +116,7 @@ def test_misread_and_shoe_events_are_delivered_with_plain_words() -> None:
     assert "two cards passed the reader together" in misread.message
     assert "Re-scan the card" in misread.message
     out = drive(link, encode_message(EventMessage(2, EventKind.CUT_CARD)))
-    event = ShoeEvent(EventKind.CUT_CARD, SESSION, 2)
+    event = ShoeEvent(EventKind.CUT_CARD, SESSION, 2, b"\x12\x01")
     assert out[0] == Delivery(event)
     assert event.message == "The cut card has come out of the shoe."
 
@@ -157,7 +161,7 @@ def test_a_host_restarted_with_the_saved_state_skips_the_card_it_already_has() -
     first = hello_link()
     drive(first, card(1, "AS"))
     second = hello_link(resume=first.state)
-    assert second.state == LinkState(SESSION, 1)
+    assert second.state == LinkState(SESSION, 1, b"\x10AS")
     assert drive(second, card(1, "AS")) == [RepeatedFrame(1, "/dev/shoe"), encode_message(Ack(1))]
     assert [type(o) for o in drive(second, card(2, "KD"))] == [Delivery, bytes]
 
@@ -173,14 +177,17 @@ def test_a_skipped_sequence_number_delivers_the_card_and_raises_a_gap_fault() ->
     gap, delivery, _ack = drive(link, card(6, "9C"))
     assert isinstance(gap, ShoeFault) and gap.kind is FaultKind.SEQUENCE_GAP
     assert "frames 4 to 5" in gap.message and "a card may be missing" in gap.message
-    assert delivery == Delivery(CardRead(parse_card("9C"), SESSION, 6))
+    assert delivery == Delivery(CardRead(parse_card("9C"), SESSION, 6, b"\x109C"))
 
 
 def test_an_unknown_event_code_is_acknowledged_and_raised_as_a_protocol_fault() -> None:
     link = hello_link()
-    fault, ack = drive(link, encode_frame(1, 0x12, b"\x44"))
-    assert isinstance(fault, ShoeFault) and fault.kind is FaultKind.PROTOCOL
-    assert "unknown shoe event code 0x44" in fault.message
+    (delivery, ack) = drive(link, encode_frame(1, 0x12, b"\x44"))
+    assert isinstance(delivery, Delivery) and isinstance(delivery.event, RefusedMessage)
+    assert "unknown shoe event code 0x44" in delivery.event.message
     assert ack == encode_message(Ack(1))
-    assert drive(link, encode_frame(1, 0x12, b"\x44"))[-1] == encode_message(Ack(1))
-    assert not [o for o in drive(link, encode_frame(1, 0x12, b"\x44")) if isinstance(o, ShoeFault)]
+    assert link.state == LinkState(SESSION, 1, b"\x12\x44")  # journaled like a card
+    # Its retransmission is a plain duplicate: acknowledged, not raised again.
+    assert drive(link, encode_frame(1, 0x12, b"\x44")) == [
+        RepeatedFrame(1, "/dev/shoe"), encode_message(Ack(1))
+    ]

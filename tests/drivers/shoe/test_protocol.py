@@ -108,8 +108,15 @@ def test_a_frame_split_across_many_reads_decodes_once_complete() -> None:
     assert results[-1] == [Frame(126, 0x10, b"TD")]
 
 
-def test_garbage_before_a_frame_is_one_error_then_the_frame() -> None:
+def test_bytes_before_the_first_flag_after_opening_are_dropped_without_a_word() -> None:
     out = Decoder().feed(b"\x01\x02\x03" + wire("7E 02 05 10 41 53 FE C2 7E"))
+    assert out == [Frame(5, 0x10, b"AS")]
+
+
+def test_garbage_between_frames_is_one_error_then_the_frame() -> None:
+    decoder = Decoder()
+    decoder.feed(wire("7E 00 00 02 EC DE 7E"))
+    out = decoder.feed(b"\x01\x02\x03" + wire("7E 02 05 10 41 53 FE C2 7E"))
     assert isinstance(out[0], DecodeError)
     assert out[1:] == [Frame(5, 0x10, b"AS")]
 
@@ -131,7 +138,7 @@ def test_a_damaged_frame_is_reported_with_what_is_wrong(hex_: str, kind: DecodeE
 
 
 def test_a_run_without_flags_is_dropped_once_and_the_next_frame_still_decodes() -> None:
-    decoder = Decoder()
+    decoder = Decoder(hunting=False)
     out = decoder.feed(b"\x55" * 1000)
     assert [e.kind for e in out if isinstance(e, DecodeError)] == [DecodeErrorKind.OVERLONG]
     assert decoder.feed(b"\x55" * 1000 + wire("7E 02 05 10 41 53 FE C2 7E")) == [
@@ -153,7 +160,6 @@ def test_an_intact_card_frame_naming_no_card_is_a_misread_not_a_card(code: bytes
         (0, 0x10, b"AS", "needs a sequence number"),
         (4, 0x02, b"", "has sequence number 0"),
         (4, 0x12, b"\x09", "unknown shoe event code 0x09"),
-        (4, 0x10, b"ASX", "carries 2 payload bytes"),
         (0, 0x44, b"", "unknown type 0x44"),
         (0, 0x01, b"\x02\x00\x00\x00\x01\x00\x00", "protocol version 2"),
         (0, 0x01, b"\x01\x00\x00\x00\x01\x05AB", "ends inside the shoe id"),
@@ -174,10 +180,32 @@ def test_same_session_and_seq_as_last_delivered_is_a_duplicate() -> None:
     last = LinkState(session=7, seq=9)
     assert classify(last, 7, 9) is Verdict.DUPLICATE
     assert classify(last, 7, 10) is Verdict.NEW
-    assert classify(last, 8, 9) is Verdict.NEW  # the shoe rebooted: a new session
+    assert classify(last, 8, 1) is Verdict.NEW  # the shoe rebooted: a new session from 1
+    assert classify(last, 8, 9) is Verdict.GAP  # ... and 1 to 8 of it went to someone else
     assert classify(last, 7, 12) is Verdict.GAP
     assert classify(last, 7, 8) is Verdict.STALE
     assert classify(last, 7, 9 + 127) is Verdict.GAP
     assert classify(last, 7, 9 + 128) is Verdict.STALE
     assert classify(LinkState(7, 255), 7, 1) is Verdict.NEW
-    assert classify(None, 7, 9) is Verdict.NEW
+    assert classify(None, 7, 1) is Verdict.NEW
+    assert classify(None, 7, 9) is Verdict.GAP
+
+
+def test_link_state_goes_to_the_journal_and_back_with_its_frame_content() -> None:
+    state = LinkState(0x1ACCF65B, 13, b"\x104H")
+    assert state.to_record() == {"session": 0x1ACCF65B, "seq": 13, "frame": "103448"}
+    assert LinkState.from_record(state.to_record()) == state
+    assert LinkState.from_record({"session": 7, "seq": 9}) == LinkState(7, 9, None)
+
+
+@pytest.mark.parametrize(
+    ("record", "words"),
+    [
+        ({"session": 7, "seq": 0}, "seq is 1-255"),
+        ({"session": -1, "seq": 3}, "session is a 32-bit number"),
+        ({"session": 7, "seq": 3, "frame": "zz"}, "frame is hex text"),
+    ],
+)
+def test_a_damaged_link_record_is_refused_naming_the_field(record: dict[str, object], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        LinkState.from_record(record)

@@ -14,7 +14,7 @@ import pytest
 from controller.engine.cards import parse_cards
 from drivers.shoe.serial_backend import ShoeReader
 from drivers.shoe.simcli import execute
-from drivers.shoe.simulated import SimulatedShoe
+from drivers.shoe.simulated import FirmwareBug, SimulatedShoe
 
 REPO = Path(__file__).resolve().parents[3]
 WAIT = 5.0
@@ -94,5 +94,35 @@ def test_each_command_answers_one_line_saying_what_happened(line: str, answer: s
     shoe = SimulatedShoe(parse_cards(["2C", "3C"]))
     try:
         assert execute(shoe, line) == answer
+    finally:
+        shoe.stop()
+
+
+def test_sim_shoe_help_lists_every_stdin_command_and_firmware_bug() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "sim-shoe", "--help"],
+        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=WAIT,
+        env={**os.environ, "COLUMNS": "400"},  # no wrapping inside a bug's name
+    )
+    assert done.returncode == 0, done.stderr
+    commands = done.stdout.split("stdin commands")[1]
+    for word in ("draw [N]", "stack CARD", "confirm", "fault NAME", "clear", "status", "quit"):
+        assert f"\n    {word}" in commands
+    for bug in FirmwareBug:
+        assert bug.value in done.stdout
+
+
+def test_fault_restore_says_which_faults_are_still_on() -> None:
+    shoe = SimulatedShoe(parse_cards(["2C", "3C"]))
+    try:
+        execute(shoe, "fault bad-crc")
+        execute(shoe, "fault misread")
+        execute(shoe, "fault drop")
+        assert execute(shoe, "fault restore").endswith(
+            "; faults still on: bad-crc, misread (the next card)"
+        )
+        execute(shoe, "clear")
+        execute(shoe, "draw 1")
+        assert execute(shoe, "fault restore").endswith("; no faults remain on")
     finally:
         shoe.stop()

@@ -1,0 +1,46 @@
+"""The daemon's shoe handover: a message the journal already has is not taken twice."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from controller.daemon import Daemon
+from controller.engine.cards import parse_card
+from controller.journal import Journal
+from controller.table import Table
+from drivers.shoe.events import CardRead, FaultKind, Misread, ShoeFault
+from drivers.shoe.protocol import MisreadReason
+
+
+def test_a_card_offered_again_after_its_journal_commit_is_not_dealt_twice(tmp_path: Path) -> None:
+    # The shoe's thread waits JOURNAL_WAIT_S for the loop; if the commit lands after it gave up,
+    # the frame is not acknowledged and the shoe sends it again: the same session, SEQ and frame.
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    daemon = Daemon.__new__(Daemon)
+    daemon.table = table
+    card = CardRead(parse_card("4H"), 0x1ACCF65B, 13, b"\x104H")
+    asyncio.run(daemon._shoe_event(card))
+    asyncio.run(daemon._shoe_event(card))
+    asyncio.run(daemon._shoe_event(CardRead(parse_card("4H"), 0x1ACCF65B, 14, b"\x104H")))
+    misread = Misread(MisreadReason.UNREADABLE, "", 0x1ACCF65B, 15, b"\x11\x01")
+    asyncio.run(daemon._shoe_event(misread))
+    asyncio.run(daemon._shoe_event(misread))
+    entries = list(table.journal.entries())
+    cards = [e for e in entries if e.kind == "card"]
+    faults = [e for e in entries if e.kind == "fault"]
+    assert [e.body["source"]["seq"] for e in cards] == [13, 14]
+    assert [e.body["source"]["seq"] for e in faults] == [15]
+    assert table.shoe_link == {"session": 0x1ACCF65B, "seq": 15, "frame": "1101"}
+
+
+def test_each_protocol_fault_naming_a_different_card_is_journaled_once(tmp_path: Path) -> None:
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    daemon = Daemon.__new__(Daemon)
+    daemon.table = table
+    four = ShoeFault(FaultKind.PROTOCOL, "... CARD frame (type 0x10) carrying 4H, SEQ 0 ...")
+    five = ShoeFault(FaultKind.PROTOCOL, "... CARD frame (type 0x10) carrying 5S, SEQ 0 ...")
+    for event in (four, four, five, four):  # the shoe resends each every 0.25 s
+        asyncio.run(daemon._shoe_event(event))
+    messages = [f.message for f in table.faults.values()]
+    assert messages == [four.message, five.message]
