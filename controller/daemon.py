@@ -460,7 +460,7 @@ class Daemon:
         elif isinstance(event, ShoeEvent):
             source = _shoe_source(event)
             if event.kind == EventKind.CONFIRM_BUTTON:
-                table.button("confirm", by="shoe")
+                table.button("confirm", by="shoe", source=source)
             else:
                 table.shoe_event(SHOE_EVENTS[event.kind], source)
             self._delivered = (event.seq, time.monotonic())

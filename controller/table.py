@@ -271,12 +271,13 @@ class Table:
             raise TableError("voiding a round needs who voids it and why")
         return self._commit("void", {"by": by, "reason": reason}, self.round_no)
 
-    def button(self, name: str, by: str) -> Entry:
+    def button(self, name: str, by: str, source: Mapping[str, JSON] | None = None) -> Entry:
         """A dealer button. `confirm` after a settled round means the seats are paid (the
         home-plate lamps go dark, the display returns to idle; with a camera, the payouts on the
         felt are checked); pressed again after the cut card, it means a freshly shuffled shoe is
         loaded; pressed between rounds with nothing else to confirm, it opens the round the
-        camera proposes."""
+        camera proposes. `source` is the shoe's message when the shoe's own button was pressed
+        (kept like a card's, so a restarted reader resumes after it)."""
         record = self.current
         idle = (
             name == "confirm"
@@ -284,7 +285,10 @@ class Table:
             and not self.shuffle_due
             and not (record is not None and record.status == "settled" and not record.paid)
         )
-        entry = self._commit("button", {"button": name, "by": by}, self.round_no)
+        body: dict[str, JSON] = {"button": name, "by": by}
+        if source is not None:
+            body["source"] = dict(source)
+        entry = self._commit("button", body, self.round_no)
         if idle and not self.faults:
             proposal = self.camera.proposal(self)
             if proposal is not None and proposal["ready"]:
@@ -364,6 +368,7 @@ class Table:
         elif entry.kind == "void":
             effects = self._void(body["by"], body["reason"])
         elif entry.kind == "button":
+            self._note_shoe_link(body)
             record = self.current
             if body["button"] == "confirm" and record is not None and record.status == "settled" and not record.paid:
                 record.paid = True

@@ -9,8 +9,8 @@ from controller.daemon import Daemon
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table
-from drivers.shoe.events import CardRead, FaultKind, Misread, ShoeFault
-from drivers.shoe.protocol import MisreadReason
+from drivers.shoe.events import CardRead, FaultKind, Misread, ShoeEvent, ShoeFault
+from drivers.shoe.protocol import EventKind, MisreadReason
 
 
 def test_a_card_offered_again_after_its_journal_commit_is_not_dealt_twice(tmp_path: Path) -> None:
@@ -44,3 +44,19 @@ def test_each_protocol_fault_naming_a_different_card_is_journaled_once(tmp_path:
         asyncio.run(daemon._shoe_event(event))
     messages = [f.message for f in table.faults.values()]
     assert messages == [four.message, five.message]
+
+
+def test_the_shoes_own_confirm_button_is_kept_where_a_restarted_reader_resumes(tmp_path: Path) -> None:
+    # A confirm press from the shoe is a sequenced message like a card: after a restart the reader
+    # must resume after it, or the shoe's next frame would look like a gap.
+    path = tmp_path / "journal.sqlite3"
+    table = Table(Journal(path), game="grand-slam", rules={}, simulated=True)
+    daemon = Daemon.__new__(Daemon)
+    daemon.table = table
+    asyncio.run(daemon._shoe_event(CardRead(parse_card("4H"), 0x1ACCF65B, 1, b"\x104H")))
+    asyncio.run(daemon._shoe_event(ShoeEvent(EventKind.CONFIRM_BUTTON, 0x1ACCF65B, 2, b"\x12\x03")))
+    press = [e for e in table.journal.entries() if e.kind == "button"]
+    assert len(press) == 1 and press[0].body["by"] == "shoe" and press[0].body["source"]["seq"] == 2
+    table.journal.close()
+    again = Table(Journal(path), game="grand-slam", rules={}, simulated=True)
+    assert again.shoe_link is not None and again.shoe_link["seq"] == 2
