@@ -116,7 +116,7 @@ def mosquitto(mosquitto_bin: str, tmp_path: Path) -> Iterator[Mosquitto]:
 
 
 class Subscriber:
-    """A consumer on tablectl/# at QoS 1 that records every message it gets, repeats included.
+    """A consumer of every table's messages (tablectl/+/+/+) at QoS 1 that records every message it gets, repeats included.
 
     With `persistent` it keeps its session (clean_session off, a fixed client id): the broker
     queues for it while it is away, which is how a floor system that must not miss an event reads."""
@@ -130,7 +130,7 @@ class Subscriber:
             CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv311, clean_session=not persistent
         )
         self.client.reconnect_delay_set(1, 1)
-        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe("tablectl/#", qos=1)
+        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(schema.EVENTS_FILTER, qos=1)
         self.client.on_subscribe = lambda c, u, mid, rcs, p: self.subscribed.set()
         self.client.on_message = self._on_message
 
@@ -204,6 +204,7 @@ def make_publisher(config: FloorConfig, table: Table, boot: str | None = None) -
         game=table.game_name,
         rules=table.rules_doc,
         mark=lambda seq: journal.set_meta(MARK_KEY, str(seq)),
+        meta=journal.set_meta,
         boot=boot,
         reconnect_max_s=1,
     )
