@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -229,3 +231,89 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                 "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem")  # fmt: skip
     return {p.stem + p.suffix.replace(".", "_"): p for p in d.iterdir()}
+
+
+def wait_until(done: Callable[[], bool], timeout: float = WAIT_S, every: float = 0.05) -> bool:
+    """Poll `done` until it holds or `timeout` seconds pass (for outcomes seen in a store)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if done():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(every)
+
+
+def postgres_bin() -> Path:
+    """Debian's PostgreSQL server binaries (initdb, pg_ctl, postgres)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        message = "PostgreSQL is missing: install Debian's package `postgresql` (apt-get install postgresql)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found[-1].parent
+
+
+class Postgres:
+    """A PostgreSQL server of our own: initdb in a temp directory, a Unix socket in it, no TCP.
+
+    initdb refuses to run as root, so as root it runs as the `postgres` user (runuser)."""
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.home = Path(tempfile.mkdtemp(prefix="tablectl-pg-"))
+        self.data = self.home / "data"
+        self.port = free_port()
+        self.as_postgres = os.geteuid() == 0
+        if self.as_postgres:
+            shutil.chown(self.home, "postgres", "postgres")
+
+    def _run(self, *argv: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if self.as_postgres else []
+        done = subprocess.run([*prefix, *argv], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{argv[0]} failed: {done.stdout}{done.stderr}")
+
+    def start(self) -> None:
+        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync",
+                  "-E", "UTF8")  # fmt: skip
+        options = f"-k {self.home} -c listen_addresses='' -p {self.port} -c fsync=off -c max_connections=50"
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.home / "log"), "-o", options,
+                  "-w", "-t", "60", "start")  # fmt: skip
+
+    def stop(self) -> None:
+        # pg_ctl stops the server whose PID is in this data directory's postmaster.pid: ours.
+        with contextlib.suppress(Exception):
+            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@/{database}?host={self.home}&port={self.port}"
+
+    def new_database(self) -> str:
+        import psycopg
+
+        name = f"floor_{secrets.token_hex(4)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    server = Postgres(postgres_bin())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty floor store of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path}/floor.db"
+    server: Postgres = request.getfixturevalue("postgres")
+    return server.new_database()
