@@ -28,7 +28,9 @@ from paho.mqtt.enums import CallbackAPIVersion
 from controller.engine.cards import parse_card
 from controller.floor import schema
 from controller.floor.config import Broker, FloorConfig
+from controller.floor.consumer import FloorConsumer
 from controller.floor.publisher import MARK_KEY, FloorPublisher
+from controller.floor.store import open_store
 from controller.journal import Journal
 from controller.table import Table
 
@@ -91,6 +93,13 @@ class Mosquitto:
                 return
             time.sleep(0.02)
         raise RuntimeError(f"mosquitto did not listen on 127.0.0.1:{self.port}")
+
+    def kill(self) -> None:
+        """SIGKILL: the broker loses whatever it had not autosaved (sessions, queues)."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+        self.process = None
 
     def stop(self) -> None:
         if self.process is None:
@@ -189,6 +198,27 @@ def deal_rounds(table: Table, count: int) -> None:
         table.open_round({"seats": [{"seat": 2, "wagers": {"first": 10}}]}, by="dealer")
         while table.awaiting.kind == "card":
             table.card(parse_card(DECK[table.shoe.dealt_count % len(DECK)]), {"via": "shoe"})
+
+
+def make_consumer(broker: Broker, store_url: str, consumer_id: str = "store-1", probe_s: float = 0.5) -> FloorConsumer:
+    """An in-process floor store consumer that asks every table often (tests wait on it)."""
+    consumer = FloorConsumer(broker, store_url, consumer_id=consumer_id, probe_s=probe_s, ask_timeout_s=2.0)
+    consumer.start()
+    return consumer
+
+
+def store_matches_journal(store_url: str, table: Table) -> bool:
+    """The store holds exactly the table's journal: every entry once, in order, as committed."""
+    store = open_store(store_url)
+    try:
+        got = [r.to_json()["entry"] for r in store.entries(SITE, table.table_id)]
+    finally:
+        store.close()
+    journal = Journal(table.journal.path, readonly=True)
+    try:
+        return got == [e.to_json() for e in journal.entries()]
+    finally:
+        journal.close()
 
 
 def floor_config(broker: Broker, **extra: object) -> FloorConfig:
