@@ -218,6 +218,7 @@ class FloorConsumer:
 
     def _handle(self, store: FloorStore, batch: list[tuple[str, bytes, Any]]) -> None:
         entries: list[StoredEntry] = []
+        replied: list[StoredEntry] = []
         ends: list[tuple[schema.FloorMessage, Any]] = []
         touched: set[Key] = set()
         for topic, payload, props in batch:
@@ -237,7 +238,7 @@ class FloorConsumer:
             touched.add(key)
             p = message.payload
             if message.kind == "entry":
-                entries.append(
+                (replied if "/catchup/" in topic else entries).append(
                     StoredEntry(message.site, message.table, p["seq"], message.boot, p["at"], p.get("round"),
                                 p["kind"], p["body"])
                 )  # fmt: skip
@@ -245,10 +246,18 @@ class FloorConsumer:
                 ends.append((message, props))
             elif message.kind == "status" and isinstance(p.get("last"), int):
                 store.reported(message.site, message.table, int(p["last"]))
-        if entries:
-            result = store.add(entries)
+        for group in (entries, replied):
+            if not group:
+                continue
+            result = store.add(group)
             if result.conflicts:
                 self._say(f"{result.conflicts} entr(ies) differ from the ones stored; see floor_conflicts", 40)
+            if group is replied and result.added:
+                tables = sorted({f"{e.site}/{e.table}" for e in group})
+                log.info(
+                    "floor store: %s sent %d entr(ies) the store lacked (lost by the broker, or sent while the "
+                    "store was away)", ", ".join(tables), result.added,
+                )  # fmt: skip
         for message, props in ends:
             key = (message.site, message.table)
             store.reported(message.site, message.table, int(message.payload["last"]))
