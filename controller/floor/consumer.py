@@ -22,6 +22,7 @@ slow disk never stalls the network and every write is one transaction per batch.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import secrets
@@ -194,11 +195,25 @@ class FloorConsumer:
                             self._ask(store, key)
             except Exception:
                 # A store that fails (disk full, server gone) loses nothing: the tables keep every
-                # entry until a store confirms it, and this consumer asks again when it recovers.
+                # entry until a store confirms it, and this consumer asks again once it is back.
                 log.exception("floor store: could not store a batch of %d message(s); the tables keep them", len(batch))
-                time.sleep(1.0)
+                store = self._reopen(store)
+                self._asks.clear()
+                self._ask_all.set()
             if stop:
                 return
+
+    def _reopen(self, store: FloorStore) -> FloorStore:
+        time.sleep(1.0)
+        try:
+            fresh = open_store(self.store_url)
+        except Exception as exc:
+            self._say(f"cannot reopen the store: {exc}; retrying", logging.ERROR)
+            return store
+        with contextlib.suppress(Exception):
+            store.close()
+        self._store = fresh
+        return fresh
 
     def _take(self) -> tuple[list[tuple[str, bytes, Any]], bool]:
         batch: list[tuple[str, bytes, Any]] = []

@@ -308,14 +308,22 @@ class Postgres:
     def start(self) -> None:
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync",
                   "-E", "UTF8")  # fmt: skip
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server on its existing data directory."""
         options = f"-k {self.home} -c listen_addresses='' -p {self.port} -c fsync=off -c max_connections=50"
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.home / "log"), "-o", options,
                   "-w", "-t", "60", "start")  # fmt: skip
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server (fast: its clients are cut off), keeping its data."""
         # pg_ctl stops the server whose PID is in this data directory's postmaster.pid: ours.
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def stop(self) -> None:
         with contextlib.suppress(Exception):
-            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+            self.halt()
         shutil.rmtree(self.home, ignore_errors=True)
 
     def url(self, database: str = "postgres") -> str:

@@ -30,6 +30,7 @@ from .conftest import (
     make_consumer,
     make_publisher,
     make_table,
+    postgres_bin,
     store_matches_journal,
     wait_until,
 )
@@ -201,3 +202,32 @@ def test_a_consumer_started_an_hour_after_the_tables_catches_up_from_the_tables_
         for p in publishers:
             p.stop()
     assert min(t.journal.last_seq for t in tables) > 150
+
+
+def test_a_store_server_that_goes_away_loses_nothing_and_the_consumer_carries_on(
+    mosquitto: Mosquitto, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="tablectl.floor.consumer")
+    server = Postgres(postgres_bin())  # its own server: this test stops it
+    server.start()
+    try:
+        url = server.new_database()
+        table = make_table(tmp_path)
+        publisher = make_publisher(floor_config(mosquitto.broker), table)
+        publisher.start()
+        consumer = make_consumer(mosquitto.broker, url)
+        try:
+            deal_rounds(table, 2)
+            assert wait_until(lambda: store_matches_journal(url, table))
+            server.halt()  # the store's server goes down while the table deals on
+            deal_rounds(table, 3)
+            assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
+            assert wait_until(lambda: "could not store a batch" in caplog.text)
+            server.resume()
+            assert wait_until(lambda: store_matches_journal(url, table))
+        finally:
+            consumer.stop()
+            publisher.stop()
+    finally:
+        server.stop()
+    assert "the tables keep them" in caplog.text
