@@ -53,14 +53,14 @@ TEMPLATE = 3000
 
 
 @contextmanager
-def postgres(home: Path) -> Iterator[str]:
+def postgres() -> Iterator[str]:
     """A PostgreSQL server of our own; yields the URL of a fresh database. Stopped by pg_ctl on its
-    own data directory."""
+    own data directory. Its directory is its own (the postgres user must reach it)."""
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     if not found:
         raise RuntimeError("PostgreSQL is missing: install Debian's package `postgresql`")
     bindir = found[-1].parent
-    home.mkdir()
+    home = Path(tempfile.mkdtemp(prefix="tablectl-bench-pg-"))
     prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     if prefix:
         shutil.chown(home, "postgres", "postgres")
@@ -82,6 +82,7 @@ def postgres(home: Path) -> Iterator[str]:
         yield f"postgresql://postgres@/floor?host={home}&port={port}"
     finally:
         run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def wait_stored(url: str, tables: dict[str, int], timeout: float) -> float:
@@ -239,9 +240,9 @@ def run() -> dict[str, Any]:
             results["sqlite"]["catch_up_day"] = catch_up(day_url, day, broker)
             day_bytes = size_of(day_url, home / "day.db")
             results["sqlite"]["size"] = {"bytes_per_table_day": day_bytes, "bytes_per_entry": round(day_bytes / DAY)}
-            with postgres(home / "pg") as pg_url:
+            with postgres() as pg_url:
                 results["postgresql"] = {"live": live(pg_url, journals, broker)}
-            with postgres(home / "pg-day") as pg_day:
+            with postgres() as pg_day:
                 results["postgresql"]["catch_up_day"] = catch_up(pg_day, day, broker)
                 pg_bytes = size_of(pg_day, None)
                 results["postgresql"]["size"] = {"bytes_per_table_day": pg_bytes,

@@ -38,7 +38,7 @@ from paho.mqtt.properties import Properties
 
 from controller.floor import schema
 from controller.floor.config import Broker, check_level
-from controller.floor.store import FloorStore, StoredEntry, open_store
+from controller.floor.store import FloorStore, StoredEntry, open_store, redact
 
 log = logging.getLogger("tablectl.floor.consumer")
 _paho_log = logging.getLogger("tablectl.floor.mqtt")
@@ -119,7 +119,7 @@ class FloorConsumer:
         self._known.update(self._store.tables())
         log.info(
             "floor store %s (id %s, %d table(s) known): reading %s as %s",
-            self._store.url if "@" not in self._store.url else "(postgresql)",
+            redact(self._store.url),
             self._store.store_id,
             len(self._known),
             self.broker,

@@ -231,3 +231,22 @@ def test_a_store_server_that_goes_away_loses_nothing_and_the_consumer_carries_on
     finally:
         server.stop()
     assert "the tables keep them" in caplog.text
+
+
+def test_two_consumers_feeding_one_store_never_double_a_row(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path}/floor.db"
+    table = make_table(tmp_path)
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    deal_rounds(table, 2)  # before either consumer: both will ask the table for it
+    consumers = [make_consumer(mosquitto.broker, url, f"store-{n}") for n in (1, 2)]
+    try:
+        deal_rounds(table, 3)  # live, to both
+        assert wait_until(lambda: store_matches_journal(url, table))
+    finally:
+        for c in consumers:
+            c.stop()
+        publisher.stop()
+    store = open_store(url)
+    assert store.count() == table.journal.last_seq
+    store.close()
