@@ -133,6 +133,8 @@ class Progress:
 class _Db(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int: ...
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -238,20 +240,12 @@ class FloorStore:
                         (site, table, low, high),
                     ).fetchall()
                 }
+                fresh: list[StoredEntry] = []
                 for entry in group:
                     old = there.get(entry.seq)
                     if old is None:
-                        cursor = self._run(
-                            "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, table_id, seq) DO NOTHING",
-                            (site, table, entry.seq, entry.boot, entry.at, entry.round, entry.kind,
-                             _body_text(entry.body), now),
-                        )  # fmt: skip
-                        if cursor.rowcount == 1:
-                            added += 1
-                            there[entry.seq] = entry
-                            continue
-                        repeats += 1  # another consumer stored it a moment ago
+                        there[entry.seq] = entry  # a second copy in this batch is compared with it
+                        fresh.append(entry)
                     elif old.same_as(entry):
                         repeats += 1
                     else:
@@ -268,6 +262,18 @@ class FloorStore:
                             "or a table id used twice?",
                             site, table, entry.seq, entry.boot,
                         )  # fmt: skip
+                if fresh:
+                    # One statement for the lot (psycopg pipelines it); a row another consumer wrote
+                    # a moment ago is left as it is (ON CONFLICT), and counted as a repeat.
+                    inserted = self._db.executemany(
+                        self._sql(
+                            "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, table_id, seq) DO NOTHING"
+                        ),
+                        [(site, table, e.seq, e.boot, e.at, e.round, e.kind, _body_text(e.body), now) for e in fresh],
+                    )
+                    added += inserted
+                    repeats += len(fresh) - inserted
                 self._advance(site, table)
         return AddResult(added, repeats, conflicts)
 
@@ -428,6 +434,10 @@ class _SqliteDb:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self._db.execute(sql, params)
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """How many rows were written."""
+        return int(self._db.executemany(sql, rows).rowcount)
+
     def begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")  # the writer's lock at once: two consumers never deadlock
 
@@ -451,6 +461,12 @@ class _PgDb:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """How many rows were written."""
+        with self._conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
+            return int(cursor.rowcount)
 
     def begin(self) -> None:
         self._conn.execute("BEGIN")

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from controller.floor.catchup import STORED_KEY
+from controller.floor.publisher import MARK_KEY
 from controller.floor.store import open_store
 from controller.journal import Journal
 
@@ -47,7 +48,11 @@ class Daemon:
         self.starts = 0
 
     def start(self, demo: bool) -> None:
-        port = free_port()
+        self.spawn(demo)
+        self.ready()
+
+    def spawn(self, demo: bool) -> None:
+        port = self.port = free_port()
         argv = [sys.executable, "-m", "controller.cli", "run", "--sim", "--config", str(self.config),
                 "--state-dir", str(self.home / "state"), "--http", f"127.0.0.1:{port}", "--seed", str(self.starts)]  # fmt: skip
         if demo:
@@ -55,10 +60,14 @@ class Daemon:
         self.starts += 1
         log = (self.home / f"daemon-{self.starts}.log").open("wb")
         self.process = subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=log, env={**os.environ, **TOKENS})
+
+    def ready(self) -> None:
+        """Wait until its API answers (the table loop, the journal and the publisher are up)."""
+        assert self.process is not None
         deadline = time.monotonic() + 30
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1).close()
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/health", timeout=1).close()
                 return
             except OSError:
                 assert self.process.poll() is None, f"the daemon {self.table_id} exited at start"
@@ -72,9 +81,16 @@ class Daemon:
         self.process = None
 
     def stop(self) -> None:
+        self.terminate()
+        self.wait()
+
+    def terminate(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+
+    def wait(self) -> None:
         if self.process is None:
             return
-        self.process.send_signal(signal.SIGTERM)
         try:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -86,6 +102,13 @@ class Daemon:
         journal = Journal(self.journal, readonly=True)
         try:
             return [e.to_json() for e in journal.entries()]
+        finally:
+            journal.close()
+
+    def acked_mark(self) -> int:
+        journal = Journal(self.journal, readonly=True)
+        try:
+            return int(journal.get_meta(MARK_KEY) or 0)
         finally:
             journal.close()
 
@@ -151,25 +174,33 @@ def test_a_broker_killed_mid_shift_with_a_daemon_and_the_consumer_killed_too_los
     try:
         consumer.start()
         for t in tables:
-            t.start(demo=True)
-        assert wait_until(lambda: all(len(_stored(url, t.table_id)) >= 10 for t in tables), 30, 0.2)
+            t.spawn(demo=True)
+        for t in tables:
+            t.ready()
+        assert wait_until(lambda: all(len(_stored(url, t.table_id)) >= 5 for t in tables), 30, 0.1)
 
         mosquitto.kill()  # it loses every session and queue since its last autosave
-        time.sleep(1.0)
+        time.sleep(0.5)
         tables[0].kill()  # a power cut at a table while the floor is down
         tables[0].start(demo=True)
         consumer.kill()  # and the store's consumer dies too
-        time.sleep(1.0)
-        mosquitto.start()  # the tables reconnect and push their backlog to nobody
-        time.sleep(1.5)
+        mosquitto.start()
+        # The tables reconnect and push their backlog while the consumer is still away: the broker
+        # acknowledges it all (their floor.acked marks pass it) and keeps none of it for the store.
+        backlog = {t.table_id: len(t.entries()) for t in tables}
+        assert wait_until(lambda: all(t.acked_mark() >= backlog[t.table_id] for t in tables), 30, 0.1)
         consumer.start()
-        time.sleep(1.5)
+        time.sleep(0.5)
 
         # The shift ends: each table stops dealing (a clean stop), then runs on without the demo
         # dealer, so its journal is final and it still answers the floor.
         for t in tables:
-            t.stop()
-            t.start(demo=False)
+            t.terminate()
+        for t in tables:
+            t.wait()
+            t.spawn(demo=False)
+        for t in tables:
+            t.ready()
         final = {t.table_id: t.entries() for t in tables}
         assert wait_until(lambda: all(_stored(url, t.table_id) == final[t.table_id] for t in tables), 30, 0.2)
         store = open_store(url)
@@ -180,16 +211,17 @@ def test_a_broker_killed_mid_shift_with_a_daemon_and_the_consumer_killed_too_los
 
         check = [sys.executable, "-m", "controller.cli", "floor", "export", "--store", url, "--check",
                  "--broker", f"mqtt://127.0.0.1:{mosquitto.port}", "--table"]  # fmt: skip
-        checks = [subprocess.run([*check, t.table_id], cwd=REPO, capture_output=True, text=True) for t in tables]
+        running = [subprocess.Popen([*check, t.table_id], cwd=REPO, stdout=subprocess.PIPE, text=True) for t in tables]
+        checks = [(p.communicate(timeout=30)[0], p.returncode) for p in running]
     finally:
         consumer.stop()
         for t in tables:
             t.stop()
 
-    for t, check in zip(tables, checks, strict=True):
+    for t, (said, code) in zip(tables, checks, strict=True):
         n = len(final[t.table_id])
-        assert check.returncode == 0, check.stdout + check.stderr
-        assert check.stdout == f"{SITE}/{t.table_id}: the table says its journal ends at {n}; the store holds {n} of {n}: complete\n"
+        assert code == 0, said
+        assert said == f"{SITE}/{t.table_id}: the table says its journal ends at {n}; the store holds {n} of {n}: complete\n"
     assert min(len(v) for v in final.values()) > 60
     # The consumer had to ask the tables: the broker had lost what it had acknowledged to them.
     assert "entr(ies) the store lacked" in consumer.logs()
