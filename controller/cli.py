@@ -77,12 +77,12 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
         analysis_cli.add_arguments(analyze)
 
-    floor = sub.add_parser("floor", help="every table publishing to the floor's MQTT broker, live in the terminal")
+    floor = sub.add_parser("floor", help="the floor: every table live, the floor store, its export and check")
     floor.set_defaults(handler=_floor)
-    if argv[:1] == ["floor"]:  # its options live with the view; paho is imported only when asked for
-        from controller.floor import view
+    if argv[:1] == ["floor"]:  # its options live with the floor; paho is imported only when asked for
+        from controller.floor import cli as floor_cli
 
-        view.add_arguments(floor)
+        floor_cli.add_arguments(floor, argv[1:])
 
     calibrate = sub.add_parser("calibrate", help="calibrate the overhead camera from the markers in a frame")
     vision = sub.add_parser("vision", help="simulated camera frames, and reading wagers and pucks from a frame")
@@ -264,9 +264,9 @@ def _analyze(args: argparse.Namespace) -> int:
 
 
 def _floor(args: argparse.Namespace) -> int:
-    from controller.floor import view
+    from controller.floor import cli as floor_cli
 
-    return view.run(args)
+    return floor_cli.run(args)
 
 
 def _doctor(args: argparse.Namespace) -> int:

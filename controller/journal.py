@@ -113,6 +113,12 @@ class Journal:
     def last_seq(self) -> int:
         return self._last_seq
 
+    def read_last_seq(self) -> int:
+        """The newest committed seq, read now: a read-only journal's `last_seq` is as of its opening,
+        and the daemon may have written since (the floor's catch-up asks this)."""
+        row = self._db.execute("SELECT MAX(seq) FROM entries").fetchone()
+        return int(row[0] or 0)
+
     def check(self) -> int:
         """Check SQLite's integrity, every entry's CRC and the sequence; return the entry count."""
         try:

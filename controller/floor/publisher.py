@@ -10,6 +10,12 @@ after the mark. The mark is a lower bound, never ahead of the broker: a mark wri
 in a crash) means some messages are sent twice, which consumers drop by (table, seq), and never
 that one is missing.
 
+The broker's PUBACK is only the broker having a message: a broker killed before it saved its
+store forgets it. So the publisher also runs the table's catch-up responder (catchup.py), which
+answers a floor store that asks for what it is missing, from the journal, and records what each
+store confirms (`floor.stored`). MQTT 5 throughout: a broker that refuses a message (its ACL)
+says so in the PUBACK, and the publisher logs it and stops its mark there.
+
 Settlements, fault changes and meters are derived, so they must come out the same however often
 an entry is sent: the publisher keeps its own replica of the table, built by the same `Table` code
 from the same entries, and compares it before and after each entry. The replica is rebuilt from
@@ -39,15 +45,14 @@ from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.floor import schema
+from controller.floor.catchup import CatchupResponder, new_client
 from controller.floor.config import FloorConfig, check_level
 from controller.journal import Entry, Journal, JournalError
 from controller.table import Table
 
 log = logging.getLogger("tablectl.floor")
-_paho_log = logging.getLogger("tablectl.floor.mqtt")
 
 #: The journal meta key under which the publisher keeps how far the broker has acknowledged.
 MARK_KEY = "floor.acked"
@@ -80,6 +85,7 @@ class FloorPublisher:
         game: str,
         rules: Mapping[str, Any],
         mark: Callable[[int], None],
+        meta: Callable[[str, str], None] | None = None,
         boot: str | None = None,
         reconnect_max_s: int = 30,
     ) -> None:
@@ -92,6 +98,12 @@ class FloorPublisher:
         self.boot = boot or secrets.token_hex(6)
         self.client_id = config.client_id or f"tablectl-{config.site}-{table_id}"
         self._mark = mark
+        # Where the floor-confirmed marks go (controller.floor.catchup): the daemon's loop_mark
+        # carries a meta writer; without one they are kept in memory only.
+        self._meta: Callable[[str, str], None] | None = meta or getattr(mark, "meta", None)
+        self._responder: CatchupResponder | None = None
+        self._refused: str | None = None
+        self._journal_last = 0
         self._reconnect_max_s = reconnect_max_s
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -134,6 +146,9 @@ class FloorPublisher:
             "acked": self._acked,
             "sent": self._sent,
             "boot": self.boot,
+            # What floor stores have confirmed holding (end-to-end), as opposed to the broker's PUBACK.
+            "stored": self._responder.stored if self._responder is not None else {},
+            "refused": self._refused,
         }
 
     def wait_acked(self, seq: int, timeout: float) -> bool:
@@ -153,19 +168,7 @@ class FloorPublisher:
         """Connect in the background and start sending; returns at once. A missing broker is not
         an error: entries wait in the journal. A password file that cannot be read is."""
         password = self.config.password()
-        client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=self.client_id,
-            protocol=mqtt.MQTTv311,
-            clean_session=True,  # the journal is the outbox: no broker-side session is needed
-        )
-        # paho's own lines at DEBUG only: the callbacks below say what an operator needs, once, and
-        # paho 2.2 logs a routine end of its network loop as an error.
-        client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
-        if self.config.broker.tls:
-            client.tls_set(ca_certs=self.config.ca_file, certfile=self.config.cert_file, keyfile=self.config.key_file)
-        if self.config.username is not None:
-            client.username_pw_set(self.config.username, password)
+        client = new_client(self.config, self.client_id, password)
         client.will_set(self._topic("status"), schema.encode(self._status("offline", "connection lost")), 1, True)
         client.reconnect_delay_set(1, self._reconnect_max_s)
         client.max_inflight_messages_set(self.config.inflight)
@@ -178,8 +181,22 @@ class FloorPublisher:
         log.info(
             "floor: publishing to %s as %s (site %s, boot %s)", self.config.broker, self.client_id, self.site, self.boot
         )
-        client.connect_async(self.config.broker.host, self.config.broker.port, keepalive=self.config.keepalive)
+        # A clean start: the journal is the outbox, so no broker-side session is needed.
+        client.connect_async(
+            self.config.broker.host, self.config.broker.port, keepalive=self.config.keepalive, clean_start=True
+        )
         client.loop_start()
+        self._responder = CatchupResponder(
+            self.config,
+            self.journal_path,
+            table_id=self.table_id,
+            client_id=f"{self.client_id}-catchup",
+            boot=self.boot,
+            password=password,
+            meta=self._meta,
+            reconnect_max_s=self._reconnect_max_s,
+        )
+        self._responder.start()
         self._pump_thread = threading.Thread(target=self._pump, name="floor-publisher", daemon=True)
         self._pump_thread.start()
 
@@ -187,6 +204,9 @@ class FloorPublisher:
         """Send what is in flight if the broker is there (briefly), record the mark, say offline."""
         self._stopping.set()
         self._wake.set()
+        if self._responder is not None:
+            self._responder.stop(timeout)
+            self._responder = None
         if self._pump_thread is not None:
             self._pump_thread.join(timeout)
         client = self._client
@@ -232,6 +252,20 @@ class FloorPublisher:
             self._said = words
 
     def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            # MQTT 5 says so when the broker will not take a message (its ACL): the entry is not
+            # delivered, so the mark stops before it, and the operator is told what to fix.
+            words = (
+                f"{self.config.broker} refused message {mid} from table {self.table_id}: {reason}; the broker's ACL "
+                f"must let this table's user write {schema.topic(self.site, self.table_id, '#')}; "
+                "events wait in the journal"
+            )
+            if words != self._refused:
+                log.error("floor: %s", words)
+            self._refused = words
+            with self._acks_lock:
+                self._status_mids.discard(mid)
+            return
         with self._acks_lock:
             if mid in self._status_mids:
                 self._status_mids.discard(mid)
@@ -260,6 +294,7 @@ class FloorPublisher:
         replica = Table(Journal(":memory:"), game=self.game, rules=self.rules, table_id=self.table_id)
         backlog: deque[Entry] = deque()
         for entry in reader.entries():
+            self._journal_last = entry.seq
             if entry.seq <= start:
                 _follow(replica, entry)  # state before the first entry to send: no messages
             else:
@@ -289,6 +324,7 @@ class FloorPublisher:
                 backlog.extend(reader.entries(after=self._sent))
             while backlog and len(pending) < self.config.inflight:
                 entry = backlog.popleft()
+                self._journal_last = max(self._journal_last, entry.seq)
                 for kind, payload in self._messages(replica, entry):
                     info = client.publish(self._topic(kind), schema.encode(payload), 1, kind in schema.RETAINED)
                     if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):  # NO_CONN: queued for later
@@ -344,6 +380,7 @@ class FloorPublisher:
             "at": _now(),
             "status": status,
             "game": self.game,
+            "last": self._journal_last,  # the journal's newest seq as far as the publisher has read
         }
         if reason:
             payload["reason"] = reason
@@ -361,16 +398,27 @@ class FloorPublisher:
             yield kind, {**envelope, **fields}
 
 
-def loop_mark(journal: Journal, loop: asyncio.AbstractEventLoop) -> Callable[[int], None]:
-    """The daemon's mark writer: the write runs on the table loop, so the journal keeps one writer
+class LoopMark:
+    """The daemon's mark writer: writes run on the table loop, so the journal keeps one writer
     (the publisher's own connection is read-only and cannot contend with a card being journaled).
+    Calling it records the broker's mark; `meta` records any other floor mark (the stores').
     Stop the publisher while the loop still runs (`await asyncio.to_thread(publisher.stop)`) so
     the last mark lands; a mark that does not land only means repeats after the next start."""
 
-    def mark(seq: int) -> None:
-        loop.call_soon_threadsafe(journal.set_meta, MARK_KEY, str(seq))
+    def __init__(self, journal: Journal, loop: asyncio.AbstractEventLoop) -> None:
+        self.journal = journal
+        self.loop = loop
 
-    return mark
+    def __call__(self, seq: int) -> None:
+        self.meta(MARK_KEY, str(seq))
+
+    def meta(self, key: str, value: str) -> None:
+        self.loop.call_soon_threadsafe(self.journal.set_meta, key, value)
+
+
+def loop_mark(journal: Journal, loop: asyncio.AbstractEventLoop) -> LoopMark:
+    """The marks of `journal`, written on `loop` (see LoopMark)."""
+    return LoopMark(journal, loop)
 
 
 def _follow(replica: Table, entry: Entry) -> Any:

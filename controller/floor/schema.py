@@ -18,6 +18,19 @@ settlement, a fault change, the meters) on that kind's topic. `boot` names the d
 sent the message: after a restart the publisher sends again what the broker had not acknowledged
 before, under a new boot, so a consumer can tell a restart's repeats from a fault and drop them by
 (table, seq). `at` is when the entry was committed to the journal (UTC), not when it was sent.
+
+End-to-end catch-up (MQTT 5 request/response) lives one level deeper, so a viewer subscribed to
+`tablectl/+/+/+` never sees it:
+
+    tablectl/<site>/<table>/catchup/request            a floor consumer asks: {"v", "after", "limit", "store"}
+                                                       with a response topic and correlation data
+    tablectl/<site>/<table>/catchup/reply/<consumer>   the table answers, in journal order: each entry
+                                                       after `after` ({"reply": "entry", envelope,
+                                                       round, kind, body}) then {"reply": "end", "after",
+                                                       "through", "last", "more"}
+
+`after` is also the store's confirmation: it holds every entry up to it, so the table may record
+it as floor-confirmed (`floor.stored`), distinct from the broker's PUBACK mark (`floor.acked`).
 """
 
 from __future__ import annotations
@@ -33,6 +46,10 @@ KINDS = ("entry", "settlement", "fault", "meters", "status")
 EVENT_KINDS = ("entry", "settlement", "fault", "meters")
 #: Kinds that are the table's current state, kept by the broker so a new viewer sees them at once.
 RETAINED = frozenset({"status", "fault", "meters"})
+#: What a viewer or a consumer subscribes to for the table's messages: exactly four levels.
+EVENTS_FILTER = f"{ROOT}/+/+/+"
+#: At most this many entries in one catch-up reply; the consumer asks again for the rest.
+REPLY_LIMIT = 2000
 
 
 class FloorMessageError(ValueError):
@@ -41,6 +58,18 @@ class FloorMessageError(ValueError):
 
 def topic(site: str, table: str, kind: str) -> str:
     return f"{ROOT}/{site}/{table}/{kind}"
+
+
+def request_topic(site: str, table: str) -> str:
+    return f"{ROOT}/{site}/{table}/catchup/request"
+
+
+def reply_topic(site: str, table: str, consumer: str) -> str:
+    return f"{ROOT}/{site}/{table}/catchup/reply/{consumer}"
+
+
+def reply_filter(consumer: str) -> str:
+    return f"{ROOT}/+/+/catchup/reply/{consumer}"
 
 
 def encode(payload: Mapping[str, Any]) -> bytes:
@@ -90,6 +119,47 @@ def parse(topic_name: str, data: bytes | bytearray) -> FloorMessage:
     if kind in EVENT_KINDS and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
         raise FloorMessageError(f"{topic_name}: seq must be a journal sequence number, not {seq!r}")
     return FloorMessage(site, table, kind, payload)
+
+
+def parse_reply(topic_name: str, data: bytes | bytearray) -> FloorMessage:
+    """Read one catch-up reply (kind "entry" or "end"); raise FloorMessageError naming the topic."""
+    levels = topic_name.split("/")
+    if len(levels) != 6 or levels[0] != ROOT or levels[3:5] != ["catchup", "reply"]:
+        raise FloorMessageError(f"{topic_name}: not a tablectl/<site>/<table>/catchup/reply/<consumer> topic")
+    _, site, table = levels[:3]
+    try:
+        payload = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise FloorMessageError(f"{topic_name}: the payload is not JSON") from None
+    if not isinstance(payload, dict) or payload.get("v") != VERSION:
+        raise FloorMessageError(f"{topic_name}: not a version {VERSION} JSON object")
+    if payload.get("site") != site or payload.get("table") != table or not isinstance(payload.get("boot"), str):
+        raise FloorMessageError(f"{topic_name}: the payload names another table, or no boot")
+    kind = payload.get("reply")
+    if kind == "entry":
+        seq = payload.get("seq")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+            raise FloorMessageError(f"{topic_name}: seq must be a journal sequence number, not {seq!r}")
+        check_entry(topic_name, payload)
+    elif kind == "end":
+        for key in ("after", "through", "last"):
+            value = payload.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise FloorMessageError(f"{topic_name}: {key} must be a whole number, not {value!r}")
+    else:
+        raise FloorMessageError(f"{topic_name}: reply must be 'entry' or 'end', not {kind!r}")
+    return FloorMessage(site, table, kind, payload)
+
+
+def check_entry(topic_name: str, payload: Mapping[str, Any]) -> None:
+    """An entry payload carries what the store keeps: at, round, kind and body."""
+    if not isinstance(payload.get("at"), str) or not isinstance(payload.get("kind"), str):
+        raise FloorMessageError(f"{topic_name}: entry {payload.get('seq')} has no at or kind")
+    rnd = payload.get("round")
+    if rnd is not None and (isinstance(rnd, bool) or not isinstance(rnd, int)):
+        raise FloorMessageError(f"{topic_name}: entry {payload.get('seq')}: round must be a number or null")
+    if not isinstance(payload.get("body"), dict):
+        raise FloorMessageError(f"{topic_name}: entry {payload.get('seq')}: body must be a JSON object")
 
 
 @dataclass

@@ -4,7 +4,7 @@
     main-floor  GS-01   grand-slam  online   12 settled    418  -                        11      845      910  21:04:33
     main-floor  GS-02   jokers-22   OFFLINE  7 open        201  1: Shoe silent            6      300      240  20:58:02
 
-It subscribes to `tablectl/#` (or one site's topics) at QoS 1. The retained status, fault and
+It subscribes to `tablectl/+/+/+` (or one site's topics) at QoS 1. The retained status, fault and
 meters messages fill the board as soon as it connects; entries and settlements then move it.
 Messages it cannot read are counted and named on the header line, never fatal.
 """
@@ -145,7 +145,8 @@ class FloorSubscription:
     ) -> None:
         self.broker = broker
         self.board = board
-        self.filter = f"{schema.ROOT}/{site}/#" if site else f"{schema.ROOT}/#"
+        # Exactly four levels: the tables' messages, not the catch-up requests and replies below them.
+        self.filter = f"{schema.ROOT}/{site}/+/+" if site else schema.EVENTS_FILTER
         self.lock = threading.Lock()  # held while the board changes and while it is rendered
         self.changed = threading.Event()
         self.connected = threading.Event()

@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,7 +29,9 @@ from benchmarks.rig import free_port
 from controller.engine.cards import parse_card
 from controller.floor import schema
 from controller.floor.config import Broker, FloorConfig
+from controller.floor.consumer import FloorConsumer
 from controller.floor.publisher import MARK_KEY, FloorPublisher
+from controller.floor.store import open_store
 from controller.journal import Journal
 from controller.table import Table
 
@@ -85,6 +89,13 @@ class Mosquitto:
             time.sleep(0.02)
         raise RuntimeError(f"mosquitto did not listen on 127.0.0.1:{self.port}")
 
+    def kill(self) -> None:
+        """SIGKILL: the broker loses whatever it had not autosaved (sessions, queues)."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+        self.process = None
+
     def stop(self) -> None:
         if self.process is None:
             return
@@ -111,7 +122,7 @@ def mosquitto(mosquitto_bin: str, tmp_path: Path) -> Iterator[Mosquitto]:
 
 
 class Subscriber:
-    """A consumer on tablectl/# at QoS 1 that records every message it gets, repeats included.
+    """A consumer of every table's messages (tablectl/+/+/+) at QoS 1 that records every message it gets, repeats included.
 
     With `persistent` it keeps its session (clean_session off, a fixed client id): the broker
     queues for it while it is away, which is how a floor system that must not miss an event reads."""
@@ -125,7 +136,7 @@ class Subscriber:
             CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv311, clean_session=not persistent
         )
         self.client.reconnect_delay_set(1, 1)
-        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe("tablectl/#", qos=1)
+        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(schema.EVENTS_FILTER, qos=1)
         self.client.on_subscribe = lambda c, u, mid, rcs, p: self.subscribed.set()
         self.client.on_message = self._on_message
 
@@ -184,6 +195,27 @@ def deal_rounds(table: Table, count: int) -> None:
             table.card(parse_card(DECK[table.shoe.dealt_count % len(DECK)]), {"via": "shoe"})
 
 
+def make_consumer(broker: Broker, store_url: str, consumer_id: str = "store-1", probe_s: float = 0.5) -> FloorConsumer:
+    """An in-process floor store consumer that asks every table often (tests wait on it)."""
+    consumer = FloorConsumer(broker, store_url, consumer_id=consumer_id, probe_s=probe_s, ask_timeout_s=2.0)
+    consumer.start()
+    return consumer
+
+
+def store_matches_journal(store_url: str, table: Table) -> bool:
+    """The store holds exactly the table's journal: every entry once, in order, as committed."""
+    store = open_store(store_url)
+    try:
+        got = [r.to_json()["entry"] for r in store.entries(SITE, table.table_id)]
+    finally:
+        store.close()
+    journal = Journal(table.journal.path, readonly=True)
+    try:
+        return got == [e.to_json() for e in journal.entries()]
+    finally:
+        journal.close()
+
+
 def floor_config(broker: Broker, **extra: object) -> FloorConfig:
     return FloorConfig(broker=broker, site=SITE, **extra)  # type: ignore[arg-type]
 
@@ -199,6 +231,7 @@ def make_publisher(config: FloorConfig, table: Table, boot: str | None = None) -
         game=table.game_name,
         rules=table.rules_doc,
         mark=lambda seq: journal.set_meta(MARK_KEY, str(seq)),
+        meta=journal.set_meta,
         boot=boot,
         reconnect_max_s=1,
     )
@@ -223,3 +256,97 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                 "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem")  # fmt: skip
     return {p.stem + p.suffix.replace(".", "_"): p for p in d.iterdir()}
+
+
+def wait_until(done: Callable[[], bool], timeout: float = WAIT_S, every: float = 0.05) -> bool:
+    """Poll `done` until it holds or `timeout` seconds pass (for outcomes seen in a store)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if done():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(every)
+
+
+def postgres_bin() -> Path:
+    """Debian's PostgreSQL server binaries (initdb, pg_ctl, postgres)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        message = "PostgreSQL is missing: install Debian's package `postgresql` (apt-get install postgresql)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found[-1].parent
+
+
+class Postgres:
+    """A PostgreSQL server of our own: initdb in a temp directory, a Unix socket in it, no TCP.
+
+    initdb refuses to run as root, so as root it runs as the `postgres` user (runuser)."""
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.home = Path(tempfile.mkdtemp(prefix="tablectl-pg-"))
+        self.data = self.home / "data"
+        self.port = free_port()
+        self.as_postgres = os.geteuid() == 0
+        if self.as_postgres:
+            shutil.chown(self.home, "postgres", "postgres")
+
+    def _run(self, *argv: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if self.as_postgres else []
+        done = subprocess.run([*prefix, *argv], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{argv[0]} failed: {done.stdout}{done.stderr}")
+
+    def start(self) -> None:
+        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync",
+                  "-E", "UTF8")  # fmt: skip
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server on its existing data directory."""
+        options = f"-k {self.home} -c listen_addresses='' -p {self.port} -c fsync=off -c max_connections=50"
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.home / "log"), "-o", options,
+                  "-w", "-t", "60", "start")  # fmt: skip
+
+    def halt(self) -> None:
+        """Stop the server (fast: its clients are cut off), keeping its data."""
+        # pg_ctl stops the server whose PID is in this data directory's postmaster.pid: ours.
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self.halt()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@/{database}?host={self.home}&port={self.port}"
+
+    def new_database(self) -> str:
+        import psycopg
+
+        name = f"floor_{secrets.token_hex(4)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    server = Postgres(postgres_bin())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty floor store of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path}/floor.db"
+    server: Postgres = request.getfixturevalue("postgres")
+    return server.new_database()

@@ -1,0 +1,311 @@
+"""`tablectl floor --broker URL --store URL`: every table's entries into the floor store, none lost.
+
+The consumer trusts neither the broker nor its own session. It connects with a clean start,
+reads every table's live messages (`tablectl/+/+/+`) and stores each entry (store.py, idempotent
+on table and seq), and it asks the tables themselves (catchup.py) for whatever the store does not
+hold:
+
+- when a table's seqs jump (a gap: the broker lost what was in between, or the consumer was away);
+- when a table says, in its retained status or in a catch-up reply, that it has entries the store
+  does not hold;
+- at every connection, for every table the store knows, and every `probe_s` seconds: a table
+  whose last entries were lost shows no gap until it deals again, so it is asked anyway. Each ask
+  also tells the table how far this store holds everything (its floor-confirmed mark).
+
+A reply comes in journal order and says how far the table's journal goes; a long backlog comes in
+chunks, each asked for when the one before has been stored. An ask that gets no reply (the table
+is offline, or the broker lost the request) is asked again after `ask_timeout_s`.
+
+Threads: paho's network thread only queues what arrives; one worker thread owns the store, so a
+slow disk never stalls the network and every write is one transaction per batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from controller.floor import schema
+from controller.floor.config import Broker, check_level
+from controller.floor.store import FloorStore, StoredEntry, open_store, redact
+
+log = logging.getLogger("tablectl.floor.consumer")
+_paho_log = logging.getLogger("tablectl.floor.mqtt")
+
+#: At most this many queued messages are stored in one transaction.
+BATCH = 1000
+
+Key = tuple[str, str]  # (site, table)
+
+
+@dataclass
+class _Ask:
+    correlation: bytes
+    after: int
+    deadline: float
+
+
+class FloorConsumer:
+    """Keeps a floor store complete from every table on the broker.
+
+    consumer = FloorConsumer(broker, "sqlite:///var/lib/tablectl-floor/floor.db", consumer_id="store-1")
+    consumer.start() ... consumer.stop()
+    """
+
+    def __init__(
+        self,
+        broker: Broker,
+        store_url: str,
+        *,
+        consumer_id: str,
+        site: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        ca_file: str | None = None,
+        cert_file: str | None = None,
+        key_file: str | None = None,
+        probe_s: float = 10.0,
+        ask_timeout_s: float = 5.0,
+    ) -> None:
+        self.broker = broker
+        self.store_url = store_url
+        self.consumer_id = check_level(consumer_id, "--consumer-id")
+        self.site = check_level(site, "--site") if site is not None else None
+        self.probe_s = probe_s
+        self.ask_timeout_s = ask_timeout_s
+        self.refused = 0  # messages that could not be read (each logged once per kind of fault)
+        self.asks = 0
+        self.connected = threading.Event()
+        self._inbox: queue.Queue[tuple[str, bytes, Any] | None] = queue.Queue()
+        self._asks: dict[Key, _Ask] = {}
+        self._known: set[Key] = set()
+        self._ask_all = threading.Event()
+        self._stopping = threading.Event()
+        self._said: set[str] = set()
+        self._store: FloorStore | None = None
+        self._worker: threading.Thread | None = None
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=f"tablectl-floor-{consumer_id}", protocol=mqtt.MQTTv5
+        )
+        client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
+        if broker.tls:
+            client.tls_set(ca_certs=ca_file, certfile=cert_file, keyfile=key_file)
+        if username is not None:
+            client.username_pw_set(username, password)
+        client.reconnect_delay_set(1, 10)
+        client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        self._client = client
+
+    # -- start and stop ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Open (create, migrate) the store, then connect in the background. A store that cannot
+        be opened is an error here (FloorStoreError); a missing broker is retried."""
+        self._store = open_store(self.store_url)
+        self._known.update(self._store.tables())
+        log.info(
+            "floor store %s (id %s, %d table(s) known): reading %s as %s",
+            redact(self._store.url),
+            self._store.store_id,
+            len(self._known),
+            self.broker,
+            self.consumer_id,
+        )
+        self._worker = threading.Thread(target=self._work, name="floor-store", daemon=True)
+        self._worker.start()
+        # A clean start every time: the broker's session is never what tells the store it is whole.
+        self._client.connect_async(self.broker.host, self.broker.port, keepalive=30, clean_start=True)
+        self._client.loop_start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Store what has arrived, then disconnect."""
+        self._stopping.set()
+        self._client.disconnect()
+        self._client.loop_stop()
+        self._inbox.put(None)
+        if self._worker is not None:
+            self._worker.join(timeout)
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # -- paho's thread ------------------------------------------------------------------------------
+
+    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            self._say(f"{self.broker} refused the connection: {reason}; retrying", logging.ERROR)
+            return
+        events = f"{schema.ROOT}/{self.site}/+/+" if self.site else schema.EVENTS_FILTER
+        client.subscribe([(events, 1), (schema.reply_filter(self.consumer_id), 1)])
+        self._said.clear()
+        log.info("floor store: connected to %s; asking every known table for what the store lacks", self.broker)
+        self.connected.set()
+        self._ask_all.set()
+
+    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
+        self._say(f"cannot reach {self.broker}; retrying", logging.WARNING)
+
+    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self.connected.clear()
+        if not self._stopping.is_set():
+            self._say(f"lost {self.broker} ({reason}); reconnecting; the tables will be asked again", logging.WARNING)
+
+    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        self._inbox.put((message.topic, bytes(message.payload), message.properties))
+
+    def _say(self, words: str, level: int) -> None:
+        if words not in self._said:  # once per kind of trouble, not once per message
+            self._said.add(words)
+            log.log(level, "floor store: %s", words)
+
+    # -- the worker ---------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        store = self._store
+        assert store is not None
+        next_probe = time.monotonic() + self.probe_s
+        while True:
+            batch, stop = self._take()
+            try:
+                self._handle(store, batch)
+                now = time.monotonic()
+                if self._ask_all.is_set() or now >= next_probe:
+                    self._ask_all.clear()
+                    next_probe = now + self.probe_s
+                    for key in sorted(self._known):
+                        self._ask(store, key, force=True)
+                else:
+                    for key, ask in list(self._asks.items()):
+                        if now >= ask.deadline:  # no reply: the table is away or the request was lost
+                            del self._asks[key]
+                            self._ask(store, key)
+            except Exception:
+                # A store that fails (disk full, server gone) loses nothing: the tables keep every
+                # entry until a store confirms it, and this consumer asks again once it is back.
+                log.exception("floor store: could not store a batch of %d message(s); the tables keep them", len(batch))
+                store = self._reopen(store)
+                self._asks.clear()
+                self._ask_all.set()
+            if stop:
+                return
+
+    def _reopen(self, store: FloorStore) -> FloorStore:
+        time.sleep(1.0)
+        try:
+            fresh = open_store(self.store_url)
+        except Exception as exc:
+            self._say(f"cannot reopen the store: {exc}; retrying", logging.ERROR)
+            return store
+        with contextlib.suppress(Exception):
+            store.close()
+        self._store = fresh
+        return fresh
+
+    def _take(self) -> tuple[list[tuple[str, bytes, Any]], bool]:
+        batch: list[tuple[str, bytes, Any]] = []
+        try:
+            item = self._inbox.get(timeout=0.2)
+        except queue.Empty:
+            return batch, False
+        while item is not None:
+            batch.append(item)
+            if len(batch) >= BATCH:
+                return batch, False
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return batch, False
+        return batch, True
+
+    def _handle(self, store: FloorStore, batch: list[tuple[str, bytes, Any]]) -> None:
+        entries: list[StoredEntry] = []
+        replied: list[StoredEntry] = []
+        ends: list[tuple[schema.FloorMessage, Any]] = []
+        touched: set[Key] = set()
+        for topic, payload, props in batch:
+            try:
+                if "/catchup/" in topic:
+                    message = schema.parse_reply(topic, payload)
+                else:
+                    message = schema.parse(topic, payload)
+                    if message.kind == "entry":
+                        schema.check_entry(topic, message.payload)
+            except schema.FloorMessageError as exc:
+                self.refused += 1
+                self._say(f"a message not stored: {exc}", logging.ERROR)
+                continue
+            key = (message.site, message.table)
+            self._known.add(key)
+            touched.add(key)
+            p = message.payload
+            if message.kind == "entry":
+                (replied if "/catchup/" in topic else entries).append(
+                    StoredEntry(message.site, message.table, p["seq"], message.boot, p["at"], p.get("round"),
+                                p["kind"], p["body"])
+                )  # fmt: skip
+            elif message.kind == "end":
+                ends.append((message, props))
+            elif message.kind == "status" and isinstance(p.get("last"), int):
+                store.reported(message.site, message.table, int(p["last"]))
+        for group in (entries, replied):
+            if not group:
+                continue
+            result = store.add(group)
+            if result.conflicts:
+                self._say(f"{result.conflicts} entr(ies) differ from the ones stored; see floor_conflicts", 40)
+            if group is replied and result.added:
+                tables = sorted({f"{e.site}/{e.table}" for e in group})
+                log.info(
+                    "floor store: %s sent %d entr(ies) the store lacked (lost by the broker, or sent while the "
+                    "store was away)", ", ".join(tables), result.added,
+                )  # fmt: skip
+        for message, props in ends:
+            key = (message.site, message.table)
+            store.reported(message.site, message.table, int(message.payload["last"]))
+            ask = self._asks.get(key)
+            correlation = getattr(props, "CorrelationData", None) if props is not None else None
+            if ask is not None and correlation == ask.correlation:
+                del self._asks[key]
+            if "error" in message.payload:
+                self._say(f"{key[0]}/{key[1]} answered: {message.payload['error']}", logging.ERROR)
+        for key in sorted(touched):
+            self._ask(store, key)
+
+    def _ask(self, store: FloorStore, key: Key, *, force: bool = False) -> None:
+        """Ask the table for what the store lacks, unless an ask is already out (`force`: ask even
+        when the store seems whole: a table's lost tail shows no gap, and the ask confirms)."""
+        progress = store.progress(*key)
+        if key in self._asks:
+            return
+        if not force and not progress.behind:
+            return
+        correlation = secrets.token_bytes(8)
+        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+        props.ResponseTopic = schema.reply_topic(key[0], key[1], self.consumer_id)
+        props.CorrelationData = correlation
+        payload = {"v": schema.VERSION, "after": progress.contiguous, "limit": schema.REPLY_LIMIT,
+                   "store": store.store_id}  # fmt: skip
+        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), 1, properties=props)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            return  # not connected: every table is asked again at the next connection
+        self.asks += 1
+        self._asks[key] = _Ask(correlation, progress.contiguous, time.monotonic() + self.ask_timeout_s)
+        if progress.behind:
+            log.info(
+                "floor store: %s/%s: stored through %d, the table has %d; asking it for the rest",
+                key[0], key[1], progress.contiguous, max(progress.highest, progress.reported_last),
+            )  # fmt: skip

@@ -1,0 +1,481 @@
+"""The floor store: every table's journal entries, once each and in order, in a real database.
+
+    store = open_store("sqlite:///var/lib/tablectl-floor/floor.db")   # or postgresql://...
+    result = store.add([StoredEntry(...), ...])     # one transaction; repeats are dropped
+    store.progress("main-floor", "GS-01")           # how far the store holds every entry
+    for row in store.entries("main-floor", "GS-01"): ...
+
+SQLite (stdlib, WAL, synchronous=FULL: what the store has confirmed to a table survives a power
+cut) is the default; PostgreSQL (psycopg) when the floor outgrows one file. Both get the same
+schema, created and migrated here (`MIGRATIONS`, one transaction each, the version in
+`floor_meta`). A row is keyed by (site, table, seq): the table's journal numbers its entries
+without gaps or reuse, so a resend (a new boot), a catch-up reply and a second consumer all land
+on the row that is already there and add nothing. The `boot` kept is the one that delivered it
+first. A row that comes again with different content is not overwritten: it is recorded in
+`floor_conflicts` and logged, because it means a replaced journal or a table id used twice.
+
+`floor_tables` keeps, per table, `contiguous` (every seq from 1 to it is stored: what the store
+confirms to the table) and `reported_last` (the last seq the table itself said it has).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+log = logging.getLogger("tablectl.floor.store")
+
+SCHEMA_VERSION = 2
+
+#: Each migration takes the store from the version before it to its index + 1. Plain SQL that
+#: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE floor_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE floor_entries (
+            site        TEXT   NOT NULL,
+            table_id    TEXT   NOT NULL,
+            seq         BIGINT NOT NULL,
+            boot        TEXT   NOT NULL,
+            at          TEXT   NOT NULL,
+            round       BIGINT,
+            kind        TEXT   NOT NULL,
+            body        TEXT   NOT NULL,
+            received_at TEXT   NOT NULL,
+            PRIMARY KEY (site, table_id, seq)
+        )""",
+    ),
+    (
+        """CREATE TABLE floor_tables (
+            site          TEXT   NOT NULL,
+            table_id      TEXT   NOT NULL,
+            contiguous    BIGINT NOT NULL DEFAULT 0,
+            reported_last BIGINT NOT NULL DEFAULT 0,
+            PRIMARY KEY (site, table_id)
+        )""",
+        """CREATE TABLE floor_conflicts (
+            site        TEXT   NOT NULL,
+            table_id    TEXT   NOT NULL,
+            seq         BIGINT NOT NULL,
+            boot        TEXT   NOT NULL,
+            stored      TEXT   NOT NULL,
+            offered     TEXT   NOT NULL,
+            received_at TEXT   NOT NULL
+        )""",
+        "INSERT INTO floor_tables (site, table_id) SELECT DISTINCT site, table_id FROM floor_entries",
+    ),
+)
+
+
+class FloorStoreError(RuntimeError):
+    """The store cannot be used; the text names the store (never its password) and why."""
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """One journal entry of one table, as the floor keeps it."""
+
+    site: str
+    table: str
+    seq: int
+    boot: str
+    at: str
+    round: int | None
+    kind: str
+    body: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """The export's line: table, boot, seq, kind and the entry as the table journaled it."""
+        return {
+            "site": self.site,
+            "table": self.table,
+            "boot": self.boot,
+            "seq": self.seq,
+            "kind": self.kind,
+            "entry": {"seq": self.seq, "at": self.at, "round": self.round, "kind": self.kind, "body": self.body},
+        }
+
+    def same_as(self, other: StoredEntry) -> bool:
+        return (self.at, self.round, self.kind, self.body) == (other.at, other.round, other.kind, other.body)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    added: int
+    repeats: int
+    conflicts: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far the store holds one table: every seq up to `contiguous`, some up to `highest`."""
+
+    site: str
+    table: str
+    contiguous: int
+    highest: int
+    reported_last: int
+
+    @property
+    def behind(self) -> bool:
+        return self.highest > self.contiguous or self.reported_last > self.contiguous
+
+
+class _Db(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int: ...
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _body_text(body: dict[str, Any]) -> str:
+    return json.dumps(body, separators=(",", ":"), sort_keys=True)  # as the journal writes it
+
+
+def redact(url: str) -> str:
+    """The store URL as logs and errors show it: without a password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+
+
+class FloorStore:
+    """One open store. Not shared between threads: each thread opens its own (`open_store`)."""
+
+    def __init__(self, url: str, db: Any, dialect: str) -> None:
+        self.url = url
+        self.dialect = dialect  # "sqlite" or "postgresql"
+        self._db = db
+        self._lock = threading.Lock()
+        self._migrate()
+        self.store_id = self._meta("store_id") or ""
+
+    # -- SQL in one spelling ----------------------------------------------------------------------
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s") if self.dialect == "postgresql" else sql
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._db.execute(self._sql(sql), params)
+
+    def _transaction(self) -> Any:
+        return _Transaction(self)
+
+    def _meta(self, key: str) -> str | None:
+        row = self._run("SELECT value FROM floor_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- schema -----------------------------------------------------------------------------------
+
+    def _version(self) -> int:
+        if self.dialect == "sqlite":
+            exists = self._run("SELECT 1 FROM sqlite_master WHERE type='table' AND name='floor_meta'").fetchone()
+        else:
+            exists = self._run("SELECT to_regclass('floor_meta')").fetchone()
+            exists = exists if exists and exists[0] else None
+        if not exists:
+            return 0
+        text = self._meta("schema")
+        return int(text) if text and text.isdigit() else 0
+
+    def _migrate(self) -> None:
+        with self._transaction():
+            if self.dialect == "postgresql":  # two consumers starting together migrate once
+                self._run("SELECT pg_advisory_xact_lock(7216318)")
+            version = self._version()
+            if version > SCHEMA_VERSION:
+                raise FloorStoreError(
+                    f"{redact(self.url)}: the store has schema {version}, newer than the {SCHEMA_VERSION} this "
+                    "tablectl knows; upgrade tablectl on this machine"
+                )
+            for number in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[number - 1]:
+                    self._run(statement)
+                if number == 1:
+                    self._run("INSERT INTO floor_meta (key, value) VALUES ('schema', '1')")
+                    self._run("INSERT INTO floor_meta (key, value) VALUES ('store_id', ?)", (secrets.token_hex(8),))
+                if number == 2:
+                    for site, table in self._run("SELECT site, table_id FROM floor_tables").fetchall():
+                        self._advance(str(site), str(table))
+                self._run("UPDATE floor_meta SET value = ? WHERE key = 'schema'", (str(number),))
+                if version:
+                    log.info("floor store %s: migrated to schema %d", redact(self.url), number)
+
+    @property
+    def schema_version(self) -> int:
+        return self._version()
+
+    # -- writing ------------------------------------------------------------------------------------
+
+    def add(self, entries: Iterable[StoredEntry]) -> AddResult:
+        """Store what is new, in one transaction; drop repeats; record (never apply) conflicts."""
+        groups: dict[tuple[str, str], list[StoredEntry]] = {}
+        for entry in entries:
+            groups.setdefault((entry.site, entry.table), []).append(entry)
+        added = repeats = conflicts = 0
+        now = _now()
+        with self._transaction():
+            for (site, table), group in groups.items():
+                low, high = min(e.seq for e in group), max(e.seq for e in group)
+                there = {
+                    int(row[0]): StoredEntry(site, table, int(row[0]), "", row[1], row[2], row[3], json.loads(row[4]))
+                    for row in self._run(
+                        "SELECT seq, at, round, kind, body FROM floor_entries "
+                        "WHERE site = ? AND table_id = ? AND seq >= ? AND seq <= ?",
+                        (site, table, low, high),
+                    ).fetchall()
+                }
+                fresh: list[StoredEntry] = []
+                for entry in group:
+                    old = there.get(entry.seq)
+                    if old is None:
+                        there[entry.seq] = entry  # a second copy in this batch is compared with it
+                        fresh.append(entry)
+                    elif old.same_as(entry):
+                        repeats += 1
+                    else:
+                        conflicts += 1
+                        self._run(
+                            "INSERT INTO floor_conflicts (site, table_id, seq, boot, stored, offered, received_at) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (site, table, entry.seq, entry.boot, json.dumps(old.to_json()["entry"]),
+                             json.dumps(entry.to_json()["entry"]), now),
+                        )  # fmt: skip
+                        log.error(
+                            "floor store: %s/%s entry %d came again (boot %s) different from the one stored; the "
+                            "stored one is kept and the difference recorded in floor_conflicts: a replaced journal "
+                            "or a table id used twice?",
+                            site, table, entry.seq, entry.boot,
+                        )  # fmt: skip
+                if fresh:
+                    # One statement for the lot (psycopg pipelines it); a row another consumer wrote
+                    # a moment ago is left as it is (ON CONFLICT), and counted as a repeat.
+                    inserted = self._db.executemany(
+                        self._sql(
+                            "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, table_id, seq) DO NOTHING"
+                        ),
+                        [(site, table, e.seq, e.boot, e.at, e.round, e.kind, _body_text(e.body), now) for e in fresh],
+                    )
+                    added += inserted
+                    repeats += len(fresh) - inserted
+                self._advance(site, table)
+        return AddResult(added, repeats, conflicts)
+
+    def reported(self, site: str, table: str, last: int) -> None:
+        """Record the last seq the table says it has (from a catch-up reply or its status)."""
+        greatest = "max" if self.dialect == "sqlite" else "GREATEST"
+        with self._transaction():
+            self._run(
+                "INSERT INTO floor_tables (site, table_id, reported_last) VALUES (?, ?, ?) "
+                f"ON CONFLICT (site, table_id) DO UPDATE SET reported_last = "
+                f"{greatest}(floor_tables.reported_last, excluded.reported_last)",
+                (site, table, last),
+            )
+
+    def _advance(self, site: str, table: str) -> None:
+        row = self._run("SELECT contiguous FROM floor_tables WHERE site = ? AND table_id = ?", (site, table)).fetchone()
+        start = int(row[0]) if row else 0
+        contiguous = start
+        for (seq,) in self._run(
+            "SELECT seq FROM floor_entries WHERE site = ? AND table_id = ? AND seq > ? ORDER BY seq",
+            (site, table, start),
+        ).fetchall():
+            if seq != contiguous + 1:
+                break
+            contiguous = int(seq)
+        greatest = "max" if self.dialect == "sqlite" else "GREATEST"
+        self._run(
+            "INSERT INTO floor_tables (site, table_id, contiguous) VALUES (?, ?, ?) "
+            f"ON CONFLICT (site, table_id) DO UPDATE SET contiguous = "
+            f"{greatest}(floor_tables.contiguous, excluded.contiguous)",
+            (site, table, contiguous),
+        )
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def tables(self) -> list[tuple[str, str]]:
+        """Every (site, table) the store has heard of, sorted."""
+        rows = self._run("SELECT site, table_id FROM floor_tables ORDER BY site, table_id").fetchall()
+        return [(str(s), str(t)) for s, t in rows]
+
+    def progress(self, site: str, table: str) -> Progress:
+        row = self._run(
+            "SELECT contiguous, reported_last FROM floor_tables WHERE site = ? AND table_id = ?", (site, table)
+        ).fetchone()
+        highest = self._run(
+            "SELECT MAX(seq) FROM floor_entries WHERE site = ? AND table_id = ?", (site, table)
+        ).fetchone()
+        contiguous, reported = (int(row[0]), int(row[1])) if row else (0, 0)
+        return Progress(site, table, contiguous, int(highest[0] or 0), reported)
+
+    def entries(self, site: str, table: str, after: int = 0) -> Iterator[StoredEntry]:
+        """The table's stored entries with seq > `after`, in journal order."""
+        cursor = self._run(
+            "SELECT seq, boot, at, round, kind, body FROM floor_entries "
+            "WHERE site = ? AND table_id = ? AND seq > ? ORDER BY seq",
+            (site, table, after),
+        )
+        for seq, boot, at, rnd, kind, body in cursor:
+            rnd = None if rnd is None else int(rnd)
+            yield StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body))
+
+    def missing(self, site: str, table: str, through: int) -> list[tuple[int, int]]:
+        """The ranges of seqs from 1 to `through` the store does not hold, as (first, last)."""
+        gaps: list[tuple[int, int]] = []
+        expected = 1
+        for (seq,) in self._run(
+            "SELECT seq FROM floor_entries WHERE site = ? AND table_id = ? AND seq <= ? ORDER BY seq",
+            (site, table, through),
+        ).fetchall():
+            if seq > expected:
+                gaps.append((expected, int(seq) - 1))
+            expected = int(seq) + 1
+        if expected <= through:
+            gaps.append((expected, through))
+        return gaps
+
+    def conflicts(self, site: str, table: str) -> list[int]:
+        rows = self._run(
+            "SELECT seq FROM floor_conflicts WHERE site = ? AND table_id = ? ORDER BY seq", (site, table)
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def count(self) -> int:
+        return int(self._run("SELECT COUNT(*) FROM floor_entries").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _Transaction:
+    """BEGIN .. COMMIT (ROLLBACK on an error) on the store's one connection."""
+
+    def __init__(self, store: FloorStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        self.store._lock.acquire()
+        try:
+            self.store._db.begin()
+        except BaseException:
+            self.store._lock.release()
+            raise
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        try:
+            if kind is None:
+                self.store._db.commit()
+            else:
+                self.store._db.rollback()
+        finally:
+            self.store._lock.release()
+
+
+def open_store(url: str) -> FloorStore:
+    """`sqlite:///path/floor.db` (`sqlite://floor.db` is relative) or `postgresql://user@host/db`
+    (any libpq URL; `?host=/dir` for a socket). Created and migrated if needed."""
+    if url.startswith("sqlite://"):
+        path = url[len("sqlite://") :]
+        if not path:
+            raise FloorStoreError(f"--store {url}: name the file, as sqlite:///var/lib/tablectl-floor/floor.db")
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            return FloorStore(url, _SqliteDb(db), "sqlite")
+        except (OSError, sqlite3.Error) as exc:
+            raise FloorStoreError(f"{url}: cannot open the store: {exc}") from None
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme in ("postgresql", "postgres"):
+        try:
+            import psycopg
+        except ImportError:
+            raise FloorStoreError(
+                f"{redact(url)}: a PostgreSQL store needs psycopg: pip install 'tablectl[floor]' (and libpq5)"
+            ) from None
+        try:
+            conn = psycopg.connect(url, autocommit=True)  # transactions are explicit (_Transaction)
+        except psycopg.Error as exc:
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise FloorStoreError(f"{redact(url)}: cannot connect to the store: {why}") from None
+        try:
+            return FloorStore(url, _PgDb(conn), "postgresql")
+        except psycopg.Error as exc:
+            conn.close()
+            raise FloorStoreError(f"{redact(url)}: cannot set up the store: {exc}") from None
+    raise FloorStoreError(
+        f"--store {redact(url)}: the scheme must be sqlite:// (one file) or postgresql:// (a server), not {scheme!r}"
+    )
+
+
+class _SqliteDb:
+    """sqlite3 in autocommit mode, with the commit/rollback the transaction helper calls."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._db.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """How many rows were written."""
+        return int(self._db.executemany(sql, rows).rowcount)
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")  # the writer's lock at once: two consumers never deadlock
+
+    def commit(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _PgDb:
+    """A psycopg connection in autocommit mode: reads see the latest commit; writes are in BEGIN."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """How many rows were written."""
+        with self._conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
+            return int(cursor.rowcount)
+
+    def begin(self) -> None:
+        self._conn.execute("BEGIN")
+
+    def commit(self) -> None:
+        self._conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self._conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._conn.close()
