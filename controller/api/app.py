@@ -13,6 +13,7 @@ with the status code of their kind (`controller/api/errors.py`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from importlib import resources
 from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
@@ -24,7 +25,8 @@ from controller.api.errors import ApiError, problem
 from controller.api.routes import camera, live, play, reads, session, sim
 from controller.api.runtime import Runtime
 
-STATIC = Path(__file__).resolve().parent / "static"
+#: The screens, shipped as package data and found through importlib.resources wherever tablectl is installed.
+STATIC = Path(str(resources.files("controller.api").joinpath("static")))
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
