@@ -88,7 +88,8 @@ def demo_round(tablectl: Path, game: str, work: Path) -> None:
             if proc.poll() is not None:
                 fail(f"{game}: tablectl run exited with {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
             if time.monotonic() > deadline:
-                fail(f"{game}: no round settled within {SETTLE_TIMEOUT_S:g} s: {log.read_text(errors='replace')[-2000:]}")
+                tail = log.read_text(errors="replace")[-2000:]
+                fail(f"{game}: no round settled within {SETTLE_TIMEOUT_S:g} s: {tail}")
             try:
                 rounds = get(port, "/api/rounds?last=5")["rounds"]
             except OSError:
@@ -114,7 +115,7 @@ def demo_round(tablectl: Path, game: str, work: Path) -> None:
     if json.loads(replayed.stdout) != settled["settlement"]:
         fail(f"{game}: tablectl replay gave {replayed.stdout.strip()}, the table paid {settled['settlement']}")
     step(f"{game}: tablectl replay of its round file gave the settlement the table paid")
-    recall = run(tablectl, "recall", "--sim", "--state-dir", "state", "--json", cwd=here)
+    recall = run(tablectl, "recall", "--config", "table.toml", "--sim", "--state-dir", "state", "--json", cwd=here)
     if recall.returncode != 0 or not any(r["round"] == settled["round"] for r in json.loads(recall.stdout)):
         fail(f"{game}: tablectl recall did not list round {settled['round']}: {recall.stderr.strip()}")
 

@@ -182,13 +182,14 @@ class Daemon:
             if self.demo:
                 tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))
             mode = "SIMULATED table" if self.simulated else "live table"
+            base = f"http://{self.host}:{self.port}"
             log.info(
-                "%s %s (%s) ready on http://%s:%d; journal %s at entry %d",
+                "%s %s (%s) ready: dealer screen %s/ supervisor screen %s/supervisor; journal %s at entry %d",
                 mode,
                 self.config.table_id,
                 self.config.game,
-                self.host,
-                self.port,
+                base,
+                base,
                 journal.path,
                 journal.last_seq,
             )
