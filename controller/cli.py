@@ -312,7 +312,6 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
 
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
@@ -321,8 +320,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.demo and not args.sim:
         _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
-    label = "SIMULATED " if args.sim else ""
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {label}tablectl %(levelname)s %(message)s")
+    from controller.logs import configure
+
+    configure(label="SIMULATED " if args.sim else "")
     try:
         config = _with_game(args, load(args.config, simulated=args.sim))
     except ConfigError as exc:

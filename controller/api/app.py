@@ -22,7 +22,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from controller.api.errors import ApiError, problem
-from controller.api.routes import camera, live, play, reads, session, sim
+from controller.api.routes import camera, live, metrics, play, reads, session, sim
 from controller.api.runtime import Runtime
 
 #: The screens, shipped as package data and found through importlib.resources wherever tablectl is installed.
@@ -69,7 +69,7 @@ def create_app(rt: Runtime) -> FastAPI:
         body = {"error": "; ".join(problems) or "the request is not valid", "kind": "invalid"}
         return JSONResponse(body, status_code=422)
 
-    for module in (session, reads, play, camera, sim, live):
+    for module in (session, reads, play, camera, sim, live, metrics):
         app.include_router(module.router)
 
     if STATIC.is_dir():
