@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The game `make run` plays: grand-slam, jokers-22 or baseball-poker (make run GAME=jokers-22).
+GAME   ?= grand-slam
 
 .PHONY: run test lint bench clean
 
@@ -15,7 +17,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/tablectl run --sim --demo
+	$(BIN)/tablectl run --sim --demo --game $(GAME)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -68,6 +68,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     recall.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
     recall.add_argument("--sim", action="store_true", help="the journal of a simulated table")
     recall.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+    recall.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
     recall.set_defaults(handler=_recall)
 
     analyze = sub.add_parser("analyze", help="house edge, spread and paytables, exact or simulated")
@@ -111,6 +112,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     run.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
     run.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
     run.add_argument("--http", metavar="HOST:PORT", help="where the API listens (config http.host/port)")
+    run.add_argument("--game", metavar="NAME", help="with --sim: the game to play (config table.game)")
     run.add_argument("--seed", type=int, help="with --sim: seed of the simulated shoe and dealer")
     run.add_argument("--demo-interval", type=float, default=1.0, metavar="S", help="seconds between demo steps")
     run.set_defaults(handler=_run)
@@ -189,25 +191,69 @@ def _hand(args: argparse.Namespace) -> int:
     return 0
 
 
-def _state_dir(args: argparse.Namespace, configured: str, source: str) -> Path:
+#: Where a simulated table with no configuration file keeps its journals, one folder a game, in
+#: the directory it was started from (`make run` starts it in the checkout).
+SIM_STATE_ROOT = Path(".tablectl-sim")
+
+
+def _state_dir(args: argparse.Namespace, config: Any) -> Path:
     if args.state_dir is not None:
         return Path(args.state_dir)
-    if args.sim and source.startswith("built-in"):
-        return Path(".tablectl-sim")  # a simulated table keeps its journal beside the checkout
-    return Path(configured)
+    if args.sim and config.source.startswith("built-in"):
+        return SIM_STATE_ROOT / str(config.game)  # beside the checkout, one journal a game
+    return Path(config.state_dir)
+
+
+def _with_game(args: argparse.Namespace, config: Any) -> Any:
+    """The configuration with --game applied (a simulated table only: a live one plays its config's)."""
+    import dataclasses
+
+    from controller.engine import game_names
+
+    if args.game is None:
+        return config
+    if not args.sim:
+        _refuse(f"--game {args.game} needs --sim: a live table plays the game its configuration names (table.game)")
+    if args.game not in game_names():
+        _refuse(f"--game {args.game}: unknown game; the games are {', '.join(game_names())}")
+    if config.rules and args.game != config.game:
+        _refuse(f"--game {args.game}: {config.source} has [rules] for {config.game}; give {args.game}'s configuration")
+    return dataclasses.replace(config, game=args.game)
+
+
+def _sim_game(args: argparse.Namespace) -> None:
+    """`tablectl recall --sim` with no --game: the one game whose simulated journal is here."""
+    from controller.engine import game_names
+
+    if args.game is not None or args.state_dir is not None or args.config is not None:
+        return
+    found = sorted(p.parent.name for p in SIM_STATE_ROOT.glob("*/journal.sqlite3") if p.parent.name in game_names())
+    if len(found) == 1:
+        args.game = found[0]
+    elif len(found) > 1:
+        _refuse(f"{SIM_STATE_ROOT} holds several simulated tables' journals ({', '.join(found)}): add --game NAME")
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError, load
+    from controller.config import DEFAULT_PATH, ConfigError, load
     from controller.journal import Journal, JournalError
     from controller.table import Table, TableError
 
+    if not args.sim and args.config is None and args.state_dir is None and not DEFAULT_PATH.exists():
+        if SIM_STATE_ROOT.is_dir():
+            _refuse(f"no {DEFAULT_PATH}: for the simulated table `make run` started here ({SIM_STATE_ROOT}), add --sim")
+        _refuse(f"no {DEFAULT_PATH}: add --config FILE, --state-dir DIR, or --sim in the directory `make run` ran in")
+    if args.sim:
+        _sim_game(args)
     try:
-        config = load(args.config, simulated=args.sim)
-        journal = Journal(_state_dir(args, config.state_dir, config.source) / "journal.sqlite3", readonly=True)
+        config = _with_game(args, load(args.config, simulated=args.sim))
+        where = _state_dir(args, config) / "journal.sqlite3"
+        journal = Journal(where, readonly=True)
         table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id, simulated=args.sim)
     except (ConfigError, JournalError, TableError) as exc:
         _refuse(str(exc))
+    except ValueError as exc:  # an entry of another game's round: the journal is not this game's table
+        _refuse(f"{where}: the journal is not a {config.game} table's ({exc}): add --game or --config")
     if args.export and args.round is None:
         _refuse("--export needs --round N: which round's file to write")
     if args.round is not None:
@@ -279,7 +325,6 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
 
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
@@ -288,10 +333,11 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.demo and not args.sim:
         _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
-    label = "SIMULATED " if args.sim else ""
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {label}tablectl %(levelname)s %(message)s")
+    from controller.logs import configure
+
+    configure(label="SIMULATED " if args.sim else "")
     try:
-        config = load(args.config, simulated=args.sim)
+        config = _with_game(args, load(args.config, simulated=args.sim))
     except ConfigError as exc:
         _refuse(str(exc))
     host, port = config.http.host, config.http.port
@@ -300,7 +346,7 @@ def _run(args: argparse.Namespace) -> int:
         if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
             _refuse(f"--http {args.http}: give HOST:PORT, such as 127.0.0.1:8000")
         port = int(port_text)
-    state_dir = _state_dir(args, config.state_dir, config.source)
+    state_dir = _state_dir(args, config)
     from controller.daemon import Daemon
 
     daemon = Daemon(

@@ -24,7 +24,7 @@ readable only by the service (see `controller/api/auth.py`).
     pin_file = "/etc/tablectl/pins.toml"
     pin_factory = "lgpio"        # gpiozero pin factory on a real table (lgpio works on every Pi)
     [camera]                     # optional: without it the table runs without vision
-    backend = "opencv"           # or "simulated" (the default with --sim)
+    backend = "opencv"           # "picamera2" (Raspberry Pi Camera Module), or "simulated" (--sim's default)
     device = "/dev/v4l/by-id/usb-Arducam_12MP-video-index0"   # or an index such as 0
     layout = "grand-slam-7"      # a layout in hardware/layouts, or a path to one
     calibration = "/var/lib/tablectl/camera.json"   # from `tablectl calibrate`; a simulated
@@ -82,7 +82,7 @@ class IndicatorConfig:
     pin_factory: str | None = None  # None: GPIOZERO_PIN_FACTORY, else lgpio
 
 
-CAMERA_BACKENDS = ("opencv", "simulated")
+CAMERA_BACKENDS = ("opencv", "picamera2", "simulated")
 
 
 @dataclass(frozen=True)
@@ -250,6 +250,12 @@ def _camera(camera: _Camera, simulated: bool, fail: Callable[[str, str], ConfigE
     if backend == "opencv":
         if camera.device is None:
             raise fail("camera.device", "the camera's device: an index such as 0, or a path such as /dev/video0")
+        if camera.calibration is None:
+            raise fail("camera.calibration", "a real camera needs its calibration file (make one: tablectl calibrate)")
+    elif backend == "picamera2":  # the Raspberry Pi camera's number; the first (0) when absent
+        device = camera.device
+        if device is not None and (not isinstance(device, int) or not 0 <= device <= 7):
+            raise fail("camera.device", f"the Raspberry Pi camera's number (0 for the first), not {device!r}")
         if camera.calibration is None:
             raise fail("camera.calibration", "a real camera needs its calibration file (make one: tablectl calibrate)")
     elif camera.device is not None:

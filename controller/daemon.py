@@ -36,6 +36,7 @@ from controller.config import Config
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
 from controller.journal import Journal
+from controller.metrics import TableMetrics
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
 from controller.table import Output, Table, TableError
@@ -162,6 +163,7 @@ class Daemon:
         self.pin_factory: Any = None
         self.camera_feed: Any = None  # controller.camera.feed.CameraFeed, with a [camera] section
         self.sim_scene: Any = None  # controller.camera.sim.SimScene, with a simulated camera
+        self.metrics: TableMetrics | None = None  # GET /metrics
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -180,6 +182,11 @@ class Daemon:
             self._start_buttons()
             self._start_camera(table)
             live = LiveFeed()
+            self.metrics = TableMetrics(
+                table,
+                floor_acked=(lambda: publisher.acked) if publisher is not None else None,
+                camera=lambda: self.camera_feed,
+            )
             app = create_app(
                 Runtime(
                     live=live,
@@ -191,6 +198,7 @@ class Daemon:
                     config_view=self._config_in_force(),
                     sim_scene=self.sim_scene,
                     recalibrate=self.camera_feed.recalibrate if self.camera_feed is not None else None,
+                    metrics=self.metrics,
                 )
             )
             server = await self._start_http(app)
@@ -200,13 +208,14 @@ class Daemon:
             if self.demo:
                 tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))
             mode = "SIMULATED table" if self.simulated else "live table"
+            base = f"http://{self.host}:{self.port}"
             log.info(
-                "%s %s (%s) ready on http://%s:%d; journal %s at entry %d",
+                "%s %s (%s) ready: dealer screen %s/ supervisor screen %s/supervisor; journal %s at entry %d",
                 mode,
                 self.config.table_id,
                 self.config.game,
-                self.host,
-                self.port,
+                base,
+                base,
                 journal.path,
                 journal.last_seq,
             )
@@ -404,7 +413,15 @@ class Daemon:
 
     async def _start_http(self, app: Any) -> Any:
         server = _Server(
-            uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False, lifespan="off")
+            uvicorn.Config(
+                app,
+                host=self.host,
+                port=self.port,
+                log_level="warning",
+                access_log=False,
+                lifespan="off",
+                log_config=None,  # uvicorn's lines go through tablectl's (controller/logs.py)
+            )
         )
         self._server_task = asyncio.create_task(server.serve(), name="http")
         while not server.started:
@@ -435,10 +452,11 @@ class Daemon:
         """Called in the shoe's thread; returns only when the event is journaled (or raises,
         leaving the card unacknowledged so the shoe sends it again)."""
         assert self.loop is not None
-        future = asyncio.run_coroutine_threadsafe(self._shoe_event(event), self.loop)
+        handed = time.perf_counter()  # the card-to-lamp latency of GET /metrics starts here
+        future = asyncio.run_coroutine_threadsafe(self._shoe_event(event, handed), self.loop)
         future.result(timeout=JOURNAL_WAIT_S)
 
-    async def _shoe_event(self, event: DriverEvent) -> None:
+    async def _shoe_event(self, event: DriverEvent, handed: float | None = None) -> None:
         table = self.table
         assert table is not None
         sequenced = CardRead | Misread | RefusedMessage | ShoeEvent
@@ -450,6 +468,8 @@ class Daemon:
         if isinstance(event, CardRead):
             table.card(event.card, _shoe_source(event))
             self._delivered = (event.seq, time.monotonic())
+            if self.metrics is not None and handed is not None:  # journaled, and the lamps set
+                self.metrics.card_read(time.perf_counter() - handed)
         elif isinstance(event, Misread):
             table.misread(event.message, _shoe_source(event))
             self._delivered = (event.seq, time.monotonic())

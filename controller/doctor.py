@@ -35,7 +35,7 @@ Severity = Literal["error", "warning", "info"]
 
 JOURNAL_FILE = "journal.sqlite3"
 SERVICE_STATE_DIR = Path("/var/lib/tablectl")
-SIM_STATE_DIR = Path(".tablectl-sim")  # where `tablectl run --sim` keeps its journal without a config
+SIM_STATE_DIR = Path(".tablectl-sim")  # `tablectl run --sim` with no config: a journal a game, in <game>/
 MB = 1024 * 1024
 DISK_WARNING_BYTES = 500 * MB
 DISK_ERROR_BYTES = 50 * MB
@@ -118,7 +118,7 @@ def run_checks(
     checks += _guard("camera", lambda: [_check_camera(host)]).checks
     chosen_dir = state_dir or Path(config.state_dir if config is not None else SERVICE_STATE_DIR)
     if simulated and state_dir is None and config is not None and config.source.startswith("built-in"):
-        chosen_dir = SIM_STATE_DIR
+        chosen_dir = SIM_STATE_DIR / config.game
     # Only the configured directory must suit the service; --state-dir may point at a copy.
     for_service = state_dir is None and not simulated
     checks += _guard("state directory", lambda: _check_state_dir(chosen_dir, for_service)).checks

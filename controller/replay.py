@@ -78,7 +78,12 @@ def _run(doc: object) -> tuple[GameAdapter, Iterator[Step]]:
                 event: Event = CardDealt(card)
                 used += 1
             elif awaiting.kind == "decision":
-                if decided >= len(round_in.decisions):
+                unlisted = table_game.unlisted_decision(awaiting)
+                if decided >= len(round_in.decisions) and unlisted is not None:
+                    # A decision the file may leave out (a hand at 20 that nobody surrendered
+                    # stands); while decisions remain, the engine itself reads the next one so.
+                    event, card = game.parse_decision(unlisted, "decisions"), None
+                elif decided >= len(round_in.decisions):
                     seat, place = seat_of(awaiting.who)
                     raise RuleError(
                         f"the round needs a decision by {table_game.describe(awaiting.who)} "
@@ -87,8 +92,9 @@ def _run(doc: object) -> tuple[GameAdapter, Iterator[Step]]:
                         seat=seat,
                         place=place,
                     )
-                event, card = round_in.decisions[decided], None
-                decided += 1
+                else:
+                    event, card = round_in.decisions[decided], None
+                    decided += 1
             else:
                 return
             state, out = game.apply(state, event)

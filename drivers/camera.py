@@ -1,9 +1,11 @@
-"""The overhead camera as a device: a real one through OpenCV, or a simulated one that renders.
+"""The overhead camera as a device: a real one through OpenCV or Picamera2, or a simulated one.
 
 Both backends run a worker thread that hands each frame (a BGR uint8 array) to `on_frame`, in
 that thread, at about `fps` frames a second, and say what they are doing in plain words through
 `on_status`. `OpenCVCamera` reads `cv2.VideoCapture` (a device index such as 0, or a path such as
 /dev/video0 or /dev/v4l/by-id/...) and reconnects by itself when the camera goes away.
+`Picamera2Camera` reads the Raspberry Pi Camera Module through libcamera (Raspberry Pi OS's
+python3-picamera2), and reconnects the same way.
 `SimulatedCamera` renders the `vision.Scene` it holds (`vision.render`), which the simulation may
 change at any moment: chips placed or taken, a hand over a zone, the blind puck moved, the camera
 knocked out of place (`bump`). Every status of the simulated camera says SIMULATED.
@@ -18,6 +20,7 @@ knocked out of place (`bump`). Every status of the simulated camera says SIMULAT
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -211,6 +214,120 @@ class OpenCVCamera(Camera):
             capture.release()
 
 
+#: The Raspberry Pi camera's frame size when no calibration names one.
+PICAMERA2_DEFAULT_SIZE = (1280, 720)
+PICAMERA2_MISSING = (
+    "camera.backend = \"picamera2\": the picamera2 library is not installed. On Raspberry Pi OS: "
+    "sudo apt install python3-picamera2, with tablectl's venv made with --system-site-packages "
+    "(hardware/install.md); it is not installed from PyPI"
+)
+
+
+def _picamera2(number: int) -> Any:
+    from picamera2 import Picamera2  # Raspberry Pi OS's python3-picamera2 (libcamera)
+
+    return Picamera2(number)
+
+
+class Picamera2Camera(Camera):
+    """The Raspberry Pi Camera Module (on the CSI connector) through libcamera and Picamera2.
+
+    `camera` is the camera's number (0 for the first; `rpicam-hello --list-cameras` lists them);
+    `size` is the frame size to ask for (the calibration's). The camera runs a video
+    configuration in format "RGB888" and each frame is `capture_array("main")`. libcamera names
+    formats by their DRM fourcc, least significant byte first, so Picamera2's "RGB888" is stored
+    B, G, R in memory (the Picamera2 manual, appendix A: "each pixel is laid out as [B, G, R]"):
+    OpenCV's own order, which vision expects, so frames go on unconverted. ("BGR888" would be
+    R, G, B.) A frame of another size or shape than asked for is refused, never passed on.
+
+        >>> camera = open_camera("picamera2", fps=4, device=0, size=(1280, 720), on_frame=feed.offer)
+
+    `make` builds the Picamera2 object for a camera number; tests pass an object with Picamera2's
+    API (create_video_configuration, configure, start, capture_array, stop, close)."""
+
+    FORMAT = "RGB888"
+
+    def __init__(
+        self,
+        camera: int = 0,
+        *,
+        fps: float,
+        size: tuple[int, int] | None = None,
+        on_frame: FrameCallback | None = None,
+        on_status: StatusCallback | None = None,
+        make: Callable[[int], Any] | None = None,
+    ) -> None:
+        if isinstance(camera, bool) or not isinstance(camera, int) or not 0 <= camera <= 7:
+            raise CameraError(f"camera.device = {camera!r}: the Raspberry Pi camera's number, 0 for the first")
+        if make is None:
+            import importlib.util
+
+            if importlib.util.find_spec("picamera2") is None:
+                raise CameraError(PICAMERA2_MISSING)
+            make = _picamera2
+        self.camera = camera
+        self.size = size or PICAMERA2_DEFAULT_SIZE
+        self._make = make
+        self._picam: Any = None
+        self._failures = 0
+        super().__init__(fps=fps, on_frame=on_frame, on_status=on_status)
+
+    @property
+    def name(self) -> str:
+        return f"Raspberry Pi camera {self.camera}"
+
+    def _grab(self) -> Image | None:
+        if self._picam is None and not self._open():
+            return None
+        try:
+            frame = self._picam.capture_array("main")
+        except Exception as exc:
+            self._release()
+            self._lost(f"stopped giving frames ({type(exc).__name__}: {exc}); check its ribbon cable")
+            return None
+        width, height = self.size
+        shape = getattr(frame, "shape", None)
+        if getattr(frame, "dtype", None) != np.uint8 or shape != (height, width, 3):
+            self._release()
+            self._lost(f"gave a frame of shape {shape}, not {height}x{width} {self.FORMAT} (3 bytes a pixel)")
+            return None
+        self._failures = 0
+        return np.ascontiguousarray(frame)
+
+    def _open(self) -> bool:
+        self._say("starting" if self.frames == 0 else "reconnecting", f"{self.name}: opening")
+        picam: Any = None
+        try:
+            picam = self._make(self.camera)
+            config = picam.create_video_configuration(
+                main={"size": self.size, "format": self.FORMAT}, buffer_count=2, queue=False
+            )
+            picam.configure(config)
+            picam.start()
+        except Exception as exc:  # no camera on the connector, busy, or a size it cannot give
+            if picam is not None:
+                with contextlib.suppress(Exception):
+                    picam.close()
+            self._lost(f"cannot be opened ({type(exc).__name__}: {exc}): check the ribbon cable and camera.device")
+            return False
+        self._picam = picam
+        return True
+
+    def _lost(self, why: str) -> None:
+        wait = RECONNECT_S[min(self._failures, len(RECONNECT_S) - 1)]
+        self._failures += 1
+        self._say("reconnecting", f"{self.name} {why}; trying again every few seconds")
+        self._stop.wait(wait)
+
+    def _release(self) -> None:
+        picam, self._picam = self._picam, None
+        if picam is not None:
+            with contextlib.suppress(Exception):  # a camera that is gone cannot be stopped twice
+                picam.stop()
+            with contextlib.suppress(Exception):
+                picam.close()
+
+
 class SimulatedCamera(Camera):
     """A camera that renders the scene it is given: the simulated table seen from the mount.
 
@@ -294,7 +411,7 @@ def open_camera(
     on_frame: FrameCallback | None = None,
     on_status: StatusCallback | None = None,
 ) -> Camera:
-    """The camera for `backend` ("opencv" or "simulated"), as the `[camera]` table names it."""
+    """The camera for `backend` ("opencv", "picamera2" or "simulated"), as the `[camera]` table names it."""
     if backend == "simulated":
         scene = Scene(layout=layout.name) if layout is not None else Scene()
         return SimulatedCamera(scene, fps=fps, layout=layout, on_frame=on_frame, on_status=on_status)
@@ -302,4 +419,9 @@ def open_camera(
         if device is None:
             raise CameraError("camera.device: missing; name the camera (0, or /dev/v4l/by-id/...)")
         return OpenCVCamera(device, fps=fps, size=size, on_frame=on_frame, on_status=on_status)
-    raise CameraError(f"camera.backend = {backend!r}: use opencv or simulated")
+    if backend == "picamera2":
+        number = 0 if device is None else device
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise CameraError(f"camera.device = {device!r}: the Raspberry Pi camera's number, 0 for the first")
+        return Picamera2Camera(number, fps=fps, size=size, on_frame=on_frame, on_status=on_status)
+    raise CameraError(f"camera.backend = {backend!r}: use opencv, picamera2 or simulated")

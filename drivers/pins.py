@@ -22,15 +22,17 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from pydantic_core import PydanticCustomError
 
 from controller.engine.checked import Document, Style, check, problem, rule
+from hardware import shipped
 
-DEFAULT_PIN_FILE = Path(__file__).resolve().parent.parent / "hardware" / "pins.toml"
+#: The pin maps shipped with tablectl (package data, found wherever tablectl is installed);
+#: `indicators.pin_file` names an operator's own file instead.
+DEFAULT_PIN_FILE = shipped("pins.toml")
 
 # The 40-pin header brings out BCM GPIO 0-27; nothing else can be wired to a lamp or a button.
 HEADER_GPIO = range(0, 28)

@@ -22,9 +22,11 @@ from typing import Any, NoReturn
 import numpy as np
 import numpy.typing as npt
 
+from hardware import shipped
 from vision.chips import CHIP_DIAMETER_MM, ChipSet, ChipSetError, parse_colour
 
-LAYOUTS_DIR = Path(__file__).resolve().parent.parent / "hardware" / "layouts"
+#: The layouts shipped with tablectl (package data): a bare layout name is read from here, a path as given.
+LAYOUTS_DIR = shipped("layouts")
 DEFAULT_LAYOUT = "grand-slam-7"
 DICTIONARIES = ("DICT_4X4_50", "DICT_4X4_100", "DICT_5X5_50", "DICT_5X5_100", "DICT_6X6_50", "DICT_APRILTAG_36h11")
 ZONE_NAME = re.compile(r"^seat([1-9])\.([a-z][a-z_]*)(\.payout)?$")

@@ -13,6 +13,7 @@ with the status code of their kind (`controller/api/errors.py`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from importlib import resources
 from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
@@ -21,10 +22,11 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from controller.api.errors import ApiError, problem
-from controller.api.routes import camera, live, play, reads, session, sim
+from controller.api.routes import camera, live, metrics, play, reads, session, sim
 from controller.api.runtime import Runtime
 
-STATIC = Path(__file__).resolve().parent / "static"
+#: The screens, shipped as package data and found through importlib.resources wherever tablectl is installed.
+STATIC = Path(str(resources.files("controller.api").joinpath("static")))
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -67,7 +69,7 @@ def create_app(rt: Runtime) -> FastAPI:
         body = {"error": "; ".join(problems) or "the request is not valid", "kind": "invalid"}
         return JSONResponse(body, status_code=422)
 
-    for module in (session, reads, play, camera, sim, live):
+    for module in (session, reads, play, camera, sim, live, metrics):
         app.include_router(module.router)
 
     if STATIC.is_dir():

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from controller.api.auth import LoginLimiter, Sessions, Tokens
 from controller.api.live import LiveFeed
 from controller.engine.cards import Card
+from controller.metrics import TableMetrics
 from controller.table import Table
 
 
@@ -46,6 +47,7 @@ class Runtime:
     sessions: Sessions = field(default_factory=Sessions)
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
     live: LiveFeed = field(default_factory=LiveFeed)
+    metrics: TableMetrics | None = None  # GET /metrics; made from the table when the daemon gives none
 
     def snapshot(self) -> dict[str, Any]:
         """The table's state with each device's own view of itself (GET /api/state)."""

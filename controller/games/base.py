@@ -214,6 +214,12 @@ class GameAdapter:
         """Whom a payout row pays, in the prompt's words."""
         return f"seat {pay['seat']}"
 
+    def unlisted_decision(self, awaiting: Awaiting) -> dict[str, Any] | None:
+        """The decision a round file leaves out where the engine asks one (REPLAY.md never lists a
+        forced action), in round-file form; `tablectl replay` takes it when the file has no more
+        decisions. None: the round file must list this decision."""
+        return None
+
     # -- the API ----------------------------------------------------------------------------------
 
     def opening_model(self) -> type[BaseModel]:

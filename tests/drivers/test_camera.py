@@ -125,7 +125,7 @@ def test_a_camera_that_cannot_be_opened_says_where_and_keeps_trying() -> None:
         (lambda: OpenCVCamera(True, fps=4), "camera.device = True"),
         (lambda: OpenCVCamera(99, fps=4), "camera.device = 99: a device index from 0 to 63"),
         (lambda: OpenCVCamera(0, fps=0), "camera.fps = 0"),
-        (lambda: open_camera("usb", fps=4), "camera.backend = 'usb': use opencv or simulated"),
+        (lambda: open_camera("usb", fps=4), "camera.backend = 'usb': use opencv, picamera2 or simulated"),
         (lambda: open_camera("opencv", fps=4), "camera.device: missing"),
     ],
 )

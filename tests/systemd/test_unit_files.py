@@ -114,6 +114,8 @@ def test_the_unit_allows_exactly_the_table_devices() -> None:
         "char-ttyS": "rw",
         "char-gpiochip": "rw",
         "char-video4linux": "rw",
+        "char-media": "rw",  # libcamera (the Raspberry Pi camera, backend = "picamera2")
+        "char-dma_heap": "rw",
     }
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.engine.base import Awaiting
 from controller.games.base import GameAdapter, Lines, Show, Words
-from controller.games.jokers22.rules import GAME
+from controller.games.jokers22.rules import GAME, unlisted_action
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -29,6 +29,10 @@ class Jokers22Adapter(GameAdapter):
 
     def payee(self, pay: Mapping[str, Any]) -> str:
         return f"{pay['player']} at spot {pay['spot']}"
+
+    def unlisted_decision(self, awaiting: Awaiting) -> dict[str, Any] | None:
+        action = unlisted_action(awaiting.allowed)  # stand or surrender, and nobody surrendered
+        return {"spot": awaiting.who["spot"], "action": action} if action else None
 
     def opening_model(self) -> type[BaseModel]:
         from controller.games.jokers22.api import Jokers22OpenBody

@@ -13,7 +13,10 @@ money covers".
     state, fx = GAME.apply(state, CardDealt(parse_card("9H")))   # ann's first card
 
 Readings this module fixes where GAMES.md is silent:
-a natural (A+A included) takes no more cards, for players and the banker; the deciding player of
+a natural (A+A included) takes no more cards, for players and the banker; a natural may surrender
+(surrender is allowed on any first two cards), so the table asks it "stand or surrender?", and a
+natural that does not surrender stands and is never listed in a round file (`unlisted_action`:
+the same for a 20 or 21 whose only choices are stand and surrender); the deciding player of
 a hand is computed on that hand's stakes (after a split, each hand's own money); in rotation
 coverage a player's money on a spot is covered hand 1 before hand 2; the time collection is paid
 by each spot's original bettor, is not part of any net and is kept when a round is voided.
@@ -134,6 +137,15 @@ def player_options(total: Total) -> tuple[str, ...]:
     if total.value <= 11:
         return ("hit",)
     return ("hit", "stand")
+
+
+def unlisted_action(allowed: Sequence[str]) -> str | None:
+    """What a round file leaves unlisted for a decision with these choices, or None.
+
+    A hand whose only choices are stand and surrender (20, 21 or a natural on its first two cards)
+    stands when none of its players surrenders: REPLAY.md lists a surrender only when it is taken
+    and never lists a forced action, so the table's round files do not list that stand either."""
+    return "stand" if set(allowed) == {"stand", "surrender"} else None
 
 
 def banker_hits(total: Total) -> bool:
@@ -773,8 +785,24 @@ class Jokers22:
         if need.kind != "decision":
             target = "the banker" if need.spot is None else f"spot {need.spot}, hand {need.hand}"
             raise refuse(f"no decision is due: the next card goes to {target}")
-        allowed = ", ".join(need.allowed)
         assert need.spot is not None
+        if (
+            need.why == "play"
+            and unlisted_action(need.allowed) == "stand"
+            and (ev.spot != need.spot or (ev.action not in need.allowed and need.hand < len(state.spot(ev.spot).hands)))
+        ):
+            # Stand or surrender, and the next decision is for another spot (or for the spot's
+            # next hand after a split): nobody surrendered, so the hand stands (a round file lists
+            # neither), and the decision is checked against what the round needs after it. A
+            # decision at this hand that it may not take is refused below, naming the rule.
+            stood = _with_hand(
+                state, need.spot, need.hand, dataclasses.replace(self._hand(state, need), stood=True, acted=True)
+            )
+            forced: list[Effect] = [ForcedAction(need.spot, need.hand, "stand", str(self._hand(state, need).total))]
+            stood, before = self._advance(stood, forced)
+            after, effects = self._decide(stood, ev)
+            return after, (*before, *effects)
+        allowed = ", ".join(need.allowed)
         if ev.spot != need.spot:
             raise refuse(
                 f"out of turn: spot {need.spot}, hand {need.hand} ({need.player}) decides now; allowed: {allowed}"
@@ -802,11 +830,27 @@ class Jokers22:
             )
         if ev.action not in need.allowed:
             raise refuse(f"{_why_not(state, spot, hand, ev.action)}; allowed: {allowed}")
-        return self._play(state, ev, spot, need.hand, hand, need.player)
+        listed = not (ev.action == "stand" and unlisted_action(need.allowed) == "stand")
+        return self._play(state, ev, spot, need.hand, hand, need.player, listed=listed)
+
+    @staticmethod
+    def _hand(state: Jokers22State, need: Need) -> HandState:
+        assert need.spot is not None
+        return state.spot(need.spot).hands[need.hand - 1]
 
     def _play(
-        self, state: Jokers22State, ev: Decision, spot: SpotState, number: int, hand: HandState, player: str
+        self,
+        state: Jokers22State,
+        ev: Decision,
+        spot: SpotState,
+        number: int,
+        hand: HandState,
+        player: str,
+        *,
+        listed: bool = True,
     ) -> tuple[Jokers22State, tuple[Effect, ...]]:
+        """Carry out a deciding player's play. A stand that a round file does not list (stand or
+        surrender, and nobody surrendered) is taken but kept out of the round's decisions."""
         hand = dataclasses.replace(hand, acted=True)
         amount = 0
         if ev.action == "hit":
@@ -817,7 +861,9 @@ class Jokers22:
             amount = next(s.amount for s in hand.stakes if s.player == player)
             others = tuple(s.player for s in hand.live() if s.player != player)
             hand = dataclasses.replace(hand, pending=ev.action, asking=others, matched=(player,))
-        state = _log(_with_hand(state, spot.spot, number, hand), ev)
+        state = _with_hand(state, spot.spot, number, hand)
+        if listed:
+            state = _log(state, ev)
         effects: list[Effect] = [DecisionTaken(spot.spot, number, player, ev.action, amount)]
         if hand.pending and not hand.asking:
             state = _carry_out(state, spot.spot, number)
