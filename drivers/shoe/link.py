@@ -269,6 +269,9 @@ class HostLink:
         self._last_byte = 0.0
         self._last_nak = float("-inf")
         self._next_hello = 0.0
+        # The last sequenced frame offered to the table and not yet accepted: if the shoe moves on
+        # without sending it again, the table is told (nothing else on the line would reveal it).
+        self._offered: Frame | None = None
 
     @property
     def state(self) -> LinkState | None:
@@ -370,6 +373,15 @@ class HostLink:
                 yield encode_message(Nak(self._state.seq if self._state else 0))
             return
         self._last_heard = now
+        offered = self._offered
+        if offered is not None and item.seq and (item.seq, content(item)) != (offered.seq, content(offered)):
+            self._offered = None
+            yield ShoeFault(
+                FaultKind.PROTOCOL,
+                f"The card-reading shoe on {self.url} sent {describe_frame(offered)}, which the table "
+                "could not take, and moved on without sending it again: it was never recorded. "
+                "If that card is on the table, enter it by hand. Check the shoe's firmware.",
+            )
         if self._silent:
             self._silent = False
             yield FaultCleared(
@@ -442,6 +454,7 @@ class HostLink:
                 f"SEQ {seq} was {before}, and now {frame_words(data)}, which was not used",
                 session, seq, data,
             )
+            self._offered = frame
             yield Delivery(event)
             return
         try:
@@ -462,10 +475,12 @@ class HostLink:
                 event = ShoeEvent(message.kind, session, seq, data)
             else:  # pragma: no cover - sequenced types parse to sequenced messages
                 raise AssertionError(f"a sequenced frame parsed as {message!r}")
+        self._offered = frame
         yield Delivery(event)
 
     def accept(self, delivery: Delivery) -> bytes:
         """Record the delivery as done; returns the ACK to write to the shoe."""
+        self._offered = None
         self._state = delivery.event.link_state
         return encode_message(Ack(delivery.event.seq))
 

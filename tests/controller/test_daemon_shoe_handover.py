@@ -19,6 +19,7 @@ def test_a_card_offered_again_after_its_journal_commit_is_not_dealt_twice(tmp_pa
     table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
     daemon = Daemon.__new__(Daemon)
     daemon.table = table
+    daemon.metrics = None
     card = CardRead(parse_card("4H"), 0x1ACCF65B, 13, b"\x104H")
     asyncio.run(daemon._shoe_event(card))
     asyncio.run(daemon._shoe_event(card))
@@ -38,6 +39,7 @@ def test_each_protocol_fault_naming_a_different_card_is_journaled_once(tmp_path:
     table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
     daemon = Daemon.__new__(Daemon)
     daemon.table = table
+    daemon.metrics = None
     four = ShoeFault(FaultKind.PROTOCOL, "... CARD frame (type 0x10) carrying 4H, SEQ 0 ...")
     five = ShoeFault(FaultKind.PROTOCOL, "... CARD frame (type 0x10) carrying 5S, SEQ 0 ...")
     for event in (four, four, five, four):  # the shoe resends each every 0.25 s
@@ -53,6 +55,7 @@ def test_the_shoes_own_confirm_button_is_kept_where_a_restarted_reader_resumes(t
     table = Table(Journal(path), game="grand-slam", rules={}, simulated=True)
     daemon = Daemon.__new__(Daemon)
     daemon.table = table
+    daemon.metrics = None
     asyncio.run(daemon._shoe_event(CardRead(parse_card("4H"), 0x1ACCF65B, 1, b"\x104H")))
     asyncio.run(daemon._shoe_event(ShoeEvent(EventKind.CONFIRM_BUTTON, 0x1ACCF65B, 2, b"\x12\x03")))
     press = [e for e in table.journal.entries() if e.kind == "button"]
