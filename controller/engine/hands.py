@@ -273,16 +273,14 @@ def _evaluate_full(
     naturals.sort(reverse=True)
     # A wild card can be anything a natural card can, so the best hand plays every wild card it
     # can fit; only five of them fit.
-    value = _best_five(naturals, min(wild_count, 5), double_ace_flush)
+    found = _best_five(naturals, min(wild_count, 5), double_ace_flush)
     if natural_wins:
-        if value.wild_used and len(naturals) >= 5:
+        if found[2] and len(naturals) >= 5:
             natural = _best_five(naturals, 0, double_ace_flush)
-            if natural.strength == value.strength:
-                value = natural
-        value = HandValue(
-            value.category, value.best, (*value.strength, 0 if value.wild_used else 1), value.wild_used
-        )
-    return value
+            if natural[1] == found[1]:
+                found = natural
+        found = (found[0], (*found[1], 0 if found[2] else 1), found[2])
+    return _hand_value(found)
 
 
 # --- the tables --------------------------------------------------------------------------------
@@ -361,7 +359,12 @@ def _best_code(acc: int, wild: int, double_ace_flush: bool) -> Entry:
 
 def _ranks_of(key: int) -> list[int]:
     """The ranks counted in the rank fields of `key`, high first."""
-    return [r for r in range(14, 1, -1) for _ in range((key >> 5 * (r - 2)) & _FIELD)]
+    ranks: list[int] = []
+    for r in _RANKS_HIGH_FIRST:
+        n = (key >> 5 * (r - 2)) & _FIELD
+        if n:
+            ranks += [r] * n
+    return ranks
 
 
 def _rank_entry(key: int) -> Entry:
@@ -371,8 +374,8 @@ def _rank_entry(key: int) -> Entry:
     # Suits spread so that no flush can form; _best_five is told to look for none anyway.
     naturals = [(r, i % 4) for i, r in enumerate(_ranks_of(key))]
     naturals.sort(reverse=True)
-    value = _best_five(naturals, key >> _WILD_SHIFT, False, suits=False)
-    entry = (value.category, value.strength, value.wild_used)
+    _, strength, used = _best_five(naturals, key >> _WILD_SHIFT, False, suits=False)
+    entry = (CATEGORIES[strength[0] - 1], strength, used)
     _BY_RANKS[key] = entry
     return entry
 
@@ -483,16 +486,20 @@ def _kickers(naturals: list[RankSuit], groups: tuple[int, ...], count: int) -> l
     return [rs for rs in naturals if rs[0] not in groups][:count]
 
 
-def _value(category: int, cards: list[RankSuit], tiebreak: tuple[int, ...], wild_used: int) -> HandValue:
-    return HandValue(
-        category=CATEGORIES[category - 1],
-        best=tuple([_CARD[r][s] for r, s in cards]),
-        strength=(category, *tiebreak),
-        wild_used=wild_used,
-    )
+# What _best_five finds: the five cards (as rank, suit), the strength, the wild cards used.
+Found = tuple[list[RankSuit], tuple[int, ...], int]
 
 
-def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool, suits: bool = True) -> HandValue:
+def _value(category: int, cards: list[RankSuit], tiebreak: tuple[int, ...], wild_used: int) -> Found:
+    return cards, (category, *tiebreak), wild_used
+
+
+def _hand_value(found: Found) -> HandValue:
+    cards, strength, wild_used = found
+    return HandValue(CATEGORIES[strength[0] - 1], tuple([_CARD[r][s] for r, s in cards]), strength, wild_used)
+
+
+def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool, suits: bool = True) -> Found:
     """The best hand of the natural cards (sorted high first) plus `wild` wild cards (0-5),
     trying each category from five of a kind down; each step may assume every higher category
     failed, which bounds how many wild cards can still be in play. With `suits` false, flushes
