@@ -217,22 +217,20 @@ def _text(doc: dict[str, Any]) -> str:
     shoe = (
         "infinite deck" if doc.get("decks") == 0 else f"{doc['decks']} decks" if "decks" in doc else "one deck a hand"
     )
+    if doc.get("decks") and "jokers_per_deck" in doc:
+        shoe += f" + {doc['jokers_per_deck']} joker(s) a deck"
+    if "depth" in doc:
+        shoe += f", the first {doc['depth']} cards exact"
     lines = [f"{doc['game']} ({doc['method']}, {shoe})"]
     rows = [*doc.get("wagers", {}).items(), *doc.get("side_bets", {}).items()]
     if "banker" in doc and doc["method"] == "exact":
         b = doc["banker"]
-        if doc.get("decks"):
-            lines[0] += f" + {doc['jokers_per_deck']} joker(s) a deck, the first {doc['depth']} cards exact"
         lines.append(
             f"  banker's advantage {b['banker_advantage_per_chip'] * 100:.4f}% per chip wagered; "
             f"player's return {b['player_return_per_chip'] * 100:+.4f}% per chip; sd per round {b['sd_per_round']:.4f}"
         )
     elif "banker" in doc:
         rows.append(("banker position", doc["banker"]))
-    if "player_strategy" in doc:
-        lines.append(f"  player: {doc['player_strategy']}")
-    if "coverage" in doc:
-        lines.append(f"  {doc['wager']} chips on one spot, banker's stake: {doc['stake']}, coverage {doc['coverage']}")
     for name, w in rows:
         edge = w["house_edge"]
         if isinstance(edge, str):  # exact
@@ -246,4 +244,8 @@ def _text(doc: dict[str, Any]) -> str:
         lines.append(f"  rainouts per hand {doc['rainouts_per_hand']['mean']:.4f}")
     for seats, p in doc.get("grand_slam_at_table", {}).items():
         lines.append(f"  P(a Grand Slam at a table of {seats}) = {p['percent']:.4f}%")
+    if "player_strategy" in doc:
+        lines.append(f"  player: {doc['player_strategy']}")
+    if "coverage" in doc:
+        lines.append(f"  {doc['wager']} chips on one spot, banker's stake: {doc['stake']}, coverage {doc['coverage']}")
     return "\n".join(lines)
