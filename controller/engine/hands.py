@@ -18,9 +18,14 @@ in `cards`); a card of a wild rank not listed then plays at its own rank and sui
     >>> evaluate(parse_cards("AS KS 3D 9C QS 7S 2H".split()), wild_cards={3}).to_json()["best"]
     ['AS', 'KS', 'QS', 'JS', '7S']
 
-Hands compare by `strength` (greater wins, equal ties). The best hand is computed from rank and
-suit counts, category by category from the top, never by trying wild substitutions: this runs
-inside Monte Carlo simulations. `evaluate_three` ranks the three cards of the POKER BONUS.
+Hands compare by `strength` (greater wins, equal ties). The best hand is worked out from rank and
+suit counts, category by category from the top, never by trying wild substitutions (`_best_five`);
+since this runs inside Monte Carlo simulations, `evaluate` keeps what that finds in tables keyed
+by a hand's rank counts and wild-card count (the best hand needing no suit), and by one suit's
+rank counts (its best flush or straight flush), so that a hand seen before in that shape costs
+a few integer additions and dict lookups. The five cards of `best` are picked only when read.
+`hands_batch.evaluate_batch` ranks many hands at once with numpy from the same tables.
+`evaluate_three` ranks the three cards of the POKER BONUS.
 """
 
 from __future__ import annotations

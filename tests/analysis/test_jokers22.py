@@ -58,7 +58,7 @@ def test_a_one_deck_shoe_without_replacement_has_its_own_edge_and_the_engine_agr
     # One joker in the shoe: a pair of jokers (paid 2 to 1, a net of 4 on 2 chips) cannot be dealt.
     assert infinite.distribution[4] > 0 and 4 not in finite.distribution
     assert finite.banker_edge != pytest.approx(infinite.banker_edge, abs=1e-5)
-    simulated = simulate("jokers-22", 3000, seed=4, workers=2, decks=1, wager=2)["banker_edge"]
+    simulated = simulate("jokers-22", 2000, seed=4, workers=2, decks=1, wager=2)["banker_edge"]
     # Within 4 standard errors (the 95% half-width is 1.96 of them): seeded, so repeatable.
     assert abs(simulated.house_edge - finite.banker_edge) < 4 * simulated.ci95 / 1.96
 
@@ -69,7 +69,7 @@ def test_a_strategy_table_is_played_by_the_exact_count_and_by_the_engine_alike(t
     plain = analyze(decks=0)
     assert exact.banker_edge < plain.banker_edge - 0.01  # doubling 10 and 11 and splitting 8s pay
     assert {-4, -1, 4} <= set(exact.distribution)  # a lost double or split, a surrender, a won double
-    simulated = simulate("jokers-22", 4000, seed=9, workers=2, decks=0, strategy=strategy, wager=2)["banker_edge"]
+    simulated = simulate("jokers-22", 3000, seed=9, workers=2, decks=0, strategy=strategy, wager=2)["banker_edge"]
     assert abs(simulated.house_edge - exact.banker_edge) < 4 * simulated.ci95 / 1.96
 
 
@@ -82,7 +82,7 @@ def test_rotation_covers_a_short_stake_in_part_and_collect_first_takes_whole_los
     # Collect-first: a loss is the whole wager, a win is paid only up to the stake.
     assert collect.distribution[-4] > 0 and max(collect.distribution) == 2
     assert collect.banker_edge > full.banker_edge
-    simulated = simulate("jokers-22", 3000, seed=2, workers=2, decks=0, wager=4, stake=2, coverage="collect-first")
+    simulated = simulate("jokers-22", 2000, seed=2, workers=2, decks=0, wager=4, stake=2, coverage="collect-first")
     edge = simulated["banker_edge"]
     assert abs(edge.house_edge - collect.banker_edge) < 4 * edge.ci95 / 1.96
 
