@@ -175,16 +175,29 @@ def _kind(card: Card) -> int:
 # --- the shoe ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Shoe:
     """What the next card can be: counts by kind, and how many more cards come out without
-    replacement (0: every draw sees these counts)."""
+    replacement (0: every draw sees these counts). Made by `Shoe.of`, one object for each
+    composition, so that the calculation's tables find a shoe by identity."""
 
-    counts: tuple[int, ...]
-    exact_left: int = 0
+    __slots__ = ("_draws", "counts", "exact_left")
+
+    def __init__(self, counts: tuple[int, ...], exact_left: int) -> None:
+        self.counts = counts
+        self.exact_left = exact_left
+        self._draws: list[tuple[int, float, Shoe]] | None = None
+
+    @staticmethod
+    def of(counts: tuple[int, ...], exact_left: int = 0) -> Shoe:
+        key = (counts, exact_left)
+        found = _SHOES.get(key)
+        if found is None:
+            found = _SHOES[key] = Shoe(counts, exact_left)
+        return found
 
     def draws(self) -> list[tuple[int, float, Shoe]]:
-        found = _DRAWS.get(self)
+        """(kind, probability, the shoe after it) for every card the shoe can give next."""
+        found = self._draws
         if found is None:
             total = sum(self.counts)
             found = []
@@ -194,20 +207,20 @@ class Shoe:
                     if self.exact_left:
                         counts = list(self.counts)
                         counts[kind] -= 1
-                        after = Shoe(tuple(counts), self.exact_left - 1)
+                        after = Shoe.of(tuple(counts), self.exact_left - 1)
                     found.append((kind, n / total, after))
-            _DRAWS[self] = found
+            self._draws = found
         return found
 
 
-_DRAWS: dict[Shoe, list[tuple[int, float, Shoe]]] = {}
+_SHOES: dict[tuple[tuple[int, ...], int], Shoe] = {}
 
 
 def full_shoe(decks: int, jokers_per_deck: int, depth: int) -> Shoe:
     """The shoe a round starts from: infinite when `decks` is 0 (one deck's proportions)."""
     per_rank = 4 * max(decks, 1)
     counts = (*([per_rank] * 13), jokers_per_deck * max(decks, 1))
-    return Shoe(counts, depth if decks else 0)
+    return Shoe.of(counts, depth if decks else 0)
 
 
 # --- the round ---------------------------------------------------------------------------------
@@ -290,7 +303,11 @@ class _Round:
         if found is not None:
             return found
         out: dict[Any, float] = {}
-        if len(cards) >= 2 and not banker_hits(hand_total(tuple(_CARD[k] for k in cards))):
+        stands = _BANKER_STANDS.get(cards)
+        if stands is None:
+            total = hand_total(tuple(_CARD[k] for k in cards))
+            stands = _BANKER_STANDS[cards] = len(cards) >= 2 and not banker_hits(total)
+        if stands:
             out = {_class(cards): 1.0}
         else:
             for kind, p, after in shoe.draws():
@@ -385,6 +402,7 @@ def _sorted(kinds: tuple[int, ...]) -> tuple[int, ...]:
 
 _POINTS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 1, 0)
 _CANONICAL: dict[tuple[int, ...], tuple[int, ...]] = {}
+_BANKER_STANDS: dict[tuple[int, ...], bool] = {}
 
 
 def _class(kinds: tuple[int, ...]) -> Any:
@@ -474,5 +492,5 @@ def analyze(
     rules.validate()
     game = _Round(rules, strategy or Strategy(), wager, stake if stake is not None else 10**9)
     distribution = game.deal(full_shoe(decks, jokers_per_deck, depth))
-    _DRAWS.clear()
+    _SHOES.clear()
     return Jokers22Figures(distribution, wager)
