@@ -311,7 +311,7 @@ _WILD_CODE = (1 << _WILD_SHIFT) | (1 << _TOTAL_SHIFT)
 _NEED = tuple(sum((32 - (5 - w)) << (_COUNT_SHIFT + 6 * s) for s in range(4)) for w in range(5))
 _TOP_BITS = sum(32 << (_COUNT_SHIFT + 6 * s) for s in range(4))
 # Tables fill as hands come; a table that grows past this (hands of many cards) starts again.
-_TABLE_LIMIT = 400_000
+_TABLE_LIMIT = 200_000  # about 50 MB: a Raspberry Pi worker keeps well within its memory
 
 _CODES: dict[int, list[list[int]]] = {}
 # category, strength, wild cards used: of the best hand that needs no suit (by rank counts and
