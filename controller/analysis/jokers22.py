@@ -231,6 +231,9 @@ Finished = tuple[Any, bool, bool]
 
 @dataclass
 class _Round:
+    """One spot's rounds under fixed rules, strategy and money, with the tables that make the
+    enumeration share what repeats (a hand's play from a shoe, the banker's final hands, nets)."""
+
     rules: Jokers22Rules
     strategy: Strategy
     wager: int
@@ -282,6 +285,7 @@ class _Round:
         return out
 
     def next_hand(self, shoe: Shoe, done: tuple[Finished, ...], waiting: int | None, up: int) -> Distribution:
+        """After a hand is finished: the split hand still waiting, else the banker's draws."""
         if waiting is not None:
             return self.play(shoe, done, (waiting,), True, None, up)
         if all(surrendered for _, _, surrendered in done):
