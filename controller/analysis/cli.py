@@ -3,7 +3,8 @@ it cannot, on the engine the table runs.
 
     tablectl analyze grand-slam [--decks N] [--units 2,1,1] [--paytable pair=1,flush=3,...] [--json]
     tablectl analyze grand-slam --monte-carlo --rounds 200000 [--seed S] [--workers K]
-    tablectl analyze jokers-22 --monte-carlo --rounds 100000 [--stand-on 17]
+    tablectl analyze jokers-22 [--decks 6] [--jokers 1] [--depth 3] [--strategy FILE.csv] [--coverage rotation]
+    tablectl analyze jokers-22 --monte-carlo --rounds 100000 [--stand-on 17] [--strategy FILE.csv]
     tablectl analyze baseball-poker --monte-carlo --rounds 20000 [--players 6]
 """
 
@@ -34,6 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulation (1)")
     parser.add_argument("--workers", type=int, help="processes (all cores)")
     parser.add_argument("--stand-on", type=int, default=17, help="Jokers 22 player stands from this total (17)")
+    parser.add_argument(
+        "--strategy", type=Path, metavar="CSV", help="Jokers 22 player strategy table: hand by banker's first card"
+    )
+    parser.add_argument("--jokers", type=int, default=1, help="Jokers 22 jokers per deck (1)")
+    parser.add_argument(
+        "--depth", type=int, default=3, help="Jokers 22 exact: cards of a round drawn without replacement (3)"
+    )
+    parser.add_argument("--wager", type=int, default=2, help="Jokers 22 chips on the spot (2: a surrender returns 1)")
+    parser.add_argument("--stake", type=int, help="Jokers 22 banker's stake (enough to cover everything)")
+    parser.add_argument(
+        "--coverage", choices=["rotation", "collect-first"], default="rotation", help="Jokers 22 coverage (rotation)"
+    )
     parser.add_argument("--players", type=int, default=6, help="Baseball poker players at the table (6)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--chart", type=Path, metavar="PNG", help="draw the distribution of net results")
@@ -41,7 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        doc = _monte_carlo(args) if args.monte_carlo or args.game != "grand-slam" else _exact(args)
+        if args.monte_carlo or args.game == "baseball-poker":
+            doc = _monte_carlo(args)
+        else:
+            doc = _exact(args) if args.game == "grand-slam" else _jokers22_exact(args)
     except (RuleError, ValueError) as exc:
         print(f"tablectl: refused: {exc}", file=sys.stderr)
         return EXIT_REFUSED
@@ -97,7 +113,7 @@ def _monte_carlo(args: argparse.Namespace) -> dict[str, Any]:
     if args.game == "grand-slam":
         options["units"] = _units(args.units)
     elif args.game == "jokers-22":
-        options["stand_on"] = args.stand_on
+        options |= _jokers22_options(args)
     else:
         if not 2 <= args.players <= 7:
             raise ValueError(f"--players {args.players}: a Baseball poker table seats 2 to 7")
@@ -113,7 +129,7 @@ def _monte_carlo(args: argparse.Namespace) -> dict[str, Any]:
         doc["side_bets"] = {k: tallies[k].to_json() for k in ("three_outs", "poker_bonus")}
     elif args.game == "jokers-22":
         doc["banker"] = tallies["banker_edge"].to_json()
-        doc["player_strategy"] = f"hit below {args.stand_on} where allowed; never double, split or surrender"
+        doc |= _jokers22_terms(args, options)
     else:
         doc["players"] = args.players
         doc["player_strategy"] = "everyone calls to the showdown; the opener brings it in or checks"
@@ -129,6 +145,48 @@ def _monte_carlo(args: argparse.Namespace) -> dict[str, Any]:
     doc["distribution"] = {
         name: {str(net): n / t.rounds for net, n in sorted(t.histogram.items())} for name, t in tallies.items()
     }
+    return doc
+
+
+def _jokers22_options(args: argparse.Namespace) -> dict[str, Any]:
+    from controller.analysis.jokers22 import Strategy, read_strategy
+
+    if args.jokers < 0:
+        raise ValueError(f"--jokers {args.jokers}: jokers per deck is 0 or more")
+    if args.wager < 1 or (args.stake is not None and args.stake < 1):
+        raise ValueError("--wager and --stake are whole numbers of chips, 1 or more")
+    strategy = read_strategy(args.strategy, args.stand_on) if args.strategy else Strategy(stand_on=args.stand_on)
+    return {
+        "strategy": strategy,
+        "jokers_per_deck": args.jokers,
+        "wager": args.wager,
+        "stake": args.stake,
+        "coverage": args.coverage,
+    }
+
+
+def _jokers22_terms(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
+    """What a Jokers 22 figure is a figure of: the shoe, the money, the strategy."""
+    return {
+        "jokers_per_deck": args.jokers,
+        "wager": args.wager,
+        "stake": args.stake if args.stake is not None else "covers every wager",
+        "coverage": args.coverage,
+        "player_strategy": options["strategy"].describe(),
+    }
+
+
+def _jokers22_exact(args: argparse.Namespace) -> dict[str, Any]:
+    from controller.analysis.jokers22 import analyze
+
+    options = _jokers22_options(args)
+    figures = analyze(decks=args.decks, depth=args.depth, **options)
+    doc: dict[str, Any] = {"game": "jokers-22", "method": "exact", "decks": args.decks}
+    if args.decks:
+        doc["depth"] = args.depth
+    doc |= _jokers22_terms(args, options)
+    doc["banker"] = figures.to_json()
+    doc["distribution"] = {"player net": {net: p for net, p in doc["banker"]["distribution"].items()}}
     return doc
 
 
@@ -159,9 +217,19 @@ def _text(doc: dict[str, Any]) -> str:
     shoe = (
         "infinite deck" if doc.get("decks") == 0 else f"{doc['decks']} decks" if "decks" in doc else "one deck a hand"
     )
+    if doc.get("decks") and "jokers_per_deck" in doc:
+        shoe += f" + {doc['jokers_per_deck']} joker(s) a deck"
+    if "depth" in doc:
+        shoe += f", the first {doc['depth']} cards exact"
     lines = [f"{doc['game']} ({doc['method']}, {shoe})"]
     rows = [*doc.get("wagers", {}).items(), *doc.get("side_bets", {}).items()]
-    if "banker" in doc:
+    if "banker" in doc and doc["method"] == "exact":
+        b = doc["banker"]
+        lines.append(
+            f"  banker's advantage {b['banker_advantage_per_chip'] * 100:.4f}% per chip wagered; "
+            f"player's return {b['player_return_per_chip'] * 100:+.4f}% per chip; sd per round {b['sd_per_round']:.4f}"
+        )
+    elif "banker" in doc:
         rows.append(("banker position", doc["banker"]))
     for name, w in rows:
         edge = w["house_edge"]
@@ -176,4 +244,8 @@ def _text(doc: dict[str, Any]) -> str:
         lines.append(f"  rainouts per hand {doc['rainouts_per_hand']['mean']:.4f}")
     for seats, p in doc.get("grand_slam_at_table", {}).items():
         lines.append(f"  P(a Grand Slam at a table of {seats}) = {p['percent']:.4f}%")
+    if "player_strategy" in doc:
+        lines.append(f"  player: {doc['player_strategy']}")
+    if "coverage" in doc:
+        lines.append(f"  {doc['wager']} chips on one spot, banker's stake: {doc['stake']}, coverage {doc['coverage']}")
     return "\n".join(lines)

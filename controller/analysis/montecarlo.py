@@ -138,25 +138,43 @@ def _no_decisions(state: Any, awaiting: Any) -> Event:
     raise AssertionError("Grand Slam never asks a player to decide")
 
 
-def _jokers22_chunk(seed: tuple[int, int], rounds: int, decks: int, stand_on: int) -> dict[str, Tally]:
-    """One spot, one player betting 1 against a stake that always covers it; the player hits below
-    `stand_on` where the rules leave the choice, and never doubles, splits or surrenders."""
-    from controller.games.jokers22.rules import GAME, Banker, Decision, Jokers22Rules, OpenRound, SpotBet, Wager
+def _jokers22_chunk(
+    seed: tuple[int, int],
+    rounds: int,
+    decks: int,
+    strategy: Any = None,
+    jokers_per_deck: int = 1,
+    wager: int = 1,
+    stake: int | None = None,
+    coverage: str = "rotation",
+) -> dict[str, Tally]:
+    """One spot, one player betting `wager` against the banker's `stake` (None: always covers)
+    under `coverage`; the player follows `strategy` (controller.analysis.jokers22.Strategy; by
+    default hit below 17, never double, split or surrender) where the rules leave a choice."""
+    from controller.analysis.jokers22 import Strategy
+    from controller.games.jokers22.rules import (
+        GAME,
+        Banker,
+        Decision,
+        Jokers22Rules,
+        OpenRound,
+        SpotBet,
+        Wager,
+        hand_total,
+    )
 
     rng = random.Random(f"{seed[0]}:{seed[1]}")
-    rules = Jokers22Rules(decks=max(decks, 1))
+    rules = Jokers22Rules(decks=max(decks, 1), jokers_per_deck=jokers_per_deck, coverage=coverage)  # type: ignore[arg-type]
     cards = list(rules.shoe.cards())
-    opening = OpenRound(rules, Banker(stake=10**9), (SpotBet(1, (Wager("player", 1),)),))
-    tally = Tally(1)
+    banker = Banker(stake=stake if stake is not None else 10**9)
+    opening = OpenRound(rules, banker, (SpotBet(1, (Wager("player", wager),)),))
+    chosen = strategy or Strategy()
+    tally = Tally(wager)
 
     def decide(state: Any, awaiting: Any) -> Event:
-        total = str(awaiting.who.get("total", ""))
-        digits = "".join(ch for ch in total if ch.isdigit())
-        value = int(digits) if digits else 21
-        action = "hit" if value < stand_on and "hit" in awaiting.allowed else "stand"
-        if action not in awaiting.allowed:
-            action = awaiting.allowed[0]
-        return Decision(spot=int(awaiting.who["spot"]), action=action)
+        hand = state.spot(int(awaiting.who["spot"])).hands[int(awaiting.who["hand"]) - 1]
+        action = chosen.choose(hand.cards, hand_total(hand.cards), state.banker_cards[0], awaiting.allowed)
+        return Decision(spot=int(awaiting.who["spot"]), action=action, player=str(awaiting.who["player"]))
 
     def draw() -> Iterator[Card]:
         return iter(rng.choices(cards, k=40) if decks == 0 else rng.sample(cards, 40))
@@ -177,33 +195,45 @@ CATEGORIES = (
 def _baseball_chunk(seed: tuple[int, int], rounds: int, decks: int, players: int) -> dict[str, Tally]:
     """`players` players who all call to the showdown (the opener brings it in or checks; extra
     cards are paid for): the frequency of each showdown category with the table's wild cards, and
-    rainouts per hand."""
-    from controller.games.baseball.rules import GAME, Action, BaseballRules, OpenRound, Player
+    rainouts per hand. Dealt by controller.analysis.baseball on the engine's dealing rules; the
+    chunk's first hand is played again through the engine's `apply` and must come out the same."""
+    import numpy as np
 
-    rng = random.Random(f"{seed[0]}:{seed[1]}")
+    from controller.analysis.baseball import RecordingDecks, replay_through_engine, showdown
+    from controller.games.baseball.rules import BaseballRules
+
     rules = BaseballRules(ante=1, small_bet=2, big_bet=4)
     deck_cards = list(ShoeComposition(decks=1).cards())
-    opening = OpenRound(rules, tuple(Player(s, 1_000_000) for s in range(1, players + 1)))
-    tallies = {c: Tally(1) for c in CATEGORIES} | {"rainouts": Tally(1)}
+    generator = np.random.default_rng([seed[0], seed[1]])
+    ready: list[list[int]] = []
+
+    def shuffled() -> list[Card]:
+        if not ready:  # shuffled decks a few hundred at a time: numpy orders them
+            ready.extend(np.argsort(generator.random((512, len(deck_cards))), axis=1).tolist())
+        return [deck_cards[i] for i in ready.pop()]
 
     def draw() -> Iterator[Card]:
-        fresh = list(deck_cards)
-        rng.shuffle(fresh)
-        return iter(fresh)
+        return iter(shuffled())
 
-    def decide(state: Any, awaiting: Any) -> Event:
-        action = next(a for a in ("check", "call", "bring-in", "pay", *awaiting.allowed) if a in awaiting.allowed)
-        return Action(int(awaiting.who["seat"]), action)
-
-    for _ in range(rounds):
-        state, _ = GAME.apply(GAME.initial(), opening)
-        settlement = GAME.settlement(_deal(GAME, state, draw, decide))
-        tallies["rainouts"].add(int(settlement["rainouts"]))
-        for player in settlement["players"]:
-            if player.get("hand"):
-                for category in CATEGORIES:
-                    tallies[category].add(int(player["hand"]["category"] == category))
-    return tallies
+    shown: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
+    rainouts = Tally(1)
+    for n in range(rounds):
+        if n == 0:
+            recorded = RecordingDecks(shuffled)
+            hand = showdown(rules, players, recorded)
+            engine = replay_through_engine(rules, players, recorded.dealt)
+            if engine != hand:
+                raise AssertionError(f"chunk {seed}: the engine deals this hand otherwise: {engine} against {hand}")
+        else:
+            hand = showdown(rules, players, draw)
+        rainouts.add(hand.rainouts)
+        for category in hand.categories:
+            shown[category] += 1
+    hands = sum(shown.values())
+    tallies: dict[str, Tally] = {}
+    for category, count in shown.items():  # every showdown hand once: 1 in its category, 0 elsewhere
+        tallies[category] = Tally(1, hands, count, count, {1: count, 0: hands - count})
+    return tallies | {"rainouts": rainouts}
 
 
 CHUNKERS: dict[str, Callable[..., dict[str, Tally]]] = {

@@ -18,16 +18,23 @@ in `cards`); a card of a wild rank not listed then plays at its own rank and sui
     >>> evaluate(parse_cards("AS KS 3D 9C QS 7S 2H".split()), wild_cards={3}).to_json()["best"]
     ['AS', 'KS', 'QS', 'JS', '7S']
 
-Hands compare by `strength` (greater wins, equal ties). The best hand is computed from rank and
-suit counts, category by category from the top, never by trying wild substitutions: this runs
-inside Monte Carlo simulations. `evaluate_three` ranks the three cards of the POKER BONUS.
+Hands compare by `strength` (greater wins, equal ties). The best hand is worked out from rank and
+suit counts, category by category from the top, never by trying wild substitutions (`_best_five`);
+since this runs inside Monte Carlo simulations, `evaluate` keeps what that finds in tables keyed
+by a hand's rank counts and wild-card count (the best hand needing no suit), and by one suit's
+rank counts (its best flush or straight flush), so that a hand seen before in that shape costs
+a few integer additions and dict lookups. The five cards of `best` are picked only when read.
+`hands_batch.evaluate_batch` ranks many hands at once with numpy from the same tables.
+`evaluate_three` ranks the three cards of the POKER BONUS.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
 
 from controller.engine.cards import Card, CardError, Rank, Suit
 
@@ -95,8 +102,7 @@ _STRAIGHTS: tuple[tuple[int, tuple[int, ...], int], ...] = tuple(
 _STRAIGHT_CACHE: dict[tuple[int, int], tuple[int, int]] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class HandValue:
+class HandValue(tuple):  # type: ignore[type-arg]
     """A player's best five cards: what `tablectl hand` prints and a showdown compares.
 
     `best` is ordered as a player reads the hand (groups by size then rank, straights from the
@@ -104,12 +110,51 @@ class HandValue:
     category's number (1 high card .. 10 five of a kind) then the ranks that break ties, plus,
     under the natural-wins rule, a last element 1 for a natural hand and 0 for one made with wild
     cards. `wild_used` counts the wild cards among the five.
+
+    `evaluate` finds the category and strength from lookup tables; the five cards of `best` are
+    picked only when first asked for, so a simulation that compares strengths never pays for
+    them. A HandValue is immutable (a tuple underneath, which is what makes it cheap to make);
+    two are equal when category, best, strength and wild_used are.
     """
 
-    category: str
-    best: tuple[Card, ...]
-    strength: tuple[int, ...]
-    wild_used: int
+    def __new__(cls, category: str, best: tuple[Card, ...], strength: tuple[int, ...], wild_used: int) -> HandValue:
+        value = _new_tuple(cls, (category, tuple(strength), wild_used, ()))
+        value.__dict__["best"] = tuple(best)
+        return value
+
+    category: str = property(itemgetter(0))  # type: ignore[assignment]
+    strength: tuple[int, ...] = property(itemgetter(1))  # type: ignore[assignment]
+    wild_used: int = property(itemgetter(2))  # type: ignore[assignment]
+
+    @property
+    def best(self) -> tuple[Card, ...]:
+        # Picked once, then kept in the instance's dict (the property is looked up first).
+        found: tuple[Card, ...] | None = self.__dict__.get("best")
+        if found is None:
+            found = _evaluate_full(*self[3]).best
+            self.__dict__["best"] = found
+        return found
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a HandValue cannot be changed (its {name})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HandValue):
+            return NotImplemented
+        return self[:3] == other[:3] and self.best == other.best
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self[:3])
+
+    def __repr__(self) -> str:
+        return (
+            f"HandValue(category={self.category!r}, best={self.best!r}, strength={self.strength!r}, "
+            f"wild_used={self.wild_used!r})"
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -117,6 +162,9 @@ class HandValue:
             "best": [str(card) for card in self.best],
             "strength": list(self.strength),
         }
+
+
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,46 +195,214 @@ def evaluate(
     (a six-deck shoe deals them); whether a deck can hold them is the shoe's concern. Raises
     CardError for fewer than five cards, a joker, or a position that is not among the cards.
     """
-    # Each card is wild by one test: a bit of its rank, or (by position) its index in the set.
-    wild_bits = 0
-    positions: frozenset[int] | None = None
-    if wild_cards is None:
-        for rank in wild:
-            wild_bits |= 1 << rank
+    held = tuple(cards)
+    # One integer adds up every card's code: rank counts, wild cards, each suit's ranks and
+    # count, and the number of cards (see _codes); the tables are keyed by slices of it.
+    acc = 0
+    try:
+        if wild_cards is None:
+            if wild is _last_wild[0]:
+                bits, codes = _last_wild[1], _last_wild[2]
+            else:
+                bits = 0
+                for rank in wild:
+                    bits |= 1 << rank
+                codes = _CODES.get(bits) or _codes(bits)
+                if type(wild) is frozenset:  # a set that cannot change: known again by identity
+                    _last_wild[:] = [wild, bits, codes]
+            for card in held:
+                acc += codes[card.rank._value_][card.suit._value_]  # type: ignore[union-attr]
+            source: tuple[Any, ...] = (held, bits, None, double_ace_flush, natural_wins)
+        else:
+            positions = _positions(wild_cards)
+            codes = _CODES.get(0) or _codes(0)
+            for i, card in enumerate(held):
+                code = codes[card.rank._value_][card.suit._value_]  # type: ignore[union-attr]
+                acc += _WILD_CODE if i in positions else code
+            total = len(held)
+            if positions and max(positions) >= total >= 5:
+                raise CardError(
+                    f"wild card position {max(positions)} is not among the {total} cards "
+                    f"(positions 0 to {total - 1})"
+                )
+            source = (held, 0, positions, double_ace_flush, natural_wins)
+    except AttributeError:
+        raise CardError(
+            "the joker plays in no poker hand: deal it out of the hand, "
+            "and name the wild ranks with --wild (for example --wild 3,9)"
+        ) from None
+    total = acc >> _TOTAL_SHIFT
+    if total < 5:
+        raise CardError(f"a poker hand is the best five of five or more cards, not of {total}")
+    if total > _MOST_CARDS:  # more than the code's fields hold: the long way
+        return _evaluate_full(*source)
+    wild_count = (acc >> _WILD_SHIFT) & _FIELD
+    if wild_count >= 5:
+        entry = _best_code(acc, 5, double_ace_flush)
     else:
-        positions = _positions(wild_cards)
+        # _best_code written out: this is the line every simulated showdown runs.
+        entry = _BY_RANKS.get(acc & _KEY_MASK) or _rank_entry(acc & _KEY_MASK)
+        if (acc + _NEED[wild_count]) & _TOP_BITS:
+            entry = _best_code(acc, wild_count, double_ace_flush)
+    if natural_wins:
+        category, strength, used = entry
+        if used and total - wild_count >= 5 and _best_code(acc, 0, double_ace_flush)[1] == strength:
+            used = 0
+        entry = (category, (*strength, 0 if used else 1), used)
+    return _new_tuple(HandValue, (*entry, source))  # `best` is picked when it is read
+
+
+# The wild ranks of the last call and their codes: a simulation passes the same set every time.
+_last_wild: list[Any] = [None, 0, None]
+
+
+def _evaluate_full(
+    held: tuple[Card, ...],
+    wild_bits: int,
+    positions: frozenset[int] | None,
+    double_ace_flush: bool,
+    natural_wins: bool,
+) -> HandValue:
+    """`evaluate` the long way, from rank and suit counts category by category: it picks the
+    five cards of `best` as well as the strength (the tables give only the strength)."""
     naturals: list[RankSuit] = []
     wild_count = 0
-    total = 0
-    for card in cards:
+    for total, card in enumerate(held):
         if card.rank is None or card.suit is None:
-            raise CardError(
-                "the joker plays in no poker hand: deal it out of the hand, "
-                "and name the wild ranks with --wild (for example --wild 3,9)"
-            )
+            raise CardError("the joker plays in no poker hand")
         r = card.rank._value_
         if (wild_bits >> r & 1) if positions is None else (total in positions):
             wild_count += 1
         else:
             naturals.append((r, card.suit._value_))
-        total += 1
-    if total < 5:
-        raise CardError(f"a poker hand is the best five of five or more cards, not of {total}")
-    if positions and max(positions) >= total:
-        raise CardError(
-            f"wild card position {max(positions)} is not among the {total} cards (positions 0 to {total - 1})"
-        )
     naturals.sort(reverse=True)
     # A wild card can be anything a natural card can, so the best hand plays every wild card it
     # can fit; only five of them fit.
-    value = _best_five(naturals, min(wild_count, 5), double_ace_flush)
+    found = _best_five(naturals, min(wild_count, 5), double_ace_flush)
     if natural_wins:
-        if value.wild_used and len(naturals) >= 5:
+        if found[2] and len(naturals) >= 5:
             natural = _best_five(naturals, 0, double_ace_flush)
-            if natural.strength == value.strength:
-                value = natural
-        value = replace(value, strength=(*value.strength, 0 if value.wild_used else 1))
-    return value
+            if natural[1] == found[1]:
+                found = natural
+        found = (found[0], (*found[1], 0 if found[2] else 1), found[2])
+    return _hand_value(found)
+
+
+# --- the tables --------------------------------------------------------------------------------
+#
+# A card's code is a sum of fields, five bits each unless said: its rank's count (13 fields from
+# bit 0), or the wild-card count (bit 65) for a wild card; then, for a natural card, its rank's
+# count within its suit (four blocks of 13 fields from bit 70) and its suit's count (four 6-bit
+# fields from bit 330); and 1 in the card count (bit 354). Adding the codes of a hand's cards
+# gives all of these at once; no field overflows while the hand has at most 31 cards.
+
+_FIELD = 31
+_RANK_BITS = 65
+_RANKS_MASK = (1 << _RANK_BITS) - 1
+_WILD_SHIFT = 65
+_KEY_MASK = (1 << 70) - 1  # rank counts and wild count: the key of the table without suits
+_SUIT_SHIFT = (70, 135, 200, 265)
+_COUNT_SHIFT = 330
+_TOTAL_SHIFT = 354
+_MOST_CARDS = 31
+_WILD_CODE = (1 << _WILD_SHIFT) | (1 << _TOTAL_SHIFT)
+# A suit's 6-bit count field plus _NEED[w] carries into the field's top bit when the count
+# reaches 5 - w: the suits that can make a flush with w wild cards.
+_NEED = tuple(sum((32 - (5 - w)) << (_COUNT_SHIFT + 6 * s) for s in range(4)) for w in range(5))
+_TOP_BITS = sum(32 << (_COUNT_SHIFT + 6 * s) for s in range(4))
+# Tables fill as hands come; a table that grows past this (hands of many cards) starts again.
+_TABLE_LIMIT = 200_000  # about 50 MB: a Raspberry Pi worker keeps well within its memory
+
+_CODES: dict[int, list[list[int]]] = {}
+# category, strength, wild cards used: of the best hand that needs no suit (by rank counts and
+# wild count), and of the best flush or straight flush in one suit (by the suit's rank counts
+# and wild count), per double_ace_flush.
+Entry = tuple[str, tuple[int, ...], int]
+_BY_RANKS: dict[int, Entry] = {}
+_BY_SUIT: tuple[dict[int, Entry], dict[int, Entry]] = ({}, {})
+
+
+def _codes(wild_bits: int) -> list[list[int]]:
+    """_codes(bits)[rank][suit]: the code of each card, the ranks in `wild_bits` being wild."""
+    table: list[list[int]] = [[0] * 4 for _ in range(15)]
+    for r in range(2, 15):
+        for s in range(4):
+            if wild_bits >> r & 1:
+                table[r][s] = _WILD_CODE
+            else:
+                field = 5 * (r - 2)
+                table[r][s] = (
+                    (1 << field)
+                    | (1 << (_SUIT_SHIFT[s] + field))
+                    | (1 << (_COUNT_SHIFT + 6 * s))
+                    | (1 << _TOTAL_SHIFT)
+                )
+    _CODES[wild_bits] = table
+    return table
+
+
+def _best_code(acc: int, wild: int, double_ace_flush: bool) -> Entry:
+    """The best hand of a summed code, with `wild` (0-5) of its wild cards in play."""
+    key = (acc & _RANKS_MASK) | (wild << _WILD_SHIFT)
+    best = _BY_RANKS.get(key)
+    if best is None:
+        best = _rank_entry(key)
+    if wild < 5:
+        suits = (acc + _NEED[wild]) & _TOP_BITS
+        if suits:
+            by_suit = _BY_SUIT[double_ace_flush]
+            for s in range(4):
+                if suits >> (_COUNT_SHIFT + 6 * s + 5) & 1:
+                    suit_key = ((acc >> _SUIT_SHIFT[s]) & _RANKS_MASK) | (wild << _WILD_SHIFT)
+                    found = by_suit.get(suit_key)
+                    if found is None:
+                        found = _suit_entry(suit_key, double_ace_flush)
+                    if (found[1], -found[2]) > (best[1], -best[2]):
+                        best = found
+    return best
+
+
+def _ranks_of(key: int) -> list[int]:
+    """The ranks counted in the rank fields of `key`, high first."""
+    ranks: list[int] = []
+    for r in _RANKS_HIGH_FIRST:
+        n = (key >> 5 * (r - 2)) & _FIELD
+        if n:
+            ranks += [r] * n
+    return ranks
+
+
+def _rank_entry(key: int) -> Entry:
+    """Fill the table without suits: the best hand other than a flush or straight flush."""
+    if len(_BY_RANKS) > _TABLE_LIMIT:
+        _BY_RANKS.clear()
+    # Suits spread so that no flush can form; _best_five is told to look for none anyway.
+    naturals = [(r, i % 4) for i, r in enumerate(_ranks_of(key))]
+    naturals.sort(reverse=True)
+    _, strength, used = _best_five(naturals, key >> _WILD_SHIFT, False, suits=False)
+    entry = (CATEGORIES[strength[0] - 1], strength, used)
+    _BY_RANKS[key] = entry
+    return entry
+
+
+def _suit_entry(key: int, double_ace_flush: bool) -> Entry:
+    """Fill a table of one suit: the best straight flush, else flush, of these ranks plus wild cards."""
+    table = _BY_SUIT[double_ace_flush]
+    if len(table) > _TABLE_LIMIT:
+        table.clear()
+    ranks = _ranks_of(key)
+    wild = key >> _WILD_SHIFT
+    mask = 0
+    for r in ranks:
+        mask |= 1 << r
+    top, used = _straight(mask, wild)
+    if top:
+        entry: Entry = (CATEGORIES[STRAIGHT_FLUSH - 1], (STRAIGHT_FLUSH, top), used)
+    else:
+        chosen, used = _flush_ranks(ranks, wild, double_ace_flush)
+        entry = (CATEGORIES[FLUSH - 1], (FLUSH, *chosen), used)
+    table[key] = entry
+    return entry
 
 
 def _positions(wild_cards: Iterable[int]) -> frozenset[int]:
@@ -275,19 +491,24 @@ def _kickers(naturals: list[RankSuit], groups: tuple[int, ...], count: int) -> l
     return [rs for rs in naturals if rs[0] not in groups][:count]
 
 
-def _value(category: int, cards: list[RankSuit], tiebreak: tuple[int, ...], wild_used: int) -> HandValue:
-    return HandValue(
-        category=CATEGORIES[category - 1],
-        best=tuple([_CARD[r][s] for r, s in cards]),
-        strength=(category, *tiebreak),
-        wild_used=wild_used,
-    )
+# What _best_five finds: the five cards (as rank, suit), the strength, the wild cards used.
+Found = tuple[list[RankSuit], tuple[int, ...], int]
 
 
-def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool) -> HandValue:
+def _value(category: int, cards: list[RankSuit], tiebreak: tuple[int, ...], wild_used: int) -> Found:
+    return cards, (category, *tiebreak), wild_used
+
+
+def _hand_value(found: Found) -> HandValue:
+    cards, strength, wild_used = found
+    return HandValue(CATEGORIES[strength[0] - 1], tuple([_CARD[r][s] for r, s in cards]), strength, wild_used)
+
+
+def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool, suits: bool = True) -> Found:
     """The best hand of the natural cards (sorted high first) plus `wild` wild cards (0-5),
     trying each category from five of a kind down; each step may assume every higher category
-    failed, which bounds how many wild cards can still be in play."""
+    failed, which bounds how many wild cards can still be in play. With `suits` false, flushes
+    and straight flushes are not looked for (no lower category depends on their failing)."""
     counts = [0] * 15
     suit_count = [0, 0, 0, 0]
     suit_mask = [0, 0, 0, 0]
@@ -310,7 +531,7 @@ def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool) -> H
         held = min(counts[rank], 5)
         return _value(FIVE_OF_A_KIND, _group(naturals, rank, 5, held), (rank,), 5 - held)
 
-    if wild or longest_suit >= 5:
+    if suits and (wild or longest_suit >= 5):
         best: tuple[int, int, int] | None = None  # top, -wild cards used, suit
         for s in _SUITS_HIGH_FIRST:
             if suit_count[s] + wild >= 5:
@@ -341,7 +562,7 @@ def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool) -> H
                 used = 5 - trips_held - pair_held
                 return _value(FULL_HOUSE, cards, (trips, pair), used)
 
-    if longest_suit + wild >= 5:
+    if suits and longest_suit + wild >= 5:
         flush = _best_flush(naturals, suit_count, wild, double_ace_flush)
         ranks = tuple(r for r, _ in flush[0])
         return _value(FLUSH, flush[0], ranks, flush[1])
@@ -388,28 +609,32 @@ def _best_flush(
     for s in _SUITS_HIGH_FIRST:
         if suit_count[s] + wild < 5:
             continue
-        ranks = [r for r, suit in naturals if suit == s]
-        chosen: list[int]
-        if double_ace_flush:
-            # Every wild card in the flush plays as an ace, even beside the player's own ace.
-            chosen = ([_ACE] * wild + ranks)[:5]
-            used = min(wild, 5)
-        else:
-            # Walk down from the ace: the player's cards of the suit where they hold the rank,
-            # a wild card at each rank they do not (the highest the flush does not hold).
-            chosen, used, i = [], 0, 0
-            for rank in _RANKS_HIGH_FIRST:
-                if i < len(ranks) and ranks[i] == rank:
-                    while i < len(ranks) and ranks[i] == rank and len(chosen) < 5:
-                        chosen.append(rank)
-                        i += 1
-                elif used < wild:
-                    chosen.append(rank)
-                    used += 1
-                if len(chosen) == 5:
-                    break
+        chosen, used = _flush_ranks([r for r, suit in naturals if suit == s], wild, double_ace_flush)
         key = (tuple(chosen), -used)
         if best is None or key > best[:2]:
             best = (key[0], key[1], [(r, s) for r in chosen])
     assert best is not None  # the caller checked that some suit reaches five
     return best[2], -best[1]
+
+
+def _flush_ranks(ranks: list[int], wild: int, double_ace_flush: bool) -> tuple[list[int], int]:
+    """The five ranks of the best flush of one suit's `ranks` (high first) and `wild` wild cards
+    (together five or more), and the wild cards it uses."""
+    if double_ace_flush:
+        # Every wild card in the flush plays as an ace, even beside the player's own ace.
+        return ([_ACE] * wild + ranks)[:5], min(wild, 5)
+    # Walk down from the ace: the player's cards of the suit where they hold the rank,
+    # a wild card at each rank they do not (the highest the flush does not hold).
+    chosen: list[int] = []
+    used, i = 0, 0
+    for rank in _RANKS_HIGH_FIRST:
+        if i < len(ranks) and ranks[i] == rank:
+            while i < len(ranks) and ranks[i] == rank and len(chosen) < 5:
+                chosen.append(rank)
+                i += 1
+        elif used < wild:
+            chosen.append(rank)
+            used += 1
+        if len(chosen) == 5:
+            break
+    return chosen, used

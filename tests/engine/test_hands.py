@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from controller.engine.cards import STANDARD_DECK, Card, CardError, Rank, Suit, parse_cards
 from controller.engine.hands import HandValue, evaluate, evaluate_three
+from controller.engine.hands_batch import card_number, category_of, evaluate_batch, strength_of
 from tests.engine.hand_oracle import brute_force, score_five
 
 THREES_AND_NINES = frozenset({Rank.THREE, Rank.NINE})
@@ -414,6 +415,10 @@ def test_evaluate_agrees_with_brute_force(
     stand_ins = Counter(value.best) - held
     wild_count = len(cards) - held.total()
     assert stand_ins.total() <= value.wild_used <= min(wild_count, 5)
+    if len(set(cards)) == len(cards):  # one deck's cards: the numpy batch ranks them the same
+        row = [card_number(c) for c in cards] + [-1] * (7 - len(cards))
+        [code] = evaluate_batch([row], THREES_AND_NINES, **rules)
+        assert strength_of(code, natural_wins) == value.strength
 
 
 @settings(max_examples=100, deadline=None)
@@ -464,3 +469,33 @@ def test_naming_every_three_and_nine_by_position_is_the_same_as_naming_their_ran
     rules: Rules = {"double_ace_flush": double_ace_flush, "natural_wins": natural_wins}
     positions = {i for i, c in enumerate(cards) if c.rank in THREES_AND_NINES}
     assert evaluate(cards, wild_cards=positions, **rules) == evaluate(cards, THREES_AND_NINES, **rules)
+
+
+# --- many hands at once (numpy) ---------------------------------------------------------------
+
+
+def test_a_batch_ranks_the_replay_example_and_hands_of_five_to_seven_cards() -> None:
+    def row(text: str) -> list[int]:
+        numbers = [card_number(c) for c in parse_cards(text.split())]
+        return numbers + [-1] * (7 - len(numbers))
+
+    rows = [row("AS KS 3D 9C QS 7S 2H"), row("AS 2D 3C 4H 5D"), row("3S 3H 9D 9C 3D 2C")]
+    codes = evaluate_batch(rows, THREES_AND_NINES)
+    # The wild 3C fills the wheel's three; five wild cards make five aces.
+    assert [strength_of(c) for c in codes] == [(9, 14), (5, 5), (10, 14)]
+    assert list(category_of(codes)) == [9, 5, 10]
+    assert strength_of(evaluate_batch(rows[:1])[0]) == (1, 14, 13, 12, 9, 7)  # no wild card
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [
+        ([0, 0, 1, 2, 3, 4, 5], "at most once"),
+        ([0, 1, 2, 3, -1, -1, -1], "five or more"),
+        ([0, 1, 2, 3, 52], "0 to 51"),
+        ([0, 1, 2, 3, 4, 5, 6, 7], "at most 7"),
+    ],
+)
+def test_a_batch_refuses_what_is_not_a_hand_of_one_deck(row: list[int], says: str) -> None:
+    with pytest.raises(CardError, match=says):
+        evaluate_batch([row])
