@@ -409,10 +409,15 @@ class Reader:
         }
         return FrameReading(zones, pucks, check, timings)
 
-    def forget(self) -> None:
+    def forget(self, markers: bool = False) -> None:
         """Read every zone afresh on the next frame (the camera moved, or a caller wants the
-        whole cost of a read: the speed benchmark's cold frames)."""
+        whole cost of a read: the speed benchmark's cold frames); with `markers`, look for the
+        calibration markers and the pucks afresh too (the next frame is of another scene)."""
         self._remembered.clear()
+        if markers:
+            self._last_check = None
+            self._marker_patches = []
+            self._puck_memory.clear()
 
     def _markers_unmoved(self, gray: Image) -> CameraCheck | None:
         """The last full check again, when every marker it saw looks exactly as it did then;
