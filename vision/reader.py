@@ -41,6 +41,7 @@ from vision.chips import CHIP_DIAMETER_MM, CHIP_THICKNESS_MM, ChipSet
 from vision.geometry import back_project, project
 from vision.layout import Layout, Zone
 from vision.stack_colours import SAMPLE_HEIGHTS, namer_for
+from vision.tone import ToneCurve, probe_pixels, sample
 
 FloatArray = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
@@ -280,6 +281,17 @@ class Reader:
             )
             / 4
         )
+        # the markers' and the felt's levels at calibration, re-measured on every frame (vision/tone.py)
+        self._tone_probes: FloatArray | None = None
+        self._tone_reference = calibration.tone_reference
+        if self._tone_reference is not None:
+            probes = probe_pixels(layout, self.camera, self.pose, calibration.marker_pixels)
+            if len(probes) == len(self._tone_reference):
+                self._tone_probes = probes
+        self._tone_probes_at_calibration = self._tone_probes
+        self._move: FloatArray | None = None  # the camera's small move being followed (calibration px -> now)
+        self.tone: ToneCurve | None = None  # as fitted on the last frame
+        self._lut: npt.NDArray[np.uint8] | None = None  # levels now -> levels at calibration, if not a gain
         self.felt = np.array(layout.felt[::-1], dtype=np.float32)  # BGR
         self.ink = np.array(layout.ink[::-1], dtype=np.float32)
         self.zones: list[_ZoneGeometry] = []
@@ -385,7 +397,8 @@ class Reader:
             seen = self._find(gray, self._marker_windows, self._markers, self.layout.markers)
             if len(seen) < CHECK_MIN_MARKERS:  # covered, or moved out of their windows: look everywhere
                 seen = {i: c for i, c in find_markers(gray, "", self._markers).items() if i in self.layout.markers}
-            check = self.calibration.check(seen)
+            check, move = self.calibration.follow(seen)
+            self._follow(move)
             self._remember_markers(gray, seen, check)
         t1 = time.perf_counter()
         puck_ids = set(self.layout.pucks.ids.values())
@@ -395,9 +408,24 @@ class Reader:
             self.forget()
             zones = {g.zone.name: ZoneReading.unsure(check.why) for g in self.zones}
             return FrameReading(zones, pucks, check, {"markers": (t1 - t0) * 1e3, "pucks": (t2 - t1) * 1e3})
+        self._lut = None
+        if self._tone_probes is not None and self._tone_reference is not None:
+            self.tone = ToneCurve.fit(self._tone_reference, sample(frame, self._tone_probes))
+            if not self.tone.trusted:
+                self.forget()
+                why = (
+                    "the camera's levels changed since calibration in a way that cannot be undone "
+                    f"(the markers and the felt fit no one tone curve: {self.tone.misfit:.0f} levels off); "
+                    "check the light and the camera's settings, or recalibrate"
+                )
+                zones = {g.zone.name: ZoneReading.unsure(why) for g in self.zones}
+                return FrameReading(zones, pucks, check, {"markers": (t1 - t0) * 1e3, "pucks": (t2 - t1) * 1e3})
+            self._lut = self.tone.lut
         patches = np.asarray(
             cv2.remap(frame, self._map1, self._map2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE), dtype=np.uint8
         )
+        if self._lut is not None:
+            patches = np.asarray(cv2.LUT(patches, self._lut), dtype=np.uint8)
         t3 = time.perf_counter()
         zones = self._zones(frame, patches)
         t4 = time.perf_counter()
@@ -409,12 +437,33 @@ class Reader:
         }
         return FrameReading(zones, pucks, check, timings)
 
+    def _follow(self, move: FloatArray | None) -> None:
+        """Re-project the zones through the camera's small move since calibration (2 x 3,
+        calibration pixels -> pixels now; None: none), when it differs from the one followed."""
+        if move is None and self._move is None:
+            return
+        if move is not None and self._move is not None:
+            w, h = self.camera.width, self.camera.height
+            corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float64)
+            if float(np.abs(corners @ (move - self._move)[:, :2].T + (move - self._move)[:, 2]).max()) < 0.05:
+                return
+        self._move = move
+        grid = self._grid_px if move is None else _moved(self._grid_px, move).astype(np.float32)
+        self._map1, self._map2 = cv2.convertMaps(grid[..., 0], grid[..., 1], cv2.CV_16SC2)
+        self._tone_probes = (
+            None
+            if self._tone_probes_at_calibration is None
+            else (self._tone_probes_at_calibration if move is None else _moved(self._tone_probes_at_calibration, move))
+        )
+        self.forget()
+
     def forget(self, markers: bool = False) -> None:
         """Read every zone afresh on the next frame (the camera moved, or a caller wants the
         whole cost of a read: the speed benchmark's cold frames); with `markers`, look for the
         calibration markers and the pucks afresh too (the next frame is of another scene)."""
         self._remembered.clear()
         if markers:
+            self._follow(None)
             self._last_check = None
             self._marker_patches = []
             self._puck_memory.clear()
@@ -512,6 +561,8 @@ class Reader:
             name = spec.name_of(marker_id)
             if name is None:
                 continue
+            if self._move is not None:
+                corners = _moved(corners, np.asarray(cv2.invertAffineTransform(self._move), dtype=np.float64))
             x, y = back_project(self.camera, self.pose, corners, z=spec.height_mm).mean(axis=0)
             zone = self.layout.zone_at(float(x), float(y))
             out[name] = zone.name if zone else None
@@ -695,11 +746,15 @@ class Reader:
             [np.repeat(ring[None], len(z), axis=0), np.repeat(z[:, None, None], angles, axis=1)], axis=2
         ).reshape(-1, 3)
         on_felt = np.concatenate([centre + (R + FELT_BESIDE_MM) * dirs, np.zeros((angles, 1))], axis=1)
-        px = project(self.camera, self.pose, np.concatenate([on_side, on_felt])).astype(np.float32)
+        px = project(self.camera, self.pose, np.concatenate([on_side, on_felt]))
+        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
         middle = angles // 2  # how tall a chip is in the frame, from the lowest and highest samples
         rise = float(np.linalg.norm(px[len(on_side) - angles + middle] - px[middle]))
         px_per_chip = rise / (n - 1 + SAMPLE_HEIGHTS[-1] - SAMPLE_HEIGHTS[0])
-        seen = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)[0].astype(np.float64) * gain
+        sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
+        if self._lut is not None:
+            sampled = cv2.LUT(sampled, self._lut)
+        seen = sampled[0].astype(np.float64) * gain
         rgb = seen[:, ::-1]
         namer = namer_for(tuple(c.colour for c in self.chips.chips), tuple(float(v) for v in self.felt[::-1]))
         named = namer.name(
@@ -713,6 +768,11 @@ class Reader:
         if float(named.margins.min()) < wanted:
             return f"chip {named.weakest + 1} from the bottom could be more than one colour"
         return tuple(self.chips.chips[i].value for i in named.colours)
+
+
+def _moved(points: npt.NDArray[Any], move: FloatArray) -> FloatArray:
+    """Pixels (..., 2) through a 2 x 3 affine move."""
+    return np.asarray(points @ move[:, :2].T + move[:, 2], dtype=np.float64)
 
 
 def _median_byte(values: Image, count: int) -> float:
