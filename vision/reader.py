@@ -110,9 +110,6 @@ COLOUR_MARGIN_PER_BLUR = 2.0
 # A JPEG camera (MJPEG) halves the colour's resolution: outlines drawn by colour grow, so the
 # count reads long (by 0.17 chip at quality 75, tuning seeds 0-19) and spreads (0.18 chip).
 SHADOW_DEPTH = 0.45  # a shadow leaves the felt at least this share of its light
-# An upright stack's sides stray 0.37 mm (median), 0.67 at most, over the tuning seeds 0-9; a
-# sloppy stack's (chips 2 mm sideways) 0.59 (median): its chips are then sampled off their bands.
-MAX_RAGGED_MM = 0.75
 MAX_SMEAR = 1.3  # spread across the worst direction / spread over all of them
 JPEG_BLOCKINESS = 1.2  # level steps across 8 x 8 block edges this many times those inside: JPEG
 JPEG_COUNT_BIAS = 0.17
@@ -314,7 +311,10 @@ class Reader:
                 self._tone_probes = probes
         self._tone_probes_at_calibration = self._tone_probes
         self._last_count = 0.0
-        self._last_ragged = 0.0
+        # on the last frame: the felt's white balance (BGR gains), and every stack read afresh
+        # whose outline and count passed, whatever its colours (centre on the felt, chips)
+        self.gain = np.ones(3)
+        self.measured: dict[str, tuple[FloatArray, int]] = {}
         self.spread_px = SHARP_EDGE_PX  # the same, across the direction that blurs them most (motion blur)
         self.compressed = False  # the frames are JPEG (MJPEG): 8 x 8 blocks seen at the last full marker check
         self.noise = 0.0  # the sensor's noise on the last frame (sigma, levels)
@@ -609,6 +609,8 @@ class Reader:
                 g.zone.name: ZoneReading.blocked("the felt cannot be seen (covered or no light)") for g in self.zones
             }
         gain = self.felt / np.maximum(felt_ref, 1.0)
+        self.gain = gain
+        self.measured.clear()
         changed = self._changed_samples(smooth) if self._remembered else None
         score = _background_distance(looked_at, gain, self.felt, self.ink, self._ink_lines)
         something = score > FOREGROUND
@@ -774,15 +776,8 @@ class Reader:
         disagree = np.count_nonzero(wrong if care is None else wrong & care)
         if disagree > MAX_SHAPE_MISMATCH * np.count_nonzero(predicted):
             return ZoneReading.unsure("the outline is not one upright stack"), None
-        ragged = _ragged_sides(
-            blob, predicted.view(np.bool_), v0 - g.v_min, (v0 + g.distance) * kn - g.distance - g.v_min, care
-        )
-        self._last_ragged = ragged
-        if ragged > MAX_RAGGED_MM:
-            return ZoneReading.unsure(
-                f"the stack is not squared up: its sides stray {ragged:.1f} mm from an upright stack's"
-            ), None
         centre = g.to_table(u0, v0)
+        self.measured[g.zone.name] = (centre, n)
         chips = self._denominations(centre, n, frame, gain)
         on_felt = np.concatenate(
             [centre + (outline[:, :1] - u0) * g.across + (outline[:, 1:] - v0) * g.away, np.zeros((len(outline), 1))],
@@ -793,6 +788,17 @@ class Reader:
         if isinstance(chips, str):
             return ZoneReading.unsure(chips), outline_px
         return ZoneReading.ok((StackReading(chips),)), outline_px
+
+    def sample_frame(self, frame: Image, points: FloatArray) -> FloatArray:
+        """RGB at table points (N, 3), mm) in `frame` as the reader sees them: through the pose
+        and any move followed, the tone curve undone, white-balanced by the felt of the last
+        frame read (call `read(frame)` first)."""
+        px = project(self.camera, self.pose, points)
+        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
+        sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
+        if self._lut is not None:
+            sampled = cv2.LUT(sampled, self._lut)
+        return np.asarray((sampled[0].astype(np.float64) * self.gain)[:, ::-1], dtype=np.float64)
 
     def _count_doubt(self) -> float:
         """How far from a whole number of chips a height may be and still count: less as the
@@ -860,29 +866,6 @@ def _in_shadow(colours: Image, gain: FloatArray, felt: npt.NDArray[np.float32], 
         d = np.linalg.norm(q - t[..., None] * unit, axis=-1)
         near |= d <= FOREGROUND
     return near
-
-
-def _ragged_sides(blob: Mask, predicted: Mask, base_row: float, top_row: float, care: Mask | None) -> float:
-    """How far the stack's left and right sides stray from an upright stack's (mm, the RMS
-    about each side's median offset), over the rows between the base's and the top's centres:
-    chips pushed sideways (a sloppy stack) or a stack leaning across the view make them ragged
-    or slanted."""
-    first, last = max(math.ceil(base_row), 0), min(math.floor(top_row), blob.shape[0] - 1)
-    if last - first < 4:
-        return 0.0
-    rows = slice(first, last + 1)
-    seen, drawn = blob[rows], predicted[rows]
-    if care is not None:
-        seen = seen & care[rows]
-    usable = seen.any(axis=1) & drawn.any(axis=1)
-    if np.count_nonzero(usable) < 4:
-        return 0.0
-    seen, drawn = seen[usable], drawn[usable]
-    width = seen.shape[1]
-    left = np.argmax(seen, axis=1) - np.argmax(drawn, axis=1)
-    right = (width - 1 - np.argmax(seen[:, ::-1], axis=1)) - (width - 1 - np.argmax(drawn[:, ::-1], axis=1))
-    off = np.concatenate([left - np.median(left), right - np.median(right)])
-    return float(np.sqrt(np.mean(off.astype(np.float64) ** 2)))
 
 
 def _blockiness(gray: Image) -> float:
