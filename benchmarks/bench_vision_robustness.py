@@ -19,8 +19,8 @@ counted. Per condition:
 
 Seeds 0-199 may be used while tuning the reader; the benchmark uses seeds from 100000 on.
 `VISION_ROBUST_SCENES` (default 48: about 2000 zones a condition), `VISION_ROBUST_FIRST`
-(default 100000), `VISION_ROBUST_CONDITIONS` (comma-separated names) and `VISION_WORKERS`
-(default 2) change the run.
+(default 100000), `VISION_ROBUST_CONDITIONS` (comma-separated names), `VISION_WORKERS` (default 2) and
+`VISION_ROBUST_NOTE` (kept with the results: the machine's load, say) change the run.
 """
 
 from __future__ import annotations
@@ -141,6 +141,8 @@ def run() -> dict[str, Any]:
     results = evaluate(range(first, first + count), names, workers)
     results["tuning_seeds"] = f"{TUNING_SEEDS.start}-{TUNING_SEEDS.stop - 1}"
     results["seconds"] = round(time.perf_counter() - started, 1)
+    if os.environ.get("VISION_ROBUST_NOTE"):
+        results["note"] = os.environ["VISION_ROBUST_NOTE"]
     worst = max(c["wrong"] for c in results["conditions"].values())
     results["worst_wrong"] = worst
     return {
