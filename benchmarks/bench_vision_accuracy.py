@@ -34,7 +34,7 @@ import numpy as np
 
 from vision.calibration import Calibration
 from vision.layout import Layout
-from vision.reader import Reader
+from vision.reader import FrameReading, Reader
 from vision.render import render
 from vision.scene import CameraSetup, Hand, Lighting, Scene, Stack
 
@@ -153,6 +153,7 @@ COUNTS = (
     "pucks_without_hands",
     "pucks_right_without_hands",
     "bumped_false_alarms",
+    "pucks_misplaced",
 )
 
 
@@ -163,6 +164,15 @@ def one_scene(seed: int, geometry: str, resolution: tuple[int, int]) -> dict[str
     camera = scene.camera.model()
     calibration = Calibration.from_frame(render(empty_table(scene), whole), layout, camera=camera)
     reading = Reader(layout, calibration).read(render(scene, whole))
+    out = score(scene, layout, reading)
+    out["calibration_mm"] = calibration.error_mm
+    return out
+
+
+def score(scene: Scene, layout: Layout, reading: FrameReading) -> dict[str, Any]:
+    """One frame's reading against its scene: the tallies (COUNTS), the wrong values, the
+    reasons given for "unsure"."""
+    seed = scene.seed
     t = dict.fromkeys(COUNTS, 0)
     wrong: list[dict[str, Any]] = []
     why: dict[str, int] = {}
@@ -209,13 +219,15 @@ def one_scene(seed: int, geometry: str, resolution: tuple[int, int]) -> dict[str
                 t["exact_occupied_without_hands"] += right
     where = scene.pucks.get("blind")
     truth_puck = where if isinstance(where, str) and where in layout.zones else None
-    right_puck = reading.pucks.get("blind") == truth_puck
+    seen_puck = reading.pucks.get("blind")
+    right_puck = seen_puck == truth_puck
     t["pucks"] += 1
     t["pucks_right"] += right_puck
+    t["pucks_misplaced"] += seen_puck is not None and seen_puck != truth_puck
     if not has_hands:
         t["pucks_without_hands"] += 1
         t["pucks_right_without_hands"] += right_puck
-    return {"counts": t, "wrong": wrong, "why": why, "calibration_mm": calibration.error_mm}
+    return {"counts": t, "wrong": wrong, "why": why}
 
 
 def _one(job: tuple[int, str, tuple[int, int]]) -> dict[str, Any]:

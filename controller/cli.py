@@ -90,6 +90,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     vision_sub = vision.add_subparsers(dest="vision_command", metavar="WHAT", required=True)
     render = vision_sub.add_parser("render", help="draw the camera frame of a scene file")
     read = vision_sub.add_parser("read", help="read zones, stacks and pucks from a frame, as JSON")
+    learn = vision_sub.add_parser("learn-chips", help="learn the table's chip colours from stacks laid on marked zones")
     if argv[:1] in (["calibrate"], ["vision"]):  # OpenCV is imported only for these
         from vision import cli as vision_cli
 
@@ -99,6 +100,8 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         render.set_defaults(handler=vision_cli.run_render)
         vision_cli.add_read_arguments(read)
         read.set_defaults(handler=vision_cli.run_read)
+        vision_cli.add_learn_chips_arguments(learn)
+        learn.set_defaults(handler=vision_cli.run_learn_chips)
 
     doctor = sub.add_parser("doctor", help="check that this machine can run the table, in plain words")
     doctor.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")

@@ -27,11 +27,19 @@ import numpy.typing as npt
 
 from vision.geometry import CameraModel, Pose, back_project, project
 from vision.layout import Layout
+from vision.tone import probe_pixels, sample
 
 FloatArray = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
 MIN_MARKERS = 4
-BUMP_TOLERANCE_PX = 3.0  # median corner displacement beyond which the camera has moved
+BUMP_TOLERANCE_PX = 3.0  # median corner displacement beyond which the camera has moved (not followed)
+# A camera nudged (the frame moved, turned or scaled a little, the markers still where one
+# similarity puts them) is followed by the reader: zones are re-projected through that move,
+# up to FOLLOW_LIMIT_PX anywhere in the frame. Beyond it, or when the markers moved in a way no
+# one similarity explains (to FOLLOW_FIT_PX median), the camera is bumped: recalibrate.
+FOLLOW_LIMIT_PX = 8.0
+FOLLOW_FIT_PX = 0.6
+FOLLOW_MIN_PX = 0.25  # a move smaller than this everywhere is no move
 CHECK_MIN_MARKERS = 2  # fewer than this seen: the camera's position cannot be vouched for
 
 
@@ -62,16 +70,20 @@ class CameraCheck:
     verified: bool  # enough markers were seen to tell
     moved_px: float  # median displacement of the markers' corners
     markers_seen: int
+    followed_px: float = 0.0  # the largest move in the frame of the nudge being followed (0: none)
 
     @property
     def why(self) -> str:
         if self.bumped:
             return (
-                f"the camera has moved: the calibration markers are {self.moved_px:.1f} px from where they were "
+                f"the camera has moved: the calibration markers are {self.moved_px:.1f} px from where they were, "
+                f"more than the {FOLLOW_LIMIT_PX:g} px the reader follows or not as one move "
                 "(recalibrate: tablectl calibrate)"
             )
         if not self.verified:
             return f"only {self.markers_seen} calibration marker(s) visible: the camera's position cannot be checked"
+        if self.followed_px:
+            return f"camera in place (a move of up to {self.followed_px:.1f} px since calibration is followed)"
         return "camera in place"
 
 
@@ -88,6 +100,9 @@ class Calibration:
     error_px: float  # RMS reprojection error in pixels
     felt_bgr: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the felt's colour as this camera saw it
     notes: list[str] = field(default_factory=list)
+    # the levels (BGR) at vision/tone.py's probes (markers' black and white, the felt) as this
+    # camera saw them: the reader re-measures them to undo a changed tone curve (None: not measured)
+    tone_reference: FloatArray | None = None
 
     @classmethod
     def from_frame(cls, frame: Image, layout: Layout, camera: CameraModel | None = None) -> Calibration:
@@ -134,6 +149,7 @@ class Calibration:
             error_px=error_px,
             felt_bgr=_felt_colour(frame, layout, camera, pose),
             notes=notes,
+            tone_reference=sample(frame, probe_pixels(layout, camera, pose, {i: seen[i] for i in ids})),
         )
 
     def check(self, seen: dict[int, FloatArray], tolerance_px: float = BUMP_TOLERANCE_PX) -> CameraCheck:
@@ -147,7 +163,34 @@ class Calibration:
         # One marker alone can vouch that the camera moved, never that it did not.
         return CameraCheck(bumped=median > tolerance_px, verified=verified, moved_px=median, markers_seen=len(common))
 
+    def follow(self, seen: dict[int, FloatArray]) -> tuple[CameraCheck, FloatArray | None]:
+        """`check`, following a small move: the check, and the move (2 x 3, calibration pixels
+        -> pixels now) when the markers moved together by more than FOLLOW_MIN_PX and at most
+        FOLLOW_LIMIT_PX anywhere in the frame (None: no move, or one not followed)."""
+        check = self.check(seen)
+        common = sorted(i for i in seen if i in self.marker_pixels)
+        if not check.verified:
+            return check, None
+        before = np.concatenate([self.marker_pixels[i] for i in common]).astype(np.float32)
+        now = np.concatenate([seen[i] for i in common]).astype(np.float32)
+        move, _ = cv2.estimateAffinePartial2D(before, now, method=cv2.LMEDS)
+        if move is None:
+            return check, None
+        move = np.asarray(move, dtype=np.float64)
+        fit = float(np.median(np.linalg.norm(before @ move[:, :2].T + move[:, 2] - now, axis=1)))
+        w, h = self.camera.width, self.camera.height
+        corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float64)
+        largest = float(np.linalg.norm(corners @ move[:, :2].T + move[:, 2] - corners, axis=1).max())
+        if fit > FOLLOW_FIT_PX or largest > FOLLOW_LIMIT_PX:
+            return check, None
+        if largest < FOLLOW_MIN_PX:
+            return check, None
+        return CameraCheck(False, True, check.moved_px, check.markers_seen, followed_px=largest), np.asarray(
+            move, dtype=np.float64
+        )
+
     def to_dict(self) -> dict[str, Any]:
+        tone = {} if self.tone_reference is None else {"tone_reference": np.round(self.tone_reference, 2).tolist()}
         return {
             "layout": self.layout_name,
             "camera": self.camera.to_dict(),
@@ -159,6 +202,7 @@ class Calibration:
             "error_px": self.error_px,
             "felt_bgr": list(self.felt_bgr),
             "notes": self.notes,
+            **tone,
         }
 
     def save(self, path: str | Path) -> None:
@@ -181,6 +225,11 @@ class Calibration:
                 error_px=float(data["error_px"]),
                 felt_bgr=(felt[0], felt[1], felt[2]),
                 notes=[str(n) for n in data.get("notes", [])],
+                tone_reference=(
+                    np.array(data["tone_reference"], dtype=np.float64).reshape(-1, 3)
+                    if "tone_reference" in data
+                    else None
+                ),
             )
         except FileNotFoundError:
             raise CalibrationError(f"{path}: no such calibration file (make one: tablectl calibrate)") from None
@@ -235,6 +284,10 @@ def _estimate_camera(
     return CameraModel(
         width, height, np.asarray(matrix, dtype=np.float64), np.asarray(dist, dtype=np.float64).ravel()[:5]
     )
+
+
+def _levels(value: Any) -> FloatArray | None:
+    return None if value is None else np.array(value, dtype=np.float64).reshape(-1, 3)
 
 
 def _felt_colour(frame: Image, layout: Layout, camera: CameraModel, pose: Pose) -> tuple[float, float, float]:

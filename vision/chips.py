@@ -107,9 +107,7 @@ class ChipSet:
         if entries is None:
             chipset = cls.default()
         else:
-            if not isinstance(entries, list) or not entries:
-                raise ChipSetError(f"{where}: must be a list of chips ([[chips]] value, colour, spots)")
-            chips = [_chip(entry, f"{where}[{i}]") for i, entry in enumerate(entries)]
+            chips = chips_from_config(entries, where)
             seen: set[int] = set()
             for i, chip in enumerate(chips):
                 if chip.value in seen:
@@ -139,6 +137,40 @@ class ChipSet:
                         f"{where}: the {a.value} and {b.value} chips' colours are too close "
                         f"(Lab distance {d:.0f} < {MIN_COLOUR_DISTANCE:g}): the camera could not tell them apart"
                     )
+
+
+def from_lab(lab: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """CIE Lab (..., 3), D65 -> sRGB 0-255 (..., 3), clipped to the gamut: `to_lab` undone."""
+    lab = np.asarray(lab, dtype=np.float64)
+    fy = (lab[..., 0] + 16) / 116
+    f = np.stack([fy + lab[..., 1] / 500, fy, fy - lab[..., 2] / 200], axis=-1)
+    xyz = np.where(f > 0.206893, f**3, (f - 16 / 116) / 7.787) * np.array([0.95047, 1.0, 1.08883])
+    m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    lin = np.clip(xyz @ np.linalg.inv(m).T, 0.0, 1.0)
+    c = np.where(lin <= 0.0031308, 12.92 * lin, 1.055 * lin ** (1 / 2.4) - 0.055)
+    return np.asarray(c * 255.0, dtype=np.float64)
+
+
+def chips_from_config(entries: Any, where: str) -> list[Chip]:
+    """`[[chips]]` entries (value, colour, spots) as chips, each checked on its own (not yet
+    against each other: `ChipSet.from_config` does that)."""
+    if not isinstance(entries, list) or not entries:
+        raise ChipSetError(f"{where}: must be a list of chips ([[chips]] value, colour, spots)")
+    return [_chip(entry, f"{where}[{i}]") for i, entry in enumerate(entries)]
+
+
+def chip_to_config(chip: Chip) -> dict[str, Any]:
+    """One chip as a `[[chips]]` entry (the inverse of the parser)."""
+
+    def hexed(rgb: tuple[int, int, int]) -> str:
+        return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+    spots = chip.spots
+    return {
+        "value": chip.value,
+        "colour": hexed(chip.colour),
+        "spots": {"count": spots.count, "colour": hexed(spots.colour), "degrees": spots.degrees},
+    }
 
 
 def _chip(entry: Any, key: str) -> Chip:

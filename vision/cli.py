@@ -7,6 +7,7 @@ on standard error saying what and where; nothing raises to the caller.
     tablectl calibrate frame.png --layout grand-slam-7 --out cal.json --annotated zones.png
     tablectl vision render scene.json frame.png
     tablectl vision read frame.png [--layout grand-slam-7] [--calibration cal.json]
+    tablectl vision learn-chips frame.png --stack seat1.first=1 --stack seat2.first=5 ... --out table.toml
 """
 
 from __future__ import annotations
@@ -115,6 +116,70 @@ def run_read(args: argparse.Namespace) -> int:
         return _refuse("vision read", exc)
     print(json.dumps(reading.to_dict(), indent=1))
     return 0
+
+
+def add_learn_chips_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "frames", metavar="FRAME", nargs="+", help="frames of the marked stacks, under the table's light"
+    )
+    parser.add_argument(
+        "--stack",
+        metavar="ZONE=VALUE",
+        action="append",
+        required=True,
+        help="a zone holding one stack (3 chips or more) of one denomination; once per denomination",
+    )
+    parser.add_argument("--layout", metavar="L", help="layout name or .toml path (the calibration's)")
+    parser.add_argument("--calibration", metavar="C", help="calibration file; without it the first frame calibrates")
+    parser.add_argument("--camera", metavar="CAMERA.json", help="with no calibration: the camera's matrix")
+    parser.add_argument("--out", required=True, metavar="LAYOUT.toml", help="the layout with the learned [[chips]]")
+
+
+def run_learn_chips(args: argparse.Namespace) -> int:
+    from vision.calibration import Calibration, CalibrationError
+    from vision.layout import Layout, LayoutError
+    from vision.learn import LearnError, learn_chips, write_chips
+
+    try:
+        stacks: dict[str, int] = {}
+        for item in args.stack:
+            zone, _, value = item.partition("=")
+            if not zone or not value.isdigit():
+                raise _Refused(f"--stack {item!r}: give ZONE=VALUE, e.g. seat1.first=25")
+            stacks[zone] = int(value)
+        frames = [_image(path) for path in args.frames]
+        calibration = Calibration.load(args.calibration) if args.calibration else None
+        layout = Layout.load(args.layout or (calibration.layout_name if calibration else "grand-slam-7"))
+        if calibration is None:
+            calibration = Calibration.from_frame(frames[0], layout, camera=_camera(args.camera))
+        learned = learn_chips(frames, layout, calibration, stacks)
+        write_chips(layout.source, learned.chips, args.out)
+        Layout.load(args.out)  # what was written loads, chips and all
+    except (LayoutError, CalibrationError, LearnError, _Refused) as exc:
+        return _refuse("vision learn-chips", exc)
+    except ValueError as exc:  # a frame of another size than the calibration's
+        return _refuse("vision learn-chips", exc)
+    a, b, d = learned.closest
+    print(
+        json.dumps(
+            {
+                "layout": str(args.out),
+                "chips": [
+                    {**chip_config, "spread_lab": round(learned.spread[chip.value], 1)}
+                    for chip, chip_config in ((c, _chip_config(c)) for c in learned.chips)
+                ],
+                "closest": {"values": [a, b], "lab_distance": round(d, 1)},
+            },
+            indent=1,
+        )
+    )
+    return 0
+
+
+def _chip_config(chip: Any) -> dict[str, Any]:
+    from vision.chips import chip_to_config
+
+    return chip_to_config(chip)
 
 
 class _Refused(ValueError):

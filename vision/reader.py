@@ -41,6 +41,7 @@ from vision.chips import CHIP_DIAMETER_MM, CHIP_THICKNESS_MM, ChipSet
 from vision.geometry import back_project, project
 from vision.layout import Layout, Zone
 from vision.stack_colours import SAMPLE_HEIGHTS, namer_for
+from vision.tone import ToneCurve, probe_pixels, sample
 
 FloatArray = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
@@ -95,6 +96,27 @@ CHANGED_BOX = 3
 CHANGED_LEVEL = 24
 CHANGED_SAMPLES = 6
 CHANGED_LIGHT = 0.04
+# What the counting and the colours were measured on (the tuning scenes: lens blur 0-1 px, the
+# markers' edges then spread 0.73-1.41 px across their worst direction): beyond it the count's
+# spread grows (0.07 chip sharp, 0.15 at a defocus of 1.3 px, 0.29 with 5 px of motion blur,
+# tuning seeds 0-19), so a count must fall nearer a whole number, and a colour needs more
+# margin; from 1.95 px none is counted. A blur much stronger one way than the other (motion:
+# the markers' edges spread 1.3-1.9 times more across one direction, 1.1-1.2 times for a lens)
+# grows the front and far edges of a stack unlike its sides, which the height's correction
+# assumes: no chip is counted then either.
+SHARP_ENOUGH_PX = 1.45  # the markers' edge spread across its worst direction: 0.73-1.41 px on tuning scenes
+COUNT_DOUBT_PER_PX = 0.6
+COLOUR_MARGIN_PER_BLUR = 2.0
+# A JPEG camera (MJPEG) halves the colour's resolution: outlines drawn by colour grow, so the
+# count reads long (by 0.17 chip at quality 75, tuning seeds 0-19) and spreads (0.18 chip).
+SHADOW_DEPTH = 0.45  # a shadow leaves the felt at least this share of its light
+MAX_SMEAR = 1.3  # spread across the worst direction / spread over all of them
+JPEG_BLOCKINESS = 1.2  # level steps across 8 x 8 block edges this many times those inside: JPEG
+JPEG_COUNT_BIAS = 0.17
+JPEG_COUNT_DOUBT = 0.2
+JPEG_COLOUR_MARGIN = 1.5
+NOISY = 7.0  # sensor noise (sigma, levels) beyond which the patches are looked at box-averaged
+BOX_SIGMA_MM = math.sqrt((CHANGED_BOX**2 - 1) / 12)  # the spread the box average adds (1 mm pixels)
 
 
 @dataclass(frozen=True)
@@ -280,6 +302,26 @@ class Reader:
             )
             / 4
         )
+        # the markers' and the felt's levels at calibration, re-measured on every frame (vision/tone.py)
+        self._tone_probes: FloatArray | None = None
+        self._tone_reference = calibration.tone_reference
+        if self._tone_reference is not None:
+            probes = probe_pixels(layout, self.camera, self.pose, calibration.marker_pixels)
+            if len(probes) == len(self._tone_reference):
+                self._tone_probes = probes
+        self._tone_probes_at_calibration = self._tone_probes
+        self._last_count = 0.0
+        # on the last frame: the felt's white balance (BGR gains), and every stack read afresh
+        # whose outline and count passed, whatever its colours (centre on the felt, chips)
+        self.gain = np.ones(3)
+        self.measured: dict[str, tuple[FloatArray, int]] = {}
+        self.spread_px = SHARP_EDGE_PX  # the same, across the direction that blurs them most (motion blur)
+        self.compressed = False  # the frames are JPEG (MJPEG): 8 x 8 blocks seen at the last full marker check
+        self.noise = 0.0  # the sensor's noise on the last frame (sigma, levels)
+        self._smoothed = False
+        self._move: FloatArray | None = None  # the camera's small move being followed (calibration px -> now)
+        self.tone: ToneCurve | None = None  # as fitted on the last frame
+        self._lut: npt.NDArray[np.uint8] | None = None  # levels now -> levels at calibration, if not a gain
         self.felt = np.array(layout.felt[::-1], dtype=np.float32)  # BGR
         self.ink = np.array(layout.ink[::-1], dtype=np.float32)
         self.zones: list[_ZoneGeometry] = []
@@ -385,7 +427,8 @@ class Reader:
             seen = self._find(gray, self._marker_windows, self._markers, self.layout.markers)
             if len(seen) < CHECK_MIN_MARKERS:  # covered, or moved out of their windows: look everywhere
                 seen = {i: c for i, c in find_markers(gray, "", self._markers).items() if i in self.layout.markers}
-            check = self.calibration.check(seen)
+            check, move = self.calibration.follow(seen)
+            self._follow(move)
             self._remember_markers(gray, seen, check)
         t1 = time.perf_counter()
         puck_ids = set(self.layout.pucks.ids.values())
@@ -395,9 +438,17 @@ class Reader:
             self.forget()
             zones = {g.zone.name: ZoneReading.unsure(check.why) for g in self.zones}
             return FrameReading(zones, pucks, check, {"markers": (t1 - t0) * 1e3, "pucks": (t2 - t1) * 1e3})
+        self._lut = None
+        if self._tone_probes is not None and self._tone_reference is not None:
+            self.tone = ToneCurve.fit(self._tone_reference, sample(frame, self._tone_probes))
+            # a curve the probes do not agree on (blur smears them, a hand covers many) is not
+            # applied: the felt's white balance still is, and every colour check still stands
+            self._lut = self.tone.lut if self.tone.trusted else None
         patches = np.asarray(
             cv2.remap(frame, self._map1, self._map2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE), dtype=np.uint8
         )
+        if self._lut is not None:
+            patches = np.asarray(cv2.LUT(patches, self._lut), dtype=np.uint8)
         t3 = time.perf_counter()
         zones = self._zones(frame, patches)
         t4 = time.perf_counter()
@@ -409,10 +460,36 @@ class Reader:
         }
         return FrameReading(zones, pucks, check, timings)
 
-    def forget(self) -> None:
+    def _follow(self, move: FloatArray | None) -> None:
+        """Re-project the zones through the camera's small move since calibration (2 x 3,
+        calibration pixels -> pixels now; None: none), when it differs from the one followed."""
+        if move is None and self._move is None:
+            return
+        if move is not None and self._move is not None:
+            w, h = self.camera.width, self.camera.height
+            corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float64)
+            if float(np.abs(corners @ (move - self._move)[:, :2].T + (move - self._move)[:, 2]).max()) < 0.05:
+                return
+        self._move = move
+        grid = self._grid_px if move is None else _moved(self._grid_px, move).astype(np.float32)
+        self._map1, self._map2 = cv2.convertMaps(grid[..., 0], grid[..., 1], cv2.CV_16SC2)
+        self._tone_probes = (
+            None
+            if self._tone_probes_at_calibration is None
+            else (self._tone_probes_at_calibration if move is None else _moved(self._tone_probes_at_calibration, move))
+        )
+        self.forget()
+
+    def forget(self, markers: bool = False) -> None:
         """Read every zone afresh on the next frame (the camera moved, or a caller wants the
-        whole cost of a read: the speed benchmark's cold frames)."""
+        whole cost of a read: the speed benchmark's cold frames); with `markers`, look for the
+        calibration markers and the pucks afresh too (the next frame is of another scene)."""
         self._remembered.clear()
+        if markers:
+            self._follow(None)
+            self._last_check = None
+            self._marker_patches = []
+            self._puck_memory.clear()
 
     def _markers_unmoved(self, gray: Image) -> CameraCheck | None:
         """The last full check again, when every marker it saw looks exactly as it did then;
@@ -441,6 +518,8 @@ class Reader:
                 self._marker_patches.append((box, patch))
         if self._marker_patches:
             self.blur_px = float(np.median([_edge_spread_px(patch) for _, patch in self._marker_patches]))
+            self.compressed = _blockiness(gray) > JPEG_BLOCKINESS
+            self.spread_px = float(np.median([_edge_spread_across_px(patch) for _, patch in self._marker_patches]))
         self._last_check = check
 
     def _find_pucks(self, gray: Image, wanted: set[int]) -> dict[int, FloatArray]:
@@ -507,6 +586,8 @@ class Reader:
             name = spec.name_of(marker_id)
             if name is None:
                 continue
+            if self._move is not None:
+                corners = _moved(corners, np.asarray(cv2.invertAffineTransform(self._move), dtype=np.float64))
             x, y = back_project(self.camera, self.pose, corners, z=spec.height_mm).mean(axis=0)
             zone = self.layout.zone_at(float(x), float(y))
             out[name] = zone.name if zone else None
@@ -515,16 +596,23 @@ class Reader:
     # -- chips -----------------------------------------------------------------------------
 
     def _zones(self, frame: Image, patches: Image) -> dict[str, ZoneReading]:
-        felt_ref = self._felt_reference(patches)
+        smooth = np.asarray(cv2.blur(patches, (CHANGED_BOX, CHANGED_BOX)), dtype=np.uint8)
+        # a noisy sensor's pixels stray from the felt one by one: the patches are then looked at
+        # box-averaged (a third of the noise), and the outline's extra spread is counted in its height
+        self.noise = self._noise_level(patches)
+        self._smoothed = self.noise > NOISY
+        looked_at = smooth if self._smoothed else patches
+        felt_ref = self._felt_reference(looked_at)
         if felt_ref is None:
             self.forget()
             return {
                 g.zone.name: ZoneReading.blocked("the felt cannot be seen (covered or no light)") for g in self.zones
             }
         gain = self.felt / np.maximum(felt_ref, 1.0)
-        smooth = np.asarray(cv2.blur(patches, (CHANGED_BOX, CHANGED_BOX)), dtype=np.uint8)
+        self.gain = gain
+        self.measured.clear()
         changed = self._changed_samples(smooth) if self._remembered else None
-        score = _background_distance(patches, gain, self.felt, self.ink, self._ink_lines)
+        score = _background_distance(looked_at, gain, self.felt, self.ink, self._ink_lines)
         something = score > FOREGROUND
         hidden = np.zeros(frame.shape[:2], dtype=np.uint8)  # where nearer stacks stand in the frame
         moved = np.zeros(frame.shape[:2], dtype=np.uint8)  # where what nearer zones hide changed this frame
@@ -554,7 +642,7 @@ class Reader:
                 reading = ZoneReading.ok(())
             else:
                 covered = self._hidden_in_patch(hidden, g) if hidden[y0:y1, x0:x1].any() else None
-                reading, outline = self._zone(g, seen, score[rows], covered, frame, gain)
+                reading, outline = self._zone(g, seen, score[rows], covered, frame, gain, looked_at[rows])
                 hides = outline if outline is not None else (g.legal_px if reading.state != "ok" else None)
             out[name] = reading
             if hides is not None:
@@ -569,6 +657,16 @@ class Reader:
             self._remembered[name] = _Remembered(reading, hides, gain)
             self._read_patches[rows] = smooth[rows]
         return out
+
+    def _noise_level(self, patches: Image) -> float:
+        """The sensor's noise (sigma, 8-bit levels) on the felt: from the differences between
+        the felt samples and their neighbours (robust: edges and stacks are few of them)."""
+        if not len(self._felt_samples):
+            return 0.0
+        flat = patches.reshape(-1, 3)
+        a = np.take(flat, self._felt_samples, axis=0).astype(np.int16)
+        b = np.take(flat, np.minimum(self._felt_samples + 1, len(flat) - 1), axis=0).astype(np.int16)
+        return float(1.4826 * np.median(np.abs(a - b)) / math.sqrt(2.0))
 
     def _changed_samples(self, smooth: Image) -> npt.NDArray[np.intp]:
         """For each row of the (box-averaged) patches, how many samples (a pixel's channel) differ
@@ -607,9 +705,13 @@ class Reader:
         covered: Mask | None,
         frame: Image,
         gain: FloatArray,
+        colours: Image,
     ) -> tuple[ZoneReading, npt.NDArray[np.int32] | None]:
         care = ~covered if covered is not None else None  # None: every pixel counts
         stray = seen & g.outside if care is None else seen & g.outside & care
+        if np.count_nonzero(stray) > STRAY_PIXELS:
+            # felt or its printing in a shadow (a stack's, from another light) is not something
+            stray &= ~_in_shadow(colours, gain, self.felt, self.ink)
         if np.count_nonzero(stray) > STRAY_PIXELS:
             return ZoneReading.blocked(
                 "something other than a stack in its circle covers the zone (a hand? chips over the line?)"
@@ -639,16 +741,29 @@ class Reader:
         height = self.height * (1 - 1 / k)
         bias = (
             HEIGHT_BIAS_CHIPS
-            + (HEIGHT_BIAS_PER_MM_PIXEL + HEIGHT_BIAS_PER_MM_BLUR * self.blur_px) / g.px_per_mm
+            + HEIGHT_BIAS_PER_MM_PIXEL / g.px_per_mm
+            + HEIGHT_BIAS_PER_MM_BLUR * math.hypot(self.blur_px / g.px_per_mm, BOX_SIGMA_MM if self._smoothed else 0.0)
             + HEIGHT_BIAS_PER_MM_GROWN * stack[3]
         )
-        chips_f = height / CHIP_THICKNESS_MM - bias
+        chips_f = height / CHIP_THICKNESS_MM - bias - (JPEG_COUNT_BIAS if self.compressed else 0.0)
+        self._last_count = chips_f  # for the robustness benchmark's diagnostics
         n = round(chips_f)
         if n < 1:
             return ZoneReading.unsure("something flat lies in the zone, not chips"), None
         if n > self.layout.max_stack_chips:
             return ZoneReading.unsure(f"a stack taller than {self.layout.max_stack_chips} chips"), None
-        if abs(chips_f - n) > MAX_COUNT_DOUBT:
+        if self.spread_px > MAX_SMEAR * self.blur_px:
+            return ZoneReading.unsure(
+                f"the frame is smeared one way (motion blur: edges spread {self.spread_px:.1f} px one way, "
+                f"{self.blur_px:.1f} px on average): chips are not counted"
+            ), None
+        doubt = self._count_doubt()
+        if doubt <= 0.0:
+            return ZoneReading.unsure(
+                f"the frame is too blurred to count chips (edges spread {self.spread_px:.1f} px; "
+                f"at most {SHARP_ENOUGH_PX + MAX_COUNT_DOUBT / COUNT_DOUBT_PER_PX:.1f} px can be counted)"
+            ), None
+        if abs(chips_f - n) > doubt:
             return ZoneReading.unsure(
                 f"the stack's height ({height:.1f} mm) is between {math.floor(chips_f)} and {math.ceil(chips_f)} chips"
             ), None
@@ -662,6 +777,7 @@ class Reader:
         if disagree > MAX_SHAPE_MISMATCH * np.count_nonzero(predicted):
             return ZoneReading.unsure("the outline is not one upright stack"), None
         centre = g.to_table(u0, v0)
+        self.measured[g.zone.name] = (centre, n)
         chips = self._denominations(centre, n, frame, gain)
         on_felt = np.concatenate(
             [centre + (outline[:, :1] - u0) * g.across + (outline[:, 1:] - v0) * g.away, np.zeros((len(outline), 1))],
@@ -672,6 +788,29 @@ class Reader:
         if isinstance(chips, str):
             return ZoneReading.unsure(chips), outline_px
         return ZoneReading.ok((StackReading(chips),)), outline_px
+
+    def sample_frame(self, frame: Image, points: FloatArray) -> FloatArray:
+        """RGB at table points (N, 3), mm) in `frame` as the reader sees them: through the pose
+        and any move followed, the tone curve undone, white-balanced by the felt of the last
+        frame read (call `read(frame)` first)."""
+        px = project(self.camera, self.pose, points)
+        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
+        sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
+        if self._lut is not None:
+            sampled = cv2.LUT(sampled, self._lut)
+        return np.asarray((sampled[0].astype(np.float64) * self.gain)[:, ::-1], dtype=np.float64)
+
+    def _count_doubt(self) -> float:
+        """How far from a whole number of chips a height may be and still count: less as the
+        frame's edges blur beyond what the counting was measured on, less on a JPEG frame."""
+        doubt = MAX_COUNT_DOUBT - COUNT_DOUBT_PER_PX * max(self.spread_px - SHARP_ENOUGH_PX, 0.0)
+        return min(doubt, JPEG_COUNT_DOUBT) if self.compressed else doubt
+
+    def _colour_margin(self, px_per_chip: float) -> float:
+        """The margin a chip's colour must have (see MIN_COLOUR_MARGIN), more on a blurred or JPEG frame."""
+        wanted = MIN_COLOUR_MARGIN * max(1.0, COLOUR_PX_PER_CHIP / px_per_chip) ** COLOUR_MARGIN_GROWTH
+        wanted *= max(1.0, self.spread_px / SHARP_ENOUGH_PX) ** COLOUR_MARGIN_PER_BLUR
+        return float(wanted * (JPEG_COLOUR_MARGIN if self.compressed else 1.0))
 
     def _denominations(self, centre: FloatArray, n: int, frame: Image, gain: FloatArray) -> tuple[int, ...] | str:
         """Each chip's value, bottom to top, from the colours down the stack's near side, every
@@ -690,24 +829,57 @@ class Reader:
             [np.repeat(ring[None], len(z), axis=0), np.repeat(z[:, None, None], angles, axis=1)], axis=2
         ).reshape(-1, 3)
         on_felt = np.concatenate([centre + (R + FELT_BESIDE_MM) * dirs, np.zeros((angles, 1))], axis=1)
-        px = project(self.camera, self.pose, np.concatenate([on_side, on_felt])).astype(np.float32)
+        px = project(self.camera, self.pose, np.concatenate([on_side, on_felt]))
+        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
         middle = angles // 2  # how tall a chip is in the frame, from the lowest and highest samples
         rise = float(np.linalg.norm(px[len(on_side) - angles + middle] - px[middle]))
         px_per_chip = rise / (n - 1 + SAMPLE_HEIGHTS[-1] - SAMPLE_HEIGHTS[0])
-        seen = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)[0].astype(np.float64) * gain
+        sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
+        if self._lut is not None:
+            sampled = cv2.LUT(sampled, self._lut)
+        seen = sampled[0].astype(np.float64) * gain
         rgb = seen[:, ::-1]
         namer = namer_for(tuple(c.colour for c in self.chips.chips), tuple(float(v) for v in self.felt[::-1]))
+        # blur beyond what the namer's blurs were measured on is added to each of them
+        extra = math.sqrt(max(self.spread_px**2 - SHARP_ENOUGH_PX**2, 0.0))
         named = namer.name(
-            rgb[: len(on_side)].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[len(on_side) :], px_per_chip
+            rgb[: len(on_side)].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[len(on_side) :], px_per_chip, extra
         )
         if named.misfit > MAX_COLOUR_MISFIT:
             return "the colours down the stack's side fit no sequence of chips"
         # chips fewer pixels tall than at the two-camera mount leave the blur and the bands'
         # offset less certain: more margin is asked of them
-        wanted = MIN_COLOUR_MARGIN * max(1.0, COLOUR_PX_PER_CHIP / px_per_chip) ** COLOUR_MARGIN_GROWTH
-        if float(named.margins.min()) < wanted:
+        if float(named.margins.min()) < self._colour_margin(px_per_chip):
             return f"chip {named.weakest + 1} from the bottom could be more than one colour"
         return tuple(self.chips.chips[i].value for i in named.colours)
+
+
+def _in_shadow(colours: Image, gain: FloatArray, felt: npt.NDArray[np.float32], ink: npt.NDArray[np.float32]) -> Mask:
+    """Pixels (white-balanced) within FOREGROUND of the felt or of its printing darkened by a
+    shadow (to SHADOW_DEPTH of their light): colour that a stack's shadow leaves on the felt."""
+    q = colours.astype(np.float32) * gain.astype(np.float32)
+    near = np.zeros(colours.shape[:2], dtype=bool)
+    for surface in (felt, ink):
+        length = float(np.linalg.norm(surface))
+        unit = surface / length
+        t = np.clip(q @ unit, SHADOW_DEPTH * length, length)
+        d = np.linalg.norm(q - t[..., None] * unit, axis=-1)
+        near |= d <= FOREGROUND
+    return near
+
+
+def _blockiness(gray: Image) -> float:
+    """Mean level step across the columns where JPEG's 8 x 8 blocks meet, over the mean step
+    elsewhere (every 4th row): about 1 for a raw frame, 1.5 and more for a JPEG one."""
+    d = np.abs(np.diff(gray[::4].astype(np.int16), axis=1))
+    at_edges = d[:, 7::8]
+    inside = (float(d.sum()) - float(at_edges.sum())) / max(d.size - at_edges.size, 1)
+    return (float(at_edges.mean()) + 0.05) / (inside + 0.05)
+
+
+def _moved(points: npt.NDArray[Any], move: FloatArray) -> FloatArray:
+    """Pixels (..., 2) through a 2 x 3 affine move."""
+    return np.asarray(points @ move[:, :2].T + move[:, 2], dtype=np.float64)
 
 
 def _median_byte(values: Image, count: int) -> float:
@@ -895,6 +1067,20 @@ def _far_crossings(blob: Mask, score: npt.NDArray[np.float32], cols: npt.NDArray
     out = np.where(pa <= level, before, out)
     out = np.where(last + 1 >= n, last.astype(np.float64), out)
     return np.asarray(np.where(has, out, np.nan), dtype=np.float64)
+
+
+def _edge_spread_across_px(patch: Image) -> float:
+    """`_edge_spread_px` measured on the edges across the rows and across the columns
+    separately, the larger: a motion blur spreads the edges across its direction only."""
+    p = patch.astype(np.float32)
+    low, high = np.percentile(p, (5, 95))
+    spreads = []
+    for dx, dy in ((1, 0), (0, 1)):
+        g = np.abs(cv2.Sobel(p, cv2.CV_32F, dx, dy, ksize=3) / 8)
+        energy = float(np.sum(g * g))
+        if energy > 0.0:
+            spreads.append(float((high - low) * float(g.sum()) / (2 * math.sqrt(math.pi) * energy)))
+    return max(spreads, default=SHARP_EDGE_PX)
 
 
 def _edge_spread_px(patch: Image) -> float:

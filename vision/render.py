@@ -3,9 +3,13 @@
 Real 3D geometry goes through a pinhole camera with lens distortion (cv2.projectPoints): the
 felt and its printed circles, the calibration markers, chip stacks as cylinders of 39 x 3.3 mm
 chips with edge spots, pucks carrying their marker on top, and hands hovering with the arm
-reaching in from the players' side. Surfaces are shaded by one light; then come the lighting
-gain, tint and gradient, lens blur and sensor noise. Drawing is done at twice the resolution
-and shrunk, so edges are anti-aliased as a sensor would average them.
+reaching in from the players' side. Surfaces are shaded by one light; stacks cast
+shadows from the scene's further lights; chips may lean, sit sloppily on one another, and be
+worn (each chip's colour a little off its denomination's); then come the lighting gain, tint,
+gradient, vignetting and glare, lens blur, the camera's motion blur and tone curve, sensor
+noise and JPEG compression (as an MJPEG camera sends), and a small shift or turn of the frame.
+Drawing is done at twice the resolution and shrunk, so edges are anti-aliased as a sensor would
+average them.
 
     frame = render(Scene.load("scene.json"))      # BGR uint8, the scene's resolution
 """
@@ -13,15 +17,18 @@ and shrunk, so edges are anti-aliased as a sensor would average them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.chips import CHIP_DIAMETER_MM, CHIP_THICKNESS_MM, Chip
+from vision.chips import CHIP_DIAMETER_MM, CHIP_THICKNESS_MM, Chip, ChipSet, from_lab, to_lab
 from vision.geometry import CameraModel, Pose, project
 from vision.layout import Layout, Marker
-from vision.scene import Hand, Scene, SceneError, Stack
+from vision.scene import Hand, Scene, SceneError, Sensor, Stack
 
 SUPERSAMPLE = 2
 FACETS = 72  # around a chip
@@ -70,6 +77,22 @@ class _Canvas:
 
 def render(scene: Scene, layout: Layout | None = None) -> Image:
     """The camera frame of `scene` (BGR, uint8)."""
+    return expose(draw(scene, layout), scene)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What the lens forms of a scene, before the light's gain, the camera and its sensor:
+    `expose` turns it into the frame. Scenes that differ only in `lighting` brightness, tint,
+    gradient, vignette and glare, `blur`, `noise` and `sensor` share one drawing (exposing it
+    gives exactly what `render` gives each of them)."""
+
+    image: Image  # supersampled
+    rng_state: Mapping[str, Any]  # the noise stream, as drawing left it
+
+
+def draw(scene: Scene, layout: Layout | None = None) -> Drawn:
+    """Draw the scene's geometry (the costly part of `render`)."""
     layout = layout or Layout.load(scene.layout)
     camera = scene.camera.model()
     pose = scene.camera.pose()
@@ -81,6 +104,9 @@ def render(scene: Scene, layout: Layout | None = None) -> Image:
     _felt(canvas, layout)
     for marker in layout.markers.values():
         _marker(canvas, layout.marker_dictionary, marker, 0.0, QUIET_ZONE_MM)
+    chips = ChipSet(scene.chips) if scene.chips is not None else layout.chips
+    # the new ways a scene varies draw from their own streams: scenes without them render as before
+    chip_rng = np.random.default_rng([scene.seed, 1])
     things: list[tuple[float, str, object]] = []
     for name, stacks in scene.zones.items():
         zone = layout.zones.get(name)
@@ -96,16 +122,73 @@ def render(scene: Scene, layout: Layout | None = None) -> Image:
             )
         x, y = _point(layout, where, f"pucks.{name}")
         things.append((_distance(canvas, x, y), "puck", (x, y, name)))
+    places = {id(what): _chip_places(what, chip_rng) for _, kind, what in things if kind == "stack"}
+    if scene.lighting.shadows:
+        _shadows(canvas, scene, layout, things, places)
     for _, kind, what in sorted(things, key=lambda t: -t[0]):  # painter's order: far first
         if kind == "stack":
             x, y, stack = what  # type: ignore[misc]
-            _stack(canvas, layout, x, y, stack, rng)
+            _stack(canvas, chips, places[id(what)], stack, rng, scene.wear, chip_rng)
         else:
             x, y, name = what  # type: ignore[misc]
             _puck(canvas, layout, x, y, name, rng)
     for hand in scene.hands:
         _hand(canvas, layout, hand)
-    return _expose(canvas.image, scene, camera, rng)
+    return Drawn(canvas.image, rng.bit_generator.state)
+
+
+def expose(drawn: Drawn, scene: Scene) -> Image:
+    """The frame the camera makes of a drawing of `scene` (or of a scene differing from it only
+    in the light's gain, the lens blur and the sensor, see `Drawn`)."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = drawn.rng_state
+    return _expose(drawn.image, scene, scene.camera.model(), scene.camera.pose(), rng)
+
+
+def _chip_places(what: object, rng: np.random.Generator) -> list[tuple[float, float]]:
+    """Where each chip of a stack stands (mm): leaning and sloppy stacks move each chip."""
+    assert isinstance(what, tuple)
+    x, y, stack = what
+    assert isinstance(stack, Stack)
+    out = []
+    for level in range(len(stack.chips)):
+        dx, dy = stack.lean[0] * level, stack.lean[1] * level
+        if stack.sloppy:
+            dx += float(rng.uniform(-stack.sloppy, stack.sloppy))
+            dy += float(rng.uniform(-stack.sloppy, stack.sloppy))
+        out.append((x + dx, y + dy))
+    return out
+
+
+def _shadows(
+    canvas: _Canvas,
+    scene: Scene,
+    layout: Layout,
+    things: list[tuple[float, str, object]],
+    places: dict[int, list[tuple[float, float]]],
+) -> None:
+    """Darken the felt where the further lights' shadows of stacks and pucks fall (soft-edged)."""
+    r = CHIP_DIAMETER_MM / 2
+    for light in scene.lighting.shadows:
+        az, el = math.radians(light.azimuth_deg), math.radians(light.elevation_deg)
+        away = -np.array([math.cos(az), math.sin(az)]) / math.tan(el)  # shadow shift per mm of height
+        mask = np.zeros(canvas.image.shape[:2], dtype=np.uint8)
+        for _, kind, what in things:
+            if kind == "stack":
+                spots = places[id(what)]
+                x, y = spots[-1]
+                h = len(spots) * CHIP_THICKNESS_MM
+                base_x, base_y, radius = spots[0][0], spots[0][1], r
+            else:
+                base_x, base_y, _ = what  # type: ignore[misc]
+                x, y, h, radius = base_x, base_y, layout.pucks.height_mm, layout.pucks.diameter_mm / 2
+            base = _circle(base_x, base_y, radius, 0.0)[:, :2]
+            top = _circle(x + away[0] * h, y + away[1] * h, radius, 0.0)[:, :2]
+            hull = cv2.convexHull(np.concatenate([base, top]).astype(np.float32)).reshape(-1, 2)
+            pts = canvas.project(np.hstack([hull.astype(np.float64), np.zeros((len(hull), 1))]))
+            cv2.fillPoly(mask, [np.round(pts * 16).astype(np.int32).reshape(-1, 1, 2)], 255, cv2.LINE_8, 4)
+        soft = cv2.GaussianBlur(mask.astype(np.float32) / 255.0, (0, 0), 2.0 * SUPERSAMPLE)
+        canvas.image[:] = np.clip(canvas.image * (1.0 - light.strength * soft)[..., None], 0, 255).astype(np.uint8)
 
 
 def _distance(canvas: _Canvas, x: float, y: float) -> float:
@@ -191,17 +274,37 @@ def _side(
         canvas.fill([np.array([low[i], low[i + 1], high[i + 1], high[i]])], colour)  # type: ignore[arg-type]
 
 
-def _stack(canvas: _Canvas, layout: Layout, x: float, y: float, stack: Stack, rng: np.random.Generator) -> None:
+def _worn(colour: tuple[int, int, int], wear: float, rng: np.random.Generator) -> tuple[int, int, int]:
+    """`colour` moved `wear` Lab units in a random direction (a worn or dirty chip)."""
+    direction = rng.normal(size=3)
+    lab = to_lab(colour) + wear * direction / max(float(np.linalg.norm(direction)), 1e-9)
+    r, g, b = (round(float(v)) for v in from_lab(lab))
+    return (r, g, b)
+
+
+def _stack(
+    canvas: _Canvas,
+    chips: ChipSet,
+    places: list[tuple[float, float]],
+    stack: Stack,
+    rng: np.random.Generator,
+    wear: float,
+    chip_rng: np.random.Generator,
+) -> None:
     r = CHIP_DIAMETER_MM / 2
     top_shade = canvas.shade(np.array([0.0, 0.0, 1.0]))
     chip: Chip | None = None
     spin = 0.0
+    edge = (0, 0, 0)
+    staggered = any(p != places[0] for p in places)
     for level, value in enumerate(stack.chips):
+        x, y = places[level]
         try:
-            chip = layout.chips.by_value(value)
+            chip = chips.by_value(value)
         except KeyError as exc:
             raise SceneError(f"scene: a stack at ({x:.0f}, {y:.0f}) mm: {exc.args[0]}") from None
         spin = float(rng.uniform(0, 360))
+        edge = _worn(chip.colour, wear, chip_rng) if wear else chip.colour
         colours = []
         for i in range(FACETS):
             angle = (i + 0.5) * 360 / FACETS
@@ -209,12 +312,17 @@ def _stack(canvas: _Canvas, layout: Layout, x: float, y: float, stack: Stack, rn
             if chip.spots.count:
                 pitch = 360 / chip.spots.count
                 on_spot = abs(((angle - spin) % pitch) - pitch / 2) > (pitch - chip.spots.degrees) / 2
-            colours.append(bgr(chip.spots.colour if on_spot else chip.colour))
-        _side(canvas, x, y, r, level * CHIP_THICKNESS_MM, (level + 1) * CHIP_THICKNESS_MM, colours)
+            colours.append(bgr(chip.spots.colour if on_spot else edge))
+        z0, z1 = level * CHIP_THICKNESS_MM, (level + 1) * CHIP_THICKNESS_MM
+        _side(canvas, x, y, r, z0, z1, colours)
+        if staggered and level + 1 < len(stack.chips):  # a chip off its neighbour shows a sliver of its top
+            face = tuple(int(c * top_shade) for c in bgr(edge))
+            canvas.fill([canvas.project(_circle(x, y, r, z1))], face)  # type: ignore[arg-type]
     if chip is None:
         return
+    x, y = places[-1]
     z = len(stack.chips) * CHIP_THICKNESS_MM
-    face = tuple(int(c * top_shade) for c in bgr(chip.colour))
+    face = tuple(int(c * top_shade) for c in bgr(edge))
     canvas.fill([canvas.project(_circle(x, y, r, z))], face)  # type: ignore[arg-type]
     if chip.spots.count:
         spot = tuple(int(c * top_shade) for c in bgr(chip.spots.colour))
@@ -225,7 +333,7 @@ def _stack(canvas: _Canvas, layout: Layout, x: float, y: float, stack: Stack, rn
             outer = [(x + r * math.cos(t), y + r * math.sin(t), z) for t in a]
             inner = [(x + 0.8 * r * math.cos(t), y + 0.8 * r * math.sin(t), z) for t in a[::-1]]
             canvas.fill([canvas.project(np.array(outer + inner))], spot)  # type: ignore[arg-type]
-    inlay = tuple(int((0.45 * c + 0.55 * 235) * top_shade) for c in bgr(chip.colour))
+    inlay = tuple(int((0.45 * c + 0.55 * 235) * top_shade) for c in bgr(edge))
     canvas.fill([canvas.project(_circle(x, y, 0.55 * r, z))], inlay)  # type: ignore[arg-type]
 
 
@@ -264,9 +372,19 @@ def _hand(canvas: _Canvas, layout: Layout, hand: Hand) -> None:
         canvas.fill([canvas.project(finger)], skin)
 
 
-def _expose(image: Image, scene: Scene, camera: CameraModel, rng: np.random.Generator) -> Image:
-    """Shrink to the sensor's size, then lighting gain, tint, gradient, blur and noise."""
+def _expose(image: Image, scene: Scene, camera: CameraModel, pose: Pose, rng: np.random.Generator) -> Image:
+    """Shrink to the sensor's size, then the frame's shift, lighting gain, tint, gradient,
+    vignetting and glare, lens and motion blur, the tone curve, noise and JPEG."""
     frame = cv2.resize(image, (camera.width, camera.height), interpolation=cv2.INTER_AREA).astype(np.float32)
+    sensor = scene.sensor
+    if sensor.shift_px != (0.0, 0.0) or sensor.turn_deg:
+        centre = ((camera.width - 1) / 2, (camera.height - 1) / 2)
+        m = cv2.getRotationMatrix2D(centre, sensor.turn_deg, 1.0)
+        m[:, 2] += np.array(sensor.shift_px)
+        size = (camera.width, camera.height)
+        frame = np.asarray(
+            cv2.warpAffine(frame, m, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE), dtype=np.float32
+        )
     light = scene.lighting
     gain = np.array([light.tint[2], light.tint[1], light.tint[0]], dtype=np.float32) * light.brightness
     frame *= gain
@@ -275,8 +393,47 @@ def _expose(image: Image, scene: Scene, camera: CameraModel, rng: np.random.Gene
         t = math.radians(light.gradient_deg)
         ramp = ((xx / camera.width - 0.5) * math.cos(t) + (yy / camera.height - 0.5) * math.sin(t)) * light.gradient
         frame *= (1.0 + ramp)[..., None]
+    if light.vignette:
+        yy, xx = np.mgrid[0 : camera.height, 0 : camera.width].astype(np.float32)
+        corner2 = (camera.width / 2) ** 2 + (camera.height / 2) ** 2
+        r2 = ((xx - camera.width / 2) ** 2 + (yy - camera.height / 2) ** 2) / corner2
+        frame *= (1.0 - light.vignette * r2)[..., None]
+    for glare in light.glare:
+        at = np.array([[glare.at[0], glare.at[1], 0.0], [glare.at[0] + glare.radius, glare.at[1], 0.0]])
+        (cx, cy), edge = project(camera, pose, at)
+        radius = max(float(np.hypot(edge[0] - cx, edge[1] - cy)), 1.0)
+        yy, xx = np.mgrid[0 : camera.height, 0 : camera.width].astype(np.float32)
+        spot = np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * (radius / 2) ** 2))
+        frame += (200.0 * glare.strength * spot)[..., None]
     if scene.blur > 0:
         frame = np.asarray(cv2.GaussianBlur(frame, (0, 0), scene.blur), dtype=np.float32)
+    if sensor.motion_px > 0:
+        frame = np.asarray(cv2.filter2D(frame, -1, _motion_kernel(sensor)), dtype=np.float32)
+    if sensor.contrast != 1.0:
+        frame = 128.0 + sensor.contrast * (frame - 128.0)
+    if sensor.gamma != 1.0:
+        frame = 255.0 * np.power(np.clip(frame, 0, 255) / 255.0, sensor.gamma, dtype=np.float32)
     if scene.noise > 0:
         frame += np.asarray(rng.normal(0.0, scene.noise, frame.shape), dtype=np.float32)
-    return np.asarray(np.clip(frame + 0.5, 0, 255), dtype=np.uint8)
+    out = np.asarray(np.clip(frame + 0.5, 0, 255), dtype=np.uint8)
+    if sensor.jpeg:
+        ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, sensor.jpeg])
+        assert ok
+        out = np.asarray(cv2.imdecode(data, cv2.IMREAD_COLOR), dtype=np.uint8)
+    return out
+
+
+def _motion_kernel(sensor: Sensor) -> npt.NDArray[np.float32]:
+    """A straight motion blur of `motion_px` pixels in direction `motion_deg`, anti-aliased."""
+    size = math.ceil(sensor.motion_px) | 1
+    size += 2
+    kernel = np.zeros((size * 4, size * 4), dtype=np.float32)
+    c = (size * 4 - 1) / 2
+    t = math.radians(sensor.motion_deg)
+    half = sensor.motion_px * 4 / 2
+    p0 = (c - half * math.cos(t), c - half * math.sin(t))
+    p1 = (c + half * math.cos(t), c + half * math.sin(t))
+    start, end = (round(p0[0] * 16), round(p0[1] * 16)), (round(p1[0] * 16), round(p1[1] * 16))
+    cv2.line(kernel, start, end, 1.0, 4, cv2.LINE_AA, 4)
+    small = cv2.resize(kernel, (size, size), interpolation=cv2.INTER_AREA)
+    return np.asarray(small / small.sum(), dtype=np.float32)

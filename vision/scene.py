@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from vision.chips import Chip, ChipSetError, chip_to_config, chips_from_config
 from vision.geometry import CameraModel, Pose
 from vision.layout import DEFAULT_LAYOUT
 
@@ -64,12 +65,49 @@ class Lighting:
     gradient_deg: float = 0.0  # direction of the change in the image
     azimuth_deg: float = 270.0  # where the light comes from, seen from above (270: the dealer's side)
     elevation_deg: float = 60.0
+    shadows: tuple[Shadow, ...] = ()  # lights that make the stacks cast shadows on the felt
+    glare: tuple[Glare, ...] = ()
+    vignette: float = 0.0  # the lens darkens the frame's corners by this fraction
+
+
+@dataclass(frozen=True)
+class Shadow:
+    """A light that makes every stack (and puck) cast a shadow on the felt."""
+
+    azimuth_deg: float = 270.0  # where the light comes from, seen from above
+    elevation_deg: float = 45.0
+    strength: float = 0.4  # the share of light the shadow takes away
+
+
+@dataclass(frozen=True)
+class Glare:
+    """A bright, soft spot of light reflected off the felt (the frame brightened there)."""
+
+    at: tuple[float, float]  # table mm
+    radius: float = 120.0  # mm
+    strength: float = 0.5  # brightened by up to this fraction
+
+
+@dataclass(frozen=True)
+class Sensor:
+    """What the camera itself does to the frame after the light and the lens blur: motion blur,
+    its tone curve, compression, and where the whole frame lands (a camera nudged a little)."""
+
+    motion_px: float = 0.0  # length of a straight motion blur, px
+    motion_deg: float = 0.0  # its direction in the image
+    contrast: float = 1.0  # levels pulled toward mid-grey (128 + contrast * (x - 128))
+    gamma: float = 1.0  # 255 * (x / 255) ** gamma
+    jpeg: int = 0  # JPEG quality (MJPEG cameras), 0 for none
+    shift_px: tuple[float, float] = (0.0, 0.0)  # the whole frame moved by this
+    turn_deg: float = 0.0  # and turned by this about its centre
 
 
 @dataclass(frozen=True)
 class Stack:
     chips: tuple[int, ...]  # bottom to top
     offset: tuple[float, float] = (0.0, 0.0)  # from the zone's centre, mm
+    lean: tuple[float, float] = (0.0, 0.0)  # each chip this far (mm) from the one below it
+    sloppy: float = 0.0  # each chip also up to this far (mm) off sideways, at random
 
 
 @dataclass(frozen=True)
@@ -92,6 +130,9 @@ class Scene:
     zones: dict[str, tuple[Stack, ...]] = field(default_factory=dict)
     pucks: dict[str, str | tuple[float, float]] = field(default_factory=dict)  # name -> zone or point
     hands: tuple[Hand, ...] = ()
+    sensor: Sensor = field(default_factory=Sensor)
+    chips: tuple[Chip, ...] | None = None  # the chips on this table, when not the layout's
+    wear: float = 0.0  # each chip's colour is this far (Lab) from its denomination's, at random
 
     def value_of(self, zone: str) -> int:
         return sum(sum(stack.chips) for stack in self.zones.get(zone, ()))
@@ -127,12 +168,34 @@ class Scene:
                 "gradient_deg": self.lighting.gradient_deg,
                 "azimuth_deg": self.lighting.azimuth_deg,
                 "elevation_deg": self.lighting.elevation_deg,
+                "shadows": [
+                    {"azimuth_deg": d.azimuth_deg, "elevation_deg": d.elevation_deg, "strength": d.strength}
+                    for d in self.lighting.shadows
+                ],
+                "glare": [{"at": list(g.at), "radius": g.radius, "strength": g.strength} for g in self.lighting.glare],
+                "vignette": self.lighting.vignette,
             },
+            "sensor": {
+                "motion_px": self.sensor.motion_px,
+                "motion_deg": self.sensor.motion_deg,
+                "contrast": self.sensor.contrast,
+                "gamma": self.sensor.gamma,
+                "jpeg": self.sensor.jpeg,
+                "shift_px": list(self.sensor.shift_px),
+                "turn_deg": self.sensor.turn_deg,
+            },
+            "wear": self.wear,
+            **({"chips": [chip_to_config(c) for c in self.chips]} if self.chips is not None else {}),
             "blur": self.blur,
             "noise": self.noise,
             "seed": self.seed,
             "zones": {
-                name: {"stacks": [{"chips": list(s.chips), "offset": list(s.offset)} for s in stacks]}
+                name: {
+                    "stacks": [
+                        {"chips": list(s.chips), "offset": list(s.offset), "lean": list(s.lean), "sloppy": s.sloppy}
+                        for s in stacks
+                    ]
+                }
                 for name, stacks in self.zones.items()
             },
             "pucks": {name: where if isinstance(where, str) else list(where) for name, where in self.pucks.items()},
@@ -147,7 +210,20 @@ class Scene:
         f = _Fields(source)
         if not isinstance(data, dict):
             f.fail("", "a scene is a JSON object")
-        known = {"layout", "camera", "lighting", "blur", "noise", "seed", "zones", "pucks", "hands"}
+        known = {
+            "layout",
+            "camera",
+            "lighting",
+            "sensor",
+            "chips",
+            "wear",
+            "blur",
+            "noise",
+            "seed",
+            "zones",
+            "pucks",
+            "hands",
+        }
         for key in data:
             if key not in known:
                 f.fail(key, f"unknown key; the keys are {', '.join(sorted(known))}")
@@ -168,8 +244,47 @@ class Scene:
         f.object(
             "lighting",
             light,
-            {"brightness", "tint", "gradient", "gradient_deg", "azimuth_deg", "elevation_deg"},
+            {
+                "brightness",
+                "tint",
+                "gradient",
+                "gradient_deg",
+                "azimuth_deg",
+                "elevation_deg",
+                "shadows",
+                "glare",
+                "vignette",
+            },
         )
+        shadows_in = light.get("shadows", [])
+        if not isinstance(shadows_in, list):
+            f.fail("lighting.shadows", "must be a list of {azimuth_deg, elevation_deg, strength}")
+        shadows = []
+        for i, d in enumerate(shadows_in):
+            key = f"lighting.shadows[{i}]"
+            f.object(key, d, {"azimuth_deg", "elevation_deg", "strength"})
+            shadows.append(
+                Shadow(
+                    azimuth_deg=f.number(f"{key}.azimuth_deg", d.get("azimuth_deg", 270.0), -360, 360),
+                    elevation_deg=f.number(f"{key}.elevation_deg", d.get("elevation_deg", 45.0), 10, 90),
+                    strength=f.number(f"{key}.strength", d.get("strength", 0.4), 0.0, 0.9),
+                )
+            )
+        glare_in = light.get("glare", [])
+        if not isinstance(glare_in, list):
+            f.fail("lighting.glare", "must be a list of {at, radius, strength}")
+        glare = []
+        for i, g in enumerate(glare_in):
+            key = f"lighting.glare[{i}]"
+            f.object(key, g, {"at", "radius", "strength"})
+            at = f.numbers(f"{key}.at", g.get("at"), 2, -1e4, 1e4)
+            glare.append(
+                Glare(
+                    at=(at[0], at[1]),
+                    radius=f.number(f"{key}.radius", g.get("radius", 120.0), 5, 2000),
+                    strength=f.number(f"{key}.strength", g.get("strength", 0.5), 0.0, 2.0),
+                )
+            )
         lighting = Lighting(
             brightness=f.number("lighting.brightness", light.get("brightness", 1.0), 0.1, 3.0),
             tint=_triple(f.numbers("lighting.tint", light.get("tint", (1.0, 1.0, 1.0)), 3, 0.3, 3.0)),
@@ -177,7 +292,31 @@ class Scene:
             gradient_deg=f.number("lighting.gradient_deg", light.get("gradient_deg", 0.0), -360, 360),
             azimuth_deg=f.number("lighting.azimuth_deg", light.get("azimuth_deg", 270.0), -360, 360),
             elevation_deg=f.number("lighting.elevation_deg", light.get("elevation_deg", 60.0), 5, 90),
+            shadows=tuple(shadows),
+            glare=tuple(glare),
+            vignette=f.number("lighting.vignette", light.get("vignette", 0.0), 0.0, 0.9),
         )
+        sens = data.get("sensor", {})
+        f.object("sensor", sens, {"motion_px", "motion_deg", "contrast", "gamma", "jpeg", "shift_px", "turn_deg"})
+        jpeg = sens.get("jpeg", 0)
+        if isinstance(jpeg, bool) or not isinstance(jpeg, int) or not 0 <= jpeg <= 100:
+            f.fail("sensor.jpeg", f"must be a JPEG quality 1-100, or 0 for none, not {jpeg!r}")
+        shift = f.numbers("sensor.shift_px", sens.get("shift_px", (0.0, 0.0)), 2, -500, 500)
+        sensor = Sensor(
+            motion_px=f.number("sensor.motion_px", sens.get("motion_px", 0.0), 0.0, 60.0),
+            motion_deg=f.number("sensor.motion_deg", sens.get("motion_deg", 0.0), -360, 360),
+            contrast=f.number("sensor.contrast", sens.get("contrast", 1.0), 0.2, 3.0),
+            gamma=f.number("sensor.gamma", sens.get("gamma", 1.0), 0.2, 5.0),
+            jpeg=jpeg,
+            shift_px=(shift[0], shift[1]),
+            turn_deg=f.number("sensor.turn_deg", sens.get("turn_deg", 0.0), -45, 45),
+        )
+        chips: tuple[Chip, ...] | None = None
+        if "chips" in data:
+            try:
+                chips = tuple(chips_from_config(data["chips"], f"{source}: chips"))
+            except ChipSetError as exc:
+                raise SceneError(str(exc)) from None
         zones_in = data.get("zones", {})
         if not isinstance(zones_in, dict):
             f.fail("zones", "must be an object: zone name -> chips")
@@ -218,6 +357,9 @@ class Scene:
             zones=zones,
             pucks=pucks,
             hands=tuple(hands),
+            sensor=sensor,
+            chips=chips,
+            wear=f.number("wear", data.get("wear", 0.0), 0.0, 60.0),
         )
 
 
@@ -234,12 +376,14 @@ def _stacks(f: _Fields, key: str, value: Any) -> tuple[Stack, ...]:
         f.fail(f"{key}.stacks", "must be a list of {chips, offset}")
     out = []
     for i, stack in enumerate(stacks):
-        f.object(f"{key}.stacks[{i}]", stack, {"chips", "offset"})
+        f.object(f"{key}.stacks[{i}]", stack, {"chips", "offset", "lean", "sloppy"})
         chips = _chips(f, f"{key}.stacks[{i}].chips", stack.get("chips"))
         if not chips:
             continue
         offset = f.numbers(f"{key}.stacks[{i}].offset", stack.get("offset", (0.0, 0.0)), 2, -500, 500)
-        out.append(Stack(chips, (offset[0], offset[1])))
+        lean = f.numbers(f"{key}.stacks[{i}].lean", stack.get("lean", (0.0, 0.0)), 2, -5, 5)
+        sloppy = f.number(f"{key}.stacks[{i}].sloppy", stack.get("sloppy", 0.0), 0.0, 10.0)
+        out.append(Stack(chips, (offset[0], offset[1]), (lean[0], lean[1]), sloppy))
     return tuple(out)
 
 

@@ -233,11 +233,17 @@ class StackNamer:
         self._colourful = spread > 0.4 * self.colours.max(axis=1)  # not greys: their light is not a blend's
         self._levels = np.array(LEVELS)
 
-    def name(self, samples: npt.ArrayLike, felt_samples: npt.ArrayLike, px_per_chip: float) -> NamedStack:
+    def name(
+        self, samples: npt.ArrayLike, felt_samples: npt.ArrayLike, px_per_chip: float, extra_blur_px: float = 0.0
+    ) -> NamedStack:
         """samples: (n, len(SAMPLE_HEIGHTS), angles, 3) RGB on the stack's near side, chip i at
         heights (i + SAMPLE_HEIGHTS) chip thicknesses; felt_samples: (angles, 3) RGB of the felt
-        just in front of the stack; px_per_chip: how tall a chip's edge is in the frame."""
-        first_blur, first_blurs, blurs, around = _blur_grid(round(float(px_per_chip), 2))
+        just in front of the stack; px_per_chip: how tall a chip's edge is in the frame;
+        extra_blur_px: a blur (Gaussian sigma) the frame has beyond the sharp frames SIGMAS_PX
+        were measured on, added to each of them."""
+        first_blur, first_blurs, blurs, around = _blur_grid(
+            round(float(px_per_chip), 2), round(float(extra_blur_px), 2)
+        )
         seen = np.asarray(samples, dtype=np.float64).transpose(3, 0, 1, 2).copy()  # 3, n, S, A
         under = np.asarray(felt_samples, dtype=np.float64).reshape(-1, 3)  # A, 3: what the bottom chip blurs into
         felt_seen = _middle(under, 0)
@@ -504,14 +510,15 @@ class StackNamer:
 
 # a frame's stacks each have their own chip height (to 0.01 px): enough for every height seen
 @functools.lru_cache(maxsize=1024)
-def _blur_grid(px_per_chip: float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+def _blur_grid(px_per_chip: float, extra_px: float = 0.0) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """For chips this many pixels tall (the blur and the offsets are about pixels, the model
     about chips): the first guess's mixing shares (S, 3) and the same at the offsets either side
     (3, S, 3); the refit grid (G, S, 3); and each grid point at the offsets either side (G, 3, S, 3)."""
     chip = max(px_per_chip, 0.5)
     near = np.array((-OFFSET_DOUBT_PX, 0.0, OFFSET_DOUBT_PX))
-    first = mixing(np.full(len(near), FIRST_SIGMA_PX / chip), near / chip)
-    settings = np.array(list(itertools.product(SIGMAS_PX, OFFSETS_PX)))  # G, (sigma, offset)
+    first = mixing(np.full(len(near), math.hypot(FIRST_SIGMA_PX, extra_px) / chip), near / chip)
+    sigmas_px = tuple(math.hypot(s, extra_px) for s in SIGMAS_PX)
+    settings = np.array(list(itertools.product(sigmas_px, OFFSETS_PX)))  # G, (sigma, offset)
     sigmas, offsets = settings[:, 0], settings[:, 1]
     grid = mixing(sigmas / chip, offsets / chip)
     around = mixing(np.repeat(sigmas[:, None] / chip, len(near), axis=1), (offsets[:, None] + near) / chip)
