@@ -17,11 +17,13 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import ValidationError, model_validator
 
+from controller.engine.checked import Document, Style, Text, check, explain, number, one_of, problem, rule
 from hardware import shipped
 from vision.chips import CHIP_DIAMETER_MM, ChipSet, ChipSetError, parse_colour
 
@@ -154,145 +156,44 @@ def resolve_layout_path(path: str | Path) -> Path:
 
 def parse_layout(doc: dict[str, Any], source: str) -> Layout:
     """Validate a parsed layout document; raise LayoutError naming `source` and the key."""
-    r = _Fields(doc, source)
-    for section in doc:
-        if section not in ("layout", "markers", "pucks", "zones", "chips"):
-            r.fail(section, "unknown section; the sections are chips, layout, markers, pucks, zones")
-    width = r.number("layout.width_mm", low=100.0, high=5000.0)
-    depth = r.number("layout.depth_mm", low=100.0, high=5000.0)
-    max_chips = int(r.number("layout.max_stack_chips", low=1, high=60, whole=True))
-    felt = r.colour("layout.felt")
-    ink = r.colour("layout.ink")
-    name = r.text("layout.name")
-    markers = _markers(r, width, depth)
-    pucks = _pucks(r, markers)
-    zones = _zones(r, width, depth)
+    read = check(_LayoutDoc, doc, source, LayoutError, _LayoutStyle())
     try:
-        chips = ChipSet.from_config(doc.get("chips"), f"{source}: chips", felt=felt, ink=ink)
+        chips = ChipSet.from_config(doc.get("chips"), f"{source}: chips", felt=read.layout.felt, ink=read.layout.ink)
     except ChipSetError as exc:
         raise LayoutError(str(exc)) from None
     return Layout(
-        name=name,
+        name=read.layout.name,
         source=source,
-        width_mm=width,
-        depth_mm=depth,
-        felt=felt,
-        ink=ink,
-        max_stack_chips=max_chips,
-        marker_dictionary=r.choice("markers.dictionary", DICTIONARIES),
-        markers=markers,
-        pucks=pucks,
-        zones=zones,
+        width_mm=read.layout.width_mm,
+        depth_mm=read.layout.depth_mm,
+        felt=read.layout.felt,
+        ink=read.layout.ink,
+        max_stack_chips=read.layout.max_stack_chips,
+        marker_dictionary=read.markers.dictionary,
+        markers={m.id: Marker(m.id, np.array(m.corners, dtype=np.float64)) for m in read.markers.marker},
+        pucks=read.puck_spec(),
+        zones={name: Zone(name, z[0], z[1], z[2]) for name, z in read.zones.items()},
         chips=chips,
     )
 
 
-def _markers(r: _Fields, width: float, depth: float) -> dict[int, Marker]:
-    entries = r.get("markers.marker")
-    if not isinstance(entries, list) or len(entries) < 4:
-        r.fail("markers.marker", "needs at least 4 calibration markers ([[markers.marker]] with id and corners)")
-    markers: dict[int, Marker] = {}
-    for i, entry in enumerate(entries):
-        key = f"markers.marker[{i}]"
-        if not isinstance(entry, dict) or set(entry) != {"id", "corners"}:
-            r.fail(key, "must have exactly the keys id and corners")
-        marker_id = entry["id"]
-        if isinstance(marker_id, bool) or not isinstance(marker_id, int) or not 0 <= marker_id < 1000:
-            r.fail(f"{key}.id", f"must be a marker id 0-999, not {marker_id!r}")
-        if marker_id in markers:
-            r.fail(f"{key}.id", f"marker {marker_id} is listed twice")
-        corners = _point_list(r, f"{key}.corners", entry["corners"], 4)
-        _check_square(r, f"{key}.corners", corners)
-        if corners.min() < 0 or corners[:, 0].max() > width or corners[:, 1].max() > depth:
-            r.fail(f"{key}.corners", f"must lie on the felt (0-{width:g} x 0-{depth:g} mm)")
-        markers[marker_id] = Marker(marker_id, corners)
-    return markers
+def _colour(value: Any) -> tuple[int, int, int]:
+    try:
+        return parse_colour(value)
+    except ValueError as exc:
+        raise problem(f": {exc}") from None
 
 
-def _check_square(r: _Fields, key: str, corners: FloatArray) -> None:
-    sides = np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1)
-    if sides.min() < 20.0:
-        r.fail(key, f"a marker side of {sides.min():.1f} mm is too small to be seen (20 mm at least)")
-    if sides.max() - sides.min() > 1.0:
-        r.fail(key, "the four corners must form a square (side lengths differ by more than 1 mm)")
-    # ArUco corners run clockwise in the marker image; seen from above with y away from the dealer
-    # that is clockwise on the table too (negative signed area in x-right, y-up axes).
-    x, y = corners[:, 0], corners[:, 1]
-    area = 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
-    if area >= 0:
-        r.fail(key, "corners must run clockwise seen from above: top-left, top-right, bottom-right, bottom-left")
+def _marker_id(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1000:
+        raise problem(f": must be a marker id 0-999, not {value!r}")
+    return value
 
 
-def _pucks(r: _Fields, markers: dict[int, Marker]) -> PuckSpec:
-    section = r.get("pucks")
-    if not isinstance(section, dict):
-        r.fail("pucks", "missing: the pucks' marker dictionary and ids ([pucks] with blind = <id>)")
-    sizes = {"dictionary", "marker_mm", "diameter_mm", "height_mm"}
-    ids: dict[str, int] = {}
-    for name, value in section.items():
-        if name in sizes:
-            continue
-        if not re.fullmatch(r"[a-z][a-z_]*", name):
-            r.fail(f"pucks.{name}", "a puck name is lower case letters and _")
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1000:
-            r.fail(f"pucks.{name}", f"must be the puck's marker id 0-999, not {value!r}")
-        if value in ids.values():
-            r.fail(f"pucks.{name}", f"marker id {value} is already another puck's")
-        ids[name] = value
-    if "blind" not in ids:
-        r.fail("pucks.blind", "missing: the blind puck's marker id")
-    dictionary = r.choice("pucks.dictionary", DICTIONARIES)
-    if dictionary == r.get("markers.dictionary"):
-        for name, value in ids.items():
-            if value in markers:
-                r.fail(f"pucks.{name}", f"marker id {value} is a calibration marker's; use another id range")
-    marker_mm = r.number("pucks.marker_mm", low=10.0, high=200.0)
-    diameter = r.number("pucks.diameter_mm", low=10.0, high=200.0)
-    if diameter < marker_mm * math.sqrt(2):
-        r.fail("pucks.diameter_mm", f"a puck of {diameter:g} mm cannot carry a {marker_mm:g} mm marker")
-    return PuckSpec(dictionary, ids, marker_mm, diameter, r.number("pucks.height_mm", low=0.0, high=100.0))
-
-
-def _zones(r: _Fields, width: float, depth: float) -> dict[str, Zone]:
-    section = r.get("zones")
-    if not isinstance(section, dict) or not section:
-        r.fail("zones", "missing: the layout needs its zones ([zones] name = { x, y, r })")
-    zones: dict[str, Zone] = {}
-    for name, entry in section.items():
-        key = f'zones."{name}"'
-        match = ZONE_NAME.match(name)
-        if not match:
-            r.fail(key, "a zone name is seat<1-9>.<spot> or seat<1-9>.<spot>.payout (seat3.first, seat3.puck)")
-        if not isinstance(entry, dict) or set(entry) != {"x", "y", "r"}:
-            r.fail(key, "must be { x = ..., y = ..., r = ... } in mm")
-        for field in ("x", "y", "r"):
-            value = entry[field]
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                r.fail(f"{key}.{field}", f"must be a number of millimetres, not {value!r}")
-        zone = Zone(name, float(entry["x"]), float(entry["y"]), float(entry["r"]))
-        if zone.kind != "puck" and zone.r < CHIP_DIAMETER_MM / 2:
-            r.fail(f"{key}.r", f"{zone.r:g} mm is too small for a {CHIP_DIAMETER_MM:g} mm chip")
-        if zone.kind == "puck" and match.group(3):
-            r.fail(key, "a puck spot has no payout area")
-        if not (zone.r <= zone.x <= width - zone.r and zone.r <= zone.y <= depth - zone.r):
-            r.fail(key, f"the circle must lie on the felt (0-{width:g} x 0-{depth:g} mm)")
-        zones[name] = zone
-    names = list(zones)
-    for name in names:
-        if name.endswith(".payout") and name.removesuffix(".payout") not in zones:
-            r.fail(f'zones."{name}"', f"a payout area needs its wager zone {name.removesuffix('.payout')}")
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            za, zb = zones[a], zones[b]
-            if math.hypot(za.x - zb.x, za.y - zb.y) < za.r + zb.r + MIN_GAP_MM:
-                r.fail(f'zones."{b}"', f"too close to {a} (circles must be {MIN_GAP_MM:g} mm apart)")
-    return zones
-
-
-def _point_list(r: _Fields, key: str, value: Any, count: int) -> FloatArray:
+def _corners(value: Any) -> list[list[float]]:
     ok = (
         isinstance(value, list)
-        and len(value) == count
+        and len(value) == 4
         and all(
             isinstance(p, list)
             and len(p) == 2
@@ -301,48 +202,193 @@ def _point_list(r: _Fields, key: str, value: Any, count: int) -> FloatArray:
         )
     )
     if not ok:
-        r.fail(key, f"must be {count} points [x, y] in mm")
-    return np.array(value, dtype=np.float64)
+        raise problem(": must be 4 points [x, y] in mm")
+    return [[float(c) for c in p] for p in value]
 
 
-class _Fields:
-    def __init__(self, doc: dict[str, Any], source: str) -> None:
-        self.doc = doc
-        self.source = source
+def _marker_list(value: Any) -> Any:
+    if not isinstance(value, list) or len(value) < 4:
+        raise problem(": needs at least 4 calibration markers ([[markers.marker]] with id and corners)")
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict) or set(entry) != {"id", "corners"}:
+            raise problem(f"[{i}]: must have exactly the keys id and corners")
+    return value
 
-    def fail(self, key: str, why: str) -> NoReturn:
-        raise LayoutError(f"{self.source}: {key}: {why}")
 
-    def get(self, key: str) -> Any:
-        node: Any = self.doc
-        for part in key.split("."):
-            if not isinstance(node, dict):
-                return None
-            node = node.get(part)
-        return node
+def _zone_table(value: Any) -> dict[str, tuple[float, float, float]]:
+    if not isinstance(value, dict) or not value:
+        raise problem(": missing: the layout needs its zones ([zones] name = { x, y, r })")
+    zones: dict[str, tuple[float, float, float]] = {}
+    for name, entry in value.items():
+        key = f'."{name}"'
+        match = ZONE_NAME.match(name)
+        if not match:
+            raise problem(
+                f"{key}: a zone name is seat<1-9>.<spot> or seat<1-9>.<spot>.payout (seat3.first, seat3.puck)"
+            )
+        if not isinstance(entry, dict) or set(entry) != {"x", "y", "r"}:
+            raise problem(f"{key}: must be {{ x = ..., y = ..., r = ... }} in mm")
+        for field in ("x", "y", "r"):
+            size = entry[field]
+            if isinstance(size, bool) or not isinstance(size, int | float) or not math.isfinite(size):
+                raise problem(f"{key}.{field}: must be a number of millimetres, not {size!r}")
+        zone = Zone(name, float(entry["x"]), float(entry["y"]), float(entry["r"]))
+        if zone.kind != "puck" and zone.r < CHIP_DIAMETER_MM / 2:
+            raise problem(f"{key}.r: {zone.r:g} mm is too small for a {CHIP_DIAMETER_MM:g} mm chip")
+        if zone.kind == "puck" and match.group(3):
+            raise problem(f"{key}: a puck spot has no payout area")
+        zones[name] = (zone.x, zone.y, zone.r)
+    return zones
 
-    def text(self, key: str) -> str:
-        value = self.get(key)
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"must be non-empty text, not {value!r}")
-        return str(value)
 
-    def choice(self, key: str, allowed: tuple[str, ...]) -> str:
-        value = self.get(key)
-        if value not in allowed:
-            self.fail(key, f"must be one of {', '.join(allowed)}, not {value!r}")
-        return str(value)
+_PUCK_SIZES = {"dictionary", "marker_mm", "diameter_mm", "height_mm"}
 
-    def number(self, key: str, *, low: float, high: float, whole: bool = False) -> float:
-        value = self.get(key)
-        kinds = (int,) if whole else (int, float)
-        if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
-            kind = "a whole number" if whole else "a number"
-            self.fail(key, f"must be {kind} from {low:g} to {high:g}, not {value!r}")
-        return float(value)
 
-    def colour(self, key: str) -> tuple[int, int, int]:
-        try:
-            return parse_colour(self.get(key))
-        except ValueError as exc:
-            self.fail(key, str(exc))
+def _puck_table(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise problem(": missing: the pucks' marker dictionary and ids ([pucks] with blind = <id>)")
+    ids: dict[str, int] = {}
+    for name, marker in value.items():
+        if name in _PUCK_SIZES:
+            continue
+        if not re.fullmatch(r"[a-z][a-z_]*", name):
+            raise problem(f".{name}: a puck name is lower case letters and _")
+        if isinstance(marker, bool) or not isinstance(marker, int) or not 0 <= marker < 1000:
+            raise problem(f".{name}: must be the puck's marker id 0-999, not {marker!r}")
+        if marker in ids.values():
+            raise problem(f".{name}: marker id {marker} is already another puck's")
+        ids[name] = marker
+    if "blind" not in ids:
+        raise problem(".blind: missing: the blind puck's marker id")
+    try:
+        _PuckSizes.model_validate({k: v for k, v in value.items() if k in _PUCK_SIZES})
+    except ValidationError as exc:
+        raise problem("." + explain(_PuckSizes, exc, _LayoutStyle())) from None
+    return value
+
+
+class _LayoutSection(Document):
+    name: Text
+    description: str | None = None  # for people reading the file
+    width_mm: Annotated[float, number(100.0, 5000.0)]
+    depth_mm: Annotated[float, number(100.0, 5000.0)]
+    max_stack_chips: Annotated[int, number(1, 60, whole=True)]
+    felt: Annotated[tuple[int, int, int], rule(_colour)]
+    ink: Annotated[tuple[int, int, int], rule(_colour)]
+
+
+class _MarkerEntry(Document):
+    id: Annotated[int, rule(_marker_id)]
+    corners: Annotated[list[list[float]], rule(_corners)]
+
+
+class _MarkersSection(Document):
+    dictionary: Annotated[str, one_of(DICTIONARIES)]
+    marker: Annotated[list[_MarkerEntry], rule(_marker_list)]
+
+
+class _PuckSizes(Document):
+    dictionary: Annotated[str, one_of(DICTIONARIES)]
+    marker_mm: Annotated[float, number(10.0, 200.0)]
+    diameter_mm: Annotated[float, number(10.0, 200.0)]
+    height_mm: Annotated[float, number(0.0, 100.0)]
+
+
+class _LayoutDoc(Document):
+    """A layout file as written: [layout], [markers], [pucks], [zones] (and [chips], which the chip
+    set reads). Each key's own rule is its field's; the rules across keys come after."""
+
+    layout: _LayoutSection
+    markers: _MarkersSection
+    pucks: Annotated[dict[str, Any], rule(_puck_table)]
+    zones: Annotated[dict[str, tuple[float, float, float]], rule(_zone_table)]
+    chips: Any = None  # read by the chip set (vision/chips.py)
+
+    @model_validator(mode="after")
+    def _across_keys(self) -> _LayoutDoc:
+        width, depth = self.layout.width_mm, self.layout.depth_mm
+        seen: set[int] = set()
+        for i, marker in enumerate(self.markers.marker):
+            key = f"markers.marker[{i}]"
+            if marker.id in seen:
+                raise problem(f"{key}.id: marker {marker.id} is listed twice")
+            seen.add(marker.id)
+            corners = np.array(marker.corners, dtype=np.float64)
+            _check_square(f"{key}.corners", corners)
+            if corners.min() < 0 or corners[:, 0].max() > width or corners[:, 1].max() > depth:
+                raise problem(f"{key}.corners: must lie on the felt (0-{width:g} x 0-{depth:g} mm)")
+        sizes = self.puck_sizes()
+        if sizes.dictionary == self.markers.dictionary:
+            for name, value in self.puck_ids().items():
+                if value in seen:
+                    raise problem(f"pucks.{name}: marker id {value} is a calibration marker's; use another id range")
+        if sizes.diameter_mm < sizes.marker_mm * math.sqrt(2):
+            raise problem(
+                f"pucks.diameter_mm: a puck of {sizes.diameter_mm:g} mm cannot carry a {sizes.marker_mm:g} mm marker"
+            )
+        for name, (x, y, r) in self.zones.items():
+            if not (r <= x <= width - r and r <= y <= depth - r):
+                raise problem(f'zones."{name}": the circle must lie on the felt (0-{width:g} x 0-{depth:g} mm)')
+        names = list(self.zones)
+        for name in names:
+            wager = name.removesuffix(".payout")
+            if name.endswith(".payout") and wager not in self.zones:
+                raise problem(f'zones."{name}": a payout area needs its wager zone {wager}')
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                (ax, ay, ar), (bx, by, br) = self.zones[a], self.zones[b]
+                if math.hypot(ax - bx, ay - by) < ar + br + MIN_GAP_MM:
+                    raise problem(f'zones."{b}": too close to {a} (circles must be {MIN_GAP_MM:g} mm apart)')
+        return self
+
+    def puck_sizes(self) -> _PuckSizes:
+        return _PuckSizes.model_validate({k: v for k, v in self.pucks.items() if k in _PUCK_SIZES})
+
+    def puck_ids(self) -> dict[str, int]:
+        return {k: int(v) for k, v in self.pucks.items() if k not in _PUCK_SIZES}
+
+    def puck_spec(self) -> PuckSpec:
+        sizes = self.puck_sizes()
+        return PuckSpec(sizes.dictionary, self.puck_ids(), sizes.marker_mm, sizes.diameter_mm, sizes.height_mm)
+
+
+class _LayoutStyle(Style):
+    """Layouts name list items as [i] and zones by their quoted name."""
+
+    def where(self, loc: Any) -> str:
+        out = ""
+        for part in loc:
+            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        return out
+
+    def unknown(self, loc: Any, allowed: Any) -> str:
+        if len(loc) == 1:
+            return f"{loc[0]}: unknown section; the sections are chips, layout, markers, pucks, zones"
+        return super().unknown(loc, allowed)
+
+    def missing(self, loc: Any) -> str:
+        return f"{self.where(loc)}: missing{_MISSING.get(self.where(loc), '')}"
+
+
+_MISSING = {
+    "pucks": ": the pucks' marker dictionary and ids ([pucks] with blind = <id>)",
+    "zones": ": the layout needs its zones ([zones] name = { x, y, r })",
+    "markers": ": the calibration markers ([markers] with dictionary and [[markers.marker]])",
+    "layout": ": the table's size and colours ([layout] with name, width_mm, depth_mm, felt, ink)",
+}
+
+
+def _check_square(key: str, corners: FloatArray) -> None:
+    sides = np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1)
+    if sides.min() < 20.0:
+        raise problem(f"{key}: a marker side of {sides.min():.1f} mm is too small to be seen (20 mm at least)")
+    if sides.max() - sides.min() > 1.0:
+        raise problem(f"{key}: the four corners must form a square (side lengths differ by more than 1 mm)")
+    # ArUco corners run clockwise in the marker image; seen from above with y away from the dealer
+    # that is clockwise on the table too (negative signed area in x-right, y-up axes).
+    x, y = corners[:, 0], corners[:, 1]
+    area = 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+    if area >= 0:
+        raise problem(
+            f"{key}: corners must run clockwise seen from above: top-left, top-right, bottom-right, bottom-left"
+        )
