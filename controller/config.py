@@ -32,14 +32,19 @@ readable only by the service (see `controller/api/auth.py`).
     fps = 4                      # frames read a second
     stable_frames = 3            # equal readings in a row before a zone counts
     [http]
-    host = "127.0.0.1"
+    host = "127.0.0.1"           # another address (the casino LAN) needs TLS or allow_plain_http
     port = 8000
+    tls_cert = "/etc/tablectl/tls/table.crt"   # HTTPS for the screens (hardware/install.md)
+    tls_key = "/etc/tablectl/tls/table.key"    # readable by the service only
+    allow_plain_http = false     # true: serve plain HTTP off loopback anyway (tokens in clear)
+    trusted_proxies = []         # proxies whose X-Forwarded-For is believed ("10.0.0.5"); none by default
     [state]
     dir = "/var/lib/tablectl"
 """
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +100,34 @@ class CameraConfig:
 class HttpConfig:
     host: str = "127.0.0.1"
     port: int = 8000
+    tls_cert: str | None = None  # both or neither: uvicorn serves HTTPS with them
+    tls_key: str | None = None
+    allow_plain_http: bool = False  # the operator chose plain HTTP on a non-loopback address
+    trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose forwarded headers count
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def check_listen(host: str, http: HttpConfig, source: str) -> None:
+    """Refuse to serve plain HTTP beyond this machine unless the operator said so: the tokens and
+    the session cookie would cross the casino's network in clear. ConfigError names the key."""
+    if http.tls or http.allow_plain_http:
+        return
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host in LOOPBACK
+    if not loopback:
+        raise ConfigError(
+            f"{source}: http.host: {host} is reachable from other machines, and without TLS the tokens and "
+            "session cookies would cross the network in clear; set http.tls_cert and http.tls_key "
+            "(hardware/install.md shows how to make them), or allow_plain_http = true if you chose plain HTTP"
+        )
 
 
 @dataclass(frozen=True)
@@ -118,7 +151,7 @@ _SECTIONS: dict[str, set[str]] = {
     "shoe": {"url", "baudrate", "heartbeat_timeout"},
     "display": {"url", "dialect", "baudrate"},
     "indicators": {"pin_map", "pin_file", "pin_factory"},
-    "http": {"host", "port"},
+    "http": {"host", "port", "tls_cert", "tls_key", "allow_plain_http", "trusted_proxies"},
     "state": {"dir"},
     "floor": set(),  # checked by controller.floor.config.parse_floor
     "camera": {"backend", "device", "layout", "calibration", "fps", "stable_frames"},
@@ -187,15 +220,44 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
             pin_file=reader.text("indicators.pin_file", None),
             pin_factory=reader.text("indicators.pin_factory", None),
         ),
-        http=HttpConfig(
-            host=reader.text("http.host", "127.0.0.1") or "127.0.0.1",
-            port=int(reader.number("http.port", 8000, low=1, high=65535, whole=True)),
-        ),
+        http=_http(reader),
         state_dir=reader.text("state.dir", "/var/lib/tablectl") or "/var/lib/tablectl",
         floor=floor,
         camera=_camera(reader, simulated) if "camera" in doc else None,
     )
     return config
+
+
+def _http(reader: _Reader) -> HttpConfig:
+    cert, key = reader.text("http.tls_cert", None), reader.text("http.tls_key", None)
+    if (cert is None) != (key is None):
+        missing = "http.tls_key" if key is None else "http.tls_cert"
+        reader.fail(missing, "TLS needs both the certificate (tls_cert) and its private key (tls_key)")
+    for name, path in (("http.tls_cert", cert), ("http.tls_key", key)):
+        if path is not None and not Path(path).is_file():
+            reader.fail(name, f"{path}: no such file (hardware/install.md shows how to make the table's certificate)")
+    plain = reader.get("http.allow_plain_http")
+    if plain is not None and not isinstance(plain, bool):
+        reader.fail("http.allow_plain_http", f"must be true or false, not {plain!r}")
+    proxies = reader.get("http.trusted_proxies")
+    if proxies is None:
+        proxies = []
+    if not isinstance(proxies, list):
+        reader.fail("http.trusted_proxies", f'must be a list of addresses, such as ["10.0.0.5"], not {proxies!r}')
+    for i, proxy in enumerate(proxies):
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except (TypeError, ValueError):
+            why = f"must be an IP address or network (10.0.0.5, 10.0.0.0/24), not {proxy!r}"
+            reader.fail(f"http.trusted_proxies[{i}]", why)
+    return HttpConfig(
+        host=reader.text("http.host", "127.0.0.1") or "127.0.0.1",
+        port=int(reader.number("http.port", 8000, low=1, high=65535, whole=True)),
+        tls_cert=cert,
+        tls_key=key,
+        allow_plain_http=bool(plain),
+        trusted_proxies=tuple(str(p) for p in proxies),
+    )
 
 
 def _camera(reader: _Reader, simulated: bool) -> CameraConfig:

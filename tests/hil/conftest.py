@@ -98,8 +98,9 @@ class Daemon:
             self.proc.wait()
             raise AssertionError("the daemon did not stop on SIGTERM within 15 s") from None
 
-    def get(self, path: str, timeout: float = 5.0) -> Any:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
+    def get(self, path: str, timeout: float = 5.0, token: str = SUPERVISOR) -> Any:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=timeout) as r:
             return json.loads(r.read())
 
     def post(self, path: str, body: dict[str, Any], token: str = DEALER, timeout: float = 10.0) -> tuple[int, Any]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.engine.base import Awaiting
 from controller.games.base import GameAdapter, Lines, Show, Words
-from controller.games.baseball.rules import GAME
+from controller.games.baseball.rules import GAME, QUEEN_OF_SPADES
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -40,6 +40,36 @@ class BaseballAdapter(GameAdapter):
         from controller.games.baseball.api import ActionBody
 
         return ActionBody
+
+    def hidden_cards(self, state: Any) -> frozenset[str]:
+        """Every card of the hand but those face up (the players' up cards, the community card,
+        a rainout's queen of spades): the down cards, the burn cards, an earlier deal's cards."""
+        if state.phase != "dealing":
+            return frozenset()
+        shown = {str(c) for s in state.seats for c in s.up_cards()} | {str(c) for c in state.community}
+        down = {str(h.card) for s in state.seats for h in s.cards if h.face == "down"} | {str(c) for c in state.burns}
+        if state.rainouts and str(QUEEN_OF_SPADES) not in down:
+            shown.add(str(QUEEN_OF_SPADES))
+        return frozenset({str(c) for c in state.dealt} - shown)
+
+    def hidden_after(self, settlement: Mapping[str, Any], cards: Sequence[str]) -> frozenset[str]:
+        """A finished hand as the rules show it: the up cards and the community card, and at a
+        showdown every card of the players still in; the folded players' down cards, a hand won
+        without a showdown, the burn cards and a void hand's down cards stay face down."""
+        shown = {str(c) for c in settlement.get("community", [])}
+        down: set[str] = set()
+        for p in settlement.get("players", []):
+            shown |= set(p.get("up", []))
+            if settlement.get("showdown") and not p.get("folded"):
+                shown |= set(p.get("cards", []))
+            else:
+                down |= set(p.get("cards", [])) - set(p.get("up", []))
+        if settlement.get("rainouts") and str(QUEEN_OF_SPADES) not in down:
+            shown.add(str(QUEEN_OF_SPADES))
+        return frozenset(set(cards) - shown)
+
+    def next_card_hidden(self, awaiting: Awaiting) -> bool:
+        return awaiting.kind == "card" and awaiting.target.get("face") == "down"
 
     def in_play(self, state: Any) -> set[int]:
         return {seat.seat for seat in state.seats if not seat.folded} if state.phase == "dealing" else set()
