@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from controller.api.deps import caller
@@ -77,10 +77,18 @@ def create_app(rt: Runtime) -> FastAPI:
 
     for module in (session, reads, play, camera, sim, live):
         app.include_router(module.router, responses=ERROR_RESPONSES)
-    for route in app.routes:  # the bodies that are the game's own, in the schema
-        model = play.GAME_BODIES.get(getattr(route, "name", ""))
-        if model is not None and isinstance(route, APIRoute):
-            route.openapi_extra = body_schema(model(rt.table.adapter))
+    schema_of_routes = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """The routes' schema with the bodies that are this table's game's own."""
+        schema = schema_of_routes()
+        for path, model in play.GAME_BODIES.items():
+            operation = schema.get("paths", {}).get(path, {}).get("post")
+            if operation is not None:
+                operation.update(body_schema(model(rt.table.adapter)))
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")

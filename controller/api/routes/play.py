@@ -23,10 +23,10 @@ from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
 
-#: The routes whose body is the game's own: route name -> the game's model of it.
+#: The routes whose body is the game's own: path -> the game's model of it (POST).
 GAME_BODIES: dict[str, Callable[[GameAdapter], type[BaseModel] | None]] = {
-    "open_round": lambda game: game.opening_model(),
-    "decide": lambda game: game.decision_model(),
+    "/api/rounds": lambda game: game.opening_model(),
+    "/api/decisions": lambda game: game.decision_model(),
 }
 
 
