@@ -126,8 +126,10 @@ class LoginLimiter:
     While locked out every try is refused (429) without saying whether its token was right; a
     wrong token keeps the address locked (the lock-out runs from that failure), a right one does
     not. So an address that stops failing gets in with the right token `lockout_s` after its
-    last failure, and one that keeps guessing stays out. `failed` answers True once per lock-out,
-    when it begins, so the journal records the lock-out once rather than every try.
+    last failure, and one that keeps guessing stays out. A success does not wipe the address's
+    failures (they age out of the window): a script's good token cannot cover another's guesses.
+    `failed` answers True once per lock-out, when it begins, so the journal records the lock-out
+    once rather than every try.
     """
 
     def __init__(
@@ -170,6 +172,3 @@ class LoginLimiter:
             self._locked_until[client] = now + self.lockout_s
             return True
         return False
-
-    def succeeded(self, client: str) -> None:
-        self._failures.pop(client, None)

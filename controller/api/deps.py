@@ -63,7 +63,6 @@ def check_token(rt: Runtime, client: str, token: str) -> Role:
             log.warning("%s locked out for %d s after %d failed logins", client, seconds, rt.limiter.limit)
             rt.table.access("login", {"client": client, "ok": False, "locked_out": seconds})
         raise ApiError("unauthenticated", "the token is not valid for this table")
-    rt.limiter.succeeded(client)
     return granted
 
 
