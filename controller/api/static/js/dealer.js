@@ -1001,6 +1001,11 @@ function signIn() {
 async function goLive() {
   feed?.stop();
   await requireLogin(["dealer", "supervisor"], NEED_ROLE);
+  if (!current) {
+    await get("/api/state")
+      .then(render)
+      .catch((err) => setText($("prompt"), errorText(err)));
+  }
   const seq = current?.journal_seq ?? 0;
   // One feed for the page's life: after a new login it resumes from the last entry it showed.
   feed ??= new LiveFeed(
@@ -1044,11 +1049,8 @@ function main() {
   });
   document.addEventListener("keydown", onKey);
   onAuthLost(() => void signIn());
-  // Draw the table at once (reads need no login), then log in for live updates and actions.
-  get("/api/state")
-    .then(render)
-    .catch((err) => setText($("prompt"), errorText(err)))
-    .finally(() => void signIn());
+  // Reads need a login too: nothing of the table is drawn behind the login dialog.
+  void signIn();
 }
 
 main();
