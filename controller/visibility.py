@@ -55,7 +55,7 @@ class Sight:
         if record is None:
             return frozenset()
         if record.status != "open":
-            return game.hidden_after(record.settlement or {}, record.cards)
+            return game.hidden_after(record.settlement or {}, record.round_file, record.cards)
         hidden = set(game.hidden_cards(table.state))
         if round_no == table.round_no and game.next_card_hidden(table.awaiting):
             # A card read now would go face down: one a fault holds, or several held, stay hidden.
@@ -70,7 +70,7 @@ class Sight:
         """`doc` (JSON: dicts, lists, text) with every hidden card's text replaced by MASK."""
         if not hidden:
             return doc
-        return _mask(doc, hidden)  # type: ignore[no-any-return]
+        return _mask(doc, hidden, self.table.adapter.shown_hand_keys)  # type: ignore[no-any-return]
 
     def snapshot(self, snap: T) -> T:
         """The table's state (GET /api/state, the feed's "state") as this audience sees it."""
@@ -85,15 +85,15 @@ class Sight:
         return self.mask(words, self.current())
 
 
-def _mask(doc: Any, hidden: frozenset[str]) -> Any:
+def _mask(doc: Any, hidden: frozenset[str], shown: frozenset[str]) -> Any:
     if isinstance(doc, str):
         if doc.strip().upper() in hidden:
             return MASK
         return _CARD.sub(lambda m: MASK if m.group(0) in hidden else m.group(0), doc)
     if isinstance(doc, dict):
-        return {key: _mask(value, hidden) for key, value in doc.items()}
+        return {key: value if key in shown else _mask(value, hidden, shown) for key, value in doc.items()}
     if isinstance(doc, list | tuple):
-        return [_mask(value, hidden) for value in doc]
+        return [_mask(value, hidden, shown) for value in doc]
     return doc
 
 

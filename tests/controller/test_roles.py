@@ -308,3 +308,17 @@ def test_after_the_hand_the_folded_players_down_cards_stay_hidden_from_the_deale
     # The round file (every card in shoe order) is recall: the supervisor's and surveillance's.
     assert client.get("/api/rounds/1/file", headers=bearer("dealer")).status_code == 403
     assert client.get("/api/rounds/1/file", headers=bearer("surveillance")).json()["cards"][:2] == ["AS", "JD"]
+
+
+def test_after_a_rainout_the_earlier_deal_is_shown_as_it_was_dealt(client: TestClient, table: Table) -> None:
+    client.post("/api/rounds", json=PLAYERS, headers=bearer("dealer"))
+    # 3rd street: six down cards, then seat 1's 2H up and seat 2's queen of spades up: rainout.
+    for card in ("AS", "JD", "7C", "TS", "8D", "6C", "2H"):
+        table.card(parse_card(card), {"via": "test"})
+    live = feed(client, "dealer", live=1, then=lambda: table.card(parse_card("QS"), {"via": "test"}))
+    assert table.state.rainouts == 1
+    assert '"kind":"baseball-poker.rainout"' in live[-1] and '"card":"QS"' in live[-1]
+    deal(table, ["KH", "9D", "5C"], count=3)  # the re-deal's first pass, face down
+    text = "\n".join([*dealer_reads(client).values(), *feed(client, "dealer"), *live])
+    assert leaked(text, {"AS", "JD", "7C", "TS", "8D", "6C", "KH", "9D", "5C"}) == set()
+    assert leaked(text, {"2H", "QS"}) == {"2H", "QS"}  # the earlier deal's up cards and the rainout
