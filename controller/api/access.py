@@ -27,6 +27,7 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "POST /api/login": None,
     "POST /api/logout": None,
     "GET /api/whoami": None,
+    "GET /api/openapi.json": None,  # what the API is (FastAPI serves it; no table data)
     "GET /api/health": None,  # without a role: the status only
     # reading the table
     "GET /api/state": EVERYONE,
