@@ -323,3 +323,20 @@ def test_after_a_rainout_the_earlier_deal_is_shown_as_it_was_dealt(client: TestC
     text = "\n".join([*dealer_reads(client).values(), *feed(client, "dealer"), *live])
     assert leaked(text, {"AS", "JD", "7C", "TS", "8D", "6C", "KH", "9D", "5C"}) == set()
     assert leaked(text, {"2H", "QS"}) == {"2H", "QS"}  # the earlier deal's up cards and the rainout
+
+
+def test_the_surveillance_token_comes_from_the_environment_or_a_file_and_is_optional(tmp_path: Path) -> None:
+    from controller.api.auth import TokenError, load_tokens
+
+    base = {"TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
+    assert load_tokens(simulated=False, env=base).role_of(SURVEILLANCE) is None  # no token: nobody has the role
+    token_file = tmp_path / "surveillance-token"
+    token_file.write_text(SURVEILLANCE + "\n")
+    tokens = load_tokens(simulated=False, env={**base, "TABLECTL_SURVEILLANCE_TOKEN_FILE": str(token_file)})
+    assert tokens.role_of(SURVEILLANCE) == "surveillance" and tokens.role_of(DEALER) == "dealer"
+    with pytest.raises(TokenError, match="must all differ"):
+        load_tokens(simulated=False, env={**base, "TABLECTL_SURVEILLANCE_TOKEN": DEALER})
+    with pytest.raises(TokenError, match="TABLECTL_SURVEILLANCE_TOKEN: the surveillance token is too short"):
+        load_tokens(simulated=False, env={**base, "TABLECTL_SURVEILLANCE_TOKEN": "short"})
+    made = load_tokens(simulated=True, env={})
+    assert made.generated and made.surveillance and made.role_of(made.surveillance) == "surveillance"
