@@ -25,6 +25,7 @@ from controller.api.deps import caller
 from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
 from controller.api.routes import camera, live, play, reads, session, sim
 from controller.api.runtime import Runtime
+from controller.visibility import sight
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -63,11 +64,13 @@ def create_app(rt: Runtime) -> FastAPI:
         return response
 
     @app.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         headers = dict(exc.headers or {})
         if exc.status == 401:
             headers["WWW-Authenticate"] = "Bearer"
-        return JSONResponse(exc.body(), status_code=exc.status, headers=headers or None)
+        # A refusal may quote the prompt ("play is stopped: ..."): the caller's sight applies.
+        seen = sight(rt.table, getattr(request.state, "role", None))
+        return JSONResponse(seen.mask(exc.body(), seen.current()), status_code=exc.status, headers=headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:

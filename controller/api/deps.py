@@ -96,8 +96,10 @@ def caller(conn: HTTPConnection) -> Role | None:
         raise ApiError("forbidden", f"{request.method} {path} is not open to any role") from None
     if allowed is None:
         # A public route: credentials are optional, but wrong ones are still wrong.
-        return identify(request) if request.headers.get("authorization") else _session_role(request)
+        request.state.role = identify(request) if request.headers.get("authorization") else _session_role(request)
+        return request.state.role  # type: ignore[no-any-return]
     granted = identify(request)
+    request.state.role = granted  # what the error handler masks a refusal's words for
     if granted is None:
         raise ApiError("unauthenticated", f"log in first: this needs {role_words(allowed)} token")
     if granted not in allowed:

@@ -285,6 +285,11 @@ def test_a_card_held_by_a_fault_that_would_go_face_down_stays_hidden_from_the_de
     assert state["blocked"] and state["faults"][0]["code"] == "impossible-card"
     assert not leaked(client.get("/api/state", headers=bearer("dealer")).text, {"AS"})
     assert not leaked("\n".join(display.shown), {"AS"})
+    # A refusal quoting the prompt ("play is stopped: STOP: ...") is masked for the dealer too.
+    refused = client.post("/api/decisions", json={"seat": 1, "action": "fold"}, headers=bearer("dealer"))
+    assert refused.status_code == 409 and "play is stopped" in refused.json()["error"]
+    assert not leaked(refused.text, {"AS"})
+    assert leaked(client.post("/api/decisions", json={"seat": 1, "action": "fold"}, headers=bearer("supervisor")).text, {"AS"})
     fault = client.get("/api/state", headers=bearer("supervisor")).json()["faults"][0]
     assert fault["card"] == "AS" and "AS" in fault["message"]
 
