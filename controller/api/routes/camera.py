@@ -12,6 +12,7 @@ from controller.api.errors import ApiError, body_schema, optional
 from controller.api.models import RecalibrateBody
 from controller.api.routes import table_call, who
 from controller.games.bodies import Body
+from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
 
@@ -38,7 +39,8 @@ async def camera(rt: Rt, role: Caller) -> dict[str, Any]:
     device = rt.snapshot(role)["devices"].get("camera")
     if not rt.table.camera.active and device is None:
         raise ApiError("not-found", "this table has no overhead camera ([camera] in the configuration)")
-    return {"device": device, **rt.table.camera.snapshot(rt.table)}
+    seen = sight(rt.table, role)
+    return seen.snapshot({"device": device, **rt.table.camera.snapshot(rt.table)})
 
 
 @router.post("/camera/recalibrate", status_code=202, openapi_extra=body_schema(RecalibrateBody, required=False))
