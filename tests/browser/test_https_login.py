@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Error, sync_playwright
+from playwright.sync_api import Browser, Error
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.hil.conftest import DEALER
@@ -33,11 +32,6 @@ def spki_hash(certificate: Path) -> str:
 
 @pytest.fixture
 def tls(tmp_path: Path) -> Iterator[tuple[Served, dict[str, Path]]]:
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is missing: install Debian's package `chromium`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
     (tmp_path / "tls").mkdir()
     certs = make_certificates(tmp_path / "tls")
     section = f'tls_cert = "{certs["cert"]}"\ntls_key = "{certs["key"]}"'
@@ -49,42 +43,38 @@ def tls(tmp_path: Path) -> Iterator[tuple[Served, dict[str, Path]]]:
         daemon.stop()
 
 
-def launch(playwright: object, *extra: str) -> Browser:
-    chromium = playwright.chromium  # type: ignore[attr-defined]
-    browser: Browser = chromium.launch(executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *extra])
-    return browser
-
-
-def test_the_dealer_logs_in_over_https_and_the_feed_is_live(tls: tuple[Served, dict[str, Path]]) -> None:
+def test_the_dealer_logs_in_over_https_and_the_feed_is_live(browser: Browser, tls: tuple[Served, dict[str, Path]]) -> None:
     daemon, certs = tls
     url = f"https://127.0.0.1:{daemon.port}/"
-    with sync_playwright() as p:
-        # Without the test CA the browser refuses the table's certificate: the checks are on.
-        stranger = launch(p)
-        try:
-            with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
-                stranger.new_page().goto(url)
-        finally:
-            stranger.close()
-        # Trusted by the key of the certificate the table presents (Chromium has no per-run CA
-        # store without NSS tools); the Python client of tests/hil/test_http_security.py checks the
-        # same certificate's chain to the CA and its name with verification on.
-        browser = launch(p, f"--ignore-certificate-errors-spki-list={spki_hash(certs['cert'])}")
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 800})
-            page = context.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(url)
-            page.locator("#login").wait_for(state="visible")
-            page.fill("#token", DEALER)
-            page.locator("#login-form button[type=submit]").click()
-            page.locator("#login").wait_for(state="hidden")
-            page.locator('#connection[data-status="live"]').wait_for()  # the WebSocket, over wss://
-            assert page.evaluate("location.protocol") == "https:"
-            cookie = next(c for c in context.cookies() if c["name"] == "tablectl_session")
-            assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-            assert page.locator("#prompt").inner_text().strip()
-            assert not errors
-        finally:
-            browser.close()
+    # Without the test CA the browser refuses the table's certificate: the checks are on.
+    stranger = browser.new_page()
+    try:
+        with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
+            stranger.goto(url)
+    finally:
+        stranger.close()
+    # Trusted by the key of the certificate the table presents (Chromium has no per-run CA store
+    # without NSS tools); the Python client of tests/hil/test_http_security.py checks the same
+    # certificate's chain to the CA and its name with verification on.
+    trusting = browser.browser_type.launch(
+        executable_path=str(CHROMIUM),
+        args=[*CHROMIUM_ARGS, f"--ignore-certificate-errors-spki-list={spki_hash(certs['cert'])}"],
+    )
+    try:
+        context = trusting.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        page.locator("#login").wait_for(state="visible")
+        page.fill("#token", DEALER)
+        page.locator("#login-form button[type=submit]").click()
+        page.locator("#login").wait_for(state="hidden")
+        page.locator('#connection[data-status="live"]').wait_for()  # the WebSocket, over wss://
+        assert page.evaluate("location.protocol") == "https:"
+        cookie = next(c for c in context.cookies() if c["name"] == "tablectl_session")
+        assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        assert page.locator("#prompt").inner_text().strip()
+        assert not errors
+    finally:
+        trusting.close()
