@@ -61,6 +61,10 @@ class Sight:
             # A card read now would go face down: one a fault holds, or several held, stay hidden.
             hidden |= {str(card) for _, card in table.held}
             hidden |= {f.card for f in table.faults.values() if f.card}
+        elif round_no == table.round_no and hidden:
+            # Where held cards will go is not known until the fault is cleared (a replacement
+            # may come first): in a hand with face-down cards they stay hidden until dealt.
+            hidden |= {str(card) for _, card in table.held}
         return frozenset(hidden)
 
     def current(self) -> frozenset[str]:

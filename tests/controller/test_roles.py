@@ -345,3 +345,15 @@ def test_the_surveillance_token_comes_from_the_environment_or_a_file_and_is_opti
         load_tokens(simulated=False, env={**base, "TABLECTL_SURVEILLANCE_TOKEN": "short"})
     made = load_tokens(simulated=True, env={})
     assert made.generated and made.surveillance and made.role_of(made.surveillance) == "surveillance"
+
+
+def test_cards_held_while_play_is_stopped_stay_hidden_from_the_dealer_until_dealt(client: TestClient, table: Table) -> None:
+    table.open_round(PLAYERS, by="dealer")
+    deal(table, list(CARDS[:6]), count=6)  # the six down cards
+    table.card(parse_card("JK"), {"via": "test"})  # no joker in a Baseball deck: play stops at an up card
+    for card in ("2H", "5D"):  # read while play is stopped: held, not yet dealt anywhere
+        table.card(parse_card(card), {"via": "test"})
+    dealer = client.get("/api/state", headers=bearer("dealer")).json()
+    assert dealer["blocked"] and dealer["held_cards"] == ["face-down card", "face-down card"]
+    assert dealer["faults"][0]["actions"] == ["replace", "void"]  # a joker cannot be confirmed here
+    assert client.get("/api/state", headers=bearer("surveillance")).json()["held_cards"] == ["2H", "5D"]
