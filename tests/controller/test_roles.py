@@ -250,6 +250,12 @@ def test_no_down_card_of_a_live_hand_reaches_the_dealer_anywhere(
     assert decided.status_code == 200, decided.text
     received["decision"] = decided.text
     received |= {f"after {k}": v for k, v in dealer_reads(client).items()}
+    # Every other route too, as the dealer calls it (its answer, or its refusal's words).
+    for key in ACCESS:
+        method, path = key.split(" ", 1)
+        if method != "WS" and path.startswith("/api/"):
+            url = path.replace("{number}", "1").replace("{fault_id}", "1")
+            received[key] = client.request(method, url, headers=bearer("dealer"), json={} if method == "POST" else None).text
     for where, text in received.items():
         assert not leaked(text, down), f"{where} shows the down cards {leaked(text, down)}"
     state = client.get("/api/state", headers=bearer("dealer")).json()
