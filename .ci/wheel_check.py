@@ -43,8 +43,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: The tokens the check's tables run with (reads need a role too); the supervisor's reads all.
+DEALER_TOKEN = "wheel-check-dealer-0123456789"
+SUPERVISOR_TOKEN = "wheel-check-supervisor-0123456789"
+
+
+def opened(port: int, path: str) -> Any:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {SUPERVISOR_TOKEN}"}
+    )
+    return urllib.request.urlopen(request, timeout=5)
+
+
 def get(port: int, path: str) -> Any:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+    with opened(port, path) as answer:
         return json.load(answer)
 
 
@@ -78,7 +90,11 @@ def demo_round(tablectl: Path, game: str, work: Path) -> None:
             [str(tablectl), "run", "--sim", "--demo", "--demo-interval", "0.05", "--config", "table.toml",
              "--state-dir", "state", "--http", f"127.0.0.1:{port}", "--seed", "14"],
             cwd=here, stdout=out, stderr=subprocess.STDOUT,
-            env={k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM")},
+            env={
+                **{k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM")},
+                "TABLECTL_DEALER_TOKEN": DEALER_TOKEN,
+                "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR_TOKEN,
+            },
         )
     settled: dict[str, Any] | None = None
     round_file: Any = None
@@ -99,7 +115,7 @@ def demo_round(tablectl: Path, game: str, work: Path) -> None:
                 time.sleep(0.2)
         round_file = get(port, f"/api/rounds/{settled['round']}/file")
         for page in ("/", "/supervisor", "/static/js/dealer.js", "/metrics"):
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{page}", timeout=5) as answer:
+            with opened(port, page) as answer:
                 if answer.status != 200 or not answer.read():
                     fail(f"{game}: {page} answered {answer.status}")
     finally:

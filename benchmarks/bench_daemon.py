@@ -129,8 +129,8 @@ class Api:
         self.sizes: dict[str, list[int]] = {}
 
     def get(self, path: str) -> tuple[float, dict[str, Any]]:
-        """(when the whole answer had arrived, the answer)."""
-        self._conn.request("GET", path)
+        """(when the whole answer had arrived, the answer), asked as the dealer's screen asks."""
+        self._conn.request("GET", path, headers={"Authorization": f"Bearer {DEALER}"})
         return self._answer(path)
 
     def post(self, path: str, body: dict[str, Any], token: str) -> dict[str, Any]:

@@ -130,7 +130,7 @@ class Daemon:
             self.proc.wait()
             raise AssertionError("the daemon did not stop on SIGTERM within 15 s") from None
 
-    def get(self, path: str, token: str | None = None, timeout: float = 5.0) -> Any:
+    def get(self, path: str, token: str | None = SUPERVISOR, timeout: float = 5.0) -> Any:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         request = urllib.request.Request(f"{self.url}{path}", headers=headers)
         with urllib.request.urlopen(request, timeout=timeout) as r:

@@ -27,6 +27,9 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             what = "recalibrated the overhead camera"
         else:  # login
             who = f"{b.get('role', 'someone')} at {b.get('client')}"
-            what = "logged in" if b.get("ok") else "failed to log in"
+            if b.get("locked_out"):
+                what = f"was locked out for {b['locked_out']} s after repeated failed logins"
+            else:
+                what = "logged in" if b.get("ok") else "failed to log in"
         out.append({"seq": entry.seq, "at": entry.at, "who": who, "what": what, "why": why, "round": entry.round})
     return out

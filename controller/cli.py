@@ -364,7 +364,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     try:
         return asyncio.run(daemon.run())
-    except (TokenError, JournalError, FloorConfigError) as exc:
+    except (TokenError, JournalError, FloorConfigError, ConfigError) as exc:
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG: systemd does not restart into the same refusal forever
     except OSError as exc:

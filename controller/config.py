@@ -32,14 +32,19 @@ readable only by the service (see `controller/api/auth.py`).
     fps = 4                      # frames read a second
     stable_frames = 3            # equal readings in a row before a zone counts
     [http]
-    host = "127.0.0.1"
+    host = "127.0.0.1"           # another address (the casino LAN) needs TLS or allow_plain_http
     port = 8000
+    tls_cert = "/etc/tablectl/tls/table.crt"   # HTTPS for the screens (hardware/install.md)
+    tls_key = "/etc/tablectl/tls/table.key"    # readable by the service only
+    allow_plain_http = false     # true: serve plain HTTP off loopback anyway (tokens in clear)
+    trusted_proxies = []         # proxies whose X-Forwarded-For is believed ("10.0.0.5"); none by default
     [state]
     dir = "/var/lib/tablectl"
 """
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,6 +104,34 @@ class CameraConfig:
 class HttpConfig:
     host: str = "127.0.0.1"
     port: int = 8000
+    tls_cert: str | None = None  # both or neither: uvicorn serves HTTPS with them
+    tls_key: str | None = None
+    allow_plain_http: bool = False  # the operator chose plain HTTP on a non-loopback address
+    trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose forwarded headers count
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def check_listen(host: str, http: HttpConfig, source: str) -> None:
+    """Refuse to serve plain HTTP beyond this machine unless the operator said so: the tokens and
+    the session cookie would cross the casino's network in clear. ConfigError names the key."""
+    if http.tls or http.allow_plain_http:
+        return
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host in LOOPBACK
+    if not loopback:
+        raise ConfigError(
+            f"{source}: http.host: {host} is reachable from other machines, and without TLS the tokens and "
+            "session cookies would cross the network in clear; set http.tls_cert and http.tls_key "
+            "(hardware/install.md shows how to make them), or allow_plain_http = true if you chose plain HTTP"
+        )
 
 
 @dataclass(frozen=True)
@@ -146,9 +179,30 @@ class _Indicators(Document):
     pin_factory: Text | None = None
 
 
+def _flag(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise problem(f": must be true or false, not {value!r}")
+    return value
+
+
+def _proxies(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise problem(f': must be a list of addresses, such as ["10.0.0.5"], not {value!r}')
+    for i, proxy in enumerate(value):
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except (TypeError, ValueError):
+            raise problem(f"[{i}]: must be an IP address or network (10.0.0.5, 10.0.0.0/24), not {proxy!r}") from None
+    return [str(p) for p in value]
+
+
 class _Http(Document):
     host: Text = "127.0.0.1"
     port: Annotated[int, number(1, 65535, whole=True)] = 8000
+    tls_cert: Text | None = None
+    tls_key: Text | None = None
+    allow_plain_http: Annotated[bool, rule(_flag)] = False
+    trusted_proxies: Annotated[list[str], rule(_proxies)] = Field(default_factory=list)
 
 
 class _State(Document):
@@ -236,10 +290,28 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         shoe=ShoeConfig(toml.shoe.url, toml.shoe.baudrate, toml.shoe.heartbeat_timeout),
         display=DisplayConfig(toml.display.url, toml.display.dialect, toml.display.baudrate),
         indicators=IndicatorConfig(toml.indicators.pin_map, toml.indicators.pin_file, toml.indicators.pin_factory),
-        http=HttpConfig(toml.http.host, toml.http.port),
+        http=_http(toml.http, fail),
         state_dir=toml.state.dir,
         floor=floor,
         camera=_camera(toml.camera, simulated, fail) if toml.camera is not None else None,
+    )
+
+
+def _http(http: _Http, fail: Callable[[str, str], ConfigError]) -> HttpConfig:
+    cert, key = http.tls_cert, http.tls_key
+    if (cert is None) != (key is None):
+        missing = "http.tls_key" if key is None else "http.tls_cert"
+        raise fail(missing, "TLS needs both the certificate (tls_cert) and its private key (tls_key)")
+    for name, path in (("http.tls_cert", cert), ("http.tls_key", key)):
+        if path is not None and not Path(path).is_file():
+            raise fail(name, f"{path}: no such file (hardware/install.md shows how to make the table's certificate)")
+    return HttpConfig(
+        host=http.host,
+        port=http.port,
+        tls_cert=cert,
+        tls_key=key,
+        allow_plain_http=http.allow_plain_http,
+        trusted_proxies=tuple(http.trusted_proxies),
     )
 
 

@@ -32,7 +32,7 @@ from controller.api.app import create_app
 from controller.api.auth import Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
-from controller.config import Config
+from controller.config import Config, check_listen
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
 from controller.journal import Journal
@@ -41,6 +41,7 @@ from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
 from controller.table import Output, Table, TableError
 from controller.view import prompt
+from controller.visibility import sight
 from drivers.buttons import ButtonPress, DealerButtons
 from drivers.display.device import PoleDisplay, SimulatedDisplay, open_display
 from drivers.indicators.base_indicators import BaseIndicators
@@ -169,6 +170,7 @@ class Daemon:
 
     async def run(self) -> int:
         self.loop = asyncio.get_running_loop()
+        check_listen(self.host, self.config.http, self.config.source)
         tokens = load_tokens(simulated=self.simulated)
         if tokens.generated:
             _announce_tokens(tokens)
@@ -199,6 +201,7 @@ class Daemon:
                     sim_scene=self.sim_scene,
                     recalibrate=self.camera_feed.recalibrate if self.camera_feed is not None else None,
                     metrics=self.metrics,
+                    tls=self.config.http.tls,
                 )
             )
             server = await self._start_http(app)
@@ -208,7 +211,7 @@ class Daemon:
             if self.demo:
                 tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))
             mode = "SIMULATED table" if self.simulated else "live table"
-            base = f"http://{self.host}:{self.port}"
+            base = f"{'https' if self.config.http.tls else 'http'}://{self.host}:{self.port}"
             log.info(
                 "%s %s (%s) ready: dealer screen %s/ supervisor screen %s/supervisor; journal %s at entry %d",
                 mode,
@@ -219,7 +222,8 @@ class Daemon:
                 journal.path,
                 journal.last_seq,
             )
-            self.notifier.ready(f"{mode} {self.config.table_id}: {prompt(table)}")
+            # systemd's status line is read by operators, not only supervisors: the dealer's view.
+            self.notifier.ready(f"{mode} {self.config.table_id}: {sight(table, None).text(prompt(table))}")
             await self.stopping.wait()
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
@@ -412,6 +416,9 @@ class Daemon:
         self._closers.append(buttons.close)
 
     async def _start_http(self, app: Any) -> Any:
+        http = self.config.http
+        # Forwarded headers (X-Forwarded-For) only from the configured proxies: by default none,
+        # so the client address is the TCP peer's and nobody can write another into the audit.
         server = _Server(
             uvicorn.Config(
                 app,
@@ -421,6 +428,10 @@ class Daemon:
                 access_log=False,
                 lifespan="off",
                 log_config=None,  # uvicorn's lines go through tablectl's (controller/logs.py)
+                proxy_headers=bool(http.trusted_proxies),
+                forwarded_allow_ips=list(http.trusted_proxies),
+                ssl_certfile=http.tls_cert,
+                ssl_keyfile=http.tls_key,
             )
         )
         self._server_task = asyncio.create_task(server.serve(), name="http")
@@ -623,8 +634,9 @@ def _announce_tokens(tokens: Tokens) -> None:
     # Printed once to the terminal (never logged): a simulated table made these up just now.
     print(
         "SIMULATED table: no API tokens were set, so these were made for this run only:\n"
-        f"  dealer token:     {tokens.dealer}\n"
-        f"  supervisor token: {tokens.supervisor}",
+        f"  dealer token:       {tokens.dealer}\n"
+        f"  supervisor token:   {tokens.supervisor}\n"
+        f"  surveillance token: {tokens.surveillance}",
         file=sys.stderr,
         flush=True,
     )

@@ -576,7 +576,7 @@ def _check_tokens(host: Host, simulated: bool) -> list[Check]:
         checks.append(check)
         if value is not None:
             values[role] = value
-    if len(values) == 2 and values["dealer"] == values["supervisor"]:
+    if values.get("dealer") is not None and values.get("dealer") == values.get("supervisor"):
         checks.append(
             Check(
                 "API tokens",
@@ -586,6 +586,18 @@ def _check_tokens(host: Host, simulated: bool) -> list[Check]:
                 "give each its own.",
             )
         )
+    # The read-only surveillance role is optional: checked when its token is there.
+    variable = "TABLECTL_SURVEILLANCE_TOKEN"
+    credential = host.credentials_dir / "surveillance-token"
+    if variable in host.environ or f"{variable}_FILE" in host.environ or credential.exists():
+        check, value = _check_token("surveillance", host, simulated)
+        checks.append(check)
+        if value is not None and value in (values.get("dealer"), values.get("supervisor")):
+            checks.append(
+                Check("API tokens", False, "error", "the surveillance token is another role's: give it its own.")
+            )
+    else:
+        checks.append(Check("surveillance token", True, "info", f"{variable} not set: nobody has that role"))
     return checks
 
 

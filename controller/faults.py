@@ -45,6 +45,9 @@ class Fault:
     round: int | None
     card: str | None = None  # the held card an impossible-card / rejected-card fault is about
     acknowledged_by: str | None = None
+    # Only what can clear this fault: a card the shoe cannot hold at all (a joker in a shoe
+    # without jokers) cannot be confirmed, since dealing it would only stop play again.
+    unconfirmable: bool = False
 
     @property
     def title(self) -> str:
@@ -52,7 +55,8 @@ class Fault:
 
     @property
     def actions(self) -> tuple[FaultAction, ...]:
-        return FAULTS[self.code][1]
+        actions = FAULTS[self.code][1]
+        return tuple(a for a in actions if a != "confirm") if self.unconfirmable else actions
 
     def to_json(self) -> dict[str, JSON]:
         return {

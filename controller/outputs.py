@@ -14,6 +14,7 @@ from controller.engine.base import Effect
 from controller.games.base import Idle, LampPicture, Lines, PayOne
 from controller.journal import Entry
 from controller.table import Table
+from controller.visibility import sight
 from drivers.display.device import PoleDisplay
 from drivers.display.messages import Frame
 from drivers.indicators.base_indicators import BaseIndicators, LampSnapshot
@@ -97,16 +98,17 @@ class DisplayOutput:
         self._show(table)
 
     def _show(self, table: Table) -> None:
+        seen = sight(table, None)  # the players read the pole display: no face-down card on it
         if table.faults:
             fault = table.faults[min(table.faults)]
             # The title first (what and where, in a few words), then the details page by page.
-            self.display.show_fault(f"{fault.title}. {fault.message}")
+            self.display.show_fault(seen.text(f"{fault.title}. {fault.message}"))
             return
         shown = table.adapter.display(table)
         if isinstance(shown, PayOne):
             self.display.show_payout(shown.seat, shown.amount)
         elif isinstance(shown, Lines):
-            self.display.show(Frame(shown.upper, shown.lower))
+            self.display.show(Frame(seen.text(shown.upper), seen.text(shown.lower)))
         else:
             assert isinstance(shown, Idle)
             self.display.show_idle(self.title)

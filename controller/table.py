@@ -246,9 +246,16 @@ class Table:
             if card is None:
                 raise TableError("replace needs the card the supervisor sees (such as 'AS')")
             try:
-                body["card"] = str(parse_card(card))
+                replacement = parse_card(card)
             except CardError as exc:
-                raise TableError(str(exc)) from None
+                raise TableError(str(exc), field="card") from None
+            if self.shoe.composition.count(replacement) == 0:
+                raise TableError(
+                    f"{replacement} cannot come from the {self.shoe.composition.describe()}: replace with the card "
+                    "in hand, one this shoe holds",
+                    field="card",
+                )
+            body["card"] = str(replacement)
         if action == "void" and (self.round_no is None or self.awaiting.kind == "round"):
             raise TableError("there is no round being dealt to void; dismiss the fault instead", kind="conflict")
         if fault.code == "camera-bumped" and self.camera.status == "bumped":
@@ -400,12 +407,9 @@ class Table:
             try:
                 self.shoe.check(card)
             except CardError as exc:
-                self._latch(
-                    entry,
-                    "impossible-card",
-                    f"{exc}. Stop dealing; a supervisor must confirm, replace or void.",
-                    str(card),
-                )
+                # A card the shoe cannot hold at all cannot be confirmed: it would not be dealt either.
+                can = "confirm, replace or void" if self.shoe.composition.count(card) else "replace or void"
+                self._latch(entry, "impossible-card", f"{exc}. Stop dealing; a supervisor must {can}.", str(card))
                 return ()
         try:
             effects = self._engine(CardDealt(card))
@@ -462,7 +466,10 @@ class Table:
         self.meters.settled(self.game, settlement)
 
     def _latch(self, entry: Entry, code: str, message: str, card: str | None) -> None:
-        self.faults[entry.seq] = Fault(entry.seq, code, message, entry.at, entry.round, card)
+        held = parse_card(card) if card is not None and code in CARD_FAULTS else None
+        unconfirmable = held is not None and self.shoe.composition.count(held) == 0
+        fault = Fault(entry.seq, code, message, entry.at, entry.round, card, unconfirmable=unconfirmable)
+        self.faults[entry.seq] = fault
         self.meters.faults[code] += 1
 
     def _clear(self, entry: Entry) -> tuple[Effect, ...]:

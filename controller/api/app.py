@@ -3,11 +3,11 @@
 Every handler is `async` and runs on the one asyncio loop that owns the Table, so a request sees
 and changes the table exactly as the shoe and the buttons do: through the journal.
 
-The routes live in routers (`controller/api/routes/`), one per concern; who may call a route is a
-dependency it declares (`controller/api/deps.py`). Reads of the table are open to the table's own
-network (the server binds 127.0.0.1 unless configured); every state-changing route needs the
-dealer's or the supervisor's role. Errors are JSON `{"error": "...", "kind": ...}` in plain words
-with the status code of their kind (`controller/api/errors.py`).
+The routes live in routers (`controller/api/routes/`), one per concern. Who may call a route is
+the access table's (`controller/api/access.py`), enforced for every route by one dependency the
+app declares (`controller.api.deps.caller`), before a route reads its body; what a role sees of
+what it reads is `controller.visibility`'s. Errors are JSON `{"error": "...", "kind": ...}` in
+plain words with the status code of their kind (`controller/api/errors.py`).
 """
 
 from __future__ import annotations
@@ -15,15 +15,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from controller.api.errors import ApiError, problem
+from controller.api.deps import caller
+from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
 from controller.api.routes import camera, live, metrics, play, reads, session, sim
 from controller.api.runtime import Runtime
+from controller.visibility import sight
 
 #: The screens, shipped as package data and found through importlib.resources wherever tablectl is installed.
 STATIC = Path(str(resources.files("controller.api").joinpath("static")))
@@ -42,11 +45,17 @@ SECURITY_HEADERS = {
 
 
 def create_app(rt: Runtime) -> FastAPI:
-    app = FastAPI(title="tablectl", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+    app = FastAPI(
+        title="tablectl",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        dependencies=[Depends(caller)],
+    )
     app.state.rt = rt
     if rt.live not in rt.table.listeners:
         rt.table.listeners.append(rt.live)
-    rt.live.describe = lambda _table: rt.snapshot()
+    rt.live.describe = lambda _table: rt.whole_state()
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -57,11 +66,13 @@ def create_app(rt: Runtime) -> FastAPI:
         return response
 
     @app.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         headers = dict(exc.headers or {})
         if exc.status == 401:
             headers["WWW-Authenticate"] = "Bearer"
-        return JSONResponse(exc.body(), status_code=exc.status, headers=headers or None)
+        # A refusal may quote the prompt ("play is stopped: ..."): the caller's sight applies.
+        seen = sight(rt.table, getattr(request.state, "role", None))
+        return JSONResponse(seen.mask(exc.body(), seen.current()), status_code=exc.status, headers=headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -70,7 +81,19 @@ def create_app(rt: Runtime) -> FastAPI:
         return JSONResponse(body, status_code=422)
 
     for module in (session, reads, play, camera, sim, live, metrics):
-        app.include_router(module.router)
+        app.include_router(module.router, responses=ERROR_RESPONSES)
+    schema_of_routes = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """The routes' schema with the bodies that are this table's game's own."""
+        schema = schema_of_routes()
+        for path, model in play.GAME_BODIES.items():
+            operation = schema.get("paths", {}).get(path, {}).get("post")
+            if operation is not None:
+                operation.update(body_schema(model(rt.table.adapter)))
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")

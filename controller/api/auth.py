@@ -1,9 +1,14 @@
-"""API tokens: a dealer token and a supervisor token, compared in constant time.
+"""API tokens, one per role, compared in constant time; browser sessions; the login limiter.
 
-Tokens come from `TABLECTL_DEALER_TOKEN` / `TABLECTL_SUPERVISOR_TOKEN`, or from files named by
-`TABLECTL_DEALER_TOKEN_FILE` / `TABLECTL_SUPERVISOR_TOKEN_FILE` (systemd's LoadCredential puts
-them in $CREDENTIALS_DIRECTORY). A simulated table without them makes random ones and prints
-them once at start; a real table refuses to start. A token never appears in a URL or a log line.
+The roles: the dealer (runs the game; sees no face-down card of a live hand), the supervisor
+(clears faults, voids, recalls; sees everything) and surveillance (reads everything the
+supervisor reads, changes nothing). What each may call and see: `controller/api/access.py`.
+
+Tokens come from `TABLECTL_DEALER_TOKEN` / `TABLECTL_SUPERVISOR_TOKEN` /
+`TABLECTL_SURVEILLANCE_TOKEN`, or from files named by the `_FILE` variants (systemd's
+LoadCredential puts them in $CREDENTIALS_DIRECTORY). A real table needs the dealer's and the
+supervisor's; without a surveillance token nobody has that role. A simulated table without them
+makes random ones and prints them once at start. A token never appears in a URL or a log line.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-Role = Literal["dealer", "supervisor"]
-ROLES: tuple[Role, ...] = ("dealer", "supervisor")
+Role = Literal["dealer", "supervisor", "surveillance"]
+ROLES: tuple[Role, ...] = ("dealer", "supervisor", "surveillance")
+REQUIRED: tuple[Role, ...] = ("dealer", "supervisor")  # a real table refuses to start without these
 
 
 class TokenError(RuntimeError):
@@ -30,13 +36,15 @@ class TokenError(RuntimeError):
 class Tokens:
     dealer: str
     supervisor: str
+    surveillance: str | None = None  # None: no token grants the surveillance role
     generated: bool = False
 
     def role_of(self, presented: str) -> Role | None:
         """The role a presented token grants, checking every role in constant time."""
         found: Role | None = None
         for role in ROLES:
-            if hmac.compare_digest(presented.encode(), getattr(self, role).encode()):
+            token = getattr(self, role)
+            if token is not None and hmac.compare_digest(presented.encode(), token.encode()):
                 found = role
         return found
 
@@ -57,12 +65,12 @@ def load_tokens(*, simulated: bool, env: Mapping[str, str] | None = None) -> Tok
             if len(value) < 16:
                 raise TokenError(f"{name}: the {role} token is too short; use at least 16 characters")
             values[role] = value
-    if len(values) == 2:
-        if values["dealer"] == values["supervisor"]:
-            raise TokenError("the dealer and supervisor tokens must differ")
-        return Tokens(values["dealer"], values["supervisor"])
+    if len(set(values.values())) < len(values):
+        raise TokenError(f"the {', '.join(values)} tokens must all differ: a token names one role")
+    if all(r in values for r in REQUIRED):
+        return Tokens(values["dealer"], values["supervisor"], values.get("surveillance"))
     if not simulated:
-        missing = [f"TABLECTL_{r.upper()}_TOKEN" for r in ROLES if r not in values]
+        missing = [f"TABLECTL_{r.upper()}_TOKEN" for r in REQUIRED if r not in values]
         raise TokenError(
             f"a real table needs its API tokens: set {' and '.join(missing)} (or the _FILE variants); "
             "see hardware/install.md"
@@ -70,6 +78,7 @@ def load_tokens(*, simulated: bool, env: Mapping[str, str] | None = None) -> Tok
     return Tokens(
         values.get("dealer") or secrets.token_urlsafe(24),
         values.get("supervisor") or secrets.token_urlsafe(24),
+        values.get("surveillance") or secrets.token_urlsafe(24),
         generated=True,
     )
 
@@ -111,29 +120,55 @@ class Sessions:
 
 
 class LoginLimiter:
-    """At most `limit` failed logins per client in `window_s` seconds; then 429 until it passes."""
+    """Failed logins per client address: `limit` failures within `window_s` seconds lock the
+    address out for `lockout_s` seconds after its last failure.
 
-    def __init__(self, limit: int = 5, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+    While locked out every try is refused (429) without saying whether its token was right; a
+    wrong token keeps the address locked (the lock-out runs from that failure), a right one does
+    not. So an address that stops failing gets in with the right token `lockout_s` after its
+    last failure, and one that keeps guessing stays out. A success does not wipe the address's
+    failures (they age out of the window): a script's good token cannot cover another's guesses.
+    `failed` answers True once per lock-out, when it begins, so the journal records the lock-out
+    once rather than every try.
+    """
+
+    def __init__(
+        self,
+        limit: int = 5,
+        window_s: float = 60.0,
+        lockout_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.limit = limit
         self.window_s = window_s
+        self.lockout_s = lockout_s
         self._clock = clock
         self._failures: dict[str, deque[float]] = {}
+        self._locked_until: dict[str, float] = {}
 
     def retry_after(self, client: str) -> float:
         """Seconds this client must wait before trying again (0: it may try now)."""
-        failures = self._recent(client)
-        if len(failures) < self.limit:
+        until = self._locked_until.get(client)
+        if until is None:
             return 0.0
-        return max(0.0, failures[0] + self.window_s - self._clock())
+        wait = until - self._clock()
+        if wait <= 0:
+            del self._locked_until[client]
+            self._failures.pop(client, None)
+            return 0.0
+        return wait
 
-    def failed(self, client: str) -> None:
-        self._recent(client).append(self._clock())
-
-    def succeeded(self, client: str) -> None:
-        self._failures.pop(client, None)
-
-    def _recent(self, client: str) -> deque[float]:
+    def failed(self, client: str) -> bool:
+        """Count a wrong token; True when this failure begins a lock-out."""
+        now = self._clock()
+        if client in self._locked_until:  # still guessing while locked out: the lock-out goes on
+            self._locked_until[client] = now + self.lockout_s
+            return False
         failures = self._failures.setdefault(client, deque())
-        while failures and failures[0] <= self._clock() - self.window_s:
+        while failures and failures[0] <= now - self.window_s:
             failures.popleft()
-        return failures
+        failures.append(now)
+        if len(failures) >= self.limit:
+            self._locked_until[client] = now + self.lockout_s
+            return True
+        return False

@@ -1,9 +1,16 @@
 """Who is asking: the API's authentication and roles as FastAPI dependencies.
 
-A route that needs a role declares it (`who: Dealer`, `who: Supervisor`); the role comes from
-`Authorization: Bearer TOKEN` (scripts) or from the session cookie `POST /api/login` set (the
-screens; a screen's request that changes anything must also carry `X-Tablectl: 1`, which a page
-on another site cannot send). Failed tokens are rate-limited per client and journaled.
+`caller` runs first for every HTTP route (the app declares it once, for all): it finds the
+route's roles in the access table (`controller/api/access.py`), identifies the caller and
+refuses before the route's body is read. A route that needs the caller's role for the audit
+trail asks for it (`role: Caller`). The role comes from `Authorization: Bearer TOKEN` (scripts)
+or from the session cookie `POST /api/login` set (the screens; a screen's request that changes
+anything must also carry `X-Tablectl: 1`, which a page on another site cannot send). Failed
+tokens are rate-limited per client address and journaled.
+
+The client address is the TCP peer. A forwarded header (`X-Forwarded-For`) is believed only
+when uvicorn was told the peer is a trusted proxy (`[http] trusted_proxies`); by default none is,
+so a client cannot write another address into the audit trail or dodge the limiter.
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ import logging
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.requests import HTTPConnection
 
+from controller.api.access import role_words, roles_for
 from controller.api.auth import Role, Sessions
 from controller.api.errors import ApiError
 from controller.api.runtime import Runtime
@@ -32,11 +41,13 @@ def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def check_token(rt: Runtime, request: Request, token: str) -> Role:
+def check_token(rt: Runtime, client: str, token: str) -> Role:
     """The role `token` grants, or 401 (journaled) / 429 while the client keeps failing."""
-    client = client_of(request)
     wait = rt.limiter.retry_after(client)
     if wait > 0:
+        if rt.tokens.role_of(token) is None:
+            rt.limiter.failed(client)  # still guessing: the lock-out goes on
+            wait = rt.limiter.retry_after(client)
         raise ApiError(
             "rate-limited",
             f"too many failed logins from {client}; try again in {wait:.0f} s",
@@ -44,42 +55,68 @@ def check_token(rt: Runtime, request: Request, token: str) -> Role:
         )
     granted = rt.tokens.role_of(token)
     if granted is None:
-        rt.limiter.failed(client)
+        locked = rt.limiter.failed(client)
         log.warning("failed login from %s", client)  # never the token itself
         rt.table.access("login", {"client": client, "ok": False})
+        if locked:
+            seconds = int(rt.limiter.lockout_s)
+            log.warning("%s locked out for %d s after %d failed logins", client, seconds, rt.limiter.limit)
+            rt.table.access("login", {"client": client, "ok": False, "locked_out": seconds})
         raise ApiError("unauthenticated", "the token is not valid for this table")
-    rt.limiter.succeeded(client)
     return granted
 
 
-def _role(request: Request, need: Role) -> Role:
+def identify(request: Request) -> Role | None:
+    """The caller's role from a bearer token or the session cookie; None without credentials."""
     rt = runtime(request)
     header = request.headers.get("authorization", "")
-    granted: Role | None
     if header:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError("unauthenticated", "this needs a bearer token (Authorization: Bearer ...)")
-        granted = check_token(rt, request, token.strip())
-    else:
-        granted = rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))
-        if granted is None:
-            raise ApiError("unauthenticated", "log in first: this needs the dealer's or the supervisor's token")
-        if request.method != "GET" and request.headers.get("x-tablectl") != "1":
-            raise ApiError("forbidden", "a screen's request must carry the X-Tablectl header")
-    if need == "supervisor" and granted != "supervisor":
-        raise ApiError("forbidden", "this needs the supervisor's token")
+        return check_token(rt, client_of(request), token.strip())
+    granted = rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))
+    if granted is not None and request.method not in ("GET", "HEAD") and request.headers.get("x-tablectl") != "1":
+        raise ApiError("forbidden", "a screen's request must carry the X-Tablectl header")
     return granted
 
 
-def dealer(request: Request) -> Role:
-    """The dealer's role or more (the supervisor may do what a dealer does)."""
-    return _role(request, "dealer")
+def caller(conn: HTTPConnection) -> Role | None:
+    """The role of whoever calls this route, checked against the access table (None: a public
+    route called without credentials). The live feed checks its own hello (routes/live.py)."""
+    if conn.scope["type"] == "websocket":
+        return None
+    request = conn if isinstance(conn, Request) else Request(conn.scope)
+    route = request.scope.get("route")
+    path = getattr(route, "path", request.url.path)
+    try:
+        allowed = roles_for(request.method, path)
+    except LookupError as exc:
+        log.error("%s", exc)
+        raise ApiError("forbidden", f"{request.method} {path} is not open to any role") from None
+    if allowed is None:
+        # A public route: credentials are optional, but wrong ones are still wrong.
+        request.state.role = identify(request) if request.headers.get("authorization") else _session_role(request)
+        return request.state.role  # type: ignore[no-any-return]
+    granted = identify(request)
+    request.state.role = granted  # what the error handler masks a refusal's words for
+    if granted is None:
+        raise ApiError("unauthenticated", f"log in first: this needs {role_words(allowed)} token")
+    if granted not in allowed:
+        raise ApiError("forbidden", f"this needs {role_words(allowed)} token, not the {granted}'s")
+    return granted
 
 
-def supervisor(request: Request) -> Role:
-    return _role(request, "supervisor")
+def _session_role(request: Request) -> Role | None:
+    return runtime(request).sessions.role_of(request.cookies.get(Sessions.COOKIE))
 
 
-Dealer = Annotated[Role, Depends(dealer)]
-Supervisor = Annotated[Role, Depends(supervisor)]
+def role(granted: Annotated[Role | None, Depends(caller)]) -> Role:
+    """The caller's role on a route that needs one (`caller` has refused anyone without)."""
+    if granted is None:  # a public route asking for a role: a programming error
+        raise ApiError("unauthenticated", "log in first")
+    return granted
+
+
+Caller = Annotated[Role, Depends(role)]
+Anyone = Annotated[Role | None, Depends(caller)]

@@ -65,8 +65,27 @@ class ApiError(Exception):
         return out
 
 
+#: The error body every refusal has, and the refusals every route may answer (for the schema).
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error", "kind"],
+    "properties": {
+        "error": {"type": "string"},
+        "kind": {"type": "string", "enum": list(STATUS)},
+        "field": {"type": "string"},
+        "seat": {"type": "integer"},
+    },
+}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"description": kind, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+    for kind, status in STATUS.items()
+}
+
+
 async def validated(request: Request, model: type[ModelT]) -> ModelT:
-    """The request's JSON body checked against `model`; a 422 naming the field if it is wrong."""
+    """The request's JSON body checked against `model`; a 422 naming the field if it is wrong.
+    Routes read their body with this after the caller's role is checked (a body param would be
+    parsed by FastAPI first), and declare it with `body_schema` so the OpenAPI schema shows it."""
     try:
         return model.model_validate_json(await request.body())
     except ValidationError as exc:
@@ -77,6 +96,39 @@ async def validated(request: Request, model: type[ModelT]) -> ModelT:
         if raw and raw[0].get("type") == "extra_forbidden":
             first = first[:-1]
         raise ApiError("invalid", "; ".join(problem(e) for e in errors), field=_where(first) if first else "") from None
+
+
+async def optional(request: Request, model: type[ModelT]) -> ModelT | None:
+    """As `validated`, for a route whose body may be left out (no body, or an empty one)."""
+    if not (await request.body()).strip():
+        return None
+    return await validated(request, model)
+
+
+def body_schema(model: type[BaseModel] | None, *, required: bool = True) -> dict[str, Any]:
+    """`openapi_extra` for a route that reads `model` with `validated` / `optional`."""
+    if model is None:
+        return {}
+    schema = _inline(model.model_json_schema())
+    return {"requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}}
+
+
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic schema with its `$defs` put in place, so it stands alone in the OpenAPI document."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(dict(defs[ref.removeprefix("#/$defs/")]))
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    out: dict[str, Any] = walk(schema)
+    return out
 
 
 def problem(error: Any) -> str:

@@ -5,6 +5,10 @@ every entry after N from the journal, then the whole table state, then each new 
 journaled with the state after it. Reading the backlog and joining the live feed happen in one
 step on the table's loop, so nothing falls between them: no gaps, no duplicates. A screen that
 cannot keep up is disconnected (it reconnects with its last seq and loses nothing).
+
+Each screen gets what its role may see (`controller.visibility`): the dealer's feed has no
+face-down card of a live hand, in an entry, its effects or the state; a message is encoded once
+for each kind of audience, not once a screen.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from controller.engine.base import Effect, to_json
 from controller.journal import Entry
 from controller.table import Table
 from controller.view import snapshot
+from controller.visibility import Sight, sight
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +32,8 @@ QUEUE_LIMIT = 1000  # entries a screen may fall behind before it is told to reco
 
 
 class Subscriber:
-    def __init__(self) -> None:
+    def __init__(self, role: str | None = None) -> None:
+        self.role = role
         self.queue: asyncio.Queue[str | None] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         self.overflowed = False
 
@@ -37,7 +43,8 @@ class LiveFeed:
 
     def __init__(self) -> None:
         self.subscribers: set[Subscriber] = set()
-        # What a screen is sent as "the state": the API sets this to its /api/state view.
+        # What a screen is sent as "the state", every card shown: the API sets this to its
+        # /api/state view; each screen's role then masks what it may not see.
         self.describe: Callable[[Table], dict[str, Any]] = snapshot
 
     def redrive(self, table: Table) -> None:
@@ -48,10 +55,13 @@ class LiveFeed:
             return
         message = {**entry_message(entry), "live": True, "effects": [to_json(e) for e in effects]}
         message["state"] = self.describe(table)
-        text = _encode(message)  # encoded once, sent to every screen
+        texts: dict[bool, str] = {}  # encoded once for each kind of audience
         for sub in list(self.subscribers):
+            seen = sight(table, sub.role)
+            if seen.everything not in texts:
+                texts[seen.everything] = _encode(seen.entry(message, entry.round))
             try:
-                sub.queue.put_nowait(text)
+                sub.queue.put_nowait(texts[seen.everything])
             except asyncio.QueueFull:
                 sub.overflowed = True
                 self.subscribers.discard(sub)
@@ -59,12 +69,16 @@ class LiveFeed:
                 sub.queue.put_nowait(None)
                 log.warning("a screen fell %d entries behind; asked it to reconnect", QUEUE_LIMIT)
 
-    def subscribe(self, table: Table, after: int) -> tuple[list[str], Subscriber]:
-        """The backlog after `after` plus the current state, and a live subscription, atomically
-        (this runs on the table's loop without awaiting, so no entry can slip in between)."""
-        backlog = [_encode({**entry_message(e), "live": False}) for e in table.journal.entries(after=after)]
-        backlog.append(_encode({"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}))
-        sub = Subscriber()
+    def subscribe(self, table: Table, after: int, role: str | None = None) -> tuple[list[str], Subscriber]:
+        """The backlog after `after` plus the current state, as `role` sees them, and a live
+        subscription, atomically (this runs on the table's loop without awaiting, so no entry
+        can slip in between)."""
+        seen: Sight = sight(table, role)
+        entries = table.journal.entries(after=after)
+        backlog = [_encode(seen.entry({**entry_message(e), "live": False}, e.round)) for e in entries]
+        state = {"type": "state", "seq": table.journal.last_seq, "state": seen.snapshot(self.describe(table))}
+        backlog.append(_encode(state))
+        sub = Subscriber(role)
         self.subscribers.add(sub)
         return backlog, sub
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictInt, StringConstraints
+from pydantic import Field, StrictBool, StrictInt, StringConstraints
 
 from controller.games.bodies import Body, Name
 
@@ -41,6 +41,9 @@ class ClearFaultBody(Body):
 
 class SimShoeBody(Body):
     cards: list[CardText] = Field(min_length=1, max_length=416)
+    # Cards this table's shoe cannot hold (a joker in a Grand Slam shoe) are refused unless the
+    # caller says they mean it: to test the impossible-card fault.
+    impossible: StrictBool = False
 
 
 class SimDrawBody(Body):
@@ -49,4 +52,4 @@ class SimDrawBody(Body):
 
 class SimFaultBody(Body):
     fault: Literal["silent", "bad-crc", "slow", "garbage", "duplicate", "misread", "drop", "restore"]
-    on: bool = True
+    on: StrictBool = True

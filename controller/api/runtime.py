@@ -48,9 +48,17 @@ class Runtime:
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
     live: LiveFeed = field(default_factory=LiveFeed)
     metrics: TableMetrics | None = None  # GET /metrics; made from the table when the daemon gives none
+    tls: bool = False  # served over HTTPS: the session cookie is Secure
 
-    def snapshot(self) -> dict[str, Any]:
-        """The table's state with each device's own view of itself (GET /api/state)."""
+    def snapshot(self, role: str | None) -> dict[str, Any]:
+        """The table's state with each device's own view of itself (GET /api/state), as `role`
+        sees it (the dealer: no face-down card of a live hand; controller/visibility.py)."""
+        from controller.visibility import sight
+
+        return sight(self.table, role).snapshot(self.whole_state())
+
+    def whole_state(self) -> dict[str, Any]:
+        """The table's state with every card shown: only ever sent through a role's sight."""
         from controller.view import snapshot
 
         snap = snapshot(self.table)

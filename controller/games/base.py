@@ -234,6 +234,31 @@ class GameAdapter:
         """What the screens need to know of the game beyond the state (GET /api/state `game_info`)."""
         return {"name": self.name, "title": self.title, "seats": self.seats_max}
 
+    # -- what the dealer may see ------------------------------------------------------------------
+
+    def hidden_cards(self, state: Any) -> frozenset[str]:
+        """The cards of the hand being dealt in `state` that the dealer's view may not show (as
+        the journal writes them: "AS"): its face-down cards. None by default: every card of the
+        game lies face up. The supervisor and surveillance see them all (controller/visibility.py)."""
+        return frozenset()
+
+    def hidden_after(
+        self, settlement: Mapping[str, Any], round_file: Mapping[str, Any] | None, cards: Sequence[str]
+    ) -> frozenset[str]:
+        """The cards of a finished round (its settlement, its round file: None for a void round,
+        and every card it used) that stay hidden from the dealer's view: what the rules never
+        turn over."""
+        return frozenset()
+
+    #: Keys whose cards are a hand as the rules show it at a showdown ("best": the five that play,
+    #: a wild card written as what it stands for), not cards as dealt: never hidden, since such
+    #: a hand is only ever shown (a wild card standing for 8H is not the dealt 8H).
+    shown_hand_keys: frozenset[str] = frozenset()
+
+    def next_card_hidden(self, awaiting: Awaiting) -> bool:
+        """Whether the card the table waits for goes face down (a card a fault holds then stays hidden)."""
+        return False
+
     # -- the lamps and the pole display ----------------------------------------------------------
 
     def lamps(self, table: TableView, seats: frozenset[int]) -> LampPicture:

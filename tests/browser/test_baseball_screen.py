@@ -76,10 +76,13 @@ def seat(number: int) -> str:
 
 
 def draw(page: Page, *cards: str) -> None:
-    """Press Draw card once per card (the simulated dealer pulls it) and see each one read."""
+    """Press Draw card once per card (the simulated dealer pulls it) and see each one read: an
+    up card by its face, a face-down one as a back only (the dealer never sees it)."""
     for card in cards:
+        before = page.locator("#event-log li").first.get_attribute("data-seq")
         page.click("#draw-card")
-        expect(page.locator(f'#last-card .card[data-card="{card}"]')).to_be_visible()
+        expect(page.locator("#event-log li").first).not_to_have_attribute("data-seq", str(before))
+        expect(page.locator(f'#last-card .card[data-card="{card}"], #last-card .card.back')).to_have_count(1)
         expect(page.locator("#action-error")).to_have_text("")
 
 

@@ -210,7 +210,9 @@ def test_a_recalled_round_is_replayed_card_by_card_and_its_file_settles_the_same
     expect(link).to_have_attribute("download", "round-2.json")
     href = link.get_attribute("href")
     assert href == "/api/rounds/2/file"
-    with urllib.request.urlopen(f"{daemon.url}{href}", timeout=5) as answer:
+    # The round file needs the supervisor's role (the browser's link sends the session cookie).
+    fetch = urllib.request.Request(f"{daemon.url}{href}", headers={"Authorization": f"Bearer {SUPERVISOR}"})
+    with urllib.request.urlopen(fetch, timeout=5) as answer:
         assert answer.headers.get_content_type() == "application/json"
         round_file = json.loads(answer.read())
     assert round_file["cards"] == ["5H", "KD", "2C", "9S"]

@@ -64,7 +64,7 @@ ROUND = {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 5}
 
 
 def test_health_says_simulated_and_the_game(client: TestClient) -> None:
-    assert client.get("/api/health").json() == {
+    assert client.get("/api/health", headers=auth(SUPERVISOR)).json() == {
         "status": "ok", "simulated": True, "game": "grand-slam", "table": "TABLE-1", "journal_seq": 0, "message": "SIMULATED table",
     }
 
@@ -72,18 +72,18 @@ def test_health_says_simulated_and_the_game(client: TestClient) -> None:
 def test_a_whole_round_through_the_api_settles_as_replay_does(client: TestClient) -> None:
     opened = client.post("/api/rounds", json=ROUND, headers=auth(DEALER))
     assert opened.status_code == 201 and opened.json() == {"round": 1}
-    assert client.get("/api/rounds/1").json()["status"] == "open"
-    assert client.get("/api/rounds/1/file").status_code == 409
+    assert client.get("/api/rounds/1", headers=auth(SUPERVISOR)).json()["status"] == "open"
+    assert client.get("/api/rounds/1/file", headers=auth(SUPERVISOR)).status_code == 409
     client.post("/api/sim/shoe", json={"cards": ["5H", "KD", "2C", "9S"]}, headers=auth(DEALER))
     assert client.post("/api/sim/draw", json={"count": 4}, headers=auth(DEALER)).json() == {"drawn": ["5H", "KD", "2C", "9S"]}
-    got = client.get("/api/rounds/1").json()
+    got = client.get("/api/rounds/1", headers=auth(SUPERVISOR)).json()
     assert got["status"] == "settled"
-    file = client.get("/api/rounds/1/file").json()
+    file = client.get("/api/rounds/1/file", headers=auth(SUPERVISOR)).json()
     assert settle_round_file(file) == got["settlement"]
     assert [(s["seat"], s["net"]) for s in got["settlement"]["seats"]] == [(1, 25), (4, -20)]
-    state = client.get("/api/state").json()
+    state = client.get("/api/state", headers=auth(SUPERVISOR)).json()
     assert state["prompt"] == "Pay seat 1: 25" and state["last_card"] == "9S"
-    meters = client.get("/api/meters").json()
+    meters = client.get("/api/meters", headers=auth(SUPERVISOR)).json()
     assert meters["rounds"] == 1 and meters["total_wagered"] == 45 and meters["wagered"]["first"] == 30
 
 
@@ -103,7 +103,7 @@ def test_supervisor_actions_refuse_the_dealer_token(client: TestClient) -> None:
     assert response.status_code == 403 and "supervisor" in response.json()["error"]
     ok = client.post("/api/rounds/current/void", json={"reason": "misdeal", "name": "Kim"}, headers=auth(SUPERVISOR))
     assert ok.status_code == 200
-    assert client.get("/api/rounds/1").json()["settlement"]["void"] == {"by": "supervisor:Kim", "reason": "misdeal"}
+    assert client.get("/api/rounds/1", headers=auth(SUPERVISOR)).json()["settlement"]["void"] == {"by": "supervisor:Kim", "reason": "misdeal"}
 
 
 @pytest.mark.parametrize(
@@ -135,22 +135,23 @@ def test_a_second_round_while_one_is_open_is_a_conflict(client: TestClient) -> N
 def test_a_fault_blocks_play_until_a_supervisor_clears_it_with_a_reason(client: TestClient, table: Table) -> None:
     client.post("/api/rounds", json=ROUND, headers=auth(DEALER))
     table.card(parse_card("JK"), {"via": "test"})
-    health = client.get("/api/health").json()
+    health = client.get("/api/health", headers=auth(SUPERVISOR)).json()
     assert health["status"] == "fault"
-    fault = client.get("/api/state").json()["faults"][0]
-    assert fault["code"] == "impossible-card" and fault["actions"] == ["confirm", "replace", "void"]
+    fault = client.get("/api/state", headers=auth(SUPERVISOR)).json()["faults"][0]
+    # A joker cannot come from a Grand Slam shoe: confirming it would only stop play again.
+    assert fault["code"] == "impossible-card" and fault["actions"] == ["replace", "void"]
     url = f"/api/faults/{fault['id']}/clear"
     assert client.post(url, json={"action": "replace", "card": "5H"}, headers=auth(SUPERVISOR)).status_code == 422
     assert client.post(url, json={"action": "replace", "reason": "r", "card": "5H"}, headers=auth(DEALER)).status_code == 403
     cleared = client.post(url, json={"action": "replace", "reason": "shoe read a joker; card is 5H", "card": "5H"}, headers=auth(SUPERVISOR))
     assert cleared.status_code == 200
-    assert client.get("/api/health").json()["status"] == "ok"
-    assert client.get("/api/state").json()["last_card"] == "5H"  # the card in play is the replacement
-    assert client.get("/api/rounds/1").json()["cards"] == ["5H"]
+    assert client.get("/api/health", headers=auth(SUPERVISOR)).json()["status"] == "ok"
+    assert client.get("/api/state", headers=auth(SUPERVISOR)).json()["last_card"] == "5H"  # the card in play is the replacement
+    assert client.get("/api/rounds/1", headers=auth(SUPERVISOR)).json()["cards"] == ["5H"]
 
 
 def test_unknown_rounds_and_faults_are_404_and_409(client: TestClient) -> None:
-    assert client.get("/api/rounds/7").status_code == 404
+    assert client.get("/api/rounds/7", headers=auth(SUPERVISOR)).status_code == 404
     response = client.post("/api/faults/99/clear", json={"action": "dismiss", "reason": "x"}, headers=auth(SUPERVISOR))
     assert response.status_code == 409 and "no open fault 99" in response.json()["error"]
 
@@ -172,7 +173,7 @@ def test_recall_lists_the_last_rounds(client: TestClient) -> None:
         client.post("/api/rounds", json={"seats": [{"seat": 2, "wagers": {"first": 5}}]}, headers=auth(DEALER))
         client.post("/api/sim/shoe", json={"cards": ["3C"]}, headers=auth(DEALER))
         client.post("/api/sim/draw", json={"count": 1}, headers=auth(DEALER))
-    rounds = client.get("/api/rounds", params={"last": 2}).json()["rounds"]
+    rounds = client.get("/api/rounds", params={"last": 2}, headers=auth(SUPERVISOR)).json()["rounds"]
     assert [r["round"] for r in rounds] == [2, 3] and all(r["status"] == "settled" for r in rounds)
 
 
@@ -217,7 +218,7 @@ def test_an_error_says_its_kind_and_the_status_code_follows_the_kind(client: Tes
     again = client.post("/api/rounds", json=ROUND, headers=auth(DEALER))
     assert again.status_code == 409 and again.json()["kind"] == "conflict"
     assert again.json()["error"] == "round 1 is still being dealt; settle or void it first"
-    missing = client.get("/api/rounds/99")
+    missing = client.get("/api/rounds/99", headers=auth(SUPERVISOR))
     assert missing.status_code == 404 and missing.json()["kind"] == "not-found"
     nobody = client.post("/api/confirm")
     assert nobody.status_code == 401 and nobody.json()["kind"] == "unauthenticated"

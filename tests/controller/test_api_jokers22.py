@@ -17,6 +17,7 @@ from controller.table import Table
 
 DEALER = "dealer-token-0123456789"
 AUTH = {"Authorization": f"Bearer {DEALER}"}
+SUPERVISOR_AUTH = {"Authorization": "Bearer supervisor-token-0123456789"}
 OPENING = {"banker": {"stake": 500}, "spots": [{"spot": 3, "wagers": [{"player": "ann", "amount": 50}]}]}
 
 
@@ -34,7 +35,7 @@ def test_a_round_with_a_decision_settles_as_its_round_file(client: TestClient, t
     assert client.post("/api/rounds", json=OPENING, headers=AUTH).json() == {"round": 1}
     for card in ("9H", "7C", "7D"):  # ann 9, banker 7, ann 16
         table.card(parse_card(card), {"via": "test"})
-    state = client.get("/api/state").json()
+    state = client.get("/api/state", headers=SUPERVISOR_AUTH).json()
     assert state["awaiting"]["who"] == {"spot": 3, "hand": 1, "player": "ann", "total": "16"}
     assert state["awaiting"]["allowed"] == ["hit", "stand", "double", "surrender"]
     assert state["prompt"] == "Spot 3, hand 1, player ann, total 16: hit or stand or double or surrender?"
@@ -42,9 +43,9 @@ def test_a_round_with_a_decision_settles_as_its_round_file(client: TestClient, t
     assert answer.status_code == 200 and answer.json()["prompt"] == "Deal to the banker"
     for card in ("TS",):  # banker 7 + 10 = 17: stands
         table.card(parse_card(card), {"via": "test"})
-    got = client.get("/api/rounds/1").json()
+    got = client.get("/api/rounds/1", headers=SUPERVISOR_AUTH).json()
     assert got["status"] == "settled"
-    assert settle_round_file(client.get("/api/rounds/1/file").json()) == got["settlement"]
+    assert settle_round_file(client.get("/api/rounds/1/file", headers=SUPERVISOR_AUTH).json()) == got["settlement"]
     assert [(p["player"], p["net"]) for p in got["settlement"]["players"]] == [("ann", -50)]
 
 
@@ -79,8 +80,8 @@ def test_a_recalled_round_replays_decision_steps_with_their_question(client: Tes
         table.card(parse_card(card), {"via": "test"})
     client.post("/api/decisions", json={"spot": 3, "action": "stand"}, headers=AUTH)
     table.card(parse_card("TS"), {"via": "test"})
-    steps = client.get("/api/rounds/1/replay").json()["steps"]
+    steps = client.get("/api/rounds/1/replay", headers=SUPERVISOR_AUTH).json()["steps"]
     asked = [s["prompt"] for s in steps if s["prompt"].endswith("?")]
     assert asked == ["Spot 3, hand 1, player ann, total 16: hit or stand or double or surrender?"]
     assert steps[-1]["prompt"] == "Settled"
-    assert client.get("/api/state").json()["settlement"]["action_spot"] == 3  # the only spot with wagers
+    assert client.get("/api/state", headers=SUPERVISOR_AUTH).json()["settlement"]["action_spot"] == 3  # the only spot with wagers

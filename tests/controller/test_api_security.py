@@ -91,7 +91,7 @@ def test_failed_logins_are_rate_limited_per_client_and_journaled(client: TestCli
     assert limited.status_code == 429 and int(limited.headers["retry-after"]) > 0
     assert "too many failed logins" in limited.json()["error"]
     failures = [e.body for e in table.journal.entries() if e.kind == "login"]
-    assert failures == [{"client": "testclient", "ok": False}] * 3
+    assert failures == [{"client": "testclient", "ok": False}] * 3 + [{"client": "testclient", "ok": False, "locked_out": 30}]
     audit = client.get("/api/audit", headers=bearer(SUPERVISOR))
     assert audit.status_code == 429  # the same client is locked out of every route that checks a token
 
@@ -137,14 +137,14 @@ def test_a_recalled_round_replays_card_by_card_to_its_settlement(client: TestCli
     table.open_round(ROUND, by="dealer")
     for card in ("5H", "2C"):
         table.card(parse_card(card), {"via": "test"})
-    replay = client.get("/api/rounds/1/replay").json()
+    replay = client.get("/api/rounds/1/replay", headers=bearer(SUPERVISOR)).json()
     steps = replay["steps"]
     assert [s["card"] for s in steps] == [None, "5H", "2C"]
     assert steps[0]["state"]["seats"][0]["stacks"] == {"first": ["first"], "second": ["second"]}
     assert steps[1]["state"]["seats"][0]["stacks"] == {"second": ["second", "first"]}
     assert steps[1]["prompt"] == "Deal to seat 1, second base" and steps[2]["prompt"] == "Settled"
     assert steps[2]["state"]["seats"][0]["stacks"] == {"home": ["second", "first"]}
-    assert settle_round_file(client.get("/api/rounds/1/file").json())["seats"][0]["net"] == 20
+    assert settle_round_file(client.get("/api/rounds/1/file", headers=bearer(SUPERVISOR)).json())["seats"][0]["net"] == 20
 
 
 def test_the_confirm_button_from_the_screen_marks_the_round_paid(client: TestClient, table: Table) -> None:

@@ -457,3 +457,13 @@ def test_long_messages_wrap_under_their_own_column() -> None:
     body = [line for line in lines if line.strip() and not line.startswith(("ERROR", "1 error"))]
     assert body and all(line.startswith(" " * len("ERROR    journal  ")) for line in body)
     assert all(len(line) <= 100 for line in lines)
+
+
+def test_the_surveillance_token_is_optional_but_checked_when_set(tmp_path: Path, host: Host) -> None:
+    absent = one(real_checks(host, tmp_path), "surveillance token")
+    assert absent.ok and "nobody has that role" in absent.message
+    short = {**GOOD_TOKENS, "TABLECTL_SURVEILLANCE_TOKEN": "short"}
+    assert not one(real_checks(replace(host, environ=short), tmp_path), "surveillance token").ok
+    same = {**GOOD_TOKENS, "TABLECTL_SURVEILLANCE_TOKEN": GOOD_TOKENS["TABLECTL_DEALER_TOKEN"]}
+    tokens = one(real_checks(replace(host, environ=same), tmp_path), "API tokens")
+    assert not tokens.ok and "the surveillance token is another role's" in tokens.message

@@ -48,7 +48,7 @@ def test_metrics_reads_the_table_and_counts_cards_with_their_latency(tmp_path: P
     for seconds in (0.003, 0.004, 0.2):
         metrics.card_read(seconds)
     client = TestClient(create_app(Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR), metrics=metrics)))
-    answer = client.get("/metrics")
+    answer = client.get("/metrics", headers={"Authorization": f"Bearer {SUPERVISOR}"})
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/plain; version=")
     got: dict[Any, float] = samples(answer.text)
@@ -72,7 +72,7 @@ def test_metrics_reads_the_table_and_counts_cards_with_their_latency(tmp_path: P
 
 def test_metrics_without_a_daemon_still_reads_the_table_and_has_no_floor_or_camera(tmp_path: Path) -> None:
     client = TestClient(create_app(Runtime(table=_table(tmp_path), tokens=Tokens(DEALER, SUPERVISOR))))
-    got = samples(client.get("/metrics").text)
+    got = samples(client.get("/metrics", headers={"Authorization": f"Bearer {SUPERVISOR}"}).text)
     assert got[("tablectl_cards_read_total", ())] == 0
     assert got[("tablectl_rounds_total", (("status", "settled"),))] == 1
     assert not any(name.startswith(("tablectl_floor", "tablectl_camera")) for name, _ in got)

@@ -84,7 +84,7 @@ def test_a_joker_in_a_grand_slam_shoe_latches_a_fault_that_survives_a_restart(tm
     table.journal.close()
     table = make_table(tmp_path)
     assert table.blocked and table.awaiting.target == {"seat": 1, "base": "first", "blind": False}
-    with pytest.raises(TableError, match="cleared by confirm, replace, void, not 'dismiss'"):
+    with pytest.raises(TableError, match="cleared by replace, void, not 'dismiss'"):
         table.clear_fault(fault["id"], "dismiss", by="sup", reason="x")
     with pytest.raises(TableError, match="who clears it and why"):
         table.clear_fault(fault["id"], "replace", by="", reason="", card="3S")

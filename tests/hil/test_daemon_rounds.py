@@ -150,7 +150,7 @@ def test_a_card_nobody_is_owed_is_ruled_dead_and_a_joker_stops_play(
     assert daemon.get("/api/meters")["dead_cards"] == 1
     status, _ = daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 5}}]})
     assert status == 201
-    daemon.post("/api/sim/shoe", {"cards": ["JK"]})
+    daemon.post("/api/sim/shoe", {"cards": ["JK"], "impossible": True})  # a card no Grand Slam shoe holds
     daemon.post("/api/sim/draw", {"count": 1})
     state = daemon.wait_for("the fault", lambda s: s["blocked"])
     fault = state["faults"][0]

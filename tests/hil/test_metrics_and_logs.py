@@ -11,15 +11,18 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from .conftest import Daemon
+from benchmarks.rig import SUPERVISOR, Daemon
 
 
 def test_metrics_count_the_demo_tables_cards_and_the_log_is_journalds(tmp_path: Path) -> None:
-    daemon = Daemon(tmp_path, '[table]\nid = "MET-1"\n', "--demo", "--demo-interval", "0.02", env={"INVOCATION_ID": "0f5e"})
+    daemon = Daemon(tmp_path, "[table]\nid = \"MET-1\"\n", args=("--demo", "--demo-interval", "0.02"), env={"INVOCATION_ID": "0f5e"})
     daemon.start()
     try:
         daemon.wait_for("a settled round", lambda a: any(r["status"] == "settled" for r in a["rounds"]), timeout=60, path="/api/rounds")
-        with urllib.request.urlopen(f"http://127.0.0.1:{daemon.port}/metrics", timeout=5) as answer:
+        scrape = urllib.request.Request(
+            f"http://127.0.0.1:{daemon.port}/metrics", headers={"Authorization": f"Bearer {SUPERVISOR}"}
+        )
+        with urllib.request.urlopen(scrape, timeout=5) as answer:
             text = answer.read().decode()
         cards = daemon.get("/api/state")
     finally:

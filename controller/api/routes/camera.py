@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import Field, StrictInt
 
-from controller.api.deps import Dealer, Rt, Supervisor
-from controller.api.errors import ApiError
+from controller.api.deps import Caller, Rt
+from controller.api.errors import ApiError, body_schema, optional
 from controller.api.models import RecalibrateBody
 from controller.api.routes import table_call, who
 from controller.games.bodies import Body
+from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
 
@@ -23,25 +24,28 @@ class FromCameraBody(Body):
     name: str | None = Field(default=None, max_length=40)
 
 
-@router.post("/rounds/from-camera", status_code=201)
-async def open_from_camera(rt: Rt, role: Dealer, body: FromCameraBody | None = None) -> dict[str, Any]:
+@router.post("/rounds/from-camera", status_code=201, openapi_extra=body_schema(FromCameraBody, required=False))
+async def open_from_camera(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     """Open the round the camera proposes (`camera.proposal` in the state), as confirmed."""
+    body = await optional(request, FromCameraBody)
     seq = body.scene_seq if body else None
     number = table_call(lambda: rt.table.open_from_camera(by=who(role, body), scene_seq=seq))
     return {"round": number}
 
 
 @router.get("/camera")
-async def camera(rt: Rt) -> dict[str, Any]:
+async def camera(rt: Rt, role: Caller) -> dict[str, Any]:
     """What the overhead camera sees and proposes, and the camera device's own status."""
-    device = rt.snapshot()["devices"].get("camera")
+    device = rt.snapshot(role)["devices"].get("camera")
     if not rt.table.camera.active and device is None:
         raise ApiError("not-found", "this table has no overhead camera ([camera] in the configuration)")
-    return {"device": device, **rt.table.camera.snapshot(rt.table)}
+    seen = sight(rt.table, role)
+    return seen.snapshot({"device": device, **rt.table.camera.snapshot(rt.table)})
 
 
-@router.post("/camera/recalibrate", status_code=202)
-async def recalibrate(rt: Rt, role: Supervisor, body: RecalibrateBody | None = None) -> dict[str, Any]:
+@router.post("/camera/recalibrate", status_code=202, openapi_extra=body_schema(RecalibrateBody, required=False))
+async def recalibrate(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    body = await optional(request, RecalibrateBody)
     if rt.recalibrate is None:
         raise ApiError("not-found", "this table has no overhead camera to recalibrate")
     reason = body.reason if body and body.reason else ""

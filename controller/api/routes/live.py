@@ -1,18 +1,31 @@
-"""The live feed over a WebSocket: every journaled entry in order, for the screens."""
+"""The live feed over a WebSocket: every journaled entry in order, for the screens.
+
+The hello is checked before anything is sent: a hello that is not `{"after": N}` with N a
+sequence number (0 to 2**53) is refused with close code 4400 and a message saying what to send;
+no credentials 4401; a role the access table does not open the feed to 4403; a locked-out
+address 4429. Each refusal is first sent as `{"type": "error", "error": ...}`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from controller.api.auth import Sessions
+from controller.api.access import role_words, roles_for
+from controller.api.auth import Role, Sessions
+from controller.api.deps import check_token
+from controller.api.errors import ApiError
 from controller.api.runtime import Runtime
 
 router = APIRouter(prefix="/api")
 log = logging.getLogger("controller.api")
+
+MAX_SEQ = 2**53  # larger than any journal will reach; JSON numbers stay exact up to here
+HELLO = 'send {"after": N} first: N is the last sequence number you have, 0 for everything'
 
 
 @router.websocket("/ws")
@@ -21,29 +34,34 @@ async def live(ws: WebSocket) -> None:
     entry after N, the state, and each new entry as it is journaled."""
     rt: Runtime = ws.app.state.rt
     await ws.accept()
-    granted = rt.sessions.role_of(ws.cookies.get(Sessions.COOKIE))
-    try:
-        hello = json.loads(await asyncio.wait_for(ws.receive_text(), timeout=10))
-    except (TimeoutError, json.JSONDecodeError, WebSocketDisconnect, RuntimeError):
-        await _refuse(ws, 'send {"after": N} first')
+    hello = await _hello(ws)
+    if hello is None:
         return
-    if granted is None and isinstance(hello, dict) and isinstance(hello.get("token"), str):
+    granted: Role | None = rt.sessions.role_of(ws.cookies.get(Sessions.COOKIE))
+    token = hello.get("token")
+    if granted is None and token is not None:
         client = ws.client.host if ws.client else "unknown"
-        if rt.limiter.retry_after(client) > 0:
-            await _refuse(ws, f"too many failed logins from {client}; wait a minute")
+        if not isinstance(token, str) or not token:
+            await _refuse(ws, 4400, '"token" must be the token as text')
             return
-        granted = rt.tokens.role_of(hello["token"])
-        if granted is None:
-            rt.limiter.failed(client)
-            log.warning("failed WebSocket login from %s", client)
+        try:
+            granted = check_token(rt, client, token)
+        except ApiError as exc:
+            await _refuse(ws, 4000 + exc.status, exc.message)
+            return
+    allowed = roles_for("WS", "/api/ws") or ()
     if granted is None:
-        await _refuse(ws, "log in first: the live feed needs the dealer's or the supervisor's token")
+        await _refuse(ws, 4401, f"log in first: the live feed needs {role_words(allowed)} token")
         return
-    after = hello.get("after", 0) if isinstance(hello, dict) else None
-    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-        await _refuse(ws, '"after" must be the last sequence number seen, 0 or more')
+    if granted not in allowed:
+        await _refuse(ws, 4403, f"the live feed needs {role_words(allowed)} token")
         return
-    backlog, sub = rt.live.subscribe(rt.table, after)
+    after = hello.get("after", 0)
+    if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after <= MAX_SEQ:
+        said = f"{after!r}"[:40]
+        await _refuse(ws, 4400, f'"after" must be the last sequence number seen, from 0 to {MAX_SEQ}, not {said}')
+        return
+    backlog, sub = rt.live.subscribe(rt.table, after, granted)
     try:
         for message in backlog:
             await ws.send_text(message)
@@ -59,9 +77,37 @@ async def live(ws: WebSocket) -> None:
         rt.live.unsubscribe(sub)
 
 
-async def _refuse(ws: WebSocket, why: str) -> None:
+async def _hello(ws: WebSocket) -> dict[str, Any] | None:
+    """The screen's first message as an object, or None once it has been refused."""
     try:
-        await ws.send_json({"type": "error", "error": why})
-        await ws.close(code=4401, reason=why[:120])
+        message = await asyncio.wait_for(ws.receive(), timeout=10)
+    except TimeoutError:
+        await _refuse(ws, 4400, f"no hello within 10 s: {HELLO}")
+        return None
+    if message.get("type") == "websocket.disconnect":
+        return None
+    text = message.get("text")
+    if not isinstance(text, str):
+        await _refuse(ws, 4400, f"the hello must be a text message: {HELLO}")
+        return None
+    try:
+        hello = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        await _refuse(ws, 4400, f"the hello is not JSON: {HELLO}")
+        return None
+    if not isinstance(hello, dict):
+        await _refuse(ws, 4400, f"the hello must be an object: {HELLO}")
+        return None
+    unknown = sorted(set(hello) - {"after", "token"})
+    if unknown:
+        await _refuse(ws, 4400, f"unknown key {unknown[0]!r} in the hello: {HELLO}"[:200])
+        return None
+    return hello
+
+
+async def _refuse(ws: WebSocket, code: int, why: str) -> None:
+    try:
+        await ws.send_json({"type": "error", "error": why, "code": code})
+        await ws.close(code=code, reason=why[:120])
     except (WebSocketDisconnect, RuntimeError):
         pass

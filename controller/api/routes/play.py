@@ -1,22 +1,43 @@
-"""The dealer's and the supervisor's actions: open a round, decide, confirm, void, clear faults."""
+"""The dealer's and the supervisor's actions: open a round, decide, confirm, void, clear faults.
+
+Each route reads its body after the caller's role is checked (`validated` / `optional`), so a
+caller without the role gets 401 or 403 whatever the body; `body_schema` keeps the OpenAPI
+schema saying what the body is. The bodies that open a round and take a decision are the
+game's: the app fills in their schema (`GAME_BODIES`)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
+from pydantic import BaseModel
 
-from controller.api.deps import Dealer, Rt, Supervisor
-from controller.api.errors import ApiError, validated
+from controller.api.deps import Caller, Rt
+from controller.api.errors import ApiError, body_schema, optional, validated
 from controller.api.models import ClearFaultBody, VoidBody, WhoBody
 from controller.api.routes import table_call, who
+from controller.games.base import GameAdapter
+from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
 
+#: The routes whose body is the game's own: path -> the game's model of it (POST).
+GAME_BODIES: dict[str, Callable[[GameAdapter], type[BaseModel] | None]] = {
+    "/api/rounds": lambda game: game.opening_model(),
+    "/api/decisions": lambda game: game.decision_model(),
+}
+
+
+def _prompt(rt: Rt, role: str) -> str:
+    from controller.view import prompt
+
+    return sight(rt.table, role).text(prompt(rt.table))
+
 
 @router.post("/rounds", status_code=201)
-async def open_round(request: Request, rt: Rt, role: Dealer) -> dict[str, Any]:
+async def open_round(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     """Open a round with the game's opening body (Grand Slam: seats and blind_seat; Jokers 22:
     banker and spots; Baseball poker: players), as a round file opens one."""
     body = await validated(request, rt.table.adapter.opening_model())
@@ -25,48 +46,49 @@ async def open_round(request: Request, rt: Rt, role: Dealer) -> dict[str, Any]:
 
 
 @router.post("/decisions")
-async def decide(request: Request, rt: Rt, role: Dealer) -> dict[str, Any]:
+async def decide(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     """A player's choice, in the form the game's round files write it."""
-    from controller.view import prompt
-
     model = rt.table.adapter.decision_model()
     if model is None:
         raise ApiError("conflict", f"{rt.table.adapter.title} has no decisions: the cards decide every round")
     body = await validated(request, model)
     entry = table_call(lambda: rt.table.decide(body.model_dump(exclude_none=True), by=role))
-    return {"journal_seq": entry.seq, "prompt": prompt(rt.table)}
+    return {"journal_seq": entry.seq, "prompt": _prompt(rt, role)}
 
 
-@router.post("/confirm")
-async def confirm(rt: Rt, role: Dealer, body: WhoBody | None = None) -> dict[str, Any]:
-    from controller.view import prompt
-
+@router.post("/confirm", openapi_extra=body_schema(WhoBody, required=False))
+async def confirm(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    body = await optional(request, WhoBody)
     entry = table_call(lambda: rt.table.button("confirm", by=who(role, body)))
-    return {"journal_seq": entry.seq, "prompt": prompt(rt.table)}
+    return {"journal_seq": entry.seq, "prompt": _prompt(rt, role)}
 
 
-@router.post("/rounds/current/void")
-async def void(body: VoidBody, rt: Rt, role: Supervisor) -> dict[str, Any]:
+@router.post("/rounds/current/void", openapi_extra=body_schema(VoidBody))
+async def void(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    body = await validated(request, VoidBody)
     entry = table_call(lambda: rt.table.void(by=who(role, body), reason=body.reason))
     return {"journal_seq": entry.seq, "round": entry.round}
 
 
-@router.post("/faults/{fault_id}/clear")
-async def clear_fault(fault_id: int, body: ClearFaultBody, rt: Rt, role: Supervisor) -> dict[str, Any]:
+@router.post("/faults/{fault_id}/clear", openapi_extra=body_schema(ClearFaultBody))
+async def clear_fault(fault_id: int, request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    body = await validated(request, ClearFaultBody)
     entry = table_call(
         lambda: rt.table.clear_fault(fault_id, body.action, by=who(role, body), reason=body.reason, card=body.card)
     )
     return {"journal_seq": entry.seq}
 
 
-@router.post("/faults/{fault_id}/acknowledge")
-async def acknowledge(fault_id: int, rt: Rt, role: Dealer, body: WhoBody | None = None) -> dict[str, Any]:
+@router.post("/faults/{fault_id}/acknowledge", openapi_extra=body_schema(WhoBody, required=False))
+async def acknowledge(fault_id: int, request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    body = await optional(request, WhoBody)
     entry = table_call(lambda: rt.table.acknowledge_fault(fault_id, by=who(role, body)))
     return {"journal_seq": entry.seq}
 
 
-@router.post("/shoe/reshuffle")
-async def reshuffle(rt: Rt, role: Dealer, body: WhoBody | None = None) -> dict[str, Any]:
+@router.post("/shoe/reshuffle", openapi_extra=body_schema(WhoBody, required=False))
+async def reshuffle(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    body = await optional(request, WhoBody)
     entry = table_call(lambda: rt.table.shoe_reshuffled(by=who(role, body)))
     if rt.sim is not None:  # the simulated dealer loads the simulated shoe too
         await asyncio.to_thread(rt.sim.reshuffle)

@@ -1,4 +1,8 @@
-"""Reading the table: health, state, meters, devices, recall, audit, configuration."""
+"""Reading the table: health, state, meters, devices, recall, audit, configuration.
+
+Who may read which is the access table's (`controller/api/access.py`); what the dealer sees of
+the table and of recall passes through `controller.visibility` (no face-down card of a live hand,
+a finished hand as the rules show it)."""
 
 from __future__ import annotations
 
@@ -6,21 +10,26 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from controller.api.deps import Rt, Supervisor
+from controller.api.deps import Anyone, Caller, Rt
 from controller.api.errors import ApiError
 from controller.audit import audit as audit_rows
 from controller.engine.base import RuleError, to_json
 from controller.replay import replay_steps
 from controller.rounds import RoundRecord
+from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
 
 
 @router.get("/health")
-async def health(rt: Rt) -> dict[str, Any]:
+async def health(rt: Rt, role: Anyone) -> dict[str, Any]:
+    """Whether the table is up; the rest (game, table, journal) only to a caller with a role."""
     table = rt.table
+    status = "fault" if table.blocked else "ok"
+    if role is None:
+        return {"status": status}
     return {
-        "status": "fault" if table.blocked else "ok",
+        "status": status,
         "simulated": table.simulated,
         "game": table.game_name,
         "table": table.table_id,
@@ -30,41 +39,42 @@ async def health(rt: Rt) -> dict[str, Any]:
 
 
 @router.get("/state")
-async def state(rt: Rt) -> dict[str, Any]:
-    return rt.snapshot()
+async def state(rt: Rt, role: Caller) -> dict[str, Any]:
+    return rt.snapshot(role)
 
 
 @router.get("/meters")
-async def meters(rt: Rt) -> dict[str, Any]:
+async def meters(rt: Rt, _: Caller) -> dict[str, Any]:
     return {"game": rt.table.game_name, "simulated": rt.table.simulated, **rt.table.meters.to_json()}
 
 
 @router.get("/devices")
-async def devices(rt: Rt) -> dict[str, Any]:
-    out: dict[str, Any] = rt.snapshot()["devices"]
+async def devices(rt: Rt, role: Caller) -> dict[str, Any]:
+    out: dict[str, Any] = rt.snapshot(role)["devices"]
     out.setdefault("camera", {"installed": False, "message": "no overhead camera in the configuration"})
     return out
 
 
 @router.get("/rounds")
-async def recall(rt: Rt, last: int = 10) -> dict[str, Any]:
+async def recall(rt: Rt, role: Caller, last: int = 10) -> dict[str, Any]:
     if not 1 <= last <= 1000:
         raise ApiError("invalid", "last: a whole number from 1 to 1000", field="last")
-    return {"rounds": [r.to_json() for r in rt.table.last_rounds(last)]}
+    seen = sight(rt.table, role)
+    return {"rounds": [seen.entry(r.to_json(), r.number) for r in rt.table.last_rounds(last)]}
 
 
 @router.get("/rounds/{number}")
-async def get_round(number: int, rt: Rt) -> dict[str, Any]:
-    return _record(rt, number).to_json()
+async def get_round(number: int, rt: Rt, role: Caller) -> dict[str, Any]:
+    return sight(rt.table, role).entry(_record(rt, number).to_json(), number)
 
 
 @router.get("/rounds/{number}/file")
-async def round_file(number: int, rt: Rt) -> Any:
+async def round_file(number: int, rt: Rt, _: Caller) -> Any:
     return _finished_file(rt, number)
 
 
 @router.get("/rounds/{number}/replay")
-async def round_replay(number: int, rt: Rt) -> dict[str, Any]:
+async def round_replay(number: int, rt: Rt, _: Caller) -> dict[str, Any]:
     doc = _finished_file(rt, number)
     try:
         game, steps = replay_steps(doc)
@@ -103,12 +113,12 @@ def _finished_file(rt: Rt, number: int) -> dict[str, Any]:
 
 
 @router.get("/audit")
-async def audit(rt: Rt, _: Supervisor, last: int = 100) -> dict[str, Any]:
+async def audit(rt: Rt, _: Caller, last: int = 100) -> dict[str, Any]:
     if not 1 <= last <= 10000:
         raise ApiError("invalid", "last: a whole number from 1 to 10000", field="last")
     return {"audit": audit_rows(rt.table.journal, last)}
 
 
 @router.get("/config")
-async def config(rt: Rt, _: Supervisor) -> dict[str, Any]:
+async def config(rt: Rt, _: Caller) -> dict[str, Any]:
     return rt.config_view

@@ -8,18 +8,27 @@ from fastapi import APIRouter, Request, Response
 
 from controller.api.auth import Sessions
 from controller.api.deps import Rt, check_token, client_of
+from controller.api.errors import body_schema, validated
 from controller.api.models import LoginBody
 
 router = APIRouter(prefix="/api")
 
 
-@router.post("/login")
-async def login(body: LoginBody, request: Request, response: Response, rt: Rt) -> dict[str, Any]:
-    granted = check_token(rt, request, body.token)
+@router.post("/login", openapi_extra=body_schema(LoginBody))
+async def login(request: Request, response: Response, rt: Rt) -> dict[str, Any]:
+    """Trade a token for a session cookie (HttpOnly, SameSite=Strict; Secure when served over TLS)."""
+    body = await validated(request, LoginBody)
+    granted = check_token(rt, client_of(request), body.token)
     sid = rt.sessions.start(granted)
     rt.table.access("login", {"client": client_of(request), "ok": True, "role": granted})
     response.set_cookie(
-        Sessions.COOKIE, sid, httponly=True, samesite="strict", path="/", max_age=int(rt.sessions.ttl_s)
+        Sessions.COOKIE,
+        sid,
+        httponly=True,
+        samesite="strict",
+        secure=rt.tls,
+        path="/",
+        max_age=int(rt.sessions.ttl_s),
     )
     return {"role": granted}
 
@@ -27,7 +36,7 @@ async def login(body: LoginBody, request: Request, response: Response, rt: Rt) -
 @router.post("/logout")
 async def logout(request: Request, response: Response, rt: Rt) -> dict[str, Any]:
     rt.sessions.end(request.cookies.get(Sessions.COOKIE))
-    response.delete_cookie(Sessions.COOKIE, path="/")
+    response.delete_cookie(Sessions.COOKIE, path="/", secure=rt.tls, httponly=True, samesite="strict")
     return {"role": None}
 
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from typing import Any
 
 from fastapi import APIRouter, Request
 
-from controller.api.deps import Dealer, Rt, Supervisor
-from controller.api.errors import ApiError
+from controller.api.deps import Caller, Rt
+from controller.api.errors import ApiError, body_schema, optional, validated
 from controller.api.models import SimDrawBody, SimFaultBody, SimShoeBody
 from controller.api.runtime import SimControls
 from controller.engine.cards import CardError, parse_card
+from controller.visibility import sight
 
 router = APIRouter(prefix="/api/sim")
 
@@ -28,35 +30,56 @@ def _shoe(rt: Rt) -> SimControls:
     return rt.sim
 
 
-@router.post("/shoe")
-async def sim_stack(body: SimShoeBody, rt: Rt, _: Dealer) -> dict[str, Any]:
+@router.post("/shoe", openapi_extra=body_schema(SimShoeBody))
+async def sim_stack(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    """Put `cards` on top of the simulated shoe, the first to come out first. Only cards this
+    table's shoe can hold, as many as it holds, unless `"impossible": true` (a test of the fault)."""
+    body = await validated(request, SimShoeBody)
     shoe = _shoe(rt)
     try:
         cards = [parse_card(t) for t in body.cards]
     except CardError as exc:
         raise ApiError("invalid", f"body.cards: {exc}", field="cards") from None
+    composition = rt.table.shoe.composition
+    if not body.impossible:
+        for card, count in Counter(cards).items():
+            holds = composition.count(card)
+            if count > holds:
+                raise ApiError(
+                    "invalid",
+                    f"body.cards: {card} cannot come from the {composition.describe()} (it holds {holds}, not "
+                    f'{count}); to test the impossible-card fault, send "impossible": true',
+                    field="cards",
+                )
     # Off the loop: the shoe's bytes come back through the reader, which needs this loop.
     await asyncio.to_thread(shoe.stack, cards)
     return {"stacked": [str(c) for c in cards]}
 
 
-@router.post("/draw")
-async def sim_draw(rt: Rt, _: Dealer, body: SimDrawBody | None = None) -> dict[str, Any]:
+@router.post("/draw", openapi_extra=body_schema(SimDrawBody, required=False))
+async def sim_draw(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    """Pull `count` cards through the simulated shoe; the answer shows what the caller may see."""
+    body = await optional(request, SimDrawBody)
     shoe = _shoe(rt)
     count = body.count if body else 1
-    drawn = await asyncio.to_thread(shoe.draw, count)
-    return {"drawn": [str(c) for c in drawn]}
+    seen = sight(rt.table, role)
+    face_down = not seen.everything and rt.table.adapter.next_card_hidden(rt.table.awaiting)
+    drawn = [str(c) for c in await asyncio.to_thread(shoe.draw, count)]
+    # The dealer learns no card that goes face down, even by drawing it here.
+    hidden = frozenset(drawn) if face_down else seen.current()
+    return {"drawn": seen.mask(drawn, hidden)}
 
 
-@router.post("/fault")
-async def sim_fault(body: SimFaultBody, rt: Rt, _: Supervisor) -> dict[str, Any]:
+@router.post("/fault", openapi_extra=body_schema(SimFaultBody))
+async def sim_fault(request: Request, rt: Rt, _: Caller) -> dict[str, Any]:
+    body = await validated(request, SimFaultBody)
     shoe = _shoe(rt)
     said = await asyncio.to_thread(shoe.fault, body.fault, body.on)
     return {"fault": body.fault, "on": body.on, "shoe": said}
 
 
 @router.post("/scene")
-async def sim_scene(request: Request, rt: Rt, _: Dealer) -> dict[str, Any]:
+async def sim_scene(request: Request, rt: Rt, _: Caller) -> dict[str, Any]:
     """Change what the simulated camera sees, as a player's or a dealer's hands would:
     {"zones": {"seat3.first": [25, 25], "seat3.second": []}, "pucks": {"blind": "seat4.puck"},
     "hands": [{"over": "seat2.first"}], "bump": true}."""
@@ -64,7 +87,7 @@ async def sim_scene(request: Request, rt: Rt, _: Dealer) -> dict[str, Any]:
         raise ApiError("not-found", "no simulated camera in this daemon: add [camera] to a --sim table's configuration")
     try:
         body = json.loads(await request.body() or b"{}")
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError("invalid", f"body: not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ApiError("invalid", 'body: an object such as {"zones": {"seat3.first": [25]}}')
@@ -75,7 +98,7 @@ async def sim_scene(request: Request, rt: Rt, _: Dealer) -> dict[str, Any]:
 
 
 @router.get("/pins")
-async def sim_pins(rt: Rt) -> dict[str, Any]:
+async def sim_pins(rt: Rt, _: Caller) -> dict[str, Any]:
     if rt.sim_pins is None:
         raise ApiError("not-found", "a live table has real pins, not mock ones: there is no pin history to show")
     return {"pins": rt.sim_pins()}

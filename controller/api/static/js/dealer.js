@@ -48,7 +48,14 @@ const signIn = keepSignedIn({
   needText: NEED_ROLE,
   onSignedOut: () => screen.feed.stop(),
   // Ask for the last few entries again so the event log starts filled.
-  onSignedIn: () => screen.feed.start(Math.max(0, (screen.current?.journal_seq ?? 0) - LOG_LINES)),
+  onSignedIn: async () => {
+    if (!screen.current) {
+      await get("/api/state")
+        .then(render)
+        .catch((err) => setText($("prompt"), errorText(err)));
+    }
+    screen.feed.start(Math.max(0, (screen.current?.journal_seq ?? 0) - LOG_LINES));
+  },
 });
 
 // --- drawing the state -------------------------------------------------------------------------
@@ -245,11 +252,8 @@ function main() {
   $("confirm").addEventListener("click", confirm);
   $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 }), $("action-error")));
   document.addEventListener("keydown", onKey);
-  // Draw the table at once (reads need no login), then log in for live updates and actions.
-  get("/api/state")
-    .then(render)
-    .catch((err) => setText($("prompt"), errorText(err)))
-    .finally(() => void signIn());
+  // Reads need a login too: nothing of the table is drawn behind the login dialog.
+  void signIn();
 }
 
 main();
