@@ -43,6 +43,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: What the check's own environment says that a table run by it must not believe (it is no service).
+NOT_PASSED_ON = ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM")
 #: The tokens the check's tables run with (reads need a role too); the supervisor's reads all.
 DEALER_TOKEN = "wheel-check-dealer-0123456789"
 SUPERVISOR_TOKEN = "wheel-check-supervisor-0123456789"
@@ -91,7 +93,7 @@ def demo_round(tablectl: Path, game: str, work: Path) -> None:
              "--state-dir", "state", "--http", f"127.0.0.1:{port}", "--seed", "14"],
             cwd=here, stdout=out, stderr=subprocess.STDOUT,
             env={
-                **{k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM")},
+                **{k: v for k, v in os.environ.items() if k not in NOT_PASSED_ON},
                 "TABLECTL_DEALER_TOKEN": DEALER_TOKEN,
                 "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR_TOKEN,
             },

@@ -171,8 +171,8 @@ def feed(client: TestClient, role: str, *, after: int = 0, live: int = 0, then: 
 def test_every_route_of_the_app_is_in_the_access_table_and_nothing_else_is(client: TestClient) -> None:
     paths = client.app.openapi()["paths"]  # type: ignore[attr-defined]
     routes = {f"{method.upper()} {path}" for path, ops in paths.items() for method in ops}
-    # The pages, the feed and the schema itself are not in the schema.
-    routes |= {"GET /", "GET /supervisor", "WS /api/ws", "GET /api/openapi.json"}
+    # The pages, the feed, the schema itself and the Prometheus scrape are not in the schema.
+    routes |= {"GET /", "GET /supervisor", "WS /api/ws", "GET /api/openapi.json", "GET /metrics"}
     assert routes == set(ACCESS)
 
 
