@@ -108,6 +108,8 @@ class Config:
     indicators: IndicatorConfig = field(default_factory=IndicatorConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
     state_dir: str = "/var/lib/tablectl"
+    retain_days: float = 90.0  # rounds older than this are exported to the archive (0: keep all)
+    archive_dir: str | None = None  # where retention exports to (default: <state dir>/archive)
     floor: FloorConfig | None = None  # None: the table reports to no floor (see hardware/floor.md)
     camera: CameraConfig | None = None  # None: no overhead camera (the table runs without vision)
 
@@ -119,7 +121,7 @@ _SECTIONS: dict[str, set[str]] = {
     "display": {"url", "dialect", "baudrate"},
     "indicators": {"pin_map", "pin_file", "pin_factory"},
     "http": {"host", "port"},
-    "state": {"dir"},
+    "state": {"dir", "retain_days", "archive_dir"},
     "floor": set(),  # checked by controller.floor.config.parse_floor
     "camera": {"backend", "device", "layout", "calibration", "fps", "stable_frames"},
 }
@@ -192,6 +194,8 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
             port=int(reader.number("http.port", 8000, low=1, high=65535, whole=True)),
         ),
         state_dir=reader.text("state.dir", "/var/lib/tablectl") or "/var/lib/tablectl",
+        retain_days=reader.number("state.retain_days", 90.0, low=0, high=36500),
+        archive_dir=reader.text("state.archive_dir", None),
         floor=floor,
         camera=_camera(reader, simulated) if "camera" in doc else None,
     )

@@ -21,6 +21,7 @@ import logging
 import random
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,7 +36,7 @@ from controller.api.runtime import Runtime
 from controller.config import Config
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Journal
+from controller.journal import Journal, JournalCorrupt, JournalError
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
 from controller.table import Output, Table, TableError
@@ -156,6 +157,7 @@ class Daemon:
         self._closers.append(journal.close)
         try:
             table = self._build_table(journal)
+            self._retain(table)
             self.table = table
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
@@ -193,6 +195,7 @@ class Daemon:
                 journal.last_seq,
             )
             self.notifier.ready(f"{mode} {self.config.table_id}: {prompt(table)}")
+            self._start_full_check(journal.path)
             await self.stopping.wait()
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
@@ -235,6 +238,51 @@ class Daemon:
             simulated=self.simulated,
             outputs=outputs,
         )
+
+    def _retain(self, table: Table) -> None:
+        """Retention at start: rounds older than state.retain_days go to the archive (and leave
+        the live journal) once exported, checked and, with a floor, confirmed by it."""
+        from controller.retention import retain
+
+        archive = Path(self.config.archive_dir) if self.config.archive_dir else self.state_dir / "archive"
+        try:
+            done = retain(
+                table.journal, archive, days=self.config.retain_days, floor_required=self.config.floor is not None
+            )
+        except JournalError as exc:  # the live journal is untouched: play goes on, the log says why
+            log.error("retention: %s", exc)
+            return
+        if done.directory is not None:
+            log.info("retention: entries to %d (rounds %s) exported to %s", done.through, done.rounds, done.directory)
+
+    def _start_full_check(self, path: Path) -> None:
+        """The whole journal checked in the background once the table is ready (start-up itself
+        checks the head file, the tail and the last snapshot): damage found latches a fault."""
+        loop, table = self.loop, self.table
+        assert loop is not None and table is not None
+
+        def check() -> None:
+            try:
+                reader = Journal(path, readonly=True)
+                try:
+                    reader.check()
+                finally:
+                    reader.close()
+            except JournalCorrupt as exc:
+                log.error("journal: %s", exc)
+                loop.call_soon_threadsafe(self._journal_damaged, str(exc))
+            except JournalError as exc:
+                log.warning("journal: the background check could not run: %s", exc)
+
+        threading.Thread(target=check, name="journal-check", daemon=True).start()
+
+    def _journal_damaged(self, message: str) -> None:
+        assert self.table is not None
+        with contextlib.suppress(TableError):
+            self.table.raise_fault(
+                "journal-damaged",
+                f"{message}. Stop play: restore the journal from a good copy (hardware/install.md); never delete it.",
+            )
 
     def _start_floor(self, table: Table, journal: Journal) -> FloorPublisher | None:
         """The floor publisher when config has a [floor] section: the journal is its outbox."""
@@ -491,6 +539,9 @@ class Daemon:
         interval = self.notifier.watchdog_interval() or 5.0
         while True:
             self.notifier.watchdog()
+            if self.table is not None and self.table.journal_fault is not None:
+                with contextlib.suppress(TableError):  # still full: the fault stays, said once
+                    self.table.retry_journal()
             if self.simulated:
                 _trim_pin_history(self.pin_factory)
             if self.display is not None and self.table is not None and self.table.faults:

@@ -124,6 +124,7 @@ def run_checks(
     checks += _guard("state directory", lambda: _check_state_dir(chosen_dir, for_service)).checks
     checks += _guard("disk space", lambda: [_check_disk(chosen_dir, host)]).checks
     checks += _guard("journal", lambda: [_check_journal(chosen_dir / JOURNAL_FILE)]).checks
+    checks += _guard("journal size", lambda: [_check_journal_size(chosen_dir / JOURNAL_FILE, config)]).checks
     checks += _guard("API tokens", lambda: _check_tokens(host, simulated)).checks
     return checks
 
@@ -559,10 +560,40 @@ def _check_journal(path: Path) -> Check:
             "(hardware/install.md, backing up the journal).",
         )
     try:
-        entries = journal.last_seq
+        entries = journal.check()  # the full check: SQLite's integrity, every entry, the hash chain
+    except JournalCorrupt as exc:
+        return Check("journal", False, "error", f"{exc}. The table must not play on it: restore a good copy.")
     finally:
         journal.close()
-    return Check("journal", True, "info", f"{path}: {entries} entries; integrity, checksums and sequence all pass")
+    return Check(
+        "journal",
+        True,
+        "info",
+        f"{path}: {entries} entries; integrity, checksums, sequence, hash chain and head file all pass",
+    )
+
+
+def _check_journal_size(path: Path, config: Any) -> Check:
+    """What the journal and its archive take on disk, and how retention bounds it."""
+    from controller.journal import journal_disk_usage
+
+    if not path.exists():
+        return Check("journal size", True, "info", "no journal yet")
+    use = journal_disk_usage(path)
+    days = config.retain_days if config is not None else 90.0
+    archive = Path(config.archive_dir) if config is not None and config.archive_dir else path.parent / "archive"
+    extra = "" if archive == path.parent / "archive" else f"; archive at {archive}"
+    bound = (
+        f"rounds older than {days:g} days are exported to the archive and leave the live journal "
+        "(about 2 MB of journal a day of play, hardware/install.md)"
+        if days > 0
+        else "retention is off (state.retain_days = 0): the live journal grows with every round"
+    )
+    text = (
+        f"live journal {use['database'] // MB} MB (+ {use['wal'] // 1024} KB WAL), archive "
+        f"{use['archive'] // MB} MB{extra}; {bound}"
+    )
+    return Check("journal size", days > 0, "info" if days > 0 else "warning", text)
 
 
 # --- API tokens ----------------------------------------------------------------------------
