@@ -71,6 +71,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         ("rebuild", "make the snapshots and the round index again from the entries"),
         ("synth", "write N seeded simulated rounds through the real table code (soak tests, capacity)"),
         ("retain", "export rounds older than the retention age to the archive, then remove them"),
+        ("accept-loss", "after a loss no copy can undo: journal it (who, why) so the table can start again"),
     ):
         part = journal_sub.add_parser(name, help=text)
         part.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
@@ -80,6 +81,9 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             part.add_argument("--rounds", type=int, required=True, metavar="N", help="how many rounds to add")
             part.add_argument("--game", metavar="G", help="the game (default: the configuration's)")
             part.add_argument("--seed", type=int, default=1, help="seed of the shoe and the players (1)")
+        if name == "accept-loss":
+            part.add_argument("--by", required=True, metavar="NAME", help="who accepts the loss")
+            part.add_argument("--reason", required=True, metavar="TEXT", help="why no copy can restore it")
         if name == "retain":
             part.add_argument("--days", type=float, metavar="D", help="keep this many days (config retention.days)")
     journal.set_defaults(handler=_journal)

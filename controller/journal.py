@@ -249,14 +249,23 @@ class Journal:
             "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? ORDER BY seq", (after,)
         ):
             if seq != expected:
-                raise JournalCorrupt(f"{self.path}: entry {expected} is missing (next is {seq})")
+                chain = self._accepted_loss(expected, seq, kind, body)
             if _crc(seq, at, round_no, kind, body) != crc:
                 raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
             chain = link(chain, seq, at, round_no, kind, body)
             if seq == want:
                 at_want = chain
-            expected += 1
+            expected = seq + 1
         return expected - 1, chain, at_want
+
+    def _accepted_loss(self, expected: int, seq: int, kind: str, body: str) -> str:
+        """A gap is allowed only where a person accepted it (`tablectl journal accept-loss`): the
+        entry after it names exactly the lost numbers and the chain's value the head file had."""
+        if kind == "journal-loss":
+            doc = json.loads(body)
+            if doc.get("lost") == [expected, seq - 1]:
+                return str(doc["head_hash"])
+        raise JournalCorrupt(f"{self.path}: entry {expected} is missing (next is {seq})")
 
     def _verify_open(self) -> tuple[int, str]:
         try:
@@ -308,9 +317,11 @@ class Journal:
     def _restore_advice(self, since: str | None = None) -> str:
         copy = f"a copy made after {since}" if since else "a good copy"
         return (
-            f"The table will not start on it. What to do: stop, keep these files for the investigation, and "
-            f"restore {self.path.name} together with its -wal and -shm files and {self.head_path.name} from "
-            f"{copy} (never the database file alone); no sequence number already written is ever used again."
+            f"The table will not start on it. What to do: keep these files for the investigation, and restore "
+            f"{self.path.name} together with its -wal and -shm files from {copy}, leaving {self.head_path.name} as "
+            "it is (it is the record of how far the table got). If no copy holds the lost entries, a supervisor "
+            "records the loss with `tablectl journal accept-loss --by NAME --reason TEXT`; numbering goes on after "
+            "them: no sequence number already written is ever used again."
         )
 
     def check(self) -> int:
@@ -324,12 +335,13 @@ class Journal:
             raise JournalCorrupt(f"{self.path}: SQLite integrity check failed: {result[:3]}")
         first, chain = self._retained()
         marks = dict(self._db.execute("SELECT seq, hash FROM snapshots").fetchall())
-        expected = first + 1
+        expected, count = first + 1, 0
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq"
         ):
+            count += 1
             if seq != expected:
-                raise JournalCorrupt(f"{self.path}: entry {expected} is missing (next is {seq})")
+                chain = self._accepted_loss(expected, seq, kind, body)
             if _crc(seq, at, round_no, kind, body) != crc:
                 raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
             chain = link(chain, seq, at, round_no, kind, body)
@@ -338,11 +350,11 @@ class Journal:
                     f"{self.path}: the snapshot after entry {seq} is not of these entries (another hash chain); "
                     "run `tablectl journal rebuild` to make the snapshots again from the entries"
                 )
-            expected += 1
+            expected = seq + 1
         mark = self.head.read() if self.head is not None else None
         if mark is not None and (mark.seq > expected - 1 or (mark.seq == expected - 1 and mark.hash != chain)):
             raise JournalCorrupt(f"{self.path}: the entries do not reach what {self.head_path.name} says was written")
-        return expected - 1 - first
+        return count
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -559,10 +571,12 @@ class Journal:
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq", (after, want)
         ):
-            if seq != expected or _crc(seq, at, round_no, kind, body) != crc:
-                raise JournalCorrupt(f"{self.path}: entry {expected} is missing or does not match its checksum")
+            if seq != expected:
+                chain = self._accepted_loss(expected, seq, kind, body)
+            if _crc(seq, at, round_no, kind, body) != crc:
+                raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
             chain = link(chain, seq, at, round_no, kind, body)
-            expected += 1
+            expected = seq + 1
         return expected - 1, chain, chain if expected - 1 == want else None
 
     def retire(self, through: int, chain: str, last_round: int) -> None:
@@ -582,6 +596,38 @@ class Journal:
                 self._db.execute("ROLLBACK")
             raise _unwritable(self.path, exc) from None
         self.checkpoint()
+
+    @staticmethod
+    def accept_loss(path: Path, by: str, reason: str) -> tuple[int, int] | None:
+        """A person accepts that entries the head file says were written are gone for good (no
+        copy holds them): one `journal-loss` entry after them names the lost numbers, who and
+        why, so the journal opens again and no lost number is ever used again. Returns the lost
+        range, or None when nothing is missing."""
+        head = HeadFile(path.with_name(path.stem + ".head"))
+        mark = head.read()
+        if mark is None:
+            raise JournalError(f"{head.path}: there is no head file, so nothing shows which entries were lost")
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            last = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM entries").fetchone()[0])
+            if mark.seq <= last:
+                return None
+            body = {"lost": [last + 1, mark.seq], "written_until": mark.at, "by": by, "reason": reason}
+            text = json.dumps({**body, "head_hash": mark.hash}, separators=(",", ":"), sort_keys=True)
+            seq, at = mark.seq + 1, utc_now()
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM snapshots")  # made again from the entries at the next start
+            db.execute("DELETE FROM rounds")
+            db.execute(
+                "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, NULL, 'journal-loss', ?, ?)",
+                (seq, at, text, _crc(seq, at, None, "journal-loss", text)),
+            )
+            db.execute("COMMIT")
+            head.write(HeadMark(seq, link(mark.hash, seq, at, None, "journal-loss", text), at))
+        finally:
+            db.close()
+            head.close()
+        return last + 1, mark.seq
 
     def clear_derived(self) -> None:
         """Forget every snapshot and the round index (`tablectl journal rebuild` makes them again)."""

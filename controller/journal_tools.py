@@ -23,6 +23,15 @@ def run(args: argparse.Namespace, config: Config, state_dir: Path) -> int:
         return _verify(config, path)
     if command == "rebuild":
         return _rebuild(config, path)
+    if command == "accept-loss":
+        if not args.by.strip() or not args.reason.strip():
+            raise JournalError("accepting a loss needs who accepts it (--by) and why (--reason)")
+        lost = Journal.accept_loss(path, args.by, args.reason)
+        if lost is None:
+            print(f"{path}: nothing is missing; nothing was written")
+        else:
+            print(f"{path}: entries {lost[0]} to {lost[1]} recorded as lost by {args.by}; numbering goes on after them")
+        return 0
     return _retain(args, config, state_dir, path)
 
 

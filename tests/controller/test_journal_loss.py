@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from controller.audit import audit
+from controller.cli import main
 from controller.journal import Journal, JournalCorrupt
 from controller.synth import synthesize
+from controller.table import Table
 
 # A daemon killed with entries still in the write-ahead file (nothing closes or checkpoints it).
 WRITER = """
@@ -42,8 +45,31 @@ def test_a_deleted_wal_is_a_blocking_fault_naming_the_lost_entries_and_what_to_d
         words = str(refused.value)
         assert "80 journal entries lost" in words and "entries 1 to 80 are gone" in words
         assert "-wal file beside it was deleted or damaged" in words
-        assert "restore journal.sqlite3 together with its -wal and -shm files and journal.head" in words
+        assert "restore journal.sqlite3 together with its -wal and -shm files" in words
         assert "no sequence number already written is ever used again" in words
+    # No copy holds them: a supervisor records the loss, and numbering goes on after the lost ones.
+    assert (
+        main(
+            [
+                "journal",
+                "accept-loss",
+                "--sim",
+                "--state-dir",
+                str(tmp_path),
+                "--by",
+                "Ann (supervisor)",
+                "--reason",
+                "SD card replaced; no backup after 03:00",
+            ]
+        )
+        == 0
+    )
+    journal = Journal(path)
+    assert journal.append("card", {"card": "KD"}).seq == 82  # 1-80 lost, 81 says so
+    assert journal.check() == 2
+    table = Table(journal, game="grand-slam", rules={})
+    assert audit(journal, 5)[-1]["what"] == "accepted that journal entries 1 to 80 are lost for good"
+    assert table.journal is journal and not table.blocked
 
 
 def test_one_damaged_byte_near_the_end_of_the_wal_is_caught(tmp_path: Path) -> None:
