@@ -325,7 +325,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
-    from controller.journal import JournalError
+    from controller.journal import JournalCorrupt, JournalError
 
     if args.demo and not args.sim:
         _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
@@ -357,7 +357,13 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(daemon.run())
     except (TokenError, JournalError, FloorConfigError) as exc:
-        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        words = str(exc)
+        if isinstance(exc, JournalCorrupt) and "What to do" not in words and "tablectl journal" not in words:
+            words += (
+                ". What to do: the table will not play on it; keep the files for the investigation, run "
+                "`tablectl doctor`, and restore the journal from a good copy (hardware/install.md, step 13)"
+            )
+        print(f"tablectl: cannot start: {words}", file=sys.stderr)
         return 78  # EX_CONFIG: systemd does not restart into the same refusal forever
     except OSError as exc:
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)

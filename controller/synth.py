@@ -26,9 +26,12 @@ RESHUFFLE_BELOW = 60
 class SynthDealer:
     """Deals `rounds` rounds at `table`, seeded: the same seed writes the same inputs."""
 
-    def __init__(self, table: Table, seed: int) -> None:
+    def __init__(
+        self, table: Table, seed: int, opening: Callable[[random.Random], dict[str, Any]] | None = None
+    ) -> None:
         self.table = table
         self.rng = random.Random(seed)
+        self.opening = opening or table.adapter.demo_opening
         self.full = list(table.shoe.composition.cards())
         self.shoe: list[Card] = []
         self.dealt = 0
@@ -44,7 +47,7 @@ class SynthDealer:
         if len(self.shoe) < min(RESHUFFLE_BELOW, len(self.full)) or table.shuffle_due:
             self._load()
             table.shoe_reshuffled(by="synth-dealer")
-        table.open_round(table.adapter.demo_opening(self.rng), by="synth-dealer")
+        table.open_round(self.opening(self.rng), by="synth-dealer")
         while True:
             awaiting = table.awaiting
             if awaiting.kind == "round":

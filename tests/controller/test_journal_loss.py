@@ -124,3 +124,29 @@ def test_the_head_file_follows_every_entry(tmp_path: Path) -> None:
     assert mark is not None and (mark.seq, mark.hash) == (5, journal.chain)
     journal.close()
     assert Journal(tmp_path / "journal.sqlite3").append("card", {"card": "KD"}).seq == 6
+
+
+def test_tablectl_run_on_a_journal_that_lost_entries_refuses_and_says_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    _killed_writer(path, 5)
+    path.with_name("journal.sqlite3-wal").unlink()
+    env = {"TABLECTL_DEALER_TOKEN": "d" * 24, "TABLECTL_SUPERVISOR_TOKEN": "s" * 24, "PATH": "/usr/bin:/bin"}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "run",
+            "--sim",
+            "--state-dir",
+            str(tmp_path),
+            "--http",
+            "127.0.0.1:18717",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert run.returncode == 78  # systemd does not restart into it (RestartPreventExitStatus)
+    assert "cannot start" in run.stderr and "5 journal entries lost" in run.stderr and "What to do" in run.stderr
