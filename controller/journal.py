@@ -433,15 +433,39 @@ class Journal:
         """(seq, chain) of the last entry retention removed; (0, GENESIS) when none was."""
         return self._retained()
 
-    def retention_candidates(self, before: str, limit: int) -> list[tuple[int, int]]:
-        """(round, cut) for indexed rounds that ended before `before` (UTC ISO time), newest
-        first, where cut is the seq just before the next round opened and is at most `limit`."""
-        rows = self._db.execute(
-            "SELECT r.round, (SELECT MIN(o.seq) FROM entries o WHERE o.kind = 'round-open' AND o.round = r.round + 1) "
-            "FROM rounds r JOIN entries e ON e.seq = r.last_seq WHERE e.at < ? ORDER BY r.round DESC LIMIT 2000",
-            (before,),
-        ).fetchall()
-        return [(int(rnd), int(nxt) - 1) for rnd, nxt in rows if nxt is not None and int(nxt) - 1 <= limit]
+    def retention_point(self, before: str, limit: int) -> tuple[int, int] | None:
+        """(round, cut): the newest indexed round that ended before `before` (UTC ISO time) with
+        cut, the seq just before the next round opened, at most `limit`; None if there is none.
+        Rounds end in time order, so this is a binary search, whatever the journal's length."""
+        numbers = self._db.execute("SELECT MIN(round), MAX(round) FROM rounds").fetchone()
+        if numbers[0] is None:
+            return None
+
+        def ended(number: int) -> tuple[str, int] | None:
+            row = self._db.execute(
+                "SELECT e.at, r.last_seq FROM rounds r JOIN entries e ON e.seq = r.last_seq WHERE r.round <= ? "
+                "ORDER BY r.round DESC LIMIT 1",
+                (number,),
+            ).fetchone()
+            return None if row is None else (str(row[0]), int(row[1]))
+
+        low, high = int(numbers[0]), int(numbers[1])
+        if (first := ended(low)) is None or first[0] >= before or first[1] > limit:
+            return None
+        while low < high:  # the newest round ending before `before` and at or below `limit`
+            middle = (low + high + 1) // 2
+            end = ended(middle)
+            if end is not None and end[0] < before and end[1] <= limit:
+                low = middle
+            else:
+                high = middle - 1
+        for number in range(low, max(int(numbers[0]) - 1, low - 50), -1):
+            row = self._db.execute(
+                "SELECT MIN(seq) FROM entries WHERE round = ? AND kind = 'round-open'", (number + 1,)
+            ).fetchone()
+            if row[0] is not None and int(row[0]) - 1 <= limit:
+                return number, int(row[0]) - 1
+        return None
 
     def first_seq(self) -> int:
         """The first entry still in the database (1 unless retention has removed older ones)."""

@@ -53,13 +53,13 @@ def retain(journal: Journal, archive_dir: Path, *, days: float, floor_required: 
     if floor_required or floor is not None:
         limit = min(limit, floor or 0)
     before = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    candidates = journal.retention_candidates(before, limit)
-    if not candidates or candidates[0][1] <= first:
+    point = journal.retention_point(before, limit)
+    if point is None or point[1] <= first:
         why = f"nothing older than {days:g} days"
         if floor_required and (floor or 0) < snapshots[0].seq:
             why += f" that the floor has confirmed (it has confirmed up to entry {floor or 0})"
         return Retained(first, None, None, why)
-    last_round, cut = candidates[0]
+    last_round, cut = point
     directory = _export(journal, archive_dir, first, chain_before, cut, last_round)
     journal.retire(cut, _check_export(directory), last_round)
     manifest = json.loads((directory / "manifest.json").read_text())
