@@ -170,11 +170,15 @@ class Journal:
     for entry in journal.entries(): ...
     """
 
-    def __init__(self, path: Path | str, *, readonly: bool = False, durable: bool = True) -> None:
+    def __init__(
+        self, path: Path | str, *, readonly: bool = False, durable: bool = True, require_head: bool = True
+    ) -> None:
         """Open (or, unless `readonly`, create) the journal. Read-only is for recall and checks
         beside a running daemon: SQLite's WAL lets them read while the daemon writes.
         `durable=False` (bulk writing by `tablectl journal synth` only) skips the fsync after each
-        entry; `sync()` makes everything durable at the end."""
+        entry; `sync()` makes everything durable at the end. `require_head=False` is for checking
+        a backup copy, which has no head file beside it (the entries are checked alone)."""
+        self.require_head = require_head
         self.path = Path(path)
         self.readonly = readonly
         self.durable = durable
@@ -298,7 +302,7 @@ class Journal:
                 "another hash chain): the database was replaced by another copy or changed outside the table. "
                 f"{self._restore_advice(mark.at)}"
             )
-        if self.head is not None and not self.readonly:
+        if self.head is not None and not self.readonly and self.require_head:
             if mark is None and self.get_meta("head") == "kept" and last > first:
                 raise JournalCorrupt(
                     f"{self.head_path}: the head file is missing, so nothing shows that no entries were lost. "

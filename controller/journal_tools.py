@@ -42,7 +42,7 @@ def _table(config: Config, journal: Journal) -> object:
 
 
 def _verify(config: Config, path: Path) -> int:
-    journal = Journal(path, readonly=True)
+    journal = Journal(path, readonly=True)  # without a head file beside it (a backup), the entries alone
     try:
         count = journal.check()
         _table(config, journal)  # the last snapshot checked against its entries
