@@ -58,8 +58,10 @@ def _rebuild(config: Config, path: Path) -> int:
     # The derived tables go first, straight in SQLite: a damaged snapshot must not be read to open.
     db = sqlite3.connect(path)
     try:
-        db.execute("DELETE FROM snapshots")
-        db.execute("DELETE FROM rounds")
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for derived in ("snapshots", "rounds"):  # a journal from before snapshots has neither yet
+            if derived in tables:
+                db.execute(f"DELETE FROM {derived}")
         head_missing = not HeadFile(path.with_name(path.stem + ".head")).exists()
         if head_missing:
             db.execute("DELETE FROM meta WHERE key = 'head'")

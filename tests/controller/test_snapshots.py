@@ -108,3 +108,19 @@ def test_journal_synth_and_verify_on_the_command_line(tmp_path: Path, capsys: py
     config.write_text('[table]\ngame = "jokers-22"\n')
     assert main(["journal", "verify", "--sim", "--config", str(config), "--state-dir", str(state)]) == 0
     assert "hash chain, head file and snapshots all pass" in capsys.readouterr().out
+
+
+def test_a_journal_from_before_snapshots_is_upgraded_and_starts_at_the_same_state(tmp_path: Path) -> None:
+    journal = synthesize(tmp_path, 8, seed=6)
+    state = Table(journal, game="grand-slam", rules={}).snapshot_state()
+    journal.close()
+    db = sqlite3.connect(tmp_path / "journal.sqlite3")  # as the tablectl before snapshots left it
+    db.executescript(
+        "DROP TABLE snapshots; DROP TABLE rounds; UPDATE meta SET value = '1' WHERE key = 'schema';"
+        "DELETE FROM meta WHERE key = 'head';"
+    )
+    db.close()
+    (tmp_path / "journal.head").unlink()
+    upgraded = Journal(tmp_path / "journal.sqlite3")
+    assert Table(upgraded, game="grand-slam", rules={}).snapshot_state() == state
+    assert upgraded.snapshots(1) and upgraded.head is not None and upgraded.head.read() is not None
