@@ -36,7 +36,7 @@ from controller.api.runtime import Runtime
 from controller.config import Config
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Journal, JournalCorrupt, JournalError
+from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
 from controller.table import Output, Table, TableError
@@ -75,6 +75,8 @@ SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY
 JOURNAL_WAIT_S = 10.0
 #: A repeated frame within this long of our acknowledgement is a retransmission that crossed it.
 REPEAT_GRACE_S = 1.0
+#: How often retention looks for rounds old enough to leave the live journal (between rounds).
+RETAIN_EVERY_S = 600.0
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
 
@@ -240,8 +242,9 @@ class Daemon:
         )
 
     def _retain(self, table: Table) -> None:
-        """Retention at start: rounds older than state.retain_days go to the archive (and leave
-        the live journal) once exported, checked and, with a floor, confirmed by it."""
+        """Retention (at start, then every RETAIN_EVERY_S while the table waits for a round): rounds
+        older than state.retain_days go to the archive (and leave the live journal) once exported,
+        checked and, with a floor, confirmed by it; a pass moves a bounded number of entries."""
         from controller.retention import retain
 
         archive = Path(self.config.archive_dir) if self.config.archive_dir else self.state_dir / "archive"
@@ -249,6 +252,9 @@ class Daemon:
             done = retain(
                 table.journal, archive, days=self.config.retain_days, floor_required=self.config.floor is not None
             )
+        except JournalUnwritable as exc:
+            log.warning("retention: %s", exc)
+            return
         except JournalError as exc:  # the live journal is untouched: play goes on, the log says why
             log.error("retention: %s", exc)
             return
@@ -537,8 +543,14 @@ class Daemon:
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval() or 5.0
+        retained = time.monotonic()
         while True:
             self.notifier.watchdog()
+            table = self.table
+            due = table is not None and time.monotonic() - retained > RETAIN_EVERY_S
+            if due and table is not None and table.awaiting.kind == "round" and not table.blocked:
+                retained = time.monotonic()
+                self._retain(table)
             if self.table is not None and self.table.journal_fault is not None:
                 with contextlib.suppress(TableError):  # still full: the fault stays, said once
                     self.table.retry_journal()

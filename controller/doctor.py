@@ -587,7 +587,7 @@ def _check_journal_size(path: Path, config: Any) -> Check:
     extra = "" if archive == path.parent / "archive" else f"; archive at {archive}"
     bound = (
         f"rounds older than {days:g} days are exported to the archive and leave the live journal "
-        "(about 2 MB of journal a day of play, hardware/install.md)"
+        "(about 350 bytes an entry: some 7 MB a day at 21,000 entries a day)"
         if days > 0
         else "retention is off (state.retain_days = 0): the live journal grows with every round"
     )

@@ -119,7 +119,7 @@ def _retain(args: argparse.Namespace, config: Config, state_dir: Path, path: Pat
     journal = Journal(path)
     try:
         _table(config, journal)  # the snapshots retention relies on, checked first
-        done = retain(journal, archive, days=days, floor_required=config.floor is not None)
+        done = retain(journal, archive, days=days, floor_required=config.floor is not None, most=None)
     finally:
         journal.close()
     if done.directory is None:

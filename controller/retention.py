@@ -40,8 +40,16 @@ class Retained:
     why: str
 
 
-def retain(journal: Journal, archive_dir: Path, *, days: float, floor_required: bool) -> Retained:
-    """Export and remove the rounds that ended more than `days` ago (see the module's words)."""
+#: At most this many entries leave in one pass, so a pass between two rounds stays short (the
+#: daemon runs one at start and then every few minutes while the table waits for a round).
+PASS_ENTRIES = 2000
+
+
+def retain(
+    journal: Journal, archive_dir: Path, *, days: float, floor_required: bool, most: int | None = PASS_ENTRIES
+) -> Retained:
+    """Export and remove the rounds that ended more than `days` ago (see the module's words),
+    at most `most` entries in this pass (None: all that are due)."""
     first, chain_before = journal.retained()
     if days <= 0:
         return Retained(first, None, None, "retention is off (state.retain_days = 0)")
@@ -52,6 +60,8 @@ def retain(journal: Journal, archive_dir: Path, *, days: float, floor_required: 
     floor = journal.floor_confirmed()
     if floor_required or floor is not None:
         limit = min(limit, floor or 0)
+    if most is not None:
+        limit = min(limit, first + most)
     before = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     point = journal.retention_point(before, limit)
     if point is None or point[1] <= first:
