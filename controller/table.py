@@ -344,8 +344,13 @@ class Table:
 
     def follow(self, entry: Entry) -> tuple[Effect, ...]:
         """Apply an entry another Table journaled (a replica that follows the journal: the floor
-        publisher's copy of the table). Nothing is journaled or shown."""
-        return self._apply(entry)
+        publisher's copy of the table). Nothing is journaled or shown, and no history is kept:
+        after a round ends only the round being dealt stays in memory."""
+        effects = self._apply(entry)
+        if self._round_ended:
+            self._round_ended = False
+            self.rounds.indexed(self.round_no)
+        return effects
 
     def retry_journal(self) -> Entry | None:
         """While the journal cannot be written, try again (the daemon calls this every few

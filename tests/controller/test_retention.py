@@ -38,6 +38,7 @@ def test_old_rounds_are_exported_checked_and_only_then_removed(
 
     done = retain(journal, tmp_path / "archive", days=NOW, floor_required=False)
     assert done.directory is not None and done.rounds is not None and done.rounds[0] == 1
+    assert journal.disk_usage()["archive"] > 0  # what doctor and /metrics report
     kept_from = journal.first_seq()
     assert 1 < kept_from <= journal.snapshots(2)[0].seq + 1 and journal.last_seq == last
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # what was not exported stays
