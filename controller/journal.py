@@ -339,6 +339,9 @@ class Journal:
             raise JournalCorrupt(f"{self.path}: SQLite integrity check failed: {result[:3]}")
         first, chain = self._retained()
         marks = dict(self._db.execute("SELECT seq, hash FROM snapshots").fetchall())
+        # The head first: a daemon writing meanwhile only takes the entries further than it.
+        mark = self.head.read() if self.head is not None else None
+        at_mark = chain if mark is not None and mark.seq == first else None
         expected, count = first + 1, 0
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq"
@@ -354,9 +357,10 @@ class Journal:
                     f"{self.path}: the snapshot after entry {seq} is not of these entries (another hash chain); "
                     "run `tablectl journal rebuild` to make the snapshots again from the entries"
                 )
+            if mark is not None and seq == mark.seq:
+                at_mark = chain
             expected = seq + 1
-        mark = self.head.read() if self.head is not None else None
-        if mark is not None and (mark.seq > expected - 1 or (mark.seq == expected - 1 and mark.hash != chain)):
+        if mark is not None and (mark.seq > expected - 1 or at_mark != mark.hash):
             raise JournalCorrupt(f"{self.path}: the entries do not reach what {self.head_path.name} says was written")
         return count
 
