@@ -39,7 +39,7 @@ from controller.floor.publisher import FloorPublisher, loop_mark
 from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
-from controller.table import Output, Table, TableError
+from controller.table import Output, Table, TableError, TableUnavailable
 from controller.view import prompt
 from drivers.buttons import ButtonPress, DealerButtons
 from drivers.display.device import PoleDisplay, SimulatedDisplay, open_display
@@ -409,6 +409,8 @@ class Daemon:
         assert table is not None
         try:
             table.scene_seen(view)
+        except TableUnavailable:  # the journal's disk is full: said once by the table; the next view catches up
+            return
         except ValueError as exc:  # a view the table cannot take is a bug in the reader's glue
             log.error("camera: %s", exc)
 
