@@ -266,19 +266,28 @@ class Daemon:
         checks the head file, the tail and the last snapshot): damage found latches a fault."""
         loop, table = self.loop, self.table
         assert loop is not None and table is not None
+        table.device_status("journal", {"ok": True, "check": "running"})
+
+        def report(status: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(table.device_status, "journal", status)
 
         def check() -> None:
+            started = time.monotonic()
             try:
                 reader = Journal(path, readonly=True)
                 try:
-                    reader.check()
+                    count = reader.check()
                 finally:
                     reader.close()
+                took = round(time.monotonic() - started, 2)
+                report({"ok": True, "check": "passed", "entries": count, "seconds": took})
             except JournalCorrupt as exc:
                 log.error("journal: %s", exc)
+                report({"ok": False, "check": "failed", "error": str(exc)})
                 loop.call_soon_threadsafe(self._journal_damaged, str(exc))
             except JournalError as exc:
                 log.warning("journal: the background check could not run: %s", exc)
+                report({"ok": False, "check": "not run", "error": str(exc)})
 
         threading.Thread(target=check, name="journal-check", daemon=True).start()
 
