@@ -29,5 +29,6 @@ def test_damage_behind_the_last_snapshot_is_found_by_the_background_check_and_st
         assert "entry 1 (round-open) does not match its checksum" in fault["message"]
         assert "restore the journal from a good copy" in fault["message"] and fault["actions"] == []
         assert state["blocked"] and daemon.get("/api/health")["status"] == "fault"
+        assert state["devices"]["journal"]["check"] == "failed"
     finally:
         daemon.stop()
