@@ -167,3 +167,17 @@ def test_a_backup_made_with_sqlites_online_backup_checks_clean_with_the_doctor(
     main(["doctor", "--sim", "--state-dir", str(tmp_path / "check")])
     report = " ".join(capsys.readouterr().out.split())
     assert "entries; integrity, checksums, sequence, hash chain all pass (a copy" in report, report
+
+
+def test_a_head_file_write_torn_by_a_power_cut_leaves_the_entry_before(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite3")
+    for n in range(4):
+        journal.append("card", {"card": "AS", "n": n})
+    journal.close()
+    head = tmp_path / "journal.head"
+    assert head.stat().st_size == 512  # two fixed slots: writing it never needs free space
+    data = bytearray(head.read_bytes())
+    data[5] ^= 0xFF  # entry 4's slot (even seq: the first) half written
+    head.write_bytes(bytes(data))
+    reopened = Journal(tmp_path / "journal.sqlite3")  # entry 3's slot says 3: the database has 4, fine
+    assert reopened.last_seq == 4 and reopened.append("card", {"card": "KD"}).seq == 5
