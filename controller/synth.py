@@ -36,14 +36,29 @@ class SynthDealer:
         self.shoe: list[Card] = []
         self.dealt = 0
         self._load()
+        self._resumed = False
 
     def _load(self) -> None:
         self.shoe = list(self.full)
         self.rng.shuffle(self.shoe)
         self.dealt += 1
 
+    def _resume(self) -> None:
+        """Take over a journal as it was left: a round left open (a build stopped midway) is
+        voided, and a new shoe is loaded so the table's count follows this dealer's shoe."""
+        table = self.table
+        if table.faults:
+            raise TableError(f"synth: the table is stopped: {next(iter(table.faults.values())).message}")
+        if table.awaiting.kind != "round":
+            table.void(by="synth-dealer", reason="synth resumes this journal: the round left open is voided")
+        if table.shoe.dealt_count:
+            table.shoe_reshuffled(by="synth-dealer")
+        self._resumed = True
+
     def play_round(self) -> None:
         table = self.table
+        if not self._resumed:
+            self._resume()
         if len(self.shoe) < min(RESHUFFLE_BELOW, len(self.full)) or table.shuffle_due:
             self._load()
             table.shoe_reshuffled(by="synth-dealer")

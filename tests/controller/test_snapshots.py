@@ -124,3 +124,13 @@ def test_a_journal_from_before_snapshots_is_upgraded_and_starts_at_the_same_stat
     upgraded = Journal(tmp_path / "journal.sqlite3")
     assert Table(upgraded, game="grand-slam", rules={}).snapshot_state() == state
     assert upgraded.snapshots(1) and upgraded.head is not None and upgraded.head.read() is not None
+
+
+def test_synth_takes_over_a_journal_left_mid_round(tmp_path: Path) -> None:
+    journal = synthesize(tmp_path, 3, seed=1)
+    table = Table(journal, game="grand-slam", rules={})
+    table.open_round({"seats": [{"seat": 2, "wagers": {"first": 5}}]}, by="dealer")
+    journal.close()
+    journal = synthesize(tmp_path, 2, seed=2)
+    table = Table(journal, game="grand-slam", rules={})
+    assert table.round_no == 6 and table.meters.voids == 1 and table.meters.rounds + table.meters.voids == 6
