@@ -5,10 +5,11 @@ The journals are written by `tablectl journal synth`'s code (controller/synth.py
 in this process, no devices, seeded Grand Slam rounds, seven seats on all three bases), grown in
 one pass and copied at each size, and kept in TABLECTL_BENCH_JOURNALS (default
 ~/.cache/tablectl-bench/journals) so a second run measures without building again. Building
-goes at 150-300 entries a second on the shared 2-core VM (every entry through the engine, the
-journal, the hash chain and the head file, a snapshot at every round's end), so 2M entries take
-hours: TABLECTL_BENCH_MAX_ENTRIES caps the largest journal built; a 2M figure not measured is
-extrapolated from the measured sizes and labelled as such in the result.
+goes at 150 entries a second on the shared 2-core VM when it is busy, 3,000 when it is quiet
+(every entry through the engine, the journal, the hash chain and the head file, a snapshot at
+every round's end), so 2M entries take from minutes to hours. TABLECTL_BENCH_MAX_ENTRIES caps
+the largest journal built; a 2M figure not measured is then extrapolated from the measured
+sizes and labelled as such in the result.
 
 Measured with `tablectl run --sim` as a process (median of 3 starts each): from exec to the
 first 200 from /api/health; VmHWM from /proc after the starts, recalls and requests; `recall`
