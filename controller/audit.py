@@ -5,7 +5,15 @@ from __future__ import annotations
 from controller.engine.base import JSON
 from controller.journal import Journal
 
-AUDIT_KINDS = ("fault-cleared", "fault-acknowledged", "void", "shoe-reshuffled", "camera-recalibrated", "login")
+AUDIT_KINDS = (
+    "fault-cleared",
+    "fault-acknowledged",
+    "void",
+    "shoe-reshuffled",
+    "camera-recalibrated",
+    "login",
+    "journal-loss",
+)
 
 
 def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
@@ -25,6 +33,8 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             what = "loaded a new shoe"
         elif entry.kind == "camera-recalibrated":
             what = "recalibrated the overhead camera"
+        elif entry.kind == "journal-loss":
+            what = f"accepted that journal entries {b['lost'][0]} to {b['lost'][1]} are lost for good"
         else:  # login
             who = f"{b.get('role', 'someone')} at {b.get('client')}"
             if b.get("locked_out"):

@@ -65,11 +65,36 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     recall.add_argument("--round", type=int, metavar="N", help="one round by number")
     recall.add_argument("--export", metavar="FILE", help="with --round: write its round file to FILE (- for stdout)")
     recall.add_argument("--json", action="store_true", help="print the rounds as JSON")
+    recall.add_argument("--archive", type=Path, metavar="DIR", help="read rounds from an archive (retention) instead")
     recall.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
     recall.add_argument("--sim", action="store_true", help="the journal of a simulated table")
     recall.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
     recall.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
     recall.set_defaults(handler=_recall)
+
+    journal = sub.add_parser("journal", help="the journal: check it, rebuild its snapshots, synthesise, retain")
+    journal_sub = journal.add_subparsers(dest="journal_command", metavar="WHAT", required=True)
+    for name, text in (
+        ("verify", "the full check: every entry, the hash chain, the head file, the snapshots"),
+        ("rebuild", "make the snapshots and the round index again from the entries"),
+        ("synth", "write N seeded simulated rounds through the real table code (soak tests, capacity)"),
+        ("retain", "export rounds older than the retention age to the archive, then remove them"),
+        ("accept-loss", "after a loss no copy can undo: journal it (who, why) so the table can start again"),
+    ):
+        part = journal_sub.add_parser(name, help=text)
+        part.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
+        part.add_argument("--sim", action="store_true", help="the journal of a simulated table")
+        part.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+        if name == "synth":
+            part.add_argument("--rounds", type=int, required=True, metavar="N", help="how many rounds to add")
+            part.add_argument("--game", metavar="G", help="the game (default: the configuration's)")
+            part.add_argument("--seed", type=int, default=1, help="seed of the shoe and the players (1)")
+        if name == "accept-loss":
+            part.add_argument("--by", required=True, metavar="NAME", help="who accepts the loss")
+            part.add_argument("--reason", required=True, metavar="TEXT", help="why no copy can restore it")
+        if name == "retain":
+            part.add_argument("--days", type=float, metavar="D", help="keep this many days (config retention.days)")
+    journal.set_defaults(handler=_journal)
 
     analyze = sub.add_parser("analyze", help="house edge, spread and paytables, exact or simulated")
     analyze.set_defaults(handler=_analyze)
@@ -248,26 +273,29 @@ def _recall(args: argparse.Namespace) -> int:
         _refuse(f"no {DEFAULT_PATH}: add --config FILE, --state-dir DIR, or --sim in the directory `make run` ran in")
     if args.sim:
         _sim_game(args)
+    if args.export and args.round is None:
+        _refuse("--export needs --round N: which round's file to write")
+    if args.round is None and not 1 <= args.last <= 100000:
+        _refuse(f"--last {args.last}: a whole number of rounds, 1 or more")
+    where = "the journal"
     try:
-        config = _with_game(args, load(args.config, simulated=args.sim))
-        where = _state_dir(args, config) / "journal.sqlite3"
-        journal = Journal(where, readonly=True)
-        table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id, simulated=args.sim)
+        if args.archive is not None:
+            records = _archived(args)
+            where = f"the archive {args.archive}"
+        else:
+            if args.sim:
+                _sim_game(args)
+            config = _with_game(args, load(args.config, simulated=args.sim))
+            journal = Journal(_state_dir(args, config) / "journal.sqlite3", readonly=True)
+            table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id, simulated=args.sim)
+            found = table.rounds.get(args.round) if args.round is not None else None
+            records = [found] if found is not None else [] if args.round is not None else table.last_rounds(args.last)
     except (ConfigError, JournalError, TableError) as exc:
         _refuse(str(exc))
     except ValueError as exc:  # an entry of another game's round: the journal is not this game's table
         _refuse(f"{where}: the journal is not a {config.game} table's ({exc}): add --game or --config")
-    if args.export and args.round is None:
-        _refuse("--export needs --round N: which round's file to write")
-    if args.round is not None:
-        record = table.rounds.get(args.round)
-        if record is None:
-            _refuse(f"--round {args.round}: there is no round {args.round} in the journal")
-        records = [record]
-    else:
-        if not 1 <= args.last <= 100000:
-            _refuse(f"--last {args.last}: a whole number of rounds, 1 or more")
-        records = table.last_rounds(args.last)
+    if args.round is not None and not records:
+        _refuse(f"--round {args.round}: there is no round {args.round} in {where}")
     if args.export:
         record = records[0]
         if record.status == "void":
@@ -288,6 +316,19 @@ def _recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def _archived(args: argparse.Namespace) -> list[Any]:
+    """Rounds from the archive retention wrote (one round, or the last N)."""
+    from collections import deque
+
+    from controller.retention import archived_rounds
+    from controller.rounds import RoundRecord
+
+    if args.round is not None:
+        return [RoundRecord.from_record(r) for r in archived_rounds(args.archive) if r["round"] == args.round][:1]
+    last: deque[dict[str, Any]] = deque(archived_rounds(args.archive), maxlen=args.last)
+    return [RoundRecord.from_record(r) for r in last]
+
+
 def _recall_text(record: Any) -> str:
     lines = [
         f"round {record.number}  {record.status:<8} opened {record.opened_at}  cards {' '.join(record.cards) or '-'}"
@@ -304,6 +345,20 @@ def _recall_text(record: Any) -> str:
     if settlement.get("blind"):
         lines.append(f"  blind hand seat {settlement['blind']['seat']}: {' '.join(settlement['blind']['cards'])}")
     return "\n".join(lines)
+
+
+def _journal(args: argparse.Namespace) -> int:
+    from controller import journal_tools
+    from controller.config import ConfigError, load
+    from controller.journal import JournalError
+    from controller.table import TableError
+
+    try:
+        config = load(args.config, simulated=args.sim or args.journal_command == "synth")
+        state_dir = _state_dir(args, config)
+        return journal_tools.run(args, config, state_dir)
+    except (ConfigError, JournalError, TableError, OSError) as exc:
+        _refuse(str(exc))
 
 
 def _analyze(args: argparse.Namespace) -> int:
@@ -332,7 +387,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
-    from controller.journal import JournalError
+    from controller.journal import JournalCorrupt, JournalError
 
     if args.demo and not args.sim:
         _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
@@ -365,7 +420,13 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(daemon.run())
     except (TokenError, JournalError, FloorConfigError, ConfigError) as exc:
-        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        words = str(exc)
+        if isinstance(exc, JournalCorrupt) and "What to do" not in words and "tablectl journal" not in words:
+            words += (
+                ". What to do: the table will not play on it; keep the files for the investigation, run "
+                "`tablectl doctor`, and restore the journal from a good copy (hardware/install.md, step 13)"
+            )
+        print(f"tablectl: cannot start: {words}", file=sys.stderr)
         return 78  # EX_CONFIG: systemd does not restart into the same refusal forever
     except OSError as exc:
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)

@@ -145,6 +145,8 @@ class Config:
     indicators: IndicatorConfig = field(default_factory=IndicatorConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
     state_dir: str = "/var/lib/tablectl"
+    retain_days: float = 90.0  # rounds older than this are exported to the archive (0: keep all)
+    archive_dir: str | None = None  # where retention exports to (default: <state dir>/archive)
     floor: FloorConfig | None = None  # None: the table reports to no floor (see hardware/floor.md)
     camera: CameraConfig | None = None  # None: no overhead camera (the table runs without vision)
 
@@ -207,6 +209,8 @@ class _Http(Document):
 
 class _State(Document):
     dir: Text = "/var/lib/tablectl"
+    retain_days: Annotated[float, number(0, 36500)] = 90.0
+    archive_dir: Text | None = None
 
 
 def _device(value: Any) -> Any:
@@ -292,6 +296,8 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         indicators=IndicatorConfig(toml.indicators.pin_map, toml.indicators.pin_file, toml.indicators.pin_factory),
         http=_http(toml.http, fail),
         state_dir=toml.state.dir,
+        retain_days=toml.state.retain_days,
+        archive_dir=toml.state.archive_dir,
         floor=floor,
         camera=_camera(toml.camera, simulated, fail) if toml.camera is not None else None,
     )

@@ -21,6 +21,7 @@ import logging
 import random
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -35,11 +36,11 @@ from controller.api.runtime import Runtime
 from controller.config import Config, check_listen
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Journal
+from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
-from controller.table import Output, Table, TableError
+from controller.table import Output, Table, TableError, TableUnavailable
 from controller.view import prompt
 from controller.visibility import sight
 from drivers.buttons import ButtonPress, DealerButtons
@@ -77,6 +78,8 @@ SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY
 JOURNAL_WAIT_S = 10.0
 #: A repeated frame within this long of our acknowledgement is a retransmission that crossed it.
 REPEAT_GRACE_S = 1.0
+#: How often retention looks for rounds old enough to leave the live journal (between rounds).
+RETAIN_EVERY_S = 600.0
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
 
@@ -178,6 +181,7 @@ class Daemon:
         self._closers.append(journal.close)
         try:
             table = self._build_table(journal)
+            self._retain(table)
             self.table = table
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
@@ -224,6 +228,7 @@ class Daemon:
             )
             # systemd's status line is read by operators, not only supervisors: the dealer's view.
             self.notifier.ready(f"{mode} {self.config.table_id}: {sight(table, None).text(prompt(table))}")
+            self._start_full_check(journal.path)
             await self.stopping.wait()
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
@@ -266,6 +271,64 @@ class Daemon:
             simulated=self.simulated,
             outputs=outputs,
         )
+
+    def _retain(self, table: Table) -> None:
+        """Retention (at start, then every RETAIN_EVERY_S while the table waits for a round): rounds
+        older than state.retain_days go to the archive (and leave the live journal) once exported,
+        checked and, with a floor, confirmed by it; a pass moves a bounded number of entries."""
+        from controller.retention import retain
+
+        archive = Path(self.config.archive_dir) if self.config.archive_dir else self.state_dir / "archive"
+        try:
+            done = retain(
+                table.journal, archive, days=self.config.retain_days, floor_required=self.config.floor is not None
+            )
+        except JournalUnwritable as exc:
+            log.warning("retention: %s", exc)
+            return
+        except JournalError as exc:  # the live journal is untouched: play goes on, the log says why
+            log.error("retention: %s", exc)
+            return
+        if done.directory is not None:
+            log.info("retention: entries to %d (rounds %s) exported to %s", done.through, done.rounds, done.directory)
+
+    def _start_full_check(self, path: Path) -> None:
+        """The whole journal checked in the background once the table is ready (start-up itself
+        checks the head file, the tail and the last snapshot): damage found latches a fault."""
+        loop, table = self.loop, self.table
+        assert loop is not None and table is not None
+        table.device_status("journal", {"ok": True, "check": "running"})
+
+        def report(status: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(table.device_status, "journal", status)
+
+        def check() -> None:
+            started = time.monotonic()
+            try:
+                reader = Journal(path, readonly=True)
+                try:
+                    count = reader.check()
+                finally:
+                    reader.close()
+                took = round(time.monotonic() - started, 2)
+                report({"ok": True, "check": "passed", "entries": count, "seconds": took})
+            except JournalCorrupt as exc:
+                log.error("journal: %s", exc)
+                report({"ok": False, "check": "failed", "error": str(exc)})
+                loop.call_soon_threadsafe(self._journal_damaged, str(exc))
+            except JournalError as exc:
+                log.warning("journal: the background check could not run: %s", exc)
+                report({"ok": False, "check": "not run", "error": str(exc)})
+
+        threading.Thread(target=check, name="journal-check", daemon=True).start()
+
+    def _journal_damaged(self, message: str) -> None:
+        assert self.table is not None
+        with contextlib.suppress(TableError):
+            self.table.raise_fault(
+                "journal-damaged",
+                f"{message}. Stop play: restore the journal from a good copy (hardware/install.md); never delete it.",
+            )
 
     def _start_floor(self, table: Table, journal: Journal) -> FloorPublisher | None:
         """The floor publisher when config has a [floor] section: the journal is its outbox."""
@@ -386,6 +449,8 @@ class Daemon:
         assert table is not None
         try:
             table.scene_seen(view)
+        except TableUnavailable:  # the journal's disk is full: said once by the table; the next view catches up
+            return
         except ValueError as exc:  # a view the table cannot take is a bug in the reader's glue
             log.error("camera: %s", exc)
 
@@ -551,8 +616,17 @@ class Daemon:
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval() or 5.0
+        retained = time.monotonic()
         while True:
             self.notifier.watchdog()
+            table = self.table
+            due = table is not None and time.monotonic() - retained > RETAIN_EVERY_S
+            if due and table is not None and table.awaiting.kind == "round" and not table.blocked:
+                retained = time.monotonic()
+                self._retain(table)
+            if self.table is not None and self.table.journal_fault is not None:
+                with contextlib.suppress(TableError):  # still full: the fault stays, said once
+                    self.table.retry_journal()
             if self.simulated:
                 _trim_pin_history(self.pin_factory)
             if self.display is not None and self.table is not None and self.table.faults:

@@ -123,7 +123,8 @@ def run_checks(
     for_service = state_dir is None and not simulated
     checks += _guard("state directory", lambda: _check_state_dir(chosen_dir, for_service)).checks
     checks += _guard("disk space", lambda: [_check_disk(chosen_dir, host)]).checks
-    checks += _guard("journal", lambda: [_check_journal(chosen_dir / JOURNAL_FILE)]).checks
+    checks += _guard("journal", lambda: [_check_journal(chosen_dir / JOURNAL_FILE, state_dir is None)]).checks
+    checks += _guard("journal size", lambda: [_check_journal_size(chosen_dir / JOURNAL_FILE, config)]).checks
     checks += _guard("API tokens", lambda: _check_tokens(host, simulated)).checks
     return checks
 
@@ -535,7 +536,8 @@ def _check_disk(state_dir: Path, host: Host) -> Check:
     return Check("disk space", True, "info", text)
 
 
-def _check_journal(path: Path) -> Check:
+def _check_journal(path: Path, live: bool = True) -> Check:
+    """The full check; `live` is the table's own journal (with its head file), not a copy."""
     if not path.exists():
         return Check("journal", True, "info", f"no journal yet at {path}: the table creates it at its first start")
     # SQLite's WAL mode needs to write beside the file even to read it; without that it reports
@@ -549,7 +551,7 @@ def _check_journal(path: Path) -> Check:
             "sudo -u tablectl /opt/tablectl/.venv/bin/tablectl doctor",
         )
     try:
-        journal = Journal(path)
+        journal = Journal(path, require_head=live)
     except JournalCorrupt as exc:
         return Check(
             "journal",
@@ -559,10 +561,41 @@ def _check_journal(path: Path) -> Check:
             "(hardware/install.md, backing up the journal).",
         )
     try:
-        entries = journal.last_seq
+        entries = journal.check()  # the full check: SQLite's integrity, every entry, the hash chain
+    except JournalCorrupt as exc:
+        return Check("journal", False, "error", f"{exc}. The table must not play on it: restore a good copy.")
     finally:
         journal.close()
-    return Check("journal", True, "info", f"{path}: {entries} entries; integrity, checksums and sequence all pass")
+    return Check(
+        "journal",
+        True,
+        "info",
+        f"{path}: {entries} entries; integrity, checksums, sequence, hash chain "
+        + ("and head file all pass" if live else "all pass (a copy: no head file beside it to compare)"),
+    )
+
+
+def _check_journal_size(path: Path, config: Any) -> Check:
+    """What the journal and its archive take on disk, and how retention bounds it."""
+    from controller.journal import journal_disk_usage
+
+    if not path.exists():
+        return Check("journal size", True, "info", "no journal yet")
+    use = journal_disk_usage(path)
+    days = config.retain_days if config is not None else 90.0
+    archive = Path(config.archive_dir) if config is not None and config.archive_dir else path.parent / "archive"
+    extra = "" if archive == path.parent / "archive" else f"; archive at {archive}"
+    bound = (
+        f"rounds older than {days:g} days are exported to the archive and leave the live journal "
+        "(about 350 bytes an entry: some 7 MB a day at 21,000 entries a day)"
+        if days > 0
+        else "retention is off (state.retain_days = 0): the live journal grows with every round"
+    )
+    text = (
+        f"live journal {use['database'] // MB} MB (+ {use['wal'] // 1024} KB WAL), archive "
+        f"{use['archive'] // MB} MB{extra}; {bound}"
+    )
+    return Check("journal size", days > 0, "info" if days > 0 else "warning", text)
 
 
 # --- API tokens ----------------------------------------------------------------------------

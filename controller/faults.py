@@ -30,7 +30,16 @@ FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
     "past-posting": ("Past posting", ("dismiss", "void")),
     "payout-mismatch": ("Payout mismatch", ("dismiss",)),
     "camera-bumped": ("Camera moved", ("dismiss",)),
+    # The journal cannot be written: raised and cleared by the table itself (never journaled while
+    # it lasts; its end is), so no supervisor action clears it.
+    "disk-full": ("Disk full: no cards", ()),
+    "disk-failing": ("Disk failing", ()),
+    # The background full check found damage in the journal: only restoring a good copy ends it.
+    "journal-damaged": ("Journal damaged", ()),
 }
+
+#: The id of the journal's own fault (a journal seq is never 0).
+JOURNAL_FAULT_ID = 0
 
 #: Faults about a card in hand: clearing them deals the held card (confirm) or its replacement.
 CARD_FAULTS = ("impossible-card", "rejected-card")
@@ -71,3 +80,16 @@ class Fault:
             "acknowledged_by": self.acknowledged_by,
             "blocking": True,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSON]) -> Fault:
+        """The fault `to_json` wrote (its title, actions and blocking follow from its code)."""
+        return cls(
+            int(data["id"]),
+            str(data["code"]),
+            str(data["message"]),
+            str(data["at"]),
+            None if data["round"] is None else int(data["round"]),
+            None if data["card"] is None else str(data["card"]),
+            None if data["acknowledged_by"] is None else str(data["acknowledged_by"]),
+        )

@@ -5,25 +5,53 @@ with a gapless sequence number, the time, the round it belongs to, a kind and a 
 table state is never stored as truth: it is what replaying the entries gives, so recovery after
 a power cut, game recall and the WebSocket feed all read the same thing.
 
-Durability: WAL mode with synchronous=FULL, so a committed entry survives a power cut. Integrity:
-SQLite's own `integrity_check` at start, plus a CRC-32 over each entry and a check that sequence
-numbers have no gaps. Entries can be neither changed nor deleted (triggers refuse it). A journal
-that fails any check stops the table with `JournalCorrupt`; it is never repaired or cleared
-automatically (GLI-style critical-memory rule).
+Durability: WAL mode with synchronous=FULL, so a committed entry survives a power cut; the WAL is
+checkpointed (and truncated) at each round's end, so it never grows with history. Integrity: a
+CRC-32 over each entry, gapless sequence numbers, and a hash chain over every entry whose last
+value is also kept in `journal.head` (controller/journal_head.py), fsync'd after each entry, so a
+database that comes back shorter or different is caught. Entries can be neither changed nor
+deleted (triggers refuse it; retention may remove only entries it has exported and verified,
+controller/retention.py). A journal that fails any check stops the table with `JournalCorrupt`;
+it is never repaired or cleared automatically (GLI-style critical-memory rule).
+
+Derived data, kept beside the entries and rebuilt from them by `tablectl journal rebuild`:
+snapshots of the table state at round boundaries (start-up replays only what follows the last
+one, after checking it against the entries it summarises) and the round index recall reads.
+
+What start-up checks, and what the full check adds: opening checks the head file against the
+database, and the CRC, sequence and hash chain of every entry after the last snapshot (the table
+then replays the round before that snapshot to check it). `check()` (run by `tablectl doctor`,
+`tablectl journal verify`, and by the daemon in the background after it is ready) also runs
+SQLite's integrity check and walks every entry from the first.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import logging
 import sqlite3
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-SCHEMA_VERSION = 1
+from controller.journal_head import HeadFile, HeadMark
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+GENESIS = "0" * 32
+#: The journal meta key the floor store (issue 18) sets to the last seq it has confirmed it holds;
+#: retention never removes an entry above it.
+#: The floor stores' confirmed marks, {store id: every entry up to this seq is in that store},
+#: kept by the floor's catch-up (controller/floor/catchup.py); retention never goes beyond the least.
+FLOOR_CONFIRMED_KEY = "floor.stored"
+RETAINED_KEY = "retained.through"  # entries up to this seq were exported and removed
+SNAPSHOTS_KEPT = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,7 +66,24 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE INDEX IF NOT EXISTS entries_round ON entries (round);
 CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
     BEGIN SELECT RAISE(ABORT, 'the journal is append-only: entries cannot be changed'); END;
+CREATE TABLE IF NOT EXISTS snapshots (
+    seq  INTEGER PRIMARY KEY,
+    at   TEXT    NOT NULL,
+    hash TEXT    NOT NULL,
+    body TEXT    NOT NULL,
+    crc  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rounds (
+    round    INTEGER PRIMARY KEY,
+    last_seq INTEGER NOT NULL,
+    body     TEXT    NOT NULL,
+    crc      INTEGER NOT NULL
+);
+"""
+# Only entries retention has exported (at or below the retained mark) may ever be deleted.
+_NO_DELETE = """
 CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
+    WHEN OLD.seq > COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'retained.through'), 0)
     BEGIN SELECT RAISE(ABORT, 'the journal is append-only: entries cannot be deleted'); END;
 """
 
@@ -49,6 +94,28 @@ class JournalError(RuntimeError):
 
 class JournalCorrupt(JournalError):
     """The journal failed a check. Play stops until a person restores a good copy."""
+
+
+class JournalUnwritable(JournalError):
+    """An entry could not be written: the disk is full (`reason` "full") or failing ("failing").
+    Nothing was written; the same input may be offered again once the disk can take it."""
+
+    def __init__(self, path: Path, reason: Literal["full", "failing"], detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+        if reason == "full":
+            words = (
+                "the journal cannot be written: the disk is full; no card is being accepted. "
+                f"Free space on the disk that holds {path} (tablectl doctor shows what uses it); "
+                "play resumes by itself as soon as the journal can be written"
+            )
+        else:
+            words = (
+                f"the journal cannot be written: the disk is failing ({detail}); no card is being accepted. "
+                f"Check the disk that holds {path} (tablectl doctor); play resumes by itself as soon as "
+                "the journal can be written, but plan to replace the disk"
+            )
+        super().__init__(words)
 
 
 @dataclass(frozen=True)
@@ -63,12 +130,38 @@ class Entry:
         return {"seq": self.seq, "at": self.at, "round": self.round, "kind": self.kind, "body": self.body}
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """The table state after entry `seq` (derived; `hash` is the chain's value at `seq`)."""
+
+    seq: int
+    at: str
+    hash: str
+    body: dict[str, Any]
+
+
+def _content(seq: int, at: str, round_no: int | None, kind: str, body: str) -> bytes:
+    return f"{seq}\x1f{at}\x1f{round_no}\x1f{kind}\x1f{body}".encode()
+
+
 def _crc(seq: int, at: str, round_no: int | None, kind: str, body: str) -> int:
-    return zlib.crc32(f"{seq}\x1f{at}\x1f{round_no}\x1f{kind}\x1f{body}".encode())
+    return zlib.crc32(_content(seq, at, round_no, kind, body))
 
 
-def _now() -> str:
+def link(previous: str, seq: int, at: str, round_no: int | None, kind: str, body: str) -> str:
+    """The hash chain's value after one entry (over the previous value and the whole entry)."""
+    return hashlib.sha256(previous.encode() + b"\x1e" + _content(seq, at, round_no, kind, body)).hexdigest()[:32]
+
+
+def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _unwritable(path: Path, exc: BaseException) -> JournalUnwritable:
+    code = getattr(exc, "sqlite_errorcode", None)
+    text = str(exc)
+    full = code == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in text
+    return JournalUnwritable(path, "full" if full else "failing", text)
 
 
 class Journal:
@@ -79,11 +172,21 @@ class Journal:
     for entry in journal.entries(): ...
     """
 
-    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
+    def __init__(
+        self, path: Path | str, *, readonly: bool = False, durable: bool = True, require_head: bool = True
+    ) -> None:
         """Open (or, unless `readonly`, create) the journal. Read-only is for recall and checks
-        beside a running daemon: SQLite's WAL lets them read while the daemon writes."""
+        beside a running daemon: SQLite's WAL lets them read while the daemon writes.
+        `durable=False` (bulk writing by `tablectl journal synth` only) skips the fsync after each
+        entry; `sync()` makes everything durable at the end. `require_head=False` is for checking
+        a backup copy, which has no head file beside it (the entries are checked alone)."""
+        self.require_head = require_head
         self.path = Path(path)
         self.readonly = readonly
+        self.durable = durable
+        memory = str(path) == ":memory:"
+        self.head: HeadFile | None = None if memory else HeadFile(self.head_path, readonly=readonly)
+        self._head_failing = False
         if readonly and not self.path.exists():
             raise JournalError(f"{self.path}: there is no journal here")
         if not readonly:
@@ -92,22 +195,31 @@ class Journal:
             if readonly:
                 self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
             else:
-                self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=1.0)
                 self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'OFF'}")
                 self._db.executescript(_SCHEMA)
             version = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if version is None and not readonly:
                 self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                self._db.execute(_NO_DELETE)
+            elif version is not None and int(version[0]) == 1 and not readonly:
+                self._upgrade_from_1()
+            elif version is not None and int(version[0]) == 1:
+                raise JournalError(
+                    f"{self.path}: the journal was written by an older tablectl; start the table once to upgrade it"
+                )
             elif version is not None and int(version[0]) != SCHEMA_VERSION:
                 raise JournalCorrupt(
                     f"{self.path}: journal schema {version[0]} is not the {SCHEMA_VERSION} this tablectl writes"
                 )
         except sqlite3.DatabaseError as exc:
             raise JournalCorrupt(f"{self.path}: the journal cannot be opened: {exc}") from None
-        self.check()
-        row = self._db.execute("SELECT MAX(seq) FROM entries").fetchone()
-        self._last_seq: int = row[0] or 0
+        self._last_seq, self._hash = self._verify_open()
+
+    @property
+    def head_path(self) -> Path:
+        return self.path.with_name(self.path.stem + ".head")
 
     @property
     def last_seq(self) -> int:
@@ -119,52 +231,261 @@ class Journal:
         row = self._db.execute("SELECT MAX(seq) FROM entries").fetchone()
         return int(row[0] or 0)
 
+    @property
+    def chain(self) -> str:
+        """The hash chain's value after the last entry."""
+        return self._hash
+
+    def _upgrade_from_1(self) -> None:
+        # Version 2 adds the derived tables (made above) and lets retention remove exported entries.
+        self._db.execute("BEGIN IMMEDIATE")
+        self._db.execute("DROP TRIGGER IF EXISTS entries_no_delete")
+        self._db.execute(_NO_DELETE)
+        self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
+        self._db.execute("COMMIT")
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _retained(self) -> tuple[int, str]:
+        through = self.get_meta(RETAINED_KEY)
+        if through is None:
+            return 0, GENESIS
+        return int(through), self.get_meta("retained.hash") or GENESIS
+
+    def _walk(self, after: int, chain: str, want: int | None = None) -> tuple[int, str, str | None]:
+        """Check every entry after `after` (CRC, no gap, the chain from `chain`); return the last
+        seq, the chain after it, and the chain's value at `want` (when the walk passes it)."""
+        expected = after + 1
+        at_want = chain if want == after else None
+        for seq, at, round_no, kind, body, crc in self._db.execute(
+            "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? ORDER BY seq", (after,)
+        ):
+            if seq != expected:
+                chain = self._accepted_loss(expected, seq, kind, body)
+            if _crc(seq, at, round_no, kind, body) != crc:
+                raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
+            chain = link(chain, seq, at, round_no, kind, body)
+            if seq == want:
+                at_want = chain
+            expected = seq + 1
+        return expected - 1, chain, at_want
+
+    def _accepted_loss(self, expected: int, seq: int, kind: str, body: str) -> str:
+        """A gap is allowed only where a person accepted it (`tablectl journal accept-loss`): the
+        entry after it names exactly the lost numbers and the chain's value the head file had."""
+        if kind == "journal-loss":
+            doc = json.loads(body)
+            if doc.get("lost") == [expected, seq - 1]:
+                return str(doc["head_hash"])
+        raise JournalCorrupt(f"{self.path}: entry {expected} is missing (next is {seq})")
+
+    def _verify_open(self) -> tuple[int, str]:
+        try:
+            mark = self.head.read() if self.head is not None else None
+        except ValueError as exc:
+            raise JournalCorrupt(f"{exc}: {self._restore_advice()}") from None
+        first, first_hash = self._retained()
+        base, base_hash = first, first_hash
+        row = self._db.execute(
+            "SELECT seq, hash FROM snapshots WHERE seq <= (SELECT COALESCE(MAX(seq), 0) FROM entries) "
+            "ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        if row is not None and (mark is None or row[0] <= mark.seq):
+            base, base_hash = int(row[0]), str(row[1])
+        want = mark.seq if mark is not None else None
+        if want is not None and want < base:
+            base, base_hash = first, first_hash  # a head older than the snapshot: walk it all
+        last, chain, at_want = self._walk(base, base_hash, want)
+        if mark is not None and mark.seq > last:
+            lost = mark.seq - last
+            raise JournalCorrupt(
+                f"{self.path}: {lost} journal entr{'y' if lost == 1 else 'ies'} lost: the database holds entries "
+                f"up to {last}, but {self.head_path.name} says {mark.seq} were written (the last at {mark.at}), "
+                f"so entries {last + 1} to {mark.seq} are gone: the -wal file beside it was deleted or damaged, or "
+                f"the database was restored from an older copy. {self._restore_advice(mark.at)}"
+            )
+        if mark is not None and at_want != mark.hash:
+            raise JournalCorrupt(
+                f"{self.path}: entry {mark.seq} is not the entry that was written ({self.head_path.name} holds "
+                "another hash chain): the database was replaced by another copy or changed outside the table. "
+                f"{self._restore_advice(mark.at)}"
+            )
+        if self.head is not None and not self.readonly and self.require_head:
+            if mark is None and self.get_meta("head") == "kept" and last > first:
+                raise JournalCorrupt(
+                    f"{self.head_path}: the head file is missing, so nothing shows that no entries were lost. "
+                    "Restore it from the same copy as the database; a person who is sure the database is "
+                    "complete may accept it as it is with `tablectl journal rebuild` (which writes a new head)."
+                )
+            if mark is None or mark.seq < last:
+                self._write_head(last, chain, utc_now())
+            if self.get_meta("head") != "kept":
+                try:
+                    self._db.execute("INSERT OR REPLACE INTO meta VALUES ('head', 'kept')")
+                except sqlite3.Error as exc:
+                    log.warning("journal: cannot note the head file in the database: %s", exc)
+        return last, chain
+
+    def _restore_advice(self, since: str | None = None) -> str:
+        copy = f"a copy made after {since}" if since else "a good copy"
+        return (
+            f"The table will not start on it. What to do: keep these files for the investigation, and restore "
+            f"{self.path.name} together with its -wal and -shm files from {copy}, leaving {self.head_path.name} as "
+            "it is (it is the record of how far the table got). If no copy holds the lost entries, a supervisor "
+            "records the loss with `tablectl journal accept-loss --by NAME --reason TEXT`; numbering goes on after "
+            "them: no sequence number already written is ever used again."
+        )
+
     def check(self) -> int:
-        """Check SQLite's integrity, every entry's CRC and the sequence; return the entry count."""
+        """The full check: SQLite's integrity, every entry's CRC, the sequence and the whole hash
+        chain, each kept snapshot's place in it, and the head file; return the entry count."""
         try:
             result = self._db.execute("PRAGMA integrity_check").fetchall()
         except sqlite3.DatabaseError as exc:
             raise JournalCorrupt(f"{self.path}: the journal file is damaged: {exc}") from None
         if result != [("ok",)]:
             raise JournalCorrupt(f"{self.path}: SQLite integrity check failed: {result[:3]}")
-        expected = 1
+        first, chain = self._retained()
+        marks = dict(self._db.execute("SELECT seq, hash FROM snapshots").fetchall())
+        # The head first: a daemon writing meanwhile only takes the entries further than it.
+        mark = self.head.read() if self.head is not None else None
+        at_mark = chain if mark is not None and mark.seq == first else None
+        expected, count = first + 1, 0
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq"
         ):
+            count += 1
             if seq != expected:
-                raise JournalCorrupt(f"{self.path}: entry {expected} is missing (next is {seq})")
+                chain = self._accepted_loss(expected, seq, kind, body)
             if _crc(seq, at, round_no, kind, body) != crc:
                 raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
-            expected += 1
-        return expected - 1
+            chain = link(chain, seq, at, round_no, kind, body)
+            if seq in marks and marks[seq] != chain:
+                raise JournalCorrupt(
+                    f"{self.path}: the snapshot after entry {seq} is not of these entries (another hash chain); "
+                    "run `tablectl journal rebuild` to make the snapshots again from the entries"
+                )
+            if mark is not None and seq == mark.seq:
+                at_mark = chain
+            expected = seq + 1
+        if mark is not None and (mark.seq > expected - 1 or at_mark != mark.hash):
+            raise JournalCorrupt(f"{self.path}: the entries do not reach what {self.head_path.name} says was written")
+        return count
+
+    # -- writing --------------------------------------------------------------------------------
 
     def append(self, kind: str, body: dict[str, Any], round_no: int | None = None) -> Entry:
-        """Write one entry and commit it (fsync'd by synchronous=FULL) before returning it."""
+        """Write one entry and commit it (fsync'd by synchronous=FULL) before returning it.
+        Raises JournalUnwritable, having written nothing, when the disk is full or failing."""
         if self.readonly:
             raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
         text = json.dumps(body, separators=(",", ":"), sort_keys=True)
         seq = self._last_seq + 1
-        at = _now()
-        self._db.execute(
-            "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, ?, ?, ?, ?)",
-            (seq, at, round_no, kind, text, _crc(seq, at, round_no, kind, text)),
-        )
+        at = utc_now()
+        try:
+            self._db.execute(
+                "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                (seq, at, round_no, kind, text, _crc(seq, at, round_no, kind, text)),
+            )
+        except sqlite3.OperationalError as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise _unwritable(self.path, exc) from None
         self._last_seq = seq
+        self._hash = link(self._hash, seq, at, round_no, kind, text)
+        self._write_head(seq, self._hash, at)
         return Entry(seq, at, round_no, kind, json.loads(text))
 
-    def entries(self, after: int = 0, round_no: int | None = None) -> Iterator[Entry]:
-        """Entries with seq > `after` in order (only those of `round_no` if given)."""
+    def _write_head(self, seq: int, chain: str, at: str) -> None:
+        if self.head is None:
+            return
+        try:
+            self.head.write(HeadMark(seq, chain, at), fsync=self.durable)
+            self._head_failing = False
+        except OSError as exc:
+            # The entry is committed; a head one behind is caught as harmless at the next start.
+            if not self._head_failing:
+                log.error("journal: cannot write %s: %s", self.head_path, exc)
+            self._head_failing = True
+
+    def sync(self) -> None:
+        """Everything written so far on disk (after a bulk write with `durable=False`)."""
+        if self.readonly:
+            return
+        self._db.execute("PRAGMA synchronous=FULL")
+        self.checkpoint()
+        if self.head is not None and self._last_seq:
+            self.head.write(HeadMark(self._last_seq, self._hash, utc_now()))
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it (at each round's end): the -wal file
+        never grows with history, and a backup of the database alone misses at most one round."""
+        if self.readonly or str(self.path) == ":memory:":
+            return
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as exc:
+            log.warning("journal: checkpoint failed: %s", exc)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def entries(self, after: int = 0, round_no: int | None = None, upto: int | None = None) -> Iterator[Entry]:
+        """Entries with seq > `after` (and <= `upto`) in order (only those of `round_no` if given)."""
+        limit = upto if upto is not None else 2**62
         if round_no is None:
             rows = self._db.execute(
-                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? ORDER BY seq", (after,)
+                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq",
+                (after, limit),
             )
         else:
             rows = self._db.execute(
-                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? AND round = ? ORDER BY seq",
-                (after, round_no),
+                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? AND seq <= ? AND round = ? ORDER BY seq",
+                (after, limit, round_no),
             )
         for seq, at, rnd, kind, body in rows:  # row by row: a year of entries never sits in memory
             yield Entry(seq, at, rnd, kind, json.loads(body))
+
+    def retained(self) -> tuple[int, str]:
+        """(seq, chain) of the last entry retention removed; (0, GENESIS) when none was."""
+        return self._retained()
+
+    def retention_point(self, before: str, limit: int) -> tuple[int, int] | None:
+        """(round, cut): the newest indexed round that ended before `before` (UTC ISO time) with
+        cut, the seq just before the next round opened, at most `limit`; None if there is none.
+        Rounds end in time order, so this is a binary search, whatever the journal's length."""
+        numbers = self._db.execute("SELECT MIN(round), MAX(round) FROM rounds").fetchone()
+        if numbers[0] is None:
+            return None
+
+        def ended(number: int) -> tuple[str, int] | None:
+            row = self._db.execute(
+                "SELECT e.at, r.last_seq FROM rounds r JOIN entries e ON e.seq = r.last_seq WHERE r.round <= ? "
+                "ORDER BY r.round DESC LIMIT 1",
+                (number,),
+            ).fetchone()
+            return None if row is None else (str(row[0]), int(row[1]))
+
+        low, high = int(numbers[0]), int(numbers[1])
+        if (first := ended(low)) is None or first[0] >= before or first[1] > limit:
+            return None
+        while low < high:  # the newest round ending before `before` and at or below `limit`
+            middle = (low + high + 1) // 2
+            end = ended(middle)
+            if end is not None and end[0] < before and end[1] <= limit:
+                low = middle
+            else:
+                high = middle - 1
+        for number in range(low, max(int(numbers[0]) - 1, low - 50), -1):
+            row = self._db.execute(
+                "SELECT MIN(seq) FROM entries WHERE round = ? AND kind = 'round-open'", (number + 1,)
+            ).fetchone()
+            if row[0] is not None and int(row[0]) - 1 <= limit:
+                return number, int(row[0]) - 1
+        return None
+
+    def first_seq(self) -> int:
+        """The first entry still in the database (1 unless retention has removed older ones)."""
+        return self._retained()[0] + 1
 
     def get_meta(self, key: str) -> str | None:
         """A small named value kept beside the entries (e.g. how far the floor has received)."""
@@ -176,11 +497,24 @@ class Journal:
         bookkeeping about them (never the table's state)."""
         if self.readonly:
             raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
-        if key == "schema":
-            raise JournalError("the journal's schema version is not a setting")
+        if key in ("schema", "head", RETAINED_KEY, "retained.hash"):
+            raise JournalError(f"the journal's {'schema version' if key == 'schema' else key} is not a setting")
         self._db.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?", (key, value, value)
         )
+
+    def floor_confirmed(self) -> int | None:
+        """The last seq every floor store has confirmed it holds (None: no store has confirmed any;
+        0 when the marks cannot be read, so nothing is trimmed on a guess)."""
+        value = self.get_meta(FLOOR_CONFIRMED_KEY)
+        if not value:
+            return None
+        try:
+            marks = json.loads(value)
+            seqs = [int(seq) for seq in marks.values()] if isinstance(marks, dict) else []
+        except (ValueError, TypeError):
+            return 0
+        return min(seqs) if seqs else None
 
     def last_of_kinds(self, kinds: tuple[str, ...], count: int) -> list[Entry]:
         """The last `count` entries of the given kinds, oldest first."""
@@ -198,5 +532,186 @@ class Journal:
         ).fetchall()
         return sorted(r[0] for r in rows)
 
+    # -- derived: snapshots and the round index -------------------------------------------------
+
+    def write_snapshot(self, body: dict[str, Any], rounds: Iterable[tuple[int, int, dict[str, Any]]]) -> bool:
+        """Keep the table state after the last entry and the rounds (number, last seq, record)
+        finished since the last snapshot, in one transaction, then checkpoint. Returns False (and
+        keeps nothing) when the disk cannot take it: a snapshot is derived and can wait."""
+        if self.readonly:
+            return False
+        text = json.dumps(body, separators=(",", ":"), sort_keys=True)
+        seq, at = self._last_seq, utc_now()
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            for number, last_seq, record in rounds:
+                rtext = json.dumps(record, separators=(",", ":"), sort_keys=True)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO rounds (round, last_seq, body, crc) VALUES (?, ?, ?, ?)",
+                    (number, last_seq, rtext, zlib.crc32(f"{number}\x1f{rtext}".encode())),
+                )
+            self._db.execute(
+                "INSERT OR REPLACE INTO snapshots (seq, at, hash, body, crc) VALUES (?, ?, ?, ?, ?)",
+                (seq, at, self._hash, text, zlib.crc32(f"{seq}\x1f{self._hash}\x1f{text}".encode())),
+            )
+            self._db.execute(
+                "DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                (SNAPSHOTS_KEPT,),
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            log.warning("journal: snapshot after entry %d not kept: %s", seq, exc)
+            return False
+        self.checkpoint()
+        return True
+
+    def snapshots(self, count: int = 2) -> list[Snapshot]:
+        """The last `count` snapshots, oldest first; a damaged one raises JournalCorrupt."""
+        rows = self._db.execute(
+            "SELECT seq, at, hash, body, crc FROM snapshots WHERE seq <= ? ORDER BY seq DESC LIMIT ?",
+            (self._last_seq, count),
+        ).fetchall()
+        out = []
+        for seq, at, chain, text, crc in reversed(rows):
+            if zlib.crc32(f"{seq}\x1f{chain}\x1f{text}".encode()) != crc:
+                raise JournalCorrupt(
+                    f"{self.path}: the snapshot after entry {seq} does not match its checksum; "
+                    "run `tablectl journal rebuild` to make the snapshots again from the entries"
+                )
+            out.append(Snapshot(int(seq), str(at), str(chain), json.loads(text)))
+        return out
+
+    def round_record(self, number: int) -> dict[str, Any] | None:
+        """Round `number` from the round index (None when it is not indexed)."""
+        row = self._db.execute("SELECT body, crc FROM rounds WHERE round = ?", (number,)).fetchone()
+        if row is None:
+            return None
+        if zlib.crc32(f"{number}\x1f{row[0]}".encode()) != row[1]:
+            raise JournalCorrupt(
+                f"{self.path}: round {number} in the round index does not match its checksum; "
+                "run `tablectl journal rebuild` to index the rounds again from the entries"
+            )
+        record: dict[str, Any] = json.loads(row[0])
+        return record
+
+    def indexed_rounds(self, last: int | None = None, *, through_seq: int | None = None) -> list[int]:
+        """Numbers in the round index, oldest first (only the `last` ones if given; only rounds
+        that ended at or before `through_seq` if given)."""
+        where, args = ("WHERE last_seq <= ?", [through_seq]) if through_seq is not None else ("", [])
+        if last is None:
+            rows = self._db.execute(f"SELECT round FROM rounds {where} ORDER BY round", args).fetchall()
+            return [int(r[0]) for r in rows]
+        found = self._db.execute(f"SELECT round FROM rounds {where} ORDER BY round DESC LIMIT ?", [*args, last])
+        return sorted(int(r[0]) for r in found.fetchall())
+
+    def chain_through(self, seq: int) -> str:
+        """The hash chain's value after entry `seq` (every entry up to it checked on the way)."""
+        first, chain = self._retained()
+        last, chain, at = self._walk_until(first, chain, seq)
+        if at is None:
+            raise JournalCorrupt(f"{self.path}: entry {seq} is not in the journal (it ends at {last})")
+        return at
+
+    def _walk_until(self, after: int, chain: str, want: int) -> tuple[int, str, str | None]:
+        expected = after + 1
+        for seq, at, round_no, kind, body, crc in self._db.execute(
+            "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq", (after, want)
+        ):
+            if seq != expected:
+                chain = self._accepted_loss(expected, seq, kind, body)
+            if _crc(seq, at, round_no, kind, body) != crc:
+                raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
+            chain = link(chain, seq, at, round_no, kind, body)
+            expected = seq + 1
+        return expected - 1, chain, chain if expected - 1 == want else None
+
+    def retire(self, through: int, chain: str, last_round: int) -> None:
+        """Remove entries up to `through` and rounds up to `last_round` from the index: only
+        retention calls this, after it has exported them and read the export back."""
+        if self.readonly:
+            raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (RETAINED_KEY, str(through)))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('retained.hash', ?)", (chain,))
+            self._db.execute("DELETE FROM entries WHERE seq <= ?", (through,))
+            self._db.execute("DELETE FROM rounds WHERE round <= ?", (last_round,))
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise _unwritable(self.path, exc) from None
+        self.checkpoint()
+
+    @staticmethod
+    def accept_loss(path: Path, by: str, reason: str) -> tuple[int, int] | None:
+        """A person accepts that entries the head file says were written are gone for good (no
+        copy holds them): one `journal-loss` entry after them names the lost numbers, who and
+        why, so the journal opens again and no lost number is ever used again. Returns the lost
+        range, or None when nothing is missing."""
+        head = HeadFile(path.with_name(path.stem + ".head"))
+        mark = head.read()
+        if mark is None:
+            raise JournalError(f"{head.path}: there is no head file, so nothing shows which entries were lost")
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            last = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM entries").fetchone()[0])
+            if mark.seq <= last:
+                return None
+            body = {"lost": [last + 1, mark.seq], "written_until": mark.at, "by": by, "reason": reason}
+            text = json.dumps({**body, "head_hash": mark.hash}, separators=(",", ":"), sort_keys=True)
+            seq, at = mark.seq + 1, utc_now()
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM snapshots")  # made again from the entries at the next start
+            db.execute("DELETE FROM rounds")
+            db.execute(
+                "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, NULL, 'journal-loss', ?, ?)",
+                (seq, at, text, _crc(seq, at, None, "journal-loss", text)),
+            )
+            db.execute("COMMIT")
+            head.write(HeadMark(seq, link(mark.hash, seq, at, None, "journal-loss", text), at))
+        finally:
+            db.close()
+            head.close()
+        return last + 1, mark.seq
+
+    def clear_derived(self) -> None:
+        """Forget every snapshot and the round index (`tablectl journal rebuild` makes them again)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        self._db.execute("DELETE FROM snapshots")
+        self._db.execute("DELETE FROM rounds")
+        self._db.execute("COMMIT")
+
+    # -- size -----------------------------------------------------------------------------------
+
+    def disk_usage(self) -> dict[str, int]:
+        """Bytes on disk: the database, its -wal, the head file, and the archive beside them."""
+        return journal_disk_usage(self.path)
+
     def close(self) -> None:
+        if self.head is not None:
+            self.head.close()
         self._db.close()
+
+
+def journal_disk_usage(path: Path) -> dict[str, int]:
+    """Bytes the journal takes on disk, by part (for `tablectl doctor` and /metrics)."""
+
+    def size(p: Path) -> int:
+        try:
+            return p.stat().st_size
+        except OSError:
+            return 0
+
+    archive = path.parent / "archive"
+    parts = {
+        "database": size(path),
+        "wal": size(path.with_name(path.name + "-wal")),
+        "shm": size(path.with_name(path.name + "-shm")),
+        "head": size(path.with_name(path.stem + ".head")),
+        "archive": sum(size(p) for p in archive.rglob("*") if p.is_file()) if archive.is_dir() else 0,
+    }
+    parts["total"] = sum(parts.values())
+    return parts

@@ -39,3 +39,15 @@ class Meters:
             "faults": dict(self.faults),
             "dead_cards": self.dead_cards,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Meters:
+        """The meters `to_json` wrote (totals follow from the counts)."""
+        return cls(
+            rounds=int(data["rounds"]),
+            voids=int(data["voids"]),
+            wagered=Counter(data["wagered"]),
+            paid=Counter(data["paid"]),
+            faults=Counter(data["faults"]),
+            dead_cards=int(data["dead_cards"]),
+        )

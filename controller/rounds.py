@@ -1,11 +1,21 @@
-"""A round as the table keeps it for recall: its number, status, cards, settlement and round file."""
+"""Rounds as the table keeps them for recall: each one's number, status, cards, settlement and
+round file, and the book of them that recall reads by number.
+
+The book holds in memory only the rounds not yet in the journal's round index (those finished
+since the last snapshot) and the current one; every older round is read from the index when asked
+for, so memory does not grow with history and recall never replays the journal.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from controller.engine.base import JSON
+
+if TYPE_CHECKING:
+    from controller.journal import Journal
 
 
 @dataclass
@@ -29,3 +39,84 @@ class RoundRecord:
         if with_file:
             out["round_file"] = self.round_file
         return out
+
+    def record_json(self) -> dict[str, JSON]:
+        """Everything the table knows of the round (for the round index and snapshots)."""
+        return {**self.to_json(with_file=True), "paid": self.paid}
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> RoundRecord:
+        return cls(
+            int(data["round"]),
+            str(data["opened_at"]),
+            data["status"],
+            data["settlement"],
+            data["round_file"],
+            list(data["cards"]),
+            bool(data["paid"]),
+        )
+
+
+class RoundBook(Mapping[int, RoundRecord]):
+    """Round number -> RoundRecord: the recent ones in memory, the rest from the round index."""
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+        self._recent: dict[int, RoundRecord] = {}
+        self._ended: dict[int, int] = {}  # round -> the seq of the entry that ended it
+
+    def __getitem__(self, number: int) -> RoundRecord:
+        record = self._recent.get(number)
+        if record is not None:
+            return record
+        data = self._journal.round_record(number)
+        if data is None:
+            raise KeyError(number)
+        return RoundRecord.from_record(data)
+
+    def __contains__(self, number: object) -> bool:
+        if not isinstance(number, int):
+            return False
+        return number in self._recent or self._journal.round_record(number) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted({*self._journal.indexed_rounds(), *self._recent}))
+
+    def __len__(self) -> int:
+        return len({*self._journal.indexed_rounds(), *self._recent})
+
+    def add(self, record: RoundRecord) -> None:
+        self._recent[record.number] = record
+
+    def ended(self, number: int, seq: int) -> None:
+        self._ended[number] = seq
+
+    def ended_at(self, number: int | None) -> int | None:
+        """The seq of the entry that ended round `number` (None while it is open)."""
+        return self._ended.get(number) if number is not None else None
+
+    def last(self, count: int) -> list[RoundRecord]:
+        """The last `count` rounds, oldest first, read by number (never by replaying)."""
+        if count <= 0:
+            return []
+        numbers = sorted({*self._journal.indexed_rounds(count), *self._recent})[-count:]
+        return [self[n] for n in numbers]
+
+    def to_index(self, current: int | None) -> list[tuple[int, int, dict[str, Any]]]:
+        """Rounds for the round index: every finished one held in memory (and the current one
+        again when it has ended: its `paid` may have changed since)."""
+        out = []
+        for number, record in sorted(self._recent.items()):
+            if record.status != "open" and number in self._ended:
+                out.append((number, self._ended[number], record.record_json()))
+        return out
+
+    def indexed(self, current: int | None) -> None:
+        """The rounds `to_index` gave are in the index now: keep only the current one in memory."""
+        self._recent = {n: r for n, r in self._recent.items() if n == current}
+        self._ended = {n: s for n, s in self._ended.items() if n == current}
+
+    def restore(self, current: RoundRecord | None, ended_at: int | None) -> None:
+        """Start from a snapshot: only its current round is held in memory."""
+        self._recent = {current.number: current} if current is not None else {}
+        self._ended = {current.number: ended_at} if current is not None and ended_at is not None else {}

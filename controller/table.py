@@ -6,6 +6,12 @@ input, appends one journal entry (committed before anything else happens), appli
 and tells the outputs (LEDs, display, screens) what changed. Starting a Table replays the
 journal through the very same `_apply` to rebuild the exact state, then re-drives the outputs.
 
+Start-up does not replay all of history: at each round's end the table keeps a snapshot of its
+state in the journal's database (each part serialised by the module that owns it: the engine
+state through the engine's JSON, faults, meters, the round, the shoe count, the camera). Opening
+restores the last snapshot after checking it against the entries it summarises (the previous
+snapshot plus the entries between must give it exactly), then replays only what follows.
+
 Faults (GAMES.md section 4) are latched in the journal: they block the card flow until a
 supervisor clears them with a journaled action naming who and why, and they survive restarts.
 A card that arrives while play is blocked is journaled and held, never dropped; it is dealt
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
@@ -32,17 +39,21 @@ from controller.engine.base import (
     ShoeReshuffled,
     VoidRound,
     event_from_json,
+    from_json,
     to_json,
 )
 from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
-from controller.faults import CARD_FAULTS, FAULTS, Fault
+from controller.faults import CARD_FAULTS, FAULTS, JOURNAL_FAULT_ID, Fault
 from controller.games import adapter
-from controller.journal import Entry, Journal
+from controller.journal import Entry, Journal, JournalCorrupt, JournalUnwritable, Snapshot, utc_now
 from controller.meters import Meters
-from controller.rounds import RoundRecord
+from controller.rounds import RoundBook, RoundRecord
 from controller.view import prompt
 
 log = logging.getLogger(__name__)
+
+#: While replaying a long tail at start (a journal from before snapshots), keep one every so many rounds.
+REPLAY_SNAPSHOT_EVERY = 500
 
 class TableError(ValueError):
     """An input the table refuses now. `kind` says why, for the API's status code: "conflict"
@@ -60,6 +71,16 @@ class TableError(ValueError):
     @classmethod
     def of_rule(cls, exc: RuleError, message: str | None = None) -> TableError:
         return cls(message or str(exc), kind="invalid", field=exc.field, seat=exc.seat)
+
+
+class TableUnavailable(TableError):
+    """The journal cannot be written (the disk is full or failing): nothing was taken. The
+    table's `journal_fault` says so in plain words until a write succeeds again."""
+
+    quiet = True  # said once by the table, not again by every caller that offers the input again
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="unavailable")
 
 
 class Output(Protocol):
@@ -84,7 +105,9 @@ class Table:
         table_id: str = "TABLE-1",
         simulated: bool = False,
         outputs: list[Output] | None = None,
+        replay: bool = True,
     ) -> None:
+        """`replay=False` gives the table as it stands before any entry (for checking snapshots)."""
         self.journal = journal
         self.adapter = adapter(game)
         self.game = self.adapter.rules
@@ -100,7 +123,7 @@ class Table:
             raise TableError(str(exc)) from None
         self.faults: dict[int, Fault] = {}
         self.held: list[tuple[int, Card]] = []  # (journal seq, card) waiting for a fault to clear
-        self.rounds: dict[int, RoundRecord] = {}
+        self.rounds = RoundBook(journal)
         self.round_no: int | None = None
         self.meters = Meters()
         self.last_card: str | None = None
@@ -111,9 +134,13 @@ class Table:
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
         # What the overhead camera has seen (from `scene` entries) and what it means for this game.
         self.camera = SceneWatch(self.adapter.camera())
-        for entry in journal.entries():
-            self._apply(entry)
-        self.redrive()
+        self.journal_fault: Fault | None = None  # the journal cannot be written (never journaled itself)
+        self._refused = 0  # inputs refused while it lasts
+        self._round_ended = False  # set by _apply when an entry ends a round: a snapshot is due
+        self._ending = False  # set by _finish_round while _apply runs
+        if replay:
+            self._restore()
+            self.redrive()
 
     def redrive(self) -> None:
         """Show the whole state on every output (at start, after recovery, after a device returns)."""
@@ -161,7 +188,7 @@ class Table:
             self.game.apply(self.state, event)
         except RuleError as exc:
             raise TableError.of_rule(exc) from None
-        number = (max(self.rounds) if self.rounds else 0) + 1
+        number = (self.round_no or 0) + 1
         entry: dict[str, JSON] = {"event": to_json(event), "by": by}
         if via is not None:
             entry |= {"via": via, "scene_seq": self.camera.seq}
@@ -236,6 +263,8 @@ class Table:
         fault = self.faults.get(fault_id)
         if fault is None:
             raise TableError(f"there is no open fault {fault_id}", kind="conflict")
+        if fault_id == JOURNAL_FAULT_ID:
+            raise TableError("this fault clears itself as soon as the journal can be written again", kind="conflict")
         allowed = fault.actions
         if action not in allowed:
             raise TableError(f"fault {fault_id} ({fault.code}) is cleared by {', '.join(allowed)}, not {action!r}")
@@ -326,21 +355,187 @@ class Table:
 
     def follow(self, entry: Entry) -> tuple[Effect, ...]:
         """Apply an entry another Table journaled (a replica that follows the journal: the floor
-        publisher's copy of the table). Nothing is journaled or shown."""
-        return self._apply(entry)
+        publisher's copy of the table). Nothing is journaled or shown, and no history is kept:
+        after a round ends only the round being dealt stays in memory."""
+        effects = self._apply(entry)
+        if self._round_ended:
+            self._round_ended = False
+            self.rounds.indexed(self.round_no)
+        return effects
+
+    def retry_journal(self) -> Entry | None:
+        """While the journal cannot be written, try again (the daemon calls this every few
+        seconds): the entry that says the fault is over, or None if there was no fault."""
+        if self.journal_fault is None:
+            return None
+        return self._journal_back()
 
     # -- the one path every entry takes ---------------------------------------------------------
 
     def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:
-        entry = self.journal.append(kind, body, round_no)
+        if self.journal_fault is not None:
+            self._journal_back()
+        try:
+            entry = self.journal.append(kind, body, round_no)
+        except JournalUnwritable as exc:
+            self._journal_down(exc)
+            raise TableUnavailable(str(exc)) from None
         effects = self._apply(entry)
+        self._tell(entry, effects)
+        if self._round_ended:
+            self._round_ended = False
+            self.keep_snapshot()
+        return entry
+
+    def _journal_down(self, exc: JournalUnwritable) -> None:
+        if self.journal_fault is not None:
+            self._refused += 1
+            return
+        code = "disk-full" if exc.reason == "full" else "disk-failing"
+        self.journal_fault = Fault(JOURNAL_FAULT_ID, code, str(exc), utc_now(), self.round_no)
+        self.faults[JOURNAL_FAULT_ID] = self.journal_fault
+        self._refused = 1
+        log.error("%s (%s)", exc, exc.detail)  # once: the count is logged when it ends
+        self.redrive()
+
+    def _journal_back(self) -> Entry:
+        fault = self.journal_fault
+        assert fault is not None
+        body: dict[str, JSON] = {
+            "code": fault.code,
+            "message": fault.message,
+            "since": fault.at,
+            "refused": self._refused,
+        }
+        try:
+            entry = self.journal.append("journal-restored", body, self.round_no)
+        except JournalUnwritable:
+            self._refused += 1
+            raise TableUnavailable(fault.message) from None
+        self.journal_fault = None
+        effects = self._apply(entry)
+        log.warning(
+            "the journal can be written again (%s since %s; %d inputs refused meanwhile, to be offered again)",
+            fault.code,
+            fault.at,
+            self._refused,
+        )
+        self._tell(entry, effects)
+        self.redrive()
+        return entry
+
+    def _tell(self, entry: Entry, effects: tuple[Effect, ...]) -> None:
         for output in [*self.outputs, *self.listeners]:
             try:
                 output.update(self, entry, effects)
             except Exception as exc:  # a broken lamp or display never loses the journaled entry
                 log.exception("output %s failed on journal entry %d", type(output).__name__, entry.seq)
                 self.devices[type(output).__name__] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        return entry
+
+    # -- snapshots ------------------------------------------------------------------------------
+
+    def snapshot_state(self) -> dict[str, JSON]:
+        """The whole table state as plain JSON, each part from the module that owns it."""
+        current = self.current
+        state: dict[str, Any] = {
+            "game": self.game_name,
+            "engine": to_json(self.state),
+            "round_no": self.round_no,
+            "round": current.record_json() if current is not None else None,
+            "round_ended": self.rounds.ended_at(self.round_no),
+            "faults": [f.to_json() for n, f in sorted(self.faults.items()) if n != JOURNAL_FAULT_ID],
+            "held": [[seq, str(card)] for seq, card in self.held],
+            "meters": self.meters.to_json(),
+            "shoe": self.shoe.to_json(),
+            "last_card": self.last_card,
+            "shoe_link": self.shoe_link,
+            "notice": self.notice,
+            "shuffle_due": self.shuffle_due,
+            "camera": self.camera.to_json(),
+        }
+        return _plain(state)
+
+    def keep_snapshot(self) -> bool:
+        """Keep the state after the last entry, and the rounds finished since the last one, in
+        the journal's database (a read-only table keeps nothing)."""
+        if self.journal.readonly:
+            return False
+        body = {"state": self.snapshot_state(), "floor_confirmed": self.journal.floor_confirmed()}
+        if not self.journal.write_snapshot(body, self.rounds.to_index(self.round_no)):
+            return False
+        self.rounds.indexed(self.round_no)
+        return True
+
+    def _load_state(self, state: Mapping[str, Any]) -> None:
+        if state["game"] != self.game_name:
+            raise TableError(
+                f"the journal is of a {state['game']} table, but the configuration says {self.game_name}"
+            )
+        self.state = from_json(self.game.state_type, state["engine"])
+        self.round_no = state["round_no"]
+        current = RoundRecord.from_record(state["round"]) if state["round"] is not None else None
+        self.rounds.restore(current, state["round_ended"])
+        self.faults = {int(f["id"]): Fault.from_json(f) for f in state["faults"]}
+        self.held = [(int(seq), parse_card(card)) for seq, card in state["held"]]
+        self.meters = Meters.from_json(state["meters"])
+        self.shoe.restore(state["shoe"])
+        self.last_card = state["last_card"]
+        self.shoe_link = state["shoe_link"]
+        self.notice = state["notice"]
+        self.shuffle_due = state["shuffle_due"]
+        self.camera.restore(state["camera"])
+
+    def _restore(self) -> None:
+        """The state after the last entry: the last snapshot (checked), then the entries after it."""
+        snapshots = self.journal.snapshots(2)
+        after = self.journal.first_seq() - 1
+        if snapshots:
+            last = snapshots[-1]
+            self._check_snapshot(snapshots[-2] if len(snapshots) > 1 else None, last)
+            self._load_state(last.body["state"])
+            after = last.seq
+        elif after > 0:
+            raise JournalCorrupt(
+                f"{self.journal.path}: entries up to {after} were archived but no snapshot of the table after "
+                "them is left; run `tablectl journal rebuild` with the archive"
+            )
+        due = 0
+        for entry in self.journal.entries(after=after):
+            self._apply(entry)
+            if self._round_ended:
+                self._round_ended = False
+                due += 1
+                if due % REPLAY_SNAPSHOT_EVERY == 0:
+                    self.keep_snapshot()
+        if due % REPLAY_SNAPSHOT_EVERY:
+            self.keep_snapshot()
+
+    def _check_snapshot(self, previous: Snapshot | None, last: Snapshot) -> None:
+        """`last` must be exactly what the previous snapshot (or the first entry) and the entries
+        between give: a snapshot that disagrees with its entries stops the table."""
+        scratch = Table(
+            self.journal, game=self.game_name, rules=self.rules_doc, table_id=self.table_id, replay=False
+        )
+        start = self.journal.first_seq() - 1
+        if previous is not None:
+            scratch._load_state(previous.body["state"])
+            start = previous.seq
+        elif start > 0:
+            raise JournalCorrupt(
+                f"{self.journal.path}: the snapshot after entry {last.seq} cannot be checked (no earlier snapshot "
+                "and no first entries); run `tablectl journal rebuild`"
+            )
+        for entry in self.journal.entries(after=start, upto=last.seq):
+            scratch._apply(entry)
+        made = scratch.snapshot_state()
+        kept = last.body["state"]
+        if made != kept:
+            part = next((k for k in sorted(set(made) | set(kept)) if made.get(k) != kept.get(k)), "?")
+            raise JournalCorrupt(
+                f"{self.journal.path}: the snapshot after entry {last.seq} disagrees with the entries it summarises "
+                f"(its {part!r} differs). The entries are the truth: run `tablectl journal rebuild` to make the "
+                "snapshots again from them, then start the table"
+            )
 
     def _apply(self, entry: Entry) -> tuple[Effect, ...]:
         """Apply one journaled entry. Deterministic: replaying the journal rebuilds the state."""
@@ -349,7 +544,7 @@ class Table:
         if entry.kind == "round-open":
             assert entry.round is not None
             self.round_no = entry.round
-            self.rounds[entry.round] = RoundRecord(entry.round, entry.at)
+            self.rounds.add(RoundRecord(entry.round, entry.at))
             self.notice = None
             effects = self._engine(event_from_json(body["event"]))
             self._follow_shuffles(effects)
@@ -388,9 +583,16 @@ class Table:
         elif entry.kind == "shoe-event":
             self.shuffle_due = body["event"]
             self._note_shoe_link(body)
+        elif entry.kind == "journal-restored":
+            self.faults.pop(JOURNAL_FAULT_ID, None)
+            self.meters.faults[body["code"]] += 1
         raised = self.camera.follow(self, entry, effects)
         if raised is not None:
             self._latch(entry, raised[0], raised[1], None)
+        if self._ending and self.round_no is not None:
+            self._ending = False
+            self._round_ended = True
+            self.rounds.ended(self.round_no, entry.seq)
         return effects
 
     def _note_shoe_link(self, body: Mapping[str, Any]) -> None:
@@ -454,6 +656,7 @@ class Table:
         record = self.rounds[self.round_no]
         if record.status != "open":
             return
+        self._ending = True
         settlement = self.game.settlement(self.state)
         record.settlement = settlement
         record.status = "void" if "void" in settlement else "settled"
@@ -517,4 +720,12 @@ class Table:
     # -- recall ---------------------------------------------------------------------------------
 
     def last_rounds(self, count: int) -> list[RoundRecord]:
-        return [self.rounds[n] for n in sorted(self.rounds)[-count:]] if count > 0 else []
+        """The last `count` rounds, oldest first, read by number from the round index."""
+        return self.rounds.last(count)
+
+
+def _plain(value: dict[str, Any]) -> dict[str, JSON]:
+    # Exactly what a stored snapshot reads back as (tuples become lists), so the two compare.
+    plain: dict[str, JSON] = json.loads(json.dumps(value, sort_keys=True))
+    return plain
+

@@ -65,6 +65,15 @@ def create_app(rt: Runtime) -> FastAPI:
             response.headers["Cache-Control"] = "no-store"
         return response
 
+    @app.middleware("http")
+    async def journal_unwritable(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        # While the journal cannot be written nothing can be taken: every POST says so, in plain words.
+        fault = rt.table.journal_fault
+        if request.method == "POST" and fault is not None:
+            headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
+            return JSONResponse({"error": fault.message, "kind": "unavailable"}, status_code=503, headers=headers)
+        return await call_next(request)
+
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         headers = dict(exc.headers or {})

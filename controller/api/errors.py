@@ -7,6 +7,7 @@ from the error's kind, never from its words.
     409 conflict          not now (the wrong phase, play stopped by a fault)
     422 invalid           the body is wrong (`field` and `seat` name where, when the rules do)
     429 rate-limited      too many failed logins
+    503 unavailable       the journal cannot be written (a full or failing disk): nothing is taken
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ STATUS = {
     "conflict": 409,
     "invalid": 422,
     "rate-limited": 429,
+    "unavailable": 503,
 }
 
 

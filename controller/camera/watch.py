@@ -54,6 +54,29 @@ class SceneWatch:
     def active(self) -> bool:
         return self.status is not None
 
+    def to_json(self) -> dict[str, Any]:
+        """What the table holds of the camera, for a snapshot (the game's meaning included)."""
+        return {
+            "status": self.status,
+            "why": self.why,
+            "seq": self.seq,
+            "zones": {n: z.to_json() for n, z in sorted(self.zones.items())},
+            "pucks": dict(self.pucks),
+            "last_ok": dict(self.last_ok),
+            "last_check": self.last_check,
+            "meaning": self.meaning.to_json() if self.meaning is not None else None,
+        }
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        """Take back what `to_json` wrote."""
+        self.status, self.why, self.seq = data["status"], data["why"], data["seq"]
+        self.zones = {n: ZoneView(z["state"], z["value"], z.get("why", "")) for n, z in data["zones"].items()}
+        self.pucks = dict(data["pucks"])
+        self.last_ok = dict(data["last_ok"])
+        self.last_check = data["last_check"]
+        if self.meaning is not None and data["meaning"] is not None:
+            self.meaning.restore(data["meaning"])
+
     # -- the camera's view in -------------------------------------------------------------------
 
     def changes(self, view: Mapping[str, Any]) -> dict[str, Any] | None:

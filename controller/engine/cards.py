@@ -228,3 +228,12 @@ class ShoeTracker:
         """All cards back in the shoe (a new shoe after the shuffle)."""
         self._dealt.clear()
         self._total = 0
+
+    def to_json(self) -> dict[str, int]:
+        """The count: each card dealt since the last shuffle, with how many times."""
+        return {str(card): n for card, n in sorted(self._dealt.items(), key=lambda item: str(item[0]))}
+
+    def restore(self, dealt: dict[str, int]) -> None:
+        """Set the count `to_json` wrote (the composition stays the table's)."""
+        self._dealt = Counter({parse_card(text): int(n) for text, n in dealt.items()})
+        self._total = sum(self._dealt.values())

@@ -41,13 +41,13 @@ from paho.mqtt.properties import Properties
 
 from controller.floor import schema
 from controller.floor.config import FloorConfig, check_level
-from controller.journal import Journal, JournalError
+from controller.journal import FLOOR_CONFIRMED_KEY, Journal, JournalError
 
 log = logging.getLogger("tablectl.floor")
 _paho_log = logging.getLogger("tablectl.floor.mqtt")
 
 #: The journal meta key of the floor-confirmed marks: {store id: every seq up to here is stored}.
-STORED_KEY = "floor.stored"
+STORED_KEY = FLOOR_CONFIRMED_KEY  # the journal reads it too: retention never trims past it
 #: How long to wait for the broker to take one reply before giving up on the request.
 REPLY_WAIT_S = 10.0
 
@@ -81,9 +81,8 @@ def read_stored(text: str | None) -> dict[str, int]:
 
 def retention_limit(journal: Journal) -> int:
     """The highest seq every floor store has confirmed (0 when none has): nothing above it may
-    ever be trimmed from the table."""
-    marks = read_stored(journal.get_meta(STORED_KEY))
-    return min(marks.values()) if marks else 0
+    ever be trimmed from the table (controller/retention.py asks `Journal.floor_confirmed`)."""
+    return journal.floor_confirmed() or 0
 
 
 class CatchupResponder:

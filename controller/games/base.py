@@ -162,6 +162,14 @@ class CameraMeaning(Protocol):
 
     def payout_view(self, settlement: Mapping[str, Any], view: SceneView) -> list[dict[str, Any]]: ...
 
+    def to_json(self) -> dict[str, Any]:
+        """What the meaning keeps between entries, for the table's snapshots."""
+        ...
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        """Take back what `to_json` wrote."""
+        ...
+
     def scene_change(
         self, table: TableView, effects: tuple[Effect, ...], *, place: bool, pick_up: bool
     ) -> Callable[[dict[str, list[int]], dict[str, Any]], None] | None:

@@ -149,9 +149,12 @@ class ShoeReader:
             elif isinstance(out, Delivery):
                 try:
                     self._on_event(out.event)
-                except Exception:
-                    # Not acknowledged: the shoe repeats the frame and we offer it again.
-                    log.exception("shoe event handler failed on %s; the shoe resends it", out.event)
+                except Exception as exc:
+                    # Not acknowledged: the shoe repeats the frame and we offer it again. A handler
+                    # that has said why itself (a `quiet` error: the journal's disk is full) is not
+                    # logged again on every repeat.
+                    if not getattr(exc, "quiet", False):
+                        log.exception("shoe event handler failed on %s; the shoe resends it", out.event)
                     return
                 with self._lock:
                     ack = self._link.accept(out)

@@ -89,6 +89,20 @@ class GrandSlamCamera:
         self.flagged: set[tuple[str, int]] = set()  # (zone, value) already raised this round
         self.checked_round: int | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stood": [[seat, wager, sorted(spots)] for (seat, wager), spots in sorted(self.stood.items())],
+            "home_left": {str(seat): n for seat, n in sorted(self.home_left.items())},
+            "flagged": sorted([zone, value] for zone, value in self.flagged),
+            "checked_round": self.checked_round,
+        }
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        self.stood = {(int(seat), str(wager)): set(spots) for seat, wager, spots in data["stood"]}
+        self.home_left = {int(seat): int(n) for seat, n in data["home_left"].items()}
+        self.flagged = {(str(zone), int(value)) for zone, value in data["flagged"]}
+        self.checked_round = data["checked_round"]
+
     # -- following the round --------------------------------------------------------------------
 
     def follow(

@@ -1,0 +1,132 @@
+"""`tablectl journal verify | rebuild | synth | retain`: the journal's own maintenance commands."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from controller.config import Config
+from controller.journal import Journal, JournalError
+
+
+def run(args: argparse.Namespace, config: Config, state_dir: Path) -> int:
+    path = state_dir / "journal.sqlite3"
+    command = args.journal_command
+    if command == "synth":
+        return _synth(args, config, state_dir)
+    if not path.exists():
+        raise JournalError(f"{path}: there is no journal here")
+    if command == "verify":
+        return _verify(config, path)
+    if command == "rebuild":
+        return _rebuild(config, path)
+    if command == "accept-loss":
+        if not args.by.strip() or not args.reason.strip():
+            raise JournalError("accepting a loss needs who accepts it (--by) and why (--reason)")
+        lost = Journal.accept_loss(path, args.by, args.reason)
+        if lost is None:
+            print(f"{path}: nothing is missing; nothing was written")
+        else:
+            print(f"{path}: entries {lost[0]} to {lost[1]} recorded as lost by {args.by}; numbering goes on after them")
+        return 0
+    return _retain(args, config, state_dir, path)
+
+
+def _table(config: Config, journal: Journal) -> object:
+    from controller.table import Table
+
+    return Table(journal, game=config.game, rules=config.rules, table_id=config.table_id)
+
+
+def _verify(config: Config, path: Path) -> int:
+    journal = Journal(path, readonly=True)  # without a head file beside it (a backup), the entries alone
+    try:
+        count = journal.check()
+        _table(config, journal)  # the last snapshot checked against its entries
+    finally:
+        journal.close()
+    print(f"{path}: {count} entries: integrity, checksums, sequence, hash chain, head file and snapshots all pass")
+    return 0
+
+
+def _rebuild(config: Config, path: Path) -> int:
+    from controller.journal_head import HeadFile
+
+    # The derived tables go first, straight in SQLite: a damaged snapshot must not be read to open.
+    db = sqlite3.connect(path)
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for derived in ("snapshots", "rounds"):  # a journal from before snapshots has neither yet
+            if derived in tables:
+                db.execute(f"DELETE FROM {derived}")
+        head_missing = not HeadFile(path.with_name(path.stem + ".head")).exists()
+        if head_missing:
+            db.execute("DELETE FROM meta WHERE key = 'head'")
+        db.commit()
+    except sqlite3.DatabaseError as exc:
+        raise JournalError(f"{path}: cannot rebuild: {exc}") from None
+    finally:
+        db.close()
+    if head_missing:
+        print(f"{path}: the head file was missing; a new one is written from the database as it stands now")
+    started = time.monotonic()
+    journal = Journal(path)
+    try:
+        journal.check()
+        table = _table(config, journal)
+        rounds = len(getattr(table, "rounds"))  # noqa: B009 - the Table, imported late
+    finally:
+        journal.close()
+    print(
+        f"{path}: rebuilt snapshots and the round index from {journal.last_seq} entries ({rounds} rounds) "
+        f"in {time.monotonic() - started:.1f} s"
+    )
+    return 0
+
+
+def _synth(args: argparse.Namespace, config: Config, state_dir: Path) -> int:
+    from controller.synth import synthesize
+
+    if args.rounds < 1:
+        raise JournalError(f"--rounds {args.rounds}: a whole number of rounds, 1 or more")
+    game = args.game or config.game
+    rules = config.rules if game == config.game else {}
+    started = time.monotonic()
+
+    def progress(rounds: int, entries: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{rounds} rounds, {entries} entries", end="", file=sys.stderr)
+
+    journal = synthesize(state_dir, args.rounds, game=game, rules=rules, seed=args.seed, progress=progress)
+    try:
+        print(
+            f"{journal.path}: {args.rounds} {game} rounds written through the table, journal at entry "
+            f"{journal.last_seq}, in {time.monotonic() - started:.1f} s"
+        )
+    finally:
+        journal.close()
+    return 0
+
+
+def _retain(args: argparse.Namespace, config: Config, state_dir: Path, path: Path) -> int:
+    from controller.retention import retain
+
+    days = args.days if args.days is not None else config.retain_days
+    archive = Path(config.archive_dir) if config.archive_dir else state_dir / "archive"
+    journal = Journal(path)
+    try:
+        _table(config, journal)  # the snapshots retention relies on, checked first
+        done = retain(journal, archive, days=days, floor_required=config.floor is not None, most=None)
+    finally:
+        journal.close()
+    if done.directory is None:
+        print(f"{path}: nothing exported: {done.why}")
+    else:
+        print(
+            f"{path}: entries up to {done.through} (rounds {done.rounds}) exported to {done.directory} and "
+            "removed from the live journal"
+        )
+    return 0

@@ -1,0 +1,183 @@
+"""No loss goes unseen: a deleted or damaged write-ahead file, a database restored from an older
+copy, or a missing head file stops the table at start saying what was lost and what to do; the
+numbers already written are never used again."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.audit import audit
+from controller.cli import main
+from controller.journal import Journal, JournalCorrupt
+from controller.synth import synthesize
+from controller.table import Table
+
+# A daemon killed with entries still in the write-ahead file (nothing closes or checkpoints it).
+WRITER = """
+import os, sys
+from controller.journal import Journal
+journal = Journal(sys.argv[1])
+journal.checkpoint()
+for n in range(int(sys.argv[2])):
+    journal.append("card", {"card": "AS", "n": n}, round_no=1)
+os._exit(0)
+"""
+
+
+def _killed_writer(path: Path, entries: int) -> None:
+    subprocess.run([sys.executable, "-c", WRITER, str(path), str(entries)], check=True)
+
+
+def test_a_deleted_wal_is_a_blocking_fault_naming_the_lost_entries_and_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    _killed_writer(path, 80)
+    assert path.with_name("journal.sqlite3-wal").stat().st_size > 0
+    path.with_name("journal.sqlite3-wal").unlink()  # a backup that copied only journal.sqlite3
+    path.with_name("journal.sqlite3-shm").unlink()
+    for _ in range(2):  # and again at the next start: nothing is ever quietly accepted
+        with pytest.raises(JournalCorrupt) as refused:
+            Journal(path)
+        words = str(refused.value)
+        assert "80 journal entries lost" in words and "entries 1 to 80 are gone" in words
+        assert "-wal file beside it was deleted or damaged" in words
+        assert "restore journal.sqlite3 together with its -wal and -shm files" in words
+        assert "no sequence number already written is ever used again" in words
+    # No copy holds them: a supervisor records the loss, and numbering goes on after the lost ones.
+    assert (
+        main(
+            [
+                "journal",
+                "accept-loss",
+                "--sim",
+                "--state-dir",
+                str(tmp_path),
+                "--by",
+                "Ann (supervisor)",
+                "--reason",
+                "SD card replaced; no backup after 03:00",
+            ]
+        )
+        == 0
+    )
+    journal = Journal(path)
+    assert journal.append("card", {"card": "KD"}).seq == 82  # 1-80 lost, 81 says so
+    assert journal.check() == 2
+    table = Table(journal, game="grand-slam", rules={})
+    assert audit(journal, 5)[-1]["what"] == "accepted that journal entries 1 to 80 are lost for good"
+    assert table.journal is journal and not table.blocked
+
+
+def test_one_damaged_byte_near_the_end_of_the_wal_is_caught(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    _killed_writer(path, 20)
+    wal = path.with_name("journal.sqlite3-wal")
+    data = bytearray(wal.read_bytes())
+    data[-100] ^= 0xFF
+    wal.write_bytes(bytes(data))
+    with pytest.raises(JournalCorrupt, match=r"1 journal entry lost: .* entries 20 to 20 are gone"):
+        Journal(path)
+
+
+def test_a_database_restored_from_an_older_copy_is_caught(tmp_path: Path) -> None:
+    synthesize(tmp_path / "state", 5, seed=1).close()
+    path = tmp_path / "state" / "journal.sqlite3"
+    shutil.copy(path, tmp_path / "old.sqlite3")  # last night's backup
+    more = synthesize(tmp_path / "state", 3, seed=2)
+    written = more.last_seq
+    more.close()
+    shutil.copy(tmp_path / "old.sqlite3", path)
+    with pytest.raises(JournalCorrupt, match=rf"entries \d+ to {written} are gone"):
+        Journal(path)
+
+
+def test_a_copy_of_another_journal_with_as_many_entries_is_caught(tmp_path: Path) -> None:
+    synthesize(tmp_path / "a", 4, seed=1).close()
+    synthesize(tmp_path / "b", 4, seed=9).close()
+    a, b = Journal(tmp_path / "a" / "journal.sqlite3"), Journal(tmp_path / "b" / "journal.sqlite3")
+    b.close()
+    while a.last_seq < b.last_seq:
+        a.append("button", {"button": "confirm", "by": "dealer"})
+    a.close()
+    shutil.copy(tmp_path / "b" / "journal.sqlite3", tmp_path / "a" / "journal.sqlite3")
+    with pytest.raises(JournalCorrupt, match="is not the entry that was written"):
+        Journal(tmp_path / "a" / "journal.sqlite3")
+
+
+def test_a_missing_head_file_is_refused(tmp_path: Path) -> None:
+    synthesize(tmp_path, 2, seed=1).close()
+    (tmp_path / "journal.head").unlink()
+    with pytest.raises(JournalCorrupt, match="the head file is missing"):
+        Journal(tmp_path / "journal.sqlite3")
+
+
+def test_the_head_file_follows_every_entry(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite3")
+    for n in range(5):
+        journal.append("card", {"card": "AS", "n": n})
+    assert journal.head is not None
+    mark = journal.head.read()
+    assert mark is not None and (mark.seq, mark.hash) == (5, journal.chain)
+    journal.close()
+    assert Journal(tmp_path / "journal.sqlite3").append("card", {"card": "KD"}).seq == 6
+
+
+def test_tablectl_run_on_a_journal_that_lost_entries_refuses_and_says_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    _killed_writer(path, 5)
+    path.with_name("journal.sqlite3-wal").unlink()
+    env = {"TABLECTL_DEALER_TOKEN": "d" * 24, "TABLECTL_SUPERVISOR_TOKEN": "s" * 24, "PATH": "/usr/bin:/bin"}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "run",
+            "--sim",
+            "--state-dir",
+            str(tmp_path),
+            "--http",
+            "127.0.0.1:18717",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert run.returncode == 78  # systemd does not restart into it (RestartPreventExitStatus)
+    assert "cannot start" in run.stderr and "5 journal entries lost" in run.stderr and "What to do" in run.stderr
+
+
+def test_a_backup_made_with_sqlites_online_backup_checks_clean_with_the_doctor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    synthesize(tmp_path / "state", 3, seed=1).close()
+    (tmp_path / "check").mkdir()
+    source = sqlite3.connect(tmp_path / "state" / "journal.sqlite3")
+    copy = sqlite3.connect(tmp_path / "check" / "journal.sqlite3")
+    source.backup(copy)  # what `sqlite3 ... ".backup FILE"` does (hardware/install.md, step 13)
+    source.close()
+    copy.close()
+    main(["doctor", "--sim", "--state-dir", str(tmp_path / "check")])
+    report = " ".join(capsys.readouterr().out.split())
+    assert "entries; integrity, checksums, sequence, hash chain all pass (a copy" in report, report
+
+
+def test_a_head_file_write_torn_by_a_power_cut_leaves_the_entry_before(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite3")
+    for n in range(4):
+        journal.append("card", {"card": "AS", "n": n})
+    journal.close()
+    head = tmp_path / "journal.head"
+    assert head.stat().st_size == 512  # two fixed slots: writing it never needs free space
+    data = bytearray(head.read_bytes())
+    data[5] ^= 0xFF  # entry 4's slot (even seq: the first) half written
+    head.write_bytes(bytes(data))
+    reopened = Journal(tmp_path / "journal.sqlite3")  # entry 3's slot says 3: the database has 4, fine
+    assert reopened.last_seq == 4 and reopened.append("card", {"card": "KD"}).seq == 5
