@@ -267,12 +267,11 @@ def _recall(args: argparse.Namespace) -> int:
     from controller.journal import Journal, JournalError
     from controller.table import Table, TableError
 
-    if not args.sim and args.config is None and args.state_dir is None and not DEFAULT_PATH.exists():
+    journal_needed = args.archive is None  # an archive is read as it is, with no table.toml
+    if journal_needed and not args.sim and args.config is None and args.state_dir is None and not DEFAULT_PATH.exists():
         if SIM_STATE_ROOT.is_dir():
             _refuse(f"no {DEFAULT_PATH}: for the simulated table `make run` started here ({SIM_STATE_ROOT}), add --sim")
         _refuse(f"no {DEFAULT_PATH}: add --config FILE, --state-dir DIR, or --sim in the directory `make run` ran in")
-    if args.sim:
-        _sim_game(args)
     if args.export and args.round is None:
         _refuse("--export needs --round N: which round's file to write")
     if args.round is None and not 1 <= args.last <= 100000:
