@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.rig import Daemon
 from controller.journal import Journal
 
-from .conftest import Daemon, SimShoe, display_text, drain
+from .conftest import SimShoe, display_text, drain
 
 WORDS = "the journal cannot be written: the disk is full; no card is being accepted"
 
@@ -96,7 +97,7 @@ def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held
             if daemon.proc and daemon.proc.poll() is None:
                 daemon.proc.kill()
             shoe.stop()
-        log = (tmp_path / "daemon-0.log").read_text(errors="replace")
+        log = daemon.logfile.read_text(errors="replace")
         assert log.count(WORDS) == 1, log  # once, however often the shoe offered the card again
         assert "Traceback" not in log
         journal = Journal(state_dir / "journal.sqlite3", readonly=True)
