@@ -226,6 +226,8 @@ def test_supervisor_recall_replays_a_jokers22_round_card_by_card_and_decision_by
             for _ in range(step):
                 assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
         else:
+            # The drawn cards reach the journal through the shoe's pty: decide once they have.
+            daemon.wait_for("the table to ask a decision", lambda s: s["awaiting"]["kind"] == "decision")
             status, said = daemon.post("/api/decisions", step)
             assert status == 200, said
     daemon.wait_for("round 1 to settle", lambda s: s["round_status"] == "settled")
