@@ -4,11 +4,7 @@ journals that the fault is over and takes the cards the shoe offers again, in or
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import logging
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,41 +14,9 @@ from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table, TableUnavailable
 from controller.view import prompt, snapshot
+from tests.disk import fill, small_disk
 
 WORDS = "the journal cannot be written: the disk is full; no card is being accepted"
-
-
-@contextlib.contextmanager
-def small_disk(where: Path, size: str = "2m") -> Iterator[Path]:
-    """A real tmpfs of `size` at `where` (root only: CI runs as root)."""
-    if os.geteuid() != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("the disk-full tests need root to mount a tmpfs, and CI runs as root")
-        pytest.skip("needs root to mount a small tmpfs")
-    where.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], check=True)
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=True)
-
-
-def fill(disk: Path) -> Path:
-    """Take every free byte of `disk` with a filler file; returns it (delete it to free space)."""
-    filler = disk / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 4096, 512, 64, 1):
-            while True:
-                try:
-                    if os.write(fd, b"\0" * size) < size:
-                        break
-                except OSError as exc:
-                    assert exc.errno == errno.ENOSPC
-                    break
-    finally:
-        os.close(fd)
-    return filler
 
 
 @pytest.fixture

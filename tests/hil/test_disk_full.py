@@ -5,18 +5,12 @@ shoe holds meanwhile are journaled in order when space returns, and the fault cl
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import os
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from benchmarks.rig import Daemon
 from controller.journal import Journal
+from tests.disk import fill, small_disk
 
 from .conftest import SimShoe, display_text, drain
 
@@ -31,38 +25,6 @@ heartbeat_timeout = 2.0
 [display]
 url = "{display}"
 """
-
-
-@contextlib.contextmanager
-def small_disk(where: Path, size: str = "2m") -> Iterator[Path]:
-    """A real tmpfs of `size` at `where` (root only: CI runs as root)."""
-    if os.geteuid() != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("the disk-full test needs root to mount a tmpfs, and CI runs as root")
-        pytest.skip("needs root to mount a small tmpfs")
-    where.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], check=True)
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=True)
-
-
-def fill(disk: Path) -> Path:
-    filler = disk / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 4096, 512, 64, 1):
-            while True:
-                try:
-                    if os.write(fd, b"\0" * size) < size:
-                        break
-                except OSError as exc:
-                    assert exc.errno == errno.ENOSPC
-                    break
-    finally:
-        os.close(fd)
-    return filler
 
 
 def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held_cards_in_order(
