@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -148,6 +149,13 @@ def _record_from_json(registry: Mapping[str, type[R]], data: JSON, what: str) ->
 R = TypeVar("R", bound=Record)
 
 
+@functools.cache
+def _shape(tp: type) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A dataclass's resolved field types and field names, in order (resolving the hints costs
+    milliseconds a type, so it is done once per type, not once per journal entry)."""
+    return typing.get_type_hints(tp), tuple(f.name for f in dataclasses.fields(tp))
+
+
 def _from_json(tp: Any, data: JSON, where: str) -> Any:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
@@ -189,15 +197,14 @@ def _from_json(tp: Any, data: JSON, where: str) -> Any:
         return tp(data)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         _expect(data, dict, where)
-        hints = typing.get_type_hints(tp)
+        hints, fields = _shape(tp)
         kwargs = {}
-        fields = {f.name for f in dataclasses.fields(tp)}
-        extra = set(data) - fields - ({"kind"} if issubclass(tp, Record) else set())
+        extra = set(data) - set(fields) - ({"kind"} if issubclass(tp, Record) else set())
         if extra:
             raise ValueError(f"{where}: unknown key(s) {sorted(extra)} for {tp.__name__}")
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                kwargs[f.name] = _from_json(hints[f.name], data[f.name], f"{where}.{f.name}")
+        for name in fields:
+            if name in data:
+                kwargs[name] = _from_json(hints[name], data[name], f"{where}.{name}")
         return tp(**kwargs)
     if tp is bool:
         _expect(data, bool, where)
