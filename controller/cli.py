@@ -246,6 +246,12 @@ def _with_game(args: argparse.Namespace, config: Any) -> Any:
         _refuse(f"--game {args.game}: unknown game; the games are {', '.join(game_names())}")
     if config.rules and args.game != config.game:
         _refuse(f"--game {args.game}: {config.source} has [rules] for {config.game}; give {args.game}'s configuration")
+    from controller.config import ConfigError, check_seats
+
+    try:
+        check_seats(config.seats, args.game, config.source)
+    except ConfigError as exc:
+        _refuse(f"--game {args.game}: {exc}")
     return dataclasses.replace(config, game=args.game)
 
 

@@ -9,6 +9,8 @@ readable only by the service (see `controller/api/auth.py`).
     [table]
     id = "GS-01"                 # shown on every screen and in every log line
     game = "grand-slam"
+    seats = 7                    # seats (spots) at the table: up to 7 (Grand Slam, Jokers 22), 8 (Baseball
+                                 # poker); the lamps' pin map and the camera's layout have every one
     [rules]                      # the game's rule options (GAMES.md defaults when absent)
     decks = 6
     [shoe]
@@ -139,6 +141,7 @@ class Config:
     source: str  # the file it came from, or "built-in defaults"
     table_id: str = "TABLE-1"
     game: str = "grand-slam"
+    seats: int = 7  # the table's seats 1..seats (spots for Jokers 22), at most the game's (GAMES.md)
     rules: dict[str, Any] = field(default_factory=dict)
     shoe: ShoeConfig = field(default_factory=ShoeConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
@@ -161,6 +164,19 @@ def _game(value: Any) -> Any:
 class _Table(Document):
     id: Text = "TABLE-1"
     game: Annotated[str, rule(_game)] = "grand-slam"
+    seats: Annotated[int, number(1, 99, whole=True)] = 7  # the game says how many more: check_seats
+
+
+def check_seats(seats: int, game: str, source: str) -> None:
+    """Refuse a seat count the game's table does not have (a Grand Slam table seats 7, a stud
+    table 8): ConfigError naming the key."""
+    from controller.games import adapter
+
+    found = adapter(game)
+    if seats > found.seats_max:
+        raise ConfigError(
+            f"{source}: table.seats: a {found.title} table seats at most {found.seats_max} (GAMES.md), not {seats}"
+        )
 
 
 class _Shoe(Document):
@@ -280,6 +296,7 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
             raise fail("shoe.url", "a real table needs the shoe's serial port (a /dev/serial/by-id/... path)")
         if toml.display.url is None:
             raise fail("display.url", "a real table needs the pole display's serial port")
+    check_seats(toml.table.seats, toml.table.game, source)
     try:
         floor = parse_floor(toml.floor, source)
         if floor is not None:
@@ -290,6 +307,7 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         source=source,
         table_id=toml.table.id,
         game=toml.table.game,
+        seats=toml.table.seats,
         rules=dict(toml.rules),
         shoe=ShoeConfig(toml.shoe.url, toml.shoe.baudrate, toml.shoe.heartbeat_timeout),
         display=DisplayConfig(toml.display.url, toml.display.dialect, toml.display.baudrate),

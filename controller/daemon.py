@@ -33,7 +33,7 @@ from controller.api.app import create_app
 from controller.api.auth import Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
-from controller.config import Config, check_listen
+from controller.config import Config, ConfigError, check_listen
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
 from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable
@@ -180,6 +180,7 @@ class Daemon:
         journal = Journal(self.state_dir / "journal.sqlite3")
         self._closers.append(journal.close)
         try:
+            self._check_layout_seats()
             table = self._build_table(journal)
             self._retain(table)
             self.table = table
@@ -247,11 +248,42 @@ class Daemon:
                 with contextlib.suppress(Exception):
                     close()
 
+    def _check_layout_seats(self) -> None:
+        """A camera layout must print zones for every seat the table seats, or the camera would never
+        see those seats' wagers: ConfigError naming camera.layout (a layout that cannot be read at
+        all leaves the table without vision, as _start_camera says)."""
+        cfg = self.config.camera
+        if cfg is None:
+            return
+        from vision.layout import Layout, LayoutError
+
+        try:
+            layout = Layout.load(cfg.layout)
+        except LayoutError:
+            return
+        unzoned = layout.seats_without_zones(self.config.seats)
+        if unzoned:
+            raise ConfigError(
+                f"{self.config.source}: camera.layout: the layout {layout.name} ({layout.source}) has no zones for "
+                f"seat {', '.join(map(str, unzoned))} of this table's {self.config.seats} (table.seats); give a "
+                "layout with every seat's zones"
+            )
+
     def _build_table(self, journal: Journal) -> Table:
         cfg = self.config
-        self.pin_factory = make_pin_factory(self.simulated, cfg.indicators.pin_factory)
         pin_map = load_pin_map(Path(cfg.indicators.pin_file or DEFAULT_PIN_FILE), cfg.indicators.pin_map)
         self.pin_map = pin_map
+        unwired = pin_map.unwired(cfg.seats)
+        if unwired:
+            words = (
+                f"{cfg.source}: indicators.pin_map: the pin map [{pin_map.name}] in {pin_map.source} has no lamps for "
+                f"seat {', '.join(map(str, unwired))} of this table's {cfg.seats} (table.seats); choose a map that "
+                "wires every seat (hardware/wiring.md: eight-seat-595 for 8 seats)"
+            )
+            if not self.simulated:
+                raise ConfigError(words)
+            log.warning("%s: on this simulated table those seats show no lamp", words)
+        self.pin_factory = make_pin_factory(self.simulated, cfg.indicators.pin_factory)
         lamps = BaseIndicators.from_pin_map(pin_map, pin_factory=self.pin_factory)
         self.lamps = lamps
         self._closers.append(lamps.close)
@@ -262,7 +294,8 @@ class Daemon:
         self.display = display
         self._closers.append(display.close)
         title = f"{'SIM ' if self.simulated else ''}{cfg.table_id}"
-        outputs: list[Output] = [LampOutput(lamps, frozenset(pin_map.seats)), DisplayOutput(display, title)]
+        lit = frozenset(seat for seat in pin_map.seats if seat <= cfg.seats)  # the table's seats that have lamps
+        outputs: list[Output] = [LampOutput(lamps, lit), DisplayOutput(display, title)]
         return Table(
             journal,
             game=cfg.game,
@@ -270,6 +303,7 @@ class Daemon:
             table_id=cfg.table_id,
             simulated=self.simulated,
             outputs=outputs,
+            seats=cfg.seats,
         )
 
     def _retain(self, table: Table) -> None:
@@ -516,7 +550,8 @@ class Daemon:
             views["display"] = lambda: {"simulated": False, "dialect": display.dialect.value}
         lamps = self.lamps
         if lamps is not None:
-            views["lamps"] = lambda: _lamps_json(lamps)
+            unwired = self.pin_map.unwired(self.config.seats)
+            views["lamps"] = lambda: _lamps_json(lamps) | {"unwired_seats": unwired}
         floor = getattr(self, "_floor", None)
         if floor is not None:
             views["floor"] = floor.status
@@ -653,7 +688,7 @@ class Daemon:
                     await asyncio.to_thread(shoe.reload, fresh)
                     table.shoe_reshuffled(by="demo-dealer")
                 elif awaiting.kind == "round":
-                    table.open_round(table.adapter.demo_opening(rng), by="demo-dealer")
+                    table.open_round(table.adapter.demo_opening(rng, seats=table.seats), by="demo-dealer")
                 elif awaiting.kind == "card":
                     if table.shoe.dealt_count == 0 and shoe.cards_left < full:
                         # The game deals on from a fresh deck (a Baseball poker rainout): the

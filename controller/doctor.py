@@ -109,7 +109,7 @@ def run_checks(
         checks += _guard(
             "display port", lambda: [_check_port("display", "display.url", config.display.url, config)]
         ).checks
-        checks += _guard("pin map", lambda: [_check_pin_map(config)]).checks
+        checks += _guard("pin map", lambda: [_check_pin_map(config, simulated)]).checks
     factory = (config.indicators.pin_factory if config is not None else None) or host.environ.get(
         "GPIOZERO_PIN_FACTORY", "lgpio"
     )
@@ -299,7 +299,7 @@ def _missing_port_advice(device: str, url: str, fix_key: str) -> str:
 # --- pin map and GPIO ------------------------------------------------------------------------
 
 
-def _check_pin_map(config: table_config.Config) -> Check:
+def _check_pin_map(config: table_config.Config, simulated: bool) -> Check:
     try:
         pins = importlib.import_module("drivers.pins")
         loader = pins.load_pin_map
@@ -321,6 +321,17 @@ def _check_pin_map(config: table_config.Config) -> Check:
             False,
             "error",
             f"{exc}. Fix the pin file, or choose another map with indicators.pin_map in {config.source}.",
+        )
+    unwired = pin_map.unwired(config.seats)
+    if unwired:
+        outcome = "a simulated table shows no lamp there" if simulated else "the table will not start"
+        return Check(
+            "pin map",
+            False,
+            "warning" if simulated else "error",
+            f"{path} [{pin_map.name}] has no lamps for seat {', '.join(map(str, unwired))} of the table's "
+            f"{config.seats} (table.seats): {outcome}. Choose a map that wires every seat with "
+            f"indicators.pin_map in {config.source} (eight-seat-595 for 8 seats).",
         )
     lamps = "shift registers" if pin_map.lamps == "shift-register" else "GPIO pins"
     return Check("pin map", True, "info", f"{path} [{pin_map.name}]: {len(pin_map.seats)} seats, lamps on {lamps}")

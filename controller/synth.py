@@ -31,7 +31,7 @@ class SynthDealer:
     ) -> None:
         self.table = table
         self.rng = random.Random(seed)
-        self.opening = opening or table.adapter.demo_opening
+        self.opening = opening or (lambda rng: table.adapter.demo_opening(rng, seats=table.seats))
         self.full = list(table.shoe.composition.cards())
         self.shoe: list[Card] = []
         self.dealt = 0

@@ -106,13 +106,19 @@ class Table:
         simulated: bool = False,
         outputs: list[Output] | None = None,
         replay: bool = True,
+        seats: int | None = None,
     ) -> None:
-        """`replay=False` gives the table as it stands before any entry (for checking snapshots)."""
+        """`replay=False` gives the table as it stands before any entry (for checking snapshots);
+        `seats`: the seats the table has (config `table.seats`; None: the game's table card's)."""
         self.journal = journal
         self.adapter = adapter(game)
         self.game = self.adapter.rules
         self.game_name = game
         self.rules_doc = dict(rules)
+        most = self.adapter.seats_max
+        self.seats = most if seats is None else seats
+        if isinstance(self.seats, bool) or not isinstance(self.seats, int) or not 1 <= self.seats <= most:
+            raise TableError(f"table.seats: a {self.adapter.title} table seats 1 to {most}, not {self.seats!r}")
         self.table_id = table_id
         self.simulated = simulated
         self.outputs: list[Output] = outputs or []
@@ -713,7 +719,7 @@ class Table:
             raise TableError(f"unknown key {fixed[0]!r}: the table sets the game, its rules and the cards")
         doc = {"game": self.game_name, "rules": self.rules_doc, **body, "cards": []}
         try:
-            return self.game.parse_round_file(doc).open
+            return self.game.parse_round_file(doc, seats=self.seats).open
         except RuleError as exc:
             raise TableError.of_rule(exc, str(exc).replace("round file: ", "", 1)) from None
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         table_id: str
         game_name: str
         simulated: bool
+        seats: int
         journal: Journal
         round_no: int | None
         shoe: ShoeTracker
@@ -68,7 +69,7 @@ def snapshot(table: Shown) -> dict[str, JSON]:
     snap: dict[str, Any] = {
         "table": table.table_id,
         "game": table.game_name,
-        "game_info": table.adapter.screen(),
+        "game_info": table.adapter.screen(table.seats),
         "simulated": table.simulated,
         "journal_seq": table.journal.last_seq,
         "round": table.round_no,

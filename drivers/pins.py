@@ -36,7 +36,8 @@ DEFAULT_PIN_FILE = shipped("pins.toml")
 
 # The 40-pin header brings out BCM GPIO 0-27; nothing else can be wired to a lamp or a button.
 HEADER_GPIO = range(0, 28)
-SEATS = range(1, 8)
+#: Seats a pin map may wire: a stud table seats eight (GAMES.md), the other games seven.
+SEATS = range(1, 9)
 LAMP_KINDS = ("gpio", "shift-register")
 REAL_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native")
 BUTTON_NAMES = ("confirm", "void")
@@ -128,6 +129,10 @@ class PinMap:
     buttons: Mapping[str, int]
     chain: ChainPins | None = None
 
+    def unwired(self, seats: int) -> list[int]:
+        """The seats of a table of `seats` seats that this map has no lamps for."""
+        return [seat for seat in range(1, seats + 1) if seat not in self.seats]
+
 
 def load_pin_map(
     path: str | os.PathLike[str] = DEFAULT_PIN_FILE, name: str = "small-gpio"
@@ -199,7 +204,7 @@ def _seats(value: Any) -> dict[int, dict[Base, int]]:
     for seat_key, bases in value.items():
         where = f".{seat_key}"
         if not seat_key.isdigit() or int(seat_key) not in SEATS:
-            raise problem(f"{where}: seats are numbered 1 to 7")
+            raise problem(f"{where}: seats are numbered 1 to {SEATS[-1]}")
         if not isinstance(bases, dict):
             raise problem(f"{where} must be {{ first = , second = , third = , home = }}")
         for key in bases:

@@ -134,6 +134,11 @@ class Layout:
     def chip_zones(self) -> list[Zone]:
         return [zone for zone in self.zones.values() if zone.kind != "puck"]
 
+    def seats_without_zones(self, seats: int) -> list[int]:
+        """The seats of a table of `seats` seats that this layout prints no chip zone for."""
+        zoned = {zone.seat for zone in self.chip_zones()}
+        return [seat for seat in range(1, seats + 1) if seat not in zoned]
+
     def zone_at(self, x: float, y: float) -> Zone | None:
         """The zone whose printed circle holds the point, if any."""
         for zone in self.zones.values():

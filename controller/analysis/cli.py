@@ -115,8 +115,8 @@ def _monte_carlo(args: argparse.Namespace) -> dict[str, Any]:
     elif args.game == "jokers-22":
         options |= _jokers22_options(args)
     else:
-        if not 2 <= args.players <= 7:
-            raise ValueError(f"--players {args.players}: a Baseball poker table seats 2 to 7")
+        if not 2 <= args.players <= 8:
+            raise ValueError(f"--players {args.players}: a Baseball poker table seats 2 to 8")
         options["players"] = args.players
     tallies = simulate(
         args.game, args.rounds, seed=args.seed, workers=args.workers, progress=sys.stderr.isatty(), **options

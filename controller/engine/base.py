@@ -251,6 +251,26 @@ class Void:
     reason: str
 
 
+# --- the table's seats ------------------------------------------------------------------------
+
+
+def table_seats(count: object, maximum: int, title: str) -> range:
+    """The seats 1..`count` of a table of the game `title`, which seats at most `maximum` (its
+    table card); RuleError naming the field when `count` is not a seat count of that game."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= maximum:
+        raise RuleError(f"a {title} table seats 1 to {maximum}, not {count!r}", field="table_seats")
+    return range(1, count + 1)
+
+
+def seat_refused(seat: object, table: range, maximum: int, title: str, place: str = "seat") -> str:
+    """The rule a seat (or spot) outside `table` breaks: beyond this table's count (its config's
+    `table.seats`) or beyond the game's own (a round file says no count: the game's maximum)."""
+    count = len(table)
+    if count < maximum:
+        return f"{place}s are numbered 1 to {count}, not {seat!r} (this table seats {count}: table.seats = {count})"
+    return f"{place}s are numbered 1 to {count}, not {seat!r} (a {title} table seats at most {maximum})"
+
+
 # --- reading round files: what every game's parser shares ---------------------------------------
 
 
@@ -317,7 +337,8 @@ class Game(Protocol, Generic[S]):
     settlement(s)          the settlement of a finished round in REPLAY.md form
     shoe(open)             the shoe a round opened by event `open` is dealt from (shoe tracker)
     shoe_for_rules(doc)    the shoe the rule options `doc` (config) ask for; RuleError if they are bad
-    parse_round_file(doc)  a REPLAY.md round file as a RoundInput, or RuleError
+    parse_round_file(doc, seats=n)  a REPLAY.md round file as a RoundInput, or RuleError; `seats`
+                           is the table's seat count (None: the game's maximum, as a round file has none)
     parse_decision(d, w)   one decision as a round file writes it (a player's choice), or RuleError
     round_file(s)          the round of state `s` as a round file (game recall)
     payouts(settlement)    per seat (or player): pay, collect, net, for the dealer
@@ -339,7 +360,7 @@ class Game(Protocol, Generic[S]):
 
     def shoe_for_rules(self, doc: Mapping[str, Any]) -> ShoeComposition: ...
 
-    def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput: ...
+    def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput: ...
 
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event: ...
 

@@ -193,7 +193,8 @@ class GameAdapter:
     title: str = ""
     between_rounds = "Place wagers and open the round"
     words: Words = Words(named=())
-    #: The lamp places a seat's lamps show for this game, for the screens' legend.
+    #: The most seats (spots) a table of this game has: its table card (GAMES.md). A table's
+    #: config may seat fewer (`table.seats`); the rules refuse a seat beyond the table's count.
     seats_max = 7
 
     def __init__(self, rules: Game[Any]) -> None:
@@ -238,9 +239,10 @@ class GameAdapter:
         """The pydantic model of a decision (POST /api/decisions), or None for a game without."""
         return None
 
-    def screen(self) -> dict[str, Any]:
-        """What the screens need to know of the game beyond the state (GET /api/state `game_info`)."""
-        return {"name": self.name, "title": self.title, "seats": self.seats_max}
+    def screen(self, seats: int) -> dict[str, Any]:
+        """What the screens need to know of the game beyond the state (GET /api/state `game_info`):
+        `seats` is the table's seat count, the seats the screens draw."""
+        return {"name": self.name, "title": self.title, "seats": seats, "seats_max": self.seats_max}
 
     # -- what the dealer may see ------------------------------------------------------------------
 
@@ -320,8 +322,8 @@ class GameAdapter:
 
     # -- simulation -------------------------------------------------------------------------------
 
-    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
-        """A simulated dealer's opening body (as POST /api/rounds takes it)."""
+    def demo_opening(self, rng: random.Random, *, seats: int) -> dict[str, Any]:
+        """A simulated dealer's opening body (as POST /api/rounds takes it) at a table of `seats` seats."""
         raise NotImplementedError
 
     def demo_choice(self, awaiting: Awaiting, rng: random.Random) -> dict[str, Any]:

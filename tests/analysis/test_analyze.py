@@ -62,7 +62,7 @@ def test_a_six_deck_shoe_and_an_operator_paytable(tmp_path: Path) -> None:
         (["grand-slam", "--units", "1,2,1"], "third <= second <= first"),
         (["grand-slam", "--paytable", "pair=one"], "write hand=odds"),
         (["grand-slam", "--paytable", "royal=5"], "'royal' is not a three-card hand"),
-        (["baseball-poker", "--monte-carlo", "--players", "9"], "--players 9: a Baseball poker table seats 2 to 7"),
+        (["baseball-poker", "--monte-carlo", "--players", "9"], "--players 9: a Baseball poker table seats 2 to 8"),
     ],
 )
 def test_bad_options_are_refused_in_one_line(args: list[str], says: str) -> None:

@@ -33,7 +33,7 @@ def test_a_restart_from_the_last_snapshot_is_the_table_a_full_replay_gives(tmp_p
     journal = synthesize(tmp_path, 12, game=game, seed=5)
     table = Table(journal, game=game, rules={})
     # Mid-round when the daemon stops: the next round is open.
-    table.open_round(table.adapter.demo_opening(random.Random(1)), by="dealer")
+    table.open_round(table.adapter.demo_opening(random.Random(1), seats=table.seats), by="dealer")
     live = table.snapshot_state()
     journal.close()
 

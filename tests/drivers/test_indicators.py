@@ -435,7 +435,7 @@ buttons = { confirm = 5 }
         (("first = 17", "first = 40"), r"\[t\]\.seats\.1\.first = 40 is not a BCM GPIO pin"),
         (("home = 23", "home = 4"), r"\[t\]\.seats\.1\.home: GPIO 4 is already used by t\.status"),
         ((", home = 23", ""), r"\[t\]\.seats\.1: missing base 'home'"),
-        (("1 = {", "8 = {"), r"\[t\]\.seats\.8: seats are numbered 1 to 7"),
+        (("1 = {", "9 = {"), r"\[t\]\.seats\.9: seats are numbered 1 to 8"),
         (("confirm = 5", "confirm = 5, pause = 6"), r"unknown button 'pause'"),
         (("lamps = \"gpio\"", "lamps = \"leds\""), r"\[t\]\.lamps = 'leds'"),
         (("status = 4", "status = \"4\""), r"\[t\]\.status = '4' must be a whole number"),
@@ -473,7 +473,7 @@ chain = { data = 17, clock = 27, latch = 22, chips = 1 }
 
 
 def test_unknown_pin_map_name_lists_the_maps_in_the_file() -> None:
-    with pytest.raises(PinError, match=r"no pin map \[nine-seat\] \(maps in this file: seven-seat-595, small-gpio\)"):
+    with pytest.raises(PinError, match=r"no pin map \[nine-seat\] \(maps in this file: eight-seat-595, seven-seat-595, small-gpio\)"):
         load_pin_map(name="nine-seat")
 
 

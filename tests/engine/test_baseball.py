@@ -656,7 +656,7 @@ def with_actions(actions: list[tuple[int, str]]) -> dict[str, Any]:
         ({**TWO_PLAYERS, "players": [{"seat": 1, "stack": 100}]}, "players: a hand needs at least two players"),
         ({**TWO_PLAYERS, "players": [{"seat": 1, "stack": 100}, {"seat": 1, "stack": 5}]}, "players[1].seat: seat 1: the seat is listed twice"),
         ({**TWO_PLAYERS, "players": [{"seat": 1, "stack": 100}, {"seat": 2, "stack": 0}]}, "players[1].stack: seat 2: the stack must be a whole number of 1 or more chips, not 0"),
-        ({**TWO_PLAYERS, "players": [{"seat": 1, "stack": 100}, {"seat": 8, "stack": 5}]}, "players[1].seat: seats are numbered 1 to 7, not 8"),
+        ({**TWO_PLAYERS, "players": [{"seat": 1, "stack": 100}, {"seat": 9, "stack": 5}]}, "players[1].seat: seats are numbered 1 to 8, not 9 (a Baseball poker table seats at most 8)"),
     ],
 )  # fmt: skip
 def test_refused_round_files_name_the_field_the_seat_and_the_rule(doc: dict[str, Any], says: str) -> None:

@@ -190,7 +190,13 @@ def test_after_a_kill_the_daemon_comes_back_to_the_same_round_and_redrives_lamps
     assert after["state"] == before["state"] and after["round"] == 1 and after["prompt"] == "Deal to seat 2, first base"
     # The lamps show every wager where it stands (seat 1's two stacks now both on second base,
     # seat 2 on first) and blink where the next card goes.
-    assert after["devices"]["lamps"] == {"wagers": ["1:second", "2:first"], "next_card": "2:first", "fault": False}
+    # small-gpio wires seats 1-3 of the 7-seat table: the lamps say which seats have none.
+    assert after["devices"]["lamps"] == {
+        "wagers": ["1:second", "2:first"],
+        "next_card": "2:first",
+        "fault": False,
+        "unwired_seats": [4, 5, 6, 7],
+    }
     assert b"\x1bQADEAL SEAT 2 1ST BASE\r" in drain(master)
     # This daemon's simulated shoe was born with it: stack the card again and deal on.
     daemon.post("/api/sim/shoe", {"cards": ["7C"]})

@@ -74,6 +74,7 @@ def test_a_jokers_22_round_with_a_split_and_a_double_through_the_wire(
         "wagers": ["1:first", "2:first"],
         "next_card": "1:first",
         "fault": False,
+        "unwired_seats": [4, 5, 6, 7],  # small-gpio wires spots 1-3 of the 7
     }
     # The pole display asks for the choice in 20 columns: hit, stand, double, split, surrender.
     assert "spot 1 ann hit std dbl spl sur" in display_text(drain(master)).lower()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from controller.engine.base import Awaiting, CardDealt, Event
 from controller.engine.cards import Card
 from controller.games.base import GameAdapter, Lines, Show, Words
-from controller.games.baseball.rules import GAME, CardPlaced, OpenRound
+from controller.games.baseball.rules import GAME, SEATS_MAX, CardPlaced, OpenRound
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 class BaseballAdapter(GameAdapter):
     name = "baseball-poker"
     title = "Baseball poker"
+    seats_max = SEATS_MAX
     between_rounds = "Seat the players and open the hand"
     words = Words(
         named=(
@@ -95,10 +96,10 @@ class BaseballAdapter(GameAdapter):
             return Lines(f"SEAT {who['seat']} PAY {who.get('price', '')}?", f"FOR {who['for']}".upper())
         return Lines(f"SEAT {who['seat']} TO CALL {who.get('to_call', 0)}", f"POT {who.get('pot', '')}".strip())
 
-    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
+    def demo_opening(self, rng: random.Random, *, seats: int) -> dict[str, Any]:
         from controller.games.baseball.demo import opening
 
-        return opening(rng)
+        return opening(rng, seats)
 
     def demo_choice(self, awaiting: Awaiting, rng: random.Random) -> dict[str, Any]:
         from controller.games.baseball.demo import choice

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictInt, StringConstraints
 
+from controller.games.baseball.rules import SEATS_MAX
 from controller.games.bodies import Body
 
 
@@ -16,7 +17,7 @@ class PlayerBody(Body):
 
 
 class BaseballOpenBody(Body):
-    players: list[PlayerBody] = Field(min_length=2, max_length=7)
+    players: list[PlayerBody] = Field(min_length=2, max_length=SEATS_MAX)  # the engine checks the table's count
 
 
 class ActionBody(Body):

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def opening(rng: random.Random) -> dict[str, Any]:
+def opening(rng: random.Random, count: int = 7) -> dict[str, Any]:
     """Two to six players at random seats, each with a stack of chips."""
-    seats = sorted(rng.sample(range(1, 8), rng.randint(2, 6)))
+    seats = sorted(rng.sample(range(1, count + 1), rng.randint(2, min(6, count))))
     return {"players": [{"seat": seat, "stack": rng.choice([100, 200, 500])} for seat in seats]}
 
 

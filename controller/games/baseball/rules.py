@@ -66,6 +66,8 @@ from controller.engine.base import (
     from_json,
     only_keys,
     parse_card_list,
+    seat_refused,
+    table_seats,
 )
 from controller.engine.cards import Card, Rank, ShoeComposition, Suit
 from controller.engine.hands import HandValue, evaluate
@@ -75,7 +77,10 @@ Face = Literal["up", "down"]
 BETS = ("bring-in", "complete", "check", "bet", "call", "raise", "fold")
 PAYMENTS = ("pay", "decline")
 ACTIONS = (*BETS, *PAYMENTS)
-SEATS = range(1, 8)
+#: A seven-card stud table seats eight (GAMES.md section 3; 8 x 7 > 52 is why the community card
+#: exists); a table's config may seat fewer (`table.seats`), which the opening event carries.
+SEATS_MAX = 8
+SEATS = range(1, SEATS_MAX + 1)
 MAX_BETS = 4  # the full opening or completion and three raises
 DECK = 52
 STREETS = (3, 4, 5, 6, 7)
@@ -182,6 +187,9 @@ class OpenRound(Event):
 
     rules: BaseballRules
     players: tuple[Player, ...]
+    #: The seats of the table the hand is dealt at (its config's `table.seats`). A round file has
+    #: no seat count (REPLAY.md): a hand read from one may use every seat of a stud table.
+    table_seats: int = SEATS_MAX
 
 
 @event("baseball-poker.action")
@@ -1138,8 +1146,9 @@ class Baseball:
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
         return _parse_action(doc, where)
 
-    def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
-        """Read a round file into its opening event, cards and actions; RuleError names what is wrong."""
+    def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
+        """Read a round file into its opening event, cards and actions; RuleError names what is wrong.
+        `seats`: the table's seat count (None: a stud table's eight, as a round file says none)."""
         only_keys(doc, {"game", "rules", "players", "cards", "actions"}, "round file")
         for key in ("players", "cards"):
             if key not in doc:
@@ -1149,7 +1158,9 @@ class Baseball:
         if not isinstance(players_doc, list):
             raise RuleError("must be a list of {seat, stack}", field="players")
         opening = OpenRound(
-            rules=rules, players=tuple(_parse_player(p, f"players[{i}]") for i, p in enumerate(players_doc))
+            rules=rules,
+            players=tuple(_parse_player(p, f"players[{i}]") for i, p in enumerate(players_doc)),
+            table_seats=SEATS_MAX if seats is None else seats,
         )
         validate_open(opening)
         cards = parse_card_list(doc)
@@ -1170,13 +1181,14 @@ _DEFAULT_RULES = BaseballRules()
 def validate_open(ev: OpenRound) -> None:
     """Raise RuleError (field, seat, rule) for any opening the table must refuse."""
     ev.rules.validate()
+    table = table_seats(ev.table_seats, SEATS_MAX, "Baseball poker")
     if len(ev.players) < 2:
         raise RuleError("a hand needs at least two players", field="players")
     seen: set[int] = set()
     for i, p in enumerate(ev.players):
         where = f"players[{i}]"
-        if isinstance(p.seat, bool) or not isinstance(p.seat, int) or p.seat not in SEATS:
-            raise RuleError(f"seats are numbered 1 to 7, not {p.seat!r}", field=f"{where}.seat")
+        if isinstance(p.seat, bool) or not isinstance(p.seat, int) or p.seat not in table:
+            raise RuleError(seat_refused(p.seat, table, SEATS_MAX, "Baseball poker"), field=f"{where}.seat")
         if p.seat in seen:
             raise RuleError("the seat is listed twice", field=f"{where}.seat", seat=p.seat)
         seen.add(p.seat)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.engine.base import Effect, RoundVoided
 from controller.games.base import GameAdapter, LampMove, LampPicture, Lines, Show, TableView, Words
-from controller.games.grand_slam.rules import BASES, GAME, GrandSlamScored, NextCard, StackMoved
+from controller.games.grand_slam.rules import BASES, GAME, SEATS_MAX, GrandSlamScored, NextCard, StackMoved
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -25,6 +25,7 @@ def _seat(target: Mapping[str, Any]) -> str:
 class GrandSlamAdapter(GameAdapter):
     name = "grand-slam"
     title = "Grand Slam"
+    seats_max = SEATS_MAX
     words = Words(
         named=(("seat", _seat), ("base", lambda t: f"{t['base']} base")),
         hidden=frozenset({"blind"}),
@@ -88,10 +89,10 @@ class GrandSlamAdapter(GameAdapter):
 
     # -- simulation and the camera ----------------------------------------------------------------
 
-    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
+    def demo_opening(self, rng: random.Random, *, seats: int) -> dict[str, Any]:
         from controller.games.grand_slam.demo import opening
 
-        return opening(rng)
+        return opening(rng, seats)
 
     def camera(self) -> GrandSlamCamera:
         from controller.games.grand_slam.camera import GrandSlamCamera

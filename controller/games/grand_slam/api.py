@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, StrictInt
 
 from controller.games.bodies import Body
+from controller.games.grand_slam.rules import SEATS_MAX
 
 
 class SeatBody(Body):
@@ -14,5 +15,5 @@ class SeatBody(Body):
 
 
 class OpenRoundBody(Body):
-    seats: list[SeatBody] = Field(min_length=1, max_length=7)
+    seats: list[SeatBody] = Field(min_length=1, max_length=SEATS_MAX)
     blind_seat: StrictInt | None = None

@@ -6,8 +6,8 @@ import random
 from typing import Any
 
 
-def opening(rng: random.Random) -> dict[str, Any]:
-    seats = sorted(rng.sample(range(1, 8), rng.randint(1, 4)))
+def opening(rng: random.Random, count: int = 7) -> dict[str, Any]:
+    seats = sorted(rng.sample(range(1, count + 1), rng.randint(1, min(4, count))))
     out = []
     for seat in seats:
         first = rng.choice([5, 10, 25, 50])

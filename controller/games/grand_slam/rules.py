@@ -35,6 +35,8 @@ from controller.engine.base import (
     from_json,
     only_keys,
     parse_card_list,
+    seat_refused,
+    table_seats,
 )
 from controller.engine.cards import Card, CardError, Rank, ShoeComposition
 from controller.engine.hands import evaluate_three
@@ -46,7 +48,9 @@ Dealing = Literal["base-major", "seat-major"]
 
 BASES: tuple[Base, ...] = get_args(Base)
 SIDE_BETS: tuple[SideBet, ...] = get_args(SideBet)
-SEATS = range(1, 8)
+#: A Grand Slam table seats seven (its table card); a table's config may seat fewer (`table.seats`).
+SEATS_MAX = 7
+SEATS = range(1, SEATS_MAX + 1)
 
 THREE_OUTS_ODDS = 15
 #: The default POKER BONUS paytable of GAMES.md (to one), until the operator's approved one replaces it.
@@ -148,6 +152,8 @@ class OpenRound(Event):
     rules: GrandSlamRules
     seats: tuple[SeatBet, ...]
     blind_seat: int | None = None
+    #: The seats of the table (its config's `table.seats`); a round file has none (REPLAY.md): seven.
+    table_seats: int = SEATS_MAX
 
 
 # --- effects ---------------------------------------------------------------------------------
@@ -548,8 +554,9 @@ class GrandSlam:
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
         raise RuleError("Grand Slam has no player decisions: the cards decide everything", field=where)
 
-    def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
-        """Read a round file into its opening event and its cards; RuleError names what is wrong."""
+    def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
+        """Read a round file into its opening event and its cards; RuleError names what is wrong.
+        `seats`: the table's seat count (None: seven, as a round file says none)."""
         only_keys(doc, {"game", "rules", "seats", "blind_seat", "cards"}, "round file")
         for key in ("seats", "cards"):
             if key not in doc:
@@ -558,12 +565,13 @@ class GrandSlam:
         seats_doc = doc["seats"]
         if not isinstance(seats_doc, list):
             raise RuleError("must be a list of seats", field="seats")
-        seats = tuple(_parse_seat(s, f"seats[{i}]") for i, s in enumerate(seats_doc))
+        bets = tuple(_parse_seat(s, f"seats[{i}]") for i, s in enumerate(seats_doc))
         blind = doc.get("blind_seat")
         if blind is not None and (isinstance(blind, bool) or not isinstance(blind, int)):
             raise RuleError(f"must be a seat number or null, not {blind!r}", field="blind_seat")
         cards = parse_card_list(doc)
-        return RoundInput(open=OpenRound(rules=rules, seats=seats, blind_seat=blind), cards=cards)
+        count = SEATS_MAX if seats is None else seats
+        return RoundInput(open=OpenRound(rules=rules, seats=bets, blind_seat=blind, table_seats=count), cards=cards)
 
 
 GAME = GrandSlam()
@@ -577,19 +585,20 @@ def validate_open(ev: OpenRound) -> None:
     """Raise RuleError (field, seat, rule) for any wager the table must refuse."""
     rules = ev.rules
     rules.validate()
+    table = table_seats(ev.table_seats, SEATS_MAX, "Grand Slam")
     if not ev.seats:
         raise RuleError("a round needs at least one seat with a wager", field="seats")
     seen: set[int] = set()
     for i, bet in enumerate(ev.seats):
         where = f"seats[{i}]"
-        if isinstance(bet.seat, bool) or not isinstance(bet.seat, int) or bet.seat not in SEATS:
-            raise RuleError(f"seats are numbered 1 to 7, not {bet.seat!r}", field=f"{where}.seat")
+        if isinstance(bet.seat, bool) or not isinstance(bet.seat, int) or bet.seat not in table:
+            raise RuleError(seat_refused(bet.seat, table, SEATS_MAX, "Grand Slam"), field=f"{where}.seat")
         if bet.seat in seen:
             raise RuleError("the seat is listed twice", field=f"{where}.seat", seat=bet.seat)
         seen.add(bet.seat)
         _validate_bet(rules, bet, where)
     if ev.blind_seat is not None:
-        _validate_blind(ev, seen)
+        _validate_blind(ev, seen, table)
 
 
 def _validate_bet(rules: GrandSlamRules, bet: SeatBet, where: str) -> None:
@@ -637,10 +646,10 @@ def _check_amount(amount: object, low: int, high: int, fieldname: str, seat: int
         raise RuleError(f"{what} ({amount}) must be between {low} and {high}", field=fieldname, seat=seat)
 
 
-def _validate_blind(ev: OpenRound, players: set[int]) -> None:
+def _validate_blind(ev: OpenRound, players: set[int], table: range) -> None:
     blind = ev.blind_seat
-    if isinstance(blind, bool) or not isinstance(blind, int) or blind not in SEATS:
-        raise RuleError(f"seats are numbered 1 to 7, not {blind!r}", field="blind_seat")
+    if isinstance(blind, bool) or not isinstance(blind, int) or blind not in table:
+        raise RuleError(seat_refused(blind, table, SEATS_MAX, "Grand Slam"), field="blind_seat")
     if blind in players:
         raise RuleError(
             "the blind hand goes on an empty seat, not on a seat with a wager", field="blind_seat", seat=blind

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.engine.base import Awaiting
 from controller.games.base import GameAdapter, Lines, Show, Words
-from controller.games.jokers22.rules import GAME, unlisted_action
+from controller.games.jokers22.rules import GAME, SPOTS_MAX, unlisted_action
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -20,6 +20,7 @@ _SHORT = {"hit": "HIT", "stand": "STD", "double": "DBL", "split": "SPL", "surren
 class Jokers22Adapter(GameAdapter):
     name = "jokers-22"
     title = "Jokers 22"
+    seats_max = SPOTS_MAX
     words = Words(
         named=(
             ("banker", lambda t: "the banker" if t.get("banker") else ""),
@@ -64,10 +65,10 @@ class Jokers22Adapter(GameAdapter):
             return Lines(f"PAY {first['player'].upper()} SPOT {first['spot']}", str(first["pay"]).rjust(20))
         return super().display_payouts(pays)
 
-    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
+    def demo_opening(self, rng: random.Random, *, seats: int) -> dict[str, Any]:
         from controller.games.jokers22.demo import opening
 
-        return opening(rng)
+        return opening(rng, seats)
 
     def demo_choice(self, awaiting: Awaiting, rng: random.Random) -> dict[str, Any]:
         from controller.games.jokers22.demo import choice

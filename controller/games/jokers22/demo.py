@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def opening(rng: random.Random) -> dict[str, Any]:
+def opening(rng: random.Random, count: int = 7) -> dict[str, Any]:
     """A banker's stake and one to four spots, some shared by two players."""
-    spots = sorted(rng.sample(range(1, 8), rng.randint(1, 4)))
+    spots = sorted(rng.sample(range(1, count + 1), rng.randint(1, min(4, count))))
     out = []
     for spot in spots:
         wagers = [{"player": f"p{spot}", "amount": rng.choice([10, 25, 50])}]

@@ -47,6 +47,8 @@ from controller.engine.base import (
     from_json,
     only_keys,
     parse_card_list,
+    seat_refused,
+    table_seats,
 )
 from controller.engine.cards import Card, Rank, ShoeComposition
 
@@ -55,7 +57,9 @@ Result = Literal["win", "win 2 to 1", "push", "lose", "surrender", "void"]
 PLAYS = ("hit", "stand", "double", "split", "surrender")
 ANSWERS = ("match", "decline")
 ACTIONS = (*PLAYS, *ANSWERS)
-SPOTS = range(1, 8)
+#: A Jokers 22 table has seven spots (its table card); a table's config may have fewer (`table.seats`).
+SPOTS_MAX = 7
+SPOTS = range(1, SPOTS_MAX + 1)
 
 #: The ACTION value of each card (GAMES.md default mapping): A=1, 2-9, T=10, J=11, Q=12, K=13, joker=14.
 DEFAULT_ACTION_VALUES: dict[str, int] = {
@@ -232,6 +236,8 @@ class OpenRound(Event):
     rules: Jokers22Rules
     banker: Banker
     spots: tuple[SpotBet, ...]
+    #: The spots of the table (its config's `table.seats`); a round file has none (REPLAY.md): seven.
+    table_seats: int = SPOTS_MAX
 
 
 @event("jokers-22.decision")
@@ -1055,8 +1061,9 @@ class Jokers22:
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
         return _parse_decision(doc, where)
 
-    def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
-        """Read a round file into its opening event, cards and decisions; RuleError names what is wrong."""
+    def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
+        """Read a round file into its opening event, cards and decisions; RuleError names what is wrong.
+        `seats`: the table's spot count (None: seven, as a round file says none)."""
         only_keys(doc, {"game", "rules", "banker", "spots", "cards", "decisions"}, "round file")
         for key in ("banker", "spots", "cards"):
             if key not in doc:
@@ -1067,7 +1074,7 @@ class Jokers22:
         if not isinstance(spots_doc, list):
             raise RuleError("must be a list of spots", field="spots")
         spots = tuple(_parse_spot(s, f"spots[{i}]") for i, s in enumerate(spots_doc))
-        opening = OpenRound(rules=rules, banker=banker, spots=spots)
+        opening = OpenRound(rules=rules, banker=banker, spots=spots, table_seats=SPOTS_MAX if seats is None else seats)
         validate_open(opening)
         cards = parse_card_list(doc)
         decisions_doc = doc.get("decisions", [])
@@ -1142,6 +1149,7 @@ def validate_open(ev: OpenRound) -> None:
     """Raise RuleError (field, spot, rule) for any wager or stake the table must refuse."""
     rules = ev.rules
     rules.validate()
+    table = table_seats(ev.table_seats, SPOTS_MAX, "Jokers 22")
     stake = ev.banker.stake
     if isinstance(stake, bool) or not isinstance(stake, int) or stake < 1:
         raise RuleError(
@@ -1154,8 +1162,8 @@ def validate_open(ev: OpenRound) -> None:
     seen: set[int] = set()
     for i, bet in enumerate(ev.spots):
         where = f"spots[{i}]"
-        if isinstance(bet.spot, bool) or not isinstance(bet.spot, int) or bet.spot not in SPOTS:
-            raise RuleError(f"spots are numbered 1 to 7, not {bet.spot!r}", field=f"{where}.spot")
+        if isinstance(bet.spot, bool) or not isinstance(bet.spot, int) or bet.spot not in table:
+            raise RuleError(seat_refused(bet.spot, table, SPOTS_MAX, "Jokers 22", "spot"), field=f"{where}.spot")
         if bet.spot in seen:
             raise SpotError("the spot is listed twice", field=f"{where}.spot", spot=bet.spot)
         seen.add(bet.spot)

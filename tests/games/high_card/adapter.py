@@ -37,9 +37,9 @@ class HighCardAdapter(GameAdapter):
     def display_card(self, target: Mapping[str, Any], last: str) -> Show:
         return Lines("DEAL THE DEALER" if target.get("dealer") else f"DEAL SEAT {target['seat']}", last)
 
-    def demo_opening(self, rng: random.Random) -> dict[str, Any]:
-        seats = sorted(rng.sample(range(1, 8), rng.randint(1, 3)))
-        return {"wagers": [{"seat": s, "amount": rng.choice([5, 10, 25])} for s in seats]}
+    def demo_opening(self, rng: random.Random, *, seats: int) -> dict[str, Any]:
+        chosen = sorted(rng.sample(range(1, seats + 1), rng.randint(1, min(3, seats))))
+        return {"wagers": [{"seat": s, "amount": rng.choice([5, 10, 25])} for s in chosen]}
 
 
 ADAPTER = HighCardAdapter(GAME)

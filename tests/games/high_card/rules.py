@@ -124,7 +124,7 @@ class HighCard:
             return {"game": self.name, "void": {"by": state.void.by, "reason": state.void.reason}}
         return {"game": self.name, "dealer": str(state.cards[-1]), "seats": _settle(state)}
 
-    def parse_round_file(self, doc: Mapping[str, Any]) -> RoundInput:
+    def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
         only_keys(doc, {"game", "rules", "wagers", "cards"}, "round file")
         self.shoe_for_rules(doc.get("rules") or {})
         wagers_doc = doc.get("wagers")
@@ -140,6 +140,8 @@ class HighCard:
                 raise RuleError(f"must be a seat number, not {seat!r}", field=f"wagers[{i}].seat")
             if isinstance(amount, bool) or not isinstance(amount, int):
                 raise RuleError(f"must be a whole number of chips, not {amount!r}", field=f"wagers[{i}].amount")
+            if seats is not None and seat > seats:
+                raise RuleError(f"this table seats {seats}", field=f"wagers[{i}].seat", seat=seat)
             wagers.append(Wager(seat, amount))
         opening = OpenRound(tuple(wagers))
         _validate(opening)

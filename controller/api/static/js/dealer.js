@@ -11,7 +11,7 @@
 import { errorText, get, post } from "./api.js";
 import { cardElement, cardLabel } from "./cards.js";
 import { $, act, make, setColumns, setText } from "./dom.js";
-import { DrawingSlot } from "./felt.js";
+import { DrawingSlot, takeTableSeats } from "./felt.js";
 import { GAME_IDS, gameFor, titleOf } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
 import { keepSignedIn } from "./login.js";
@@ -91,6 +91,7 @@ function partsFor(game) {
 /** @param {any} state the GET /api/state document */
 function render(state) {
   screen.current = state;
+  if (takeTableSeats(state)) for (const made of screen.parts.values()) made.panel.build(); // a column per seat
   const game = gameFor(state.game);
   const parts = partsFor(game);
   const simulated = Boolean(state.simulated) || Object.values(state.devices ?? {}).some((d) => d && d.simulated);

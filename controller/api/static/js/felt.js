@@ -1,14 +1,34 @@
 /**
- * What every table drawing shares: seats 1 to 7 in an arc, seat 1 at the right end (the dealer's
- * left), and the half-moon felt with the dealer's rail and chip tray at the top.
+ * What every table drawing shares: the table's seats in an arc (1 to 7, or 8 at a stud table),
+ * seat 1 at the right end (the dealer's left), and the half-moon felt with the dealer's rail and
+ * chip tray at the top.
  */
 import { el } from "./svg.js";
 
-/** The seats (spots) of every table, in the order the dealer deals. */
-export const SEATS = [1, 2, 3, 4, 5, 6, 7];
+/** @param {number} count */
+const upTo = (count) => Array.from({ length: count }, (_, i) => i + 1);
 
-/** The seats as the felt shows them from the dealer's side: 7 on the left, 1 on the right. */
-export const SEATS_LEFT_TO_RIGHT = [...SEATS].reverse();
+/**
+ * The seats (spots) of this table, in the order the dealer deals: as many as the table says
+ * (GET /api/state `game_info.seats`: its config's `table.seats`), 7 until it has said.
+ */
+export let SEATS = upTo(7);
+
+/** The seats as the felt shows them from the dealer's side: the last on the left, 1 on the right. */
+export let SEATS_LEFT_TO_RIGHT = [...SEATS].reverse();
+
+/**
+ * Take the table's seat count from a GET /api/state document; true when it changed (what was
+ * drawn or built for the old count is made again).
+ * @param {any} state
+ */
+export function takeTableSeats(state) {
+  const count = state?.game_info?.seats;
+  if (!Number.isInteger(count) || count < 1 || count === SEATS.length) return false;
+  SEATS = upTo(count);
+  SEATS_LEFT_TO_RIGHT = [...SEATS].reverse();
+  return true;
+}
 
 /**
  * The centre of a seat on the arc: seat 1 at the right end; `top` moves the arc up or down.
@@ -18,7 +38,7 @@ export const SEATS_LEFT_TO_RIGHT = [...SEATS].reverse();
  */
 export function arcCentre(seat, top) {
   const maxAngle = (37 * Math.PI) / 180;
-  const angle = maxAngle - ((seat - 1) * 2 * maxAngle) / (SEATS.length - 1);
+  const angle = maxAngle - ((seat - 1) * 2 * maxAngle) / Math.max(SEATS.length - 1, 1);
   return [500 + 700 * Math.sin(angle), top + 700 * Math.cos(angle)];
 }
 
@@ -57,6 +77,7 @@ export class DrawingSlot {
     this.label = svg.getAttribute("aria-label") ?? "";
     /** @type {any} */
     this.drawing = null;
+    this.seats = 0; // the seat count the drawing was made for
   }
 
   /**
@@ -66,7 +87,8 @@ export class DrawingSlot {
    * @returns {T}
    */
   for(Drawing) {
-    if (!(this.drawing instanceof Drawing)) {
+    if (!(this.drawing instanceof Drawing) || this.seats !== SEATS.length) {
+      this.seats = SEATS.length;
       this.svg.replaceChildren();
       this.svg.setAttribute("class", this.classes);
       this.svg.setAttribute("aria-label", this.label);

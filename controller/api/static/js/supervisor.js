@@ -12,7 +12,7 @@
 import { errorText, get, post } from "./api.js";
 import { cardLabel, parseCard } from "./cards.js";
 import { $, make, setColumns, signed, wideCell } from "./dom.js";
-import { DrawingSlot } from "./felt.js";
+import { DrawingSlot, takeTableSeats } from "./felt.js";
 import { gameFor } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
 import { keepSignedIn } from "./login.js";
@@ -151,6 +151,7 @@ function tableGame(name) {
 /** @param {any} state */
 function render(state) {
   screen.current = state;
+  takeTableSeats(state); // the drawings are made again for another count
   const game = tableGame(state.game);
   const simulated = Boolean(state.simulated) || Object.values(state.devices ?? {}).some((d) => d && d.simulated);
   $("simulated-banner").hidden = !simulated;

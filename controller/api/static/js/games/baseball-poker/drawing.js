@@ -217,7 +217,7 @@ export class BaseballDrawing {
   constructor(svg) {
     this.svg = svg;
     prepare(svg, ["table-drawing", "bb-drawing"]);
-    svg.setAttribute("aria-label", "The Baseball poker table: the pot in the middle, seats 1 to 7, seat 1 on the right");
+    svg.setAttribute("aria-label", `The Baseball poker table: the pot in the middle, seats 1 to ${SEATS.length}, seat 1 on the right`);
     this.drawFelt();
     this.middle = this.drawMiddle();
     /** @type {Map<number, {group: SVGElement, body: SVGElement, key: string}>} */

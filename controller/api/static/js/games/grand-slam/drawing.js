@@ -50,7 +50,7 @@ export class GrandSlamDrawing {
   constructor(svg) {
     this.svg = svg;
     prepare(svg, ["table-drawing"]);
-    svg.setAttribute("aria-label", "The Grand Slam table: seats 1 to 7, seat 1 on the right");
+    svg.setAttribute("aria-label", `The Grand Slam table: seats 1 to ${SEATS.length}, seat 1 on the right`);
     /** @type {Map<string, SVGElement>} chips by "seat:wager" */
     this.chips = new Map();
     /** the bets the chips were laid for: a new round starts with fresh chips, not sliding ones */

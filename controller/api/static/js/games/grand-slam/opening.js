@@ -35,8 +35,11 @@ export class OpeningPanel {
     $("wager-panel").hidden = !openable;
   }
 
-  /** Build the wager grid once: a row per bet, a column per seat. */
+  /** Build the wager grid: a row per bet, a column per seat of the table. */
   build() {
+    for (const option of /** @type {NodeListOf<HTMLOptionElement>} */ (document.querySelectorAll("#blind-seat option"))) {
+      option.hidden = option.disabled = Number(option.value) > SEATS_LEFT_TO_RIGHT.length; // a seat the table has not
+    }
     const head = make("tr");
     head.append(make("td"));
     for (const seat of SEATS_LEFT_TO_RIGHT) {

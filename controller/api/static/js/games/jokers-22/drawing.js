@@ -102,7 +102,7 @@ export class Jokers22Drawing {
   constructor(svg) {
     this.svg = svg;
     prepare(svg, ["table-drawing", "j22-drawing"]);
-    svg.setAttribute("aria-label", "The Jokers 22 table: the banker at the top, spots 1 to 7, spot 1 on the right");
+    svg.setAttribute("aria-label", `The Jokers 22 table: the banker at the top, spots 1 to ${SPOTS.length}, spot 1 on the right`);
     this.drawFelt();
     this.banker = this.drawBanker();
     /** @type {Map<number, {group: SVGElement, hands: SVGElement, lines: SVGElement, name: SVGElement}>} */

@@ -1,0 +1,124 @@
+"""An eight-seat Baseball poker table end to end: `tablectl run --sim` with `seats = 8` and the
+eight-seat lamp chain, every card of an eight-player hand through the simulated shoe's pty, the
+community card on 7th street, the lamps at seat 8, GET /api/rounds/1; and the starts a table
+refuses: lamps or camera zones missing for one of its seats."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchmarks.rig import DEALER, SUPERVISOR, TABLECTL, Daemon, free_port
+from hardware import shipped
+from tests.eight_seats import COMMUNITY, NETS, eight_seat_hand
+
+CONFIG = """
+[table]
+id = "BB-8"
+game = "baseball-poker"
+seats = 8
+[rules]
+wild = []
+[display]
+url = "{display}"
+dialect = "cd5220"
+[indicators]
+pin_map = "eight-seat-595"
+"""
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, pty_display: tuple[int, str]) -> Iterator[Daemon]:
+    d = Daemon(tmp_path, CONFIG.format(display=pty_display[1]))
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log()
+
+
+def test_an_eight_player_hand_through_the_wire_uses_the_community_card(daemon: Daemon) -> None:
+    doc = eight_seat_hand()
+    state = daemon.get("/api/state")
+    assert state["game_info"]["seats"] == 8 and state["devices"]["lamps"]["unwired_seats"] == []
+    status, opened = daemon.post("/api/rounds", {"players": doc["players"]})
+    assert status == 201, opened
+    assert daemon.post("/api/sim/shoe", {"cards": doc["cards"]})[0] == 200
+    actions = iter(doc["actions"])
+    community_asked = seat8_lamp = False
+    for _ in range(200):
+        state = daemon.get("/api/state")
+        awaiting = state["awaiting"]
+        if awaiting["kind"] == "card":
+            community_asked |= awaiting["target"].get("community") is True
+            seq = state["journal_seq"]
+            assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
+            daemon.wait_for("the card", lambda s, seq=seq: s["journal_seq"] > seq)
+        elif awaiting["kind"] == "decision":
+            if awaiting["who"]["seat"] == 8 and state["devices"]["lamps"]["next_card"] == "8:first":
+                seat8_lamp = True  # the lamp in front of seat 8 blinks when it acts
+            status, answer = daemon.post("/api/decisions", next(actions))
+            assert status == 200, answer
+        else:
+            break
+    assert state["round_status"] == "settled"
+    assert community_asked and seat8_lamp and next(actions, None) is None
+    settled = daemon.get("/api/rounds/1")["settlement"]
+    assert settled["community"] == [COMMUNITY] and settled["showdown"]
+    assert {p["seat"]: p["net"] for p in settled["players"]} == NETS
+    round_file = daemon.get("/api/rounds/1/file")
+    replayed = subprocess.run(
+        [*TABLECTL, "replay", "-"], input=json.dumps(round_file), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout) == settled
+
+
+def start(tmp_path: Path, config: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`tablectl run` on `config` until it refuses (or 60 s)."""
+    path = tmp_path / "table.toml"
+    path.write_text(config)
+    env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
+    env.pop("NOTIFY_SOCKET", None)
+    return subprocess.run(
+        [*TABLECTL, "run", *args, "--config", str(path), "--state-dir", str(tmp_path / "state"),
+         "--http", f"127.0.0.1:{free_port()}"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_a_live_table_refuses_to_start_when_a_seat_has_no_lamps(tmp_path: Path) -> None:
+    shoe_master, shoe = os.openpty()
+    display_master, display = os.openpty()
+    try:
+        config = (
+            f'[table]\ngame = "baseball-poker"\nseats = 8\n[shoe]\nurl = "{os.ttyname(shoe)}"\n'
+            f'[display]\nurl = "{os.ttyname(display)}"\n[indicators]\npin_map = "seven-seat-595"\n'
+        )
+        done = start(tmp_path, config)
+    finally:
+        for fd in (shoe_master, shoe, display_master, display):
+            os.close(fd)
+    assert done.returncode == 78, done.stderr
+    assert f"{tmp_path / 'table.toml'}: indicators.pin_map: the pin map [seven-seat-595]" in done.stderr
+    assert "has no lamps for seat 8 of this table's 8 (table.seats)" in done.stderr
+
+
+def test_a_table_refuses_to_start_when_its_camera_layout_has_no_zones_for_a_seat(tmp_path: Path) -> None:
+    layout = tmp_path / "six-zoned.toml"
+    text = shipped("layouts/grand-slam-7.toml").read_text(encoding="utf-8")
+    layout.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith('"seat7.')))
+    done = start(tmp_path, f'[table]\nseats = 7\n[camera]\nlayout = "{layout}"\n', "--sim")
+    assert done.returncode == 78, done.stderr
+    assert f"camera.layout: the layout grand-slam-7 ({layout}) has no zones for seat 7 of this table's 7" in done.stderr
+    # The same felt at a table that seats six is a table the camera sees whole: it starts.
+    (tmp_path / "six").mkdir()
+    daemon = Daemon(tmp_path / "six", f'[table]\nseats = 6\n[camera]\nlayout = "{layout}"\n')
+    daemon.start()
+    try:
+        assert daemon.get("/api/state")["game_info"]["seats"] == 6
+    finally:
+        assert daemon.stop() == 0, daemon.log()
