@@ -9,7 +9,7 @@
  * brings its opening panel, its decisions, its payouts and, where it has one, the overhead camera.
  */
 import { errorText, get, post } from "./api.js";
-import { cardElement, cardLabel } from "./cards.js";
+import { cardElement, cardLabel, cardsInWords } from "./cards.js";
 import { $, act, make, setColumns, setText } from "./dom.js";
 import { DrawingSlot } from "./felt.js";
 import { GAME_IDS, gameFor, titleOf } from "./games/registry.js";
@@ -102,7 +102,7 @@ function render(state) {
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
   $("shoe-info").textContent = state.shoe ? `Shoe: ${state.shoe.remaining} cards left` : "";
 
-  setText($("prompt"), state.prompt ?? "");
+  setText($("prompt"), cardsInWords(state.prompt ?? ""));
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
   const betweenRounds = awaiting.kind === "round";
   const openable = betweenRounds && !state.blocked;
@@ -196,7 +196,7 @@ function renderFaults(faults, blocked) {
 function faultBlock(fault) {
   const block = make("section", undefined, "fault");
   block.dataset.faultId = String(fault.id);
-  block.append(make("h2", fault.title), make("p", fault.message, "fault-message"));
+  block.append(make("h2", cardsInWords(fault.title)), make("p", cardsInWords(fault.message), "fault-message"));
   if (fault.card) {
     const held = make("div", undefined, "fault-card");
     held.append(cardElement(fault.card, "small"), document.createTextNode(` Card held: ${cardLabel(fault.card)}`));
@@ -233,17 +233,32 @@ function confirm() {
 }
 
 /**
- * Enter or Space confirms, unless the person is typing in a field, on a button, or a dialog is up.
+ * Enter or Space confirms, also while a button has focus (the one last pressed keeps it: Enter
+ * must not press "Draw card" or a player's action again); not while the person types in a field
+ * or fills a form, nor while a dialog or the fault overlay is up. A player's action is chosen by
+ * pointing at its button, never by a key that also confirms.
  * @param {KeyboardEvent} ev
  */
 function onKey(ev) {
   if (ev.key !== "Enter" && ev.key !== " ") return;
-  if (ev.repeat || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+  if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
   const target = /** @type {HTMLElement} */ (ev.target);
-  if (target.closest("input, select, textarea, button, a, dialog, form")) return;
+  if (target.closest("input, select, textarea, dialog, form, .fault-overlay")) return;
   if (!$("fault-overlay").hidden || /** @type {HTMLDialogElement} */ ($("login")).open) return;
+  // The key's own default (clicking the focused button) never happens, held down or not.
   ev.preventDefault();
-  confirm();
+  if (!ev.repeat) confirm();
+}
+
+/**
+ * Space clicks a focused button on keyup, not keydown: that default is stopped too.
+ * @param {KeyboardEvent} ev
+ */
+function onKeyUp(ev) {
+  if (ev.key !== " ") return;
+  const target = /** @type {HTMLElement} */ (ev.target);
+  if (target.closest("input, select, textarea, dialog, form, .fault-overlay")) return;
+  if (target.closest("button, a")) ev.preventDefault();
 }
 
 // --- start -------------------------------------------------------------------------------------
@@ -252,6 +267,7 @@ function main() {
   $("confirm").addEventListener("click", confirm);
   $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 }), $("action-error")));
   document.addEventListener("keydown", onKey);
+  document.addEventListener("keyup", onKeyUp);
   // Reads need a login too: nothing of the table is drawn behind the login dialog.
   void signIn();
 }

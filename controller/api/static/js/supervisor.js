@@ -10,8 +10,8 @@
  * camera is recalibrated).
  */
 import { errorText, get, post } from "./api.js";
-import { cardLabel, parseCard } from "./cards.js";
-import { $, make, setColumns, signed, wideCell } from "./dom.js";
+import { cardLabel, cardsInWords, parseCard } from "./cards.js";
+import { $, make, setColumns, setText, signed, wideCell } from "./dom.js";
 import { DrawingSlot } from "./felt.js";
 import { gameFor } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
@@ -156,12 +156,14 @@ function render(state) {
   $("simulated-banner").hidden = !simulated;
   $("table-id").textContent = state.table ?? "Table";
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
-  if ($("prompt").textContent !== state.prompt) $("prompt").textContent = state.prompt ?? "";
+  setText($("prompt"), cardsInWords(state.prompt ?? ""));
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
   const settlement = state.round_status === "settled" ? state.settlement ?? null : null;
   screen.live.for(game.Drawing).render(state.state, game.liveExtras(state, settlement, screen.notes, { reveal: true }));
   renderFaults(state.faults ?? []);
   if (state.devices?.camera) screen.cameraDevice = state.devices.camera;
+  // The feed sends the state with every entry and whenever a device changes: Devices follows it.
+  renderDevices({ camera: { installed: false, message: "no overhead camera in the configuration" }, ...(state.devices ?? {}) });
   renderCamera();
   const dealing = state.round != null && awaiting.kind !== "round";
   const voidButton = /** @type {HTMLButtonElement} */ ($("void-round"));
@@ -186,7 +188,7 @@ function renderFaults(faults) {
 function faultItem(fault) {
   const item = make("article", undefined, "fault-item");
   item.dataset.faultId = String(fault.id);
-  item.append(make("h3", `${fault.title} (fault ${fault.id})`), make("p", fault.message));
+  item.append(make("h3", `${cardsInWords(fault.title)} (fault ${fault.id})`), make("p", cardsInWords(fault.message)));
   const facts = [
     fault.round != null ? `Round ${fault.round}` : "Between rounds",
     fault.card ? `card held: ${cardLabel(fault.card)}` : "",
@@ -342,7 +344,7 @@ function showStep(index) {
   if (step.card) what = words("card", { card: step.card });
   else if (stepIndex > 0) what = words("decision", {});
   $("replay-step").textContent = `Round ${replay.round}, ${game.replayWords.unit} ${stepIndex} of ${total}: ${what}`;
-  $("replay-prompt").textContent = shown.prompt ?? step.prompt ?? "";
+  $("replay-prompt").textContent = cardsInWords(shown.prompt ?? step.prompt ?? "");
   /** @type {HTMLButtonElement} */ ($("replay-prev")).disabled = stepIndex === 0;
   /** @type {HTMLButtonElement} */ ($("replay-next")).disabled = last;
   if (last) stopPlaying();
@@ -482,34 +484,45 @@ async function pressRecalibrate() {
 
 async function loadDevices() {
   try {
-    const doc = await get("/api/devices");
-    // A camera that is there has its own block (with Recalibrate) rather than a card here.
-    const camera = doc.camera && doc.camera.installed !== false;
-    if (camera) screen.cameraDevice = doc.camera;
-    renderCamera();
-    const shown = Object.keys(doc).filter((n) => !(camera && n === "camera"));
-    const names = [...DEVICE_ORDER.filter((n) => shown.includes(n)), ...shown.filter((n) => !DEVICE_ORDER.includes(n))];
-    $("devices").replaceChildren(
-      ...names.map((name) => {
-        const status = doc[name];
-        const card = make("article", undefined, "device");
-        card.dataset.device = name;
-        const [text, tone] = deviceState(status);
-        const title = make("h3", name[0].toUpperCase() + name.slice(1));
-        title.append(make("span", text, `state ${tone}`));
-        const list = make("dl", undefined, "kv");
-        for (const [key, value] of Object.entries(status ?? {})) {
-          if (key === "state" || key === "installed") continue;
-          pair(list, key.replace(/_/g, " "), typeof value === "object" && value !== null ? JSON.stringify(value) : String(value), "key");
-        }
-        card.append(title, list);
-        return card;
-      }),
-    );
+    renderDevices(await get("/api/devices"));
     $("devices-error").textContent = "";
   } catch (err) {
     $("devices-error").textContent = errorText(err);
   }
+}
+
+/**
+ * The devices as GET /api/devices (or the state's `devices`, with every state the feed sends)
+ * gives them: a card each, in a fixed order.
+ * @param {Record<string, any>} doc
+ */
+function renderDevices(doc) {
+  const shownNow = JSON.stringify(doc);
+  if ($("devices").dataset.key === shownNow) return;
+  $("devices").dataset.key = shownNow;
+  // A camera that is there has its own block (with Recalibrate) rather than a card here.
+  const camera = doc.camera && doc.camera.installed !== false;
+  if (camera) screen.cameraDevice = doc.camera;
+  renderCamera();
+  const shown = Object.keys(doc).filter((n) => !(camera && n === "camera"));
+  const names = [...DEVICE_ORDER.filter((n) => shown.includes(n)), ...shown.filter((n) => !DEVICE_ORDER.includes(n))];
+  $("devices").replaceChildren(
+    ...names.map((name) => {
+      const status = doc[name];
+      const card = make("article", undefined, "device");
+      card.dataset.device = name;
+      const [text, tone] = deviceState(status);
+      const title = make("h3", name[0].toUpperCase() + name.slice(1));
+      title.append(make("span", text, `state ${tone}`));
+      const list = make("dl", undefined, "kv");
+      for (const [key, value] of Object.entries(status ?? {})) {
+        if (key === "state" || key === "installed") continue;
+        pair(list, key.replace(/_/g, " "), typeof value === "object" && value !== null ? JSON.stringify(value) : String(value), "key");
+      }
+      card.append(title, list);
+      return card;
+    }),
+  );
 }
 
 async function loadConfig() {
@@ -547,7 +560,6 @@ function debounced(/** @type {() => Promise<void>} */ load) {
 const refreshAudit = debounced(loadAudit);
 const refreshMeters = debounced(loadMeters);
 const refreshRecall = debounced(loadRecall);
-const refreshDevices = debounced(loadDevices);
 
 /** @param {import("./live.js").Entry} entry */
 function onEntry(entry) {
@@ -556,7 +568,6 @@ function onEntry(entry) {
   logEntry($("event-log"), entry, 10, game);
   if (!entry.live) return;
   refreshAudit();
-  refreshDevices();
   const settled = (entry.effects ?? []).some((e) => /\.round-settled$/.test(e.kind) || e.kind === "round-voided");
   if (entry.kind === "round-open" || settled) {
     refreshRecall();
