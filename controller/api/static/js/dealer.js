@@ -10,7 +10,7 @@
  */
 import { errorText, get, post } from "./api.js";
 import { cardElement, cardLabel, cardsInWords } from "./cards.js";
-import { $, act, make, setColumns, setText } from "./dom.js";
+import { $, act, fitText, make, setColumns, setText } from "./dom.js";
 import { DrawingSlot } from "./felt.js";
 import { GAME_IDS, gameFor, titleOf } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
@@ -118,6 +118,14 @@ function render(state) {
   board.setCompact(openable);
   parts.camera?.render(state);
   renderFaults(state.faults ?? [], Boolean(state.blocked));
+  fitBoxes();
+}
+
+/** The prompt and the fault box keep their text inside them, however long it is. */
+function fitBoxes() {
+  fitText($("prompt"));
+  const box = /** @type {HTMLElement} */ (document.querySelector("#fault-overlay .fault-box"));
+  if (!$("fault-overlay").hidden) fitText(box);
 }
 
 /** Fetch the whole state and draw it (when the screen's view may be behind the table's). */
@@ -268,6 +276,7 @@ function main() {
   $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 }), $("action-error")));
   document.addEventListener("keydown", onKey);
   document.addEventListener("keyup", onKeyUp);
+  window.addEventListener("resize", fitBoxes);
   // Reads need a login too: nothing of the table is drawn behind the login dialog.
   void signIn();
 }

@@ -20,7 +20,10 @@ import { CAMERA_WORDS, clock, describeEntry, logEntry } from "./words.js";
 
 /** @typedef {import("./games/registry.js").Game} Game */
 
-const NEED_ROLE = "This screen needs the supervisor's token (the dealer's token opens the dealer screen).";
+const NEED_ROLE =
+  "This screen needs the supervisor's token, or surveillance's to watch (the dealer's token opens the dealer screen).";
+/** Why a surveillance session sees the actions but cannot press them. */
+const READ_ONLY = "Surveillance watches: only a supervisor acknowledges, clears, voids or recalibrates.";
 const ACTION_WORDS = /** @type {Record<string, string>} */ ({
   confirm: "Confirm the card",
   replace: "Replace the card",
@@ -66,10 +69,12 @@ const screen = {
   /** @type {number | undefined} the replay's timer while it plays */
   playing: undefined,
   feed: new LiveFeed({ onState: render, onEntry, onSignedOut: () => void signIn() }),
+  /** surveillance: everything shown, nothing changed (the API refuses its writes anyway) */
+  readOnly: false,
 };
 
 const signIn = keepSignedIn({
-  roles: ["supervisor"],
+  roles: ["supervisor", "surveillance"],
   needText: NEED_ROLE,
   onSignedOut: () => screen.feed.stop(),
   onSignedIn: goLive,
@@ -167,7 +172,8 @@ function render(state) {
   renderCamera();
   const dealing = state.round != null && awaiting.kind !== "round";
   const voidButton = /** @type {HTMLButtonElement} */ ($("void-round"));
-  voidButton.disabled = !dealing;
+  voidButton.disabled = !dealing || screen.readOnly;
+  voidButton.title = screen.readOnly ? READ_ONLY : "";
   if (!dealing) disarmVoid();
 }
 
@@ -197,6 +203,20 @@ function faultItem(fault) {
   ].filter(Boolean);
   item.append(make("p", facts.join(" \u00b7 "), "muted"));
   const actions = make("div", undefined, "fault-actions");
+  if (screen.readOnly) {
+    // What a supervisor could do, shown but not pressable, with the reason.
+    const can = [...(fault.acknowledged_by ? [] : ["Acknowledge"]), ...(fault.actions ?? []).map((a) => ACTION_WORDS[a] ?? a)];
+    for (const words of can) {
+      const button = /** @type {HTMLButtonElement} */ (make("button", words, "read-only-action"));
+      button.type = "button";
+      button.disabled = true;
+      button.title = READ_ONLY;
+      actions.append(button);
+    }
+    actions.append(make("p", READ_ONLY, "muted read-only-why"));
+    item.append(actions);
+    return item;
+  }
   if (fault.code === "camera-bumped") {
     // The table refuses to dismiss this fault until the camera has been recalibrated.
     const recal = /** @type {HTMLButtonElement} */ (make("button", "Recalibrate the camera", "recalibrate-action"));
@@ -339,11 +359,15 @@ function showStep(index) {
   const total = replay.steps.length - 1;
   /** @param {string} kind @param {any} body */
   const words = (kind, body) =>
-    describeEntry({ type: "entry", seq: stepIndex, kind, round: replay.round, at: "", body, effects, live: false }, game).join(". ");
-  let what = game.replayWords.opened;
-  if (step.card) what = words("card", { card: step.card });
-  else if (stepIndex > 0) what = words("decision", {});
-  $("replay-step").textContent = `Round ${replay.round}, ${game.replayWords.unit} ${stepIndex} of ${total}: ${what}`;
+    describeEntry({ type: "entry", seq: stepIndex, kind, round: replay.round, at: "", body, effects, live: false }, game);
+  let lines = [game.replayWords.opened];
+  if (step.card) lines = words("card", { card: step.card });
+  else if (stepIndex > 0) lines = words("decision", {});
+  // The step itself on the first line; what followed from it (a showdown's hands, the pots), one a line.
+  const [what, ...more] = lines;
+  const list = make("ul", undefined, "replay-more");
+  list.append(...more.map((line) => make("li", line)));
+  $("replay-step").replaceChildren(`Round ${replay.round}, ${game.replayWords.unit} ${stepIndex} of ${total}: ${what}`, ...(more.length ? [list] : []));
   $("replay-prompt").textContent = cardsInWords(shown.prompt ?? step.prompt ?? "");
   /** @type {HTMLButtonElement} */ ($("replay-prev")).disabled = stepIndex === 0;
   /** @type {HTMLButtonElement} */ ($("replay-next")).disabled = last;
@@ -577,7 +601,29 @@ function onEntry(entry) {
 
 // --- start ----------------------------------------------------------------------------------
 
-async function goLive() {
+/**
+ * Surveillance sees the whole screen; each control that changes the table is disabled and says why.
+ * @param {boolean} readOnly
+ */
+function setReadOnly(readOnly) {
+  screen.readOnly = readOnly;
+  document.body.classList.toggle("read-only", readOnly);
+  const note = $("read-only");
+  note.hidden = !readOnly;
+  note.textContent = readOnly ? `Read only. ${READ_ONLY}` : "";
+  for (const id of ["reason", "replace-card", "supervisor-name", "recalibrate"]) {
+    const control = /** @type {HTMLInputElement | HTMLButtonElement} */ ($(id));
+    if (control.dataset.title === undefined) control.dataset.title = control.title;
+    control.disabled = readOnly;
+    control.title = readOnly ? READ_ONLY : control.dataset.title ?? "";
+  }
+  $("faults").dataset.key = ""; // the faults' buttons are drawn again for this role
+  if (screen.current) render(screen.current);
+}
+
+/** @param {import("./api.js").Role} role */
+async function goLive(role) {
+  setReadOnly(role === "surveillance");
   const state = await get("/api/state").catch(() => null);
   if (state) render(state);
   void Promise.all([loadRecall(), loadAudit(), loadMeters(), loadDevices(), loadConfig()]);
