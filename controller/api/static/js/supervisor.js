@@ -610,7 +610,8 @@ function setReadOnly(readOnly) {
   document.body.classList.toggle("read-only", readOnly);
   const note = $("read-only");
   note.hidden = !readOnly;
-  note.textContent = readOnly ? `Read only. ${READ_ONLY}` : "";
+  note.textContent = readOnly ? "Read only: surveillance" : "";
+  note.title = readOnly ? READ_ONLY : "";
   for (const id of ["reason", "replace-card", "supervisor-name", "recalibrate"]) {
     const control = /** @type {HTMLInputElement | HTMLButtonElement} */ ($(id));
     if (control.dataset.title === undefined) control.dataset.title = control.title;

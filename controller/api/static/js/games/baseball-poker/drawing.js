@@ -183,6 +183,7 @@ export function potName(index, count) {
  * @property {any} [settlement] the hand's settlement (REPLAY.md), once settled
  * @property {{card: string, seat: number | null, seats: number[]} | null} [rainout] the last rainout, when known
  * @property {boolean} [fresh] the rainout just happened (the dealer has not dealt since)
+ * @property {boolean} [revealDown] draw the down cards face up (the supervisor and surveillance)
  */
 
 /**
@@ -321,7 +322,7 @@ export class BaseballDrawing {
       g.dataset.put = inHand ? String((seat.put ?? 0) + (seat.dead ?? 0)) : "";
       const how = {
         wild,
-        reveal: inHand && Boolean(settlement?.showdown) && !seat.folded,
+        reveal: inHand && ((Boolean(settlement?.showdown) && !seat.folded) || Boolean(extras.revealDown)),
         acting: acting?.seat === number ? acting : null,
         target: target?.seat === number ? target : null,
         played,
