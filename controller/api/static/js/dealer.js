@@ -98,7 +98,7 @@ function render(state) {
   document.body.classList.toggle("simulated", simulated);
   $("draw-card").hidden = !state.simulated;
   $("table-id").textContent = state.table ?? "Table";
-  setText($("game-name"), titleOf(state.game));
+  setText($("game-name"), state.game_info?.title ?? titleOf(state.game));
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
   $("shoe-info").textContent = state.shoe ? `Shoe: ${state.shoe.remaining} cards left` : "";
 

@@ -416,7 +416,7 @@ async function loadAudit() {
     const rows = [...(doc.audit ?? [])].reverse().map((/** @type {any} */ a) => {
       const row = make("tr");
       row.dataset.seq = String(a.seq);
-      row.append(make("td", `${clock(a.at)}`, "when"), make("td", a.who ?? "", "who"), make("td", a.what ?? "", "what"),
+      row.append(make("td", `${clock(a.at)}`, "when"), make("td", a.who ?? "", "who"), make("td", cardsInWords(a.what ?? ""), "what"),
         make("td", a.why ?? "", "why"), make("td", a.round != null ? String(a.round) : "", "round"));
       const when = /** @type {HTMLElement} */ (row.firstElementChild);
       when.title = a.at ?? "";
