@@ -282,6 +282,32 @@ def test_surveillance_watches_the_supervisor_screen_read_only_and_the_recall_rea
     assert status == 200, said
 
 
+def test_faults_fill_the_stop_box_without_a_scroll_bar(daemon: Daemon, screens: Screens) -> None:
+    dealer = screens.open("/", "dealer")
+    page = dealer.page
+    screens.login(dealer, DEALER)
+    overlay = page.locator("#fault-overlay")
+    # Three shoe faults at once, each with its message and what to do: the box takes them all in.
+    for n, fault in enumerate(("misread", "garbage", "misread"), start=1):
+        assert daemon.post("/api/sim/fault", {"fault": fault}, token=SUPERVISOR)[0] == 200
+        assert daemon.post("/api/sim/shoe", {"cards": [DECK[n]]})[0] == 200
+        assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
+        expect(overlay.locator("[data-fault-id]")).to_have_count(n, timeout=10_000)
+    box = overlay.locator(".fault-box")
+    expect(overlay).to_be_visible()
+    assert fits(box)
+    for part in ("#fault-stop", ".fault-call", "[data-fault-id]:last-child .ack-action"):
+        expect(overlay.locator(part)).to_be_in_viewport(ratio=1)
+    assert not CARD_NOTATION.search(box.inner_text())
+    page.screenshot(path=str(DOCS / "dealer-faults.png"), animations="disabled")
+    for fault in daemon.get("/api/state")["faults"]:
+        status, said = daemon.post(
+            f"/api/faults/{fault['id']}/clear", {"action": "dismiss", "reason": "test"}, token=SUPERVISOR
+        )
+        assert status == 200, said
+    expect(overlay).to_be_hidden()
+
+
 def test_the_supervisor_devices_follow_the_shoe_with_no_entry_journaled(daemon: Daemon, screens: Screens) -> None:
     sup = screens.open("/supervisor", "supervisor")
     page = sup.page
