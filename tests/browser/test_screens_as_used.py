@@ -217,6 +217,9 @@ def test_the_dealer_confirms_with_the_keys_reads_cards_one_way_and_sees_8_cards_
         expect(page.locator(f'#table g.bb-seat[data-seat="{n}"] .seat-cards > g.bb-card')).to_have_count(len(cards))
     expect(page.locator("#table .extra-tag")).to_have_count(sum(c["extra"] for cards in held.values() for c in cards))
     assert_seats_readable(page, "#table")
+    # A down card the dealer may not see is said once ("Card to seat 5 face down"), never named.
+    expect(page.locator("#event-log li", has_text=re.compile(r"Card to seat \d face down"))).not_to_have_count(0)
+    expect(page.locator("#event-log")).not_to_contain_text("face-down card to")
     page.screenshot(path=str(DOCS / "baseball-8-cards.png"), animations="disabled")
     assert state["state"]["dead_cards"] == dead  # the one drawn too soon, no other
     play_on(daemon, settled)
