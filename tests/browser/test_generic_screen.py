@@ -15,12 +15,13 @@ from playwright.sync_api import expect
 
 from benchmarks.rig import DEALER, SUPERVISOR, Daemon
 
-from .conftest import Screens
+from .conftest import DOCS_SHOTS, Screens
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"TABLECTL_GAMES": "high-card=high_card", "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "games"), str(ROOT)])}
 CONFIG = '[table]\nid = "BROWSER-HC"\ngame = "high-card"\n'
-DOCS = ROOT / "docs" / "screens"
+# Shots for docs/screens/ (checked in there from here, as the other screens' shots are).
+DOCS = DOCS_SHOTS / "screens"
 
 
 @pytest.fixture
@@ -66,6 +67,7 @@ def test_a_game_without_a_screen_module_gets_an_honest_generic_screen(daemon: Da
     expect(page.locator("#prompt")).to_have_text("Deal to the dealer")
     expect(table.locator("g.read-cards")).to_have_attribute("data-cards", "KH 4C")
     expect(page.locator("#event-log li", has_text="K\u2665 read")).to_have_count(1)
+    DOCS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(DOCS / "generic-game.png"), animations="disabled")
     page.click("#draw-card")
     # Settled: the API's payouts, seat by seat.
