@@ -24,7 +24,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from controller.camera.watch import SceneWatch
@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: While replaying a long tail at start (a journal from before snapshots), keep one every so many rounds.
 REPLAY_SNAPSHOT_EVERY = 500
+RECENT_EFFECTS = 200  # entries whose effects a late screen is told (the screens ask for the last 10)
+
 
 class TableError(ValueError):
     """An input the table refuses now. `kind` says why, for the API's status code: "conflict"
@@ -134,10 +136,16 @@ class Table:
         self.meters = Meters()
         self.last_card: str | None = None
         self.shoe_link: dict[str, Any] | None = None  # last (session, seq, frame) the shoe delivered
-        self.notice: str | None = None  # from the engine (a puck to remove, a dead card) until the next card
+        self.notice: str | None = None  # from the engine (a puck to remove, a dead card) until the next card or confirm
+        # The effects of the last entries applied (seq -> effects), for screens that join late: the
+        # live feed's backlog tells each entry with what it did, as it was told live.
+        self.recent_effects: dict[int, tuple[Effect, ...]] = {}
         self.shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
         self.devices: dict[str, dict[str, JSON]] = {}
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
+        # Told when a device's status changes (no entry is journaled for it): the live feed sends
+        # the screens the state again, so a Devices panel follows the shoe as it comes and goes.
+        self.device_watchers: list[Callable[[Table], None]] = []
         # What the overhead camera has seen (from `scene` entries) and what it means for this game.
         self.camera = SceneWatch(self.adapter.camera())
         self.journal_fault: Fault | None = None  # the journal cannot be written (never journaled itself)
@@ -357,7 +365,14 @@ class Table:
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
+        if self.devices.get(device) == dict(status):
+            return
         self.devices[device] = dict(status)
+        for watcher in self.device_watchers:
+            try:
+                watcher(self)
+            except Exception:  # a screen's feed never stops the table
+                log.exception("telling the screens of the %s's status failed", device)
 
     def follow(self, entry: Entry) -> tuple[Effect, ...]:
         """Apply an entry another Table journaled (a replica that follows the journal: the floor
@@ -578,6 +593,8 @@ class Table:
         elif entry.kind == "button":
             self._note_shoe_link(body)
             record = self.current
+            if body["button"] == "confirm":
+                self.notice = None  # the dealer has read it (a dead card set aside, a puck removed)
             if body["button"] == "confirm" and record is not None and record.status == "settled" and not record.paid:
                 record.paid = True
             elif body["button"] == "confirm" and self.shuffle_due and self.awaiting.kind == "round":
@@ -599,6 +616,9 @@ class Table:
             self._ending = False
             self._round_ended = True
             self.rounds.ended(self.round_no, entry.seq)
+        self.recent_effects[entry.seq] = effects
+        if len(self.recent_effects) > RECENT_EFFECTS:
+            del self.recent_effects[next(iter(self.recent_effects))]
         return effects
 
     def _note_shoe_link(self, body: Mapping[str, Any]) -> None:

@@ -55,6 +55,7 @@ def create_app(rt: Runtime) -> FastAPI:
     app.state.rt = rt
     if rt.live not in rt.table.listeners:
         rt.table.listeners.append(rt.live)
+        rt.table.device_watchers.append(rt.live.devices_changed)
     rt.live.describe = lambda _table: rt.whole_state()
 
     @app.middleware("http")

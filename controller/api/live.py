@@ -29,6 +29,7 @@ from controller.visibility import Sight, sight
 log = logging.getLogger(__name__)
 
 QUEUE_LIMIT = 1000  # entries a screen may fall behind before it is told to reconnect
+DEVICES_EVERY_S = 1.0  # the most often a change of devices alone sends the screens the state
 
 
 class Subscriber:
@@ -46,9 +47,39 @@ class LiveFeed:
         # What a screen is sent as "the state", every card shown: the API sets this to its
         # /api/state view; each screen's role then masks what it may not see.
         self.describe: Callable[[Table], dict[str, Any]] = snapshot
+        self._devices_due: asyncio.TimerHandle | None = None
+        self._devices_told = float("-inf")
 
     def redrive(self, table: Table) -> None:
         """Nothing to re-drive: screens ask for the state when they (re)connect."""
+
+    def devices_changed(self, table: Table) -> None:
+        """A device came, went or failed (nothing journaled): every screen gets the state again,
+        at most once a second (the camera reports every frame), the last change always told."""
+        if not self.subscribers or self._devices_due is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the table's loop (start-up): the screens get the state on connect
+            return
+        wait = self._devices_told + DEVICES_EVERY_S - loop.time()
+        if wait > 0:
+            self._devices_due = loop.call_later(wait, self._tell_devices, table)
+        else:
+            self._tell_devices(table)
+
+    def _tell_devices(self, table: Table) -> None:
+        self._devices_due = None
+        self._devices_told = asyncio.get_running_loop().time()
+        state = self.describe(table)
+        texts: dict[bool, str] = {}
+        for sub in list(self.subscribers):
+            seen = sight(table, sub.role)
+            if seen.everything not in texts:
+                message = {"type": "state", "seq": table.journal.last_seq, "state": seen.snapshot(state)}
+                texts[seen.everything] = _encode(message)
+            with contextlib.suppress(asyncio.QueueFull):  # one that far behind is told to reconnect by `update`
+                sub.queue.put_nowait(texts[seen.everything])
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         if not self.subscribers:
@@ -75,7 +106,12 @@ class LiveFeed:
         can slip in between)."""
         seen: Sight = sight(table, role)
         entries = table.journal.entries(after=after)
-        backlog = [_encode(seen.entry({**entry_message(e), "live": False}, e.round)) for e in entries]
+        # An entry still remembered is told with its effects, as it was told live, so the screens
+        # describe it the same way; an older one without (a screen then says less, never other).
+        told = table.recent_effects
+        backlog = [
+            _encode(seen.entry({**entry_message(e), "live": False, **_effects(told, e.seq)}, e.round)) for e in entries
+        ]
         state = {"type": "state", "seq": table.journal.last_seq, "state": seen.snapshot(self.describe(table))}
         backlog.append(_encode(state))
         sub = Subscriber(role)
@@ -84,6 +120,9 @@ class LiveFeed:
 
     def close_all(self) -> None:
         """The daemon is stopping: every screen's feed ends cleanly (they reconnect later)."""
+        if self._devices_due is not None:
+            self._devices_due.cancel()
+            self._devices_due = None
         for sub in list(self.subscribers):
             self.subscribers.discard(sub)
             with contextlib.suppress(asyncio.QueueFull):
@@ -91,6 +130,10 @@ class LiveFeed:
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
+
+
+def _effects(told: dict[int, tuple[Effect, ...]], seq: int) -> dict[str, Any]:
+    return {"effects": [to_json(e) for e in told[seq]]} if seq in told else {}
 
 
 def _encode(message: dict[str, Any]) -> str:

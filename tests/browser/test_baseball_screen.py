@@ -182,7 +182,7 @@ def test_dealer_deals_a_baseball_poker_hand_with_a_rainout_a_side_pot_and_a_show
 
     # 4th street: the queen of spades face up at seat 2 rains the deal out.
     draw(page, "8D", "QS")
-    expect(page.locator("#prompt")).to_contain_text("Rainout: QS face up at seat 2")
+    expect(page.locator("#prompt")).to_contain_text("Rainout: Q\u2660 face up at seat 2")
     rainout = page.locator("#table g.rainout")
     expect(rainout).to_have_class(re.compile(r"\bshown\b"))
     expect(rainout).to_contain_text("RAINOUT")

@@ -58,7 +58,7 @@ def test_the_supervisor_screen_refuses_the_dealer_token(daemon: Daemon, screens:
     page.fill("#token", DEALER)
     page.press("#token", "Enter")
     expect(page.locator("#login-error")).to_have_text(
-        "This screen needs the supervisor's token (the dealer's token opens the dealer screen)."
+        "This screen needs the supervisor's token, or surveillance's to watch (the dealer's token opens the dealer screen)."
     )
     expect(page.locator("#login")).to_be_visible()
     # The dealer's session is ended at once, not left behind on the supervisor's screen.

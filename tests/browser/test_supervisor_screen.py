@@ -110,7 +110,7 @@ def test_a_misread_from_the_shoe_stops_the_dealer_screen_until_a_supervisor_clea
     cleared = s.locator("#audit tbody tr", has_text=f"cleared fault {fault_id}")
     expect(cleared).to_have_count(1)
     expect(cleared.locator(".who")).to_have_text("supervisor:Lee")
-    expect(cleared.locator(".what")).to_have_text(f"cleared fault {fault_id} by replace with 5H")
+    expect(cleared.locator(".what")).to_have_text(f"cleared fault {fault_id} by replace with 5\u2665")
     expect(cleared.locator(".why")).to_have_text("the dealer shows the 5 of hearts")
     expect(cleared.locator(".round")).to_have_text("1")
     acknowledged = s.locator("#audit tbody tr", has_text=f"acknowledged fault {fault_id}")

@@ -85,7 +85,9 @@ export const get = (path) => api("GET", path);
  */
 export const post = (path, body) => api("POST", path, body);
 
-/** @typedef {"dealer" | "supervisor"} Role */
+/** @typedef {"dealer" | "supervisor" | "surveillance"} Role */
+
+const ROLES = ["dealer", "supervisor", "surveillance"];
 
 /**
  * The role of the current session, or null when not logged in.
@@ -94,7 +96,7 @@ export const post = (path, body) => api("POST", path, body);
 export async function whoami() {
   try {
     const doc = await api("GET", "/api/whoami");
-    return doc && (doc.role === "dealer" || doc.role === "supervisor") ? doc.role : null;
+    return doc && ROLES.includes(doc.role) ? doc.role : null;
   } catch (err) {
     if (err instanceof ApiError && (err.status === 401 || err.status === 403)) return null;
     throw err;

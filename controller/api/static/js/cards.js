@@ -54,6 +54,18 @@ export function cardLabel(text) {
   return face ? `${face.rank}${face.suit ? face.symbol : ""}` : String(text);
 }
 
+/** A card in table notation inside a sentence: "5D", "TS", "10H", "JK" (upper case, a word of its own). */
+const CARD_IN_WORDS = /\b(?:10|[2-9TJQKA])[CDHS]\b|\bJK\b/g;
+
+/**
+ * A sentence from the table (a prompt, a fault, a notice) with each card written as the screens
+ * write cards everywhere: "Dead card 5D (...)" becomes "Dead card 5♦ (...)".
+ * @param {string} text
+ */
+export function cardsInWords(text) {
+  return String(text).replace(CARD_IN_WORDS, (card) => cardLabel(card));
+}
+
 /**
  * An HTML card face (a <span class="card red|black">) for `text`; a back when `text` is null.
  * @param {string | null} text

@@ -9,8 +9,8 @@
  * brings its opening panel, its decisions, its payouts and, where it has one, the overhead camera.
  */
 import { errorText, get, post } from "./api.js";
-import { cardElement, cardLabel } from "./cards.js";
-import { $, act, make, setColumns, setText } from "./dom.js";
+import { cardElement, cardLabel, cardsInWords } from "./cards.js";
+import { $, act, fitText, make, setColumns, setText } from "./dom.js";
 import { DrawingSlot, takeTableSeats } from "./felt.js";
 import { GAME_IDS, gameFor, titleOf } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
@@ -99,11 +99,11 @@ function render(state) {
   document.body.classList.toggle("simulated", simulated);
   $("draw-card").hidden = !state.simulated;
   $("table-id").textContent = state.table ?? "Table";
-  setText($("game-name"), titleOf(state.game));
+  setText($("game-name"), state.game_info?.title ?? titleOf(state.game));
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
   $("shoe-info").textContent = state.shoe ? `Shoe: ${state.shoe.remaining} cards left` : "";
 
-  setText($("prompt"), state.prompt ?? "");
+  setText($("prompt"), cardsInWords(state.prompt ?? ""));
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
   const betweenRounds = awaiting.kind === "round";
   const openable = betweenRounds && !state.blocked;
@@ -119,6 +119,14 @@ function render(state) {
   board.setCompact(openable);
   parts.camera?.render(state);
   renderFaults(state.faults ?? [], Boolean(state.blocked));
+  fitBoxes();
+}
+
+/** The prompt and the fault box keep their text inside them, however long it is. */
+function fitBoxes() {
+  fitText($("prompt"));
+  const box = /** @type {HTMLElement} */ (document.querySelector("#fault-overlay .fault-box"));
+  if (!$("fault-overlay").hidden) fitText(box);
 }
 
 /** Fetch the whole state and draw it (when the screen's view may be behind the table's). */
@@ -197,7 +205,7 @@ function renderFaults(faults, blocked) {
 function faultBlock(fault) {
   const block = make("section", undefined, "fault");
   block.dataset.faultId = String(fault.id);
-  block.append(make("h2", fault.title), make("p", fault.message, "fault-message"));
+  block.append(make("h2", cardsInWords(fault.title)), make("p", cardsInWords(fault.message), "fault-message"));
   if (fault.card) {
     const held = make("div", undefined, "fault-card");
     held.append(cardElement(fault.card, "small"), document.createTextNode(` Card held: ${cardLabel(fault.card)}`));
@@ -234,17 +242,32 @@ function confirm() {
 }
 
 /**
- * Enter or Space confirms, unless the person is typing in a field, on a button, or a dialog is up.
+ * Enter or Space confirms, also while a button has focus (the one last pressed keeps it: Enter
+ * must not press "Draw card" or a player's action again); not while the person types in a field
+ * or fills a form, nor while a dialog or the fault overlay is up. A player's action is chosen by
+ * pointing at its button, never by a key that also confirms.
  * @param {KeyboardEvent} ev
  */
 function onKey(ev) {
   if (ev.key !== "Enter" && ev.key !== " ") return;
-  if (ev.repeat || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+  if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
   const target = /** @type {HTMLElement} */ (ev.target);
-  if (target.closest("input, select, textarea, button, a, dialog, form")) return;
+  if (target.closest("input, select, textarea, dialog, form, .fault-overlay")) return;
   if (!$("fault-overlay").hidden || /** @type {HTMLDialogElement} */ ($("login")).open) return;
+  // The key's own default (clicking the focused button) never happens, held down or not.
   ev.preventDefault();
-  confirm();
+  if (!ev.repeat) confirm();
+}
+
+/**
+ * Space clicks a focused button on keyup, not keydown: that default is stopped too.
+ * @param {KeyboardEvent} ev
+ */
+function onKeyUp(ev) {
+  if (ev.key !== " ") return;
+  const target = /** @type {HTMLElement} */ (ev.target);
+  if (target.closest("input, select, textarea, dialog, form, .fault-overlay")) return;
+  if (target.closest("button, a")) ev.preventDefault();
 }
 
 // --- start -------------------------------------------------------------------------------------
@@ -253,6 +276,8 @@ function main() {
   $("confirm").addEventListener("click", confirm);
   $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 }), $("action-error")));
   document.addEventListener("keydown", onKey);
+  document.addEventListener("keyup", onKeyUp);
+  window.addEventListener("resize", fitBoxes);
   // Reads need a login too: nothing of the table is drawn behind the login dialog.
   void signIn();
 }

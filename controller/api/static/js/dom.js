@@ -106,6 +106,22 @@ export async function attempt(call, where) {
   }
 }
 
+const FIT_STEPS = 6;
+
+/**
+ * Make the text of `node` fit its box: the smallest number of steps down from its own type size
+ * (classes fit-1 .. fit-6 of screens.css) at which nothing is cut off or scrolled. Call it after
+ * the text changed and when the window is resized.
+ * @param {HTMLElement} node
+ */
+export function fitText(node) {
+  for (let k = 1; k <= FIT_STEPS; k += 1) node.classList.remove(`fit-${k}`);
+  for (let k = 1; k <= FIT_STEPS && node.scrollHeight > node.clientHeight; k += 1) {
+    if (k > 1) node.classList.remove(`fit-${k - 1}`);
+    node.classList.add(`fit-${k}`);
+  }
+}
+
 /**
  * A numeric text input for a chip amount.
  * @param {Record<string, string>} data its data-* attributes

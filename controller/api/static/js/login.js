@@ -25,7 +25,7 @@ const asDialog = (el) => /** @type {HTMLDialogElement} */ (el);
  * @property {Role[]} roles roles this screen accepts
  * @property {string} needText what to say when the token's role is not enough
  * @property {() => void} onSignedOut stop what needs a session (the live feed)
- * @property {() => unknown} onSignedIn go live: called after every login
+ * @property {(role: Role) => unknown} onSignedIn go live: called after every login, with the role
  */
 
 /**
@@ -41,8 +41,8 @@ export function keepSignedIn(how) {
   const signIn = () => {
     signingIn ??= (async () => {
       how.onSignedOut();
-      await requireLogin(how.roles, how.needText);
-      await how.onSignedIn();
+      const role = await requireLogin(how.roles, how.needText);
+      await how.onSignedIn(role);
     })().finally(() => (signingIn = null));
     return signingIn;
   };

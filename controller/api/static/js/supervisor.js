@@ -10,8 +10,8 @@
  * camera is recalibrated).
  */
 import { errorText, get, post } from "./api.js";
-import { cardLabel, parseCard } from "./cards.js";
-import { $, make, setColumns, signed, wideCell } from "./dom.js";
+import { cardLabel, cardsInWords, parseCard } from "./cards.js";
+import { $, make, setColumns, setText, signed, wideCell } from "./dom.js";
 import { DrawingSlot, takeTableSeats } from "./felt.js";
 import { gameFor } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
@@ -20,7 +20,10 @@ import { CAMERA_WORDS, clock, describeEntry, logEntry } from "./words.js";
 
 /** @typedef {import("./games/registry.js").Game} Game */
 
-const NEED_ROLE = "This screen needs the supervisor's token (the dealer's token opens the dealer screen).";
+const NEED_ROLE =
+  "This screen needs the supervisor's token, or surveillance's to watch (the dealer's token opens the dealer screen).";
+/** Why a surveillance session sees the actions but cannot press them. */
+const READ_ONLY = "Surveillance watches: only a supervisor acknowledges, clears, voids or recalibrates.";
 const ACTION_WORDS = /** @type {Record<string, string>} */ ({
   confirm: "Confirm the card",
   replace: "Replace the card",
@@ -66,10 +69,12 @@ const screen = {
   /** @type {number | undefined} the replay's timer while it plays */
   playing: undefined,
   feed: new LiveFeed({ onState: render, onEntry, onSignedOut: () => void signIn() }),
+  /** surveillance: everything shown, nothing changed (the API refuses its writes anyway) */
+  readOnly: false,
 };
 
 const signIn = keepSignedIn({
-  roles: ["supervisor"],
+  roles: ["supervisor", "surveillance"],
   needText: NEED_ROLE,
   onSignedOut: () => screen.feed.stop(),
   onSignedIn: goLive,
@@ -157,16 +162,19 @@ function render(state) {
   $("simulated-banner").hidden = !simulated;
   $("table-id").textContent = state.table ?? "Table";
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
-  if ($("prompt").textContent !== state.prompt) $("prompt").textContent = state.prompt ?? "";
+  setText($("prompt"), cardsInWords(state.prompt ?? ""));
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
   const settlement = state.round_status === "settled" ? state.settlement ?? null : null;
   screen.live.for(game.Drawing).render(state.state, game.liveExtras(state, settlement, screen.notes, { reveal: true }));
   renderFaults(state.faults ?? []);
   if (state.devices?.camera) screen.cameraDevice = state.devices.camera;
+  // The feed sends the state with every entry and whenever a device changes: Devices follows it.
+  renderDevices({ camera: { installed: false, message: "no overhead camera in the configuration" }, ...(state.devices ?? {}) });
   renderCamera();
   const dealing = state.round != null && awaiting.kind !== "round";
   const voidButton = /** @type {HTMLButtonElement} */ ($("void-round"));
-  voidButton.disabled = !dealing;
+  voidButton.disabled = !dealing || screen.readOnly;
+  voidButton.title = screen.readOnly ? READ_ONLY : "";
   if (!dealing) disarmVoid();
 }
 
@@ -187,7 +195,7 @@ function renderFaults(faults) {
 function faultItem(fault) {
   const item = make("article", undefined, "fault-item");
   item.dataset.faultId = String(fault.id);
-  item.append(make("h3", `${fault.title} (fault ${fault.id})`), make("p", fault.message));
+  item.append(make("h3", `${cardsInWords(fault.title)} (fault ${fault.id})`), make("p", cardsInWords(fault.message)));
   const facts = [
     fault.round != null ? `Round ${fault.round}` : "Between rounds",
     fault.card ? `card held: ${cardLabel(fault.card)}` : "",
@@ -196,6 +204,20 @@ function faultItem(fault) {
   ].filter(Boolean);
   item.append(make("p", facts.join(" \u00b7 "), "muted"));
   const actions = make("div", undefined, "fault-actions");
+  if (screen.readOnly) {
+    // What a supervisor could do, shown but not pressable, with the reason.
+    const can = [...(fault.acknowledged_by ? [] : ["Acknowledge"]), ...(fault.actions ?? []).map((a) => ACTION_WORDS[a] ?? a)];
+    for (const words of can) {
+      const button = /** @type {HTMLButtonElement} */ (make("button", words, "read-only-action"));
+      button.type = "button";
+      button.disabled = true;
+      button.title = READ_ONLY;
+      actions.append(button);
+    }
+    actions.append(make("p", READ_ONLY, "muted read-only-why"));
+    item.append(actions);
+    return item;
+  }
   if (fault.code === "camera-bumped") {
     // The table refuses to dismiss this fault until the camera has been recalibrated.
     const recal = /** @type {HTMLButtonElement} */ (make("button", "Recalibrate the camera", "recalibrate-action"));
@@ -338,12 +360,16 @@ function showStep(index) {
   const total = replay.steps.length - 1;
   /** @param {string} kind @param {any} body */
   const words = (kind, body) =>
-    describeEntry({ type: "entry", seq: stepIndex, kind, round: replay.round, at: "", body, effects, live: false }, game).join(". ");
-  let what = game.replayWords.opened;
-  if (step.card) what = words("card", { card: step.card });
-  else if (stepIndex > 0) what = words("decision", {});
-  $("replay-step").textContent = `Round ${replay.round}, ${game.replayWords.unit} ${stepIndex} of ${total}: ${what}`;
-  $("replay-prompt").textContent = shown.prompt ?? step.prompt ?? "";
+    describeEntry({ type: "entry", seq: stepIndex, kind, round: replay.round, at: "", body, effects, live: false }, game);
+  let lines = [game.replayWords.opened];
+  if (step.card) lines = words("card", { card: step.card });
+  else if (stepIndex > 0) lines = words("decision", {});
+  // The step itself on the first line; what followed from it (a showdown's hands, the pots), one a line.
+  const [what, ...more] = lines;
+  const list = make("ul", undefined, "replay-more");
+  list.append(...more.map((line) => make("li", line)));
+  $("replay-step").replaceChildren(`Round ${replay.round}, ${game.replayWords.unit} ${stepIndex} of ${total}: ${what}`, ...(more.length ? [list] : []));
+  $("replay-prompt").textContent = cardsInWords(shown.prompt ?? step.prompt ?? "");
   /** @type {HTMLButtonElement} */ ($("replay-prev")).disabled = stepIndex === 0;
   /** @type {HTMLButtonElement} */ ($("replay-next")).disabled = last;
   if (last) stopPlaying();
@@ -391,7 +417,7 @@ async function loadAudit() {
     const rows = [...(doc.audit ?? [])].reverse().map((/** @type {any} */ a) => {
       const row = make("tr");
       row.dataset.seq = String(a.seq);
-      row.append(make("td", `${clock(a.at)}`, "when"), make("td", a.who ?? "", "who"), make("td", a.what ?? "", "what"),
+      row.append(make("td", `${clock(a.at)}`, "when"), make("td", a.who ?? "", "who"), make("td", cardsInWords(a.what ?? ""), "what"),
         make("td", a.why ?? "", "why"), make("td", a.round != null ? String(a.round) : "", "round"));
       const when = /** @type {HTMLElement} */ (row.firstElementChild);
       when.title = a.at ?? "";
@@ -483,34 +509,45 @@ async function pressRecalibrate() {
 
 async function loadDevices() {
   try {
-    const doc = await get("/api/devices");
-    // A camera that is there has its own block (with Recalibrate) rather than a card here.
-    const camera = doc.camera && doc.camera.installed !== false;
-    if (camera) screen.cameraDevice = doc.camera;
-    renderCamera();
-    const shown = Object.keys(doc).filter((n) => !(camera && n === "camera"));
-    const names = [...DEVICE_ORDER.filter((n) => shown.includes(n)), ...shown.filter((n) => !DEVICE_ORDER.includes(n))];
-    $("devices").replaceChildren(
-      ...names.map((name) => {
-        const status = doc[name];
-        const card = make("article", undefined, "device");
-        card.dataset.device = name;
-        const [text, tone] = deviceState(status);
-        const title = make("h3", name[0].toUpperCase() + name.slice(1));
-        title.append(make("span", text, `state ${tone}`));
-        const list = make("dl", undefined, "kv");
-        for (const [key, value] of Object.entries(status ?? {})) {
-          if (key === "state" || key === "installed") continue;
-          pair(list, key.replace(/_/g, " "), typeof value === "object" && value !== null ? JSON.stringify(value) : String(value), "key");
-        }
-        card.append(title, list);
-        return card;
-      }),
-    );
+    renderDevices(await get("/api/devices"));
     $("devices-error").textContent = "";
   } catch (err) {
     $("devices-error").textContent = errorText(err);
   }
+}
+
+/**
+ * The devices as GET /api/devices (or the state's `devices`, with every state the feed sends)
+ * gives them: a card each, in a fixed order.
+ * @param {Record<string, any>} doc
+ */
+function renderDevices(doc) {
+  const shownNow = JSON.stringify(doc);
+  if ($("devices").dataset.key === shownNow) return;
+  $("devices").dataset.key = shownNow;
+  // A camera that is there has its own block (with Recalibrate) rather than a card here.
+  const camera = doc.camera && doc.camera.installed !== false;
+  if (camera) screen.cameraDevice = doc.camera;
+  renderCamera();
+  const shown = Object.keys(doc).filter((n) => !(camera && n === "camera"));
+  const names = [...DEVICE_ORDER.filter((n) => shown.includes(n)), ...shown.filter((n) => !DEVICE_ORDER.includes(n))];
+  $("devices").replaceChildren(
+    ...names.map((name) => {
+      const status = doc[name];
+      const card = make("article", undefined, "device");
+      card.dataset.device = name;
+      const [text, tone] = deviceState(status);
+      const title = make("h3", name[0].toUpperCase() + name.slice(1));
+      title.append(make("span", text, `state ${tone}`));
+      const list = make("dl", undefined, "kv");
+      for (const [key, value] of Object.entries(status ?? {})) {
+        if (key === "state" || key === "installed") continue;
+        pair(list, key.replace(/_/g, " "), typeof value === "object" && value !== null ? JSON.stringify(value) : String(value), "key");
+      }
+      card.append(title, list);
+      return card;
+    }),
+  );
 }
 
 async function loadConfig() {
@@ -548,7 +585,6 @@ function debounced(/** @type {() => Promise<void>} */ load) {
 const refreshAudit = debounced(loadAudit);
 const refreshMeters = debounced(loadMeters);
 const refreshRecall = debounced(loadRecall);
-const refreshDevices = debounced(loadDevices);
 
 /** @param {import("./live.js").Entry} entry */
 function onEntry(entry) {
@@ -557,7 +593,6 @@ function onEntry(entry) {
   logEntry($("event-log"), entry, 10, game);
   if (!entry.live) return;
   refreshAudit();
-  refreshDevices();
   const settled = (entry.effects ?? []).some((e) => /\.round-settled$/.test(e.kind) || e.kind === "round-voided");
   if (entry.kind === "round-open" || settled) {
     refreshRecall();
@@ -567,7 +602,30 @@ function onEntry(entry) {
 
 // --- start ----------------------------------------------------------------------------------
 
-async function goLive() {
+/**
+ * Surveillance sees the whole screen; each control that changes the table is disabled and says why.
+ * @param {boolean} readOnly
+ */
+function setReadOnly(readOnly) {
+  screen.readOnly = readOnly;
+  document.body.classList.toggle("read-only", readOnly);
+  const note = $("read-only");
+  note.hidden = !readOnly;
+  note.textContent = readOnly ? "Read only: surveillance" : "";
+  note.title = readOnly ? READ_ONLY : "";
+  for (const id of ["reason", "replace-card", "supervisor-name", "recalibrate"]) {
+    const control = /** @type {HTMLInputElement | HTMLButtonElement} */ ($(id));
+    if (control.dataset.title === undefined) control.dataset.title = control.title;
+    control.disabled = readOnly;
+    control.title = readOnly ? READ_ONLY : control.dataset.title ?? "";
+  }
+  $("faults").dataset.key = ""; // the faults' buttons are drawn again for this role
+  if (screen.current) render(screen.current);
+}
+
+/** @param {import("./api.js").Role} role */
+async function goLive(role) {
+  setReadOnly(role === "surveillance");
   const state = await get("/api/state").catch(() => null);
   if (state) render(state);
   void Promise.all([loadRecall(), loadAudit(), loadMeters(), loadDevices(), loadConfig()]);

@@ -5,7 +5,7 @@
  * raises (4 in, pot 16)") its module's `describe` says (games/README.md). Written from the
  * entry's kind, body and engine effects as the API sends them.
  */
-import { cardLabel } from "./cards.js";
+import { cardLabel, cardsInWords } from "./cards.js";
 
 /** @typedef {import("./live.js").Entry} Entry */
 /** @typedef {import("./games/registry.js").Game} Game */
@@ -42,6 +42,15 @@ function sceneLines(body) {
  * @returns {string[]}
  */
 export function describeEntry(entry, game) {
+  return entryLines(entry, game).map(cardsInWords);
+}
+
+/**
+ * @param {Entry} entry
+ * @param {Game} game
+ * @returns {string[]}
+ */
+function entryLines(entry, game) {
   const body = entry.body ?? {};
   const effects = Array.isArray(entry.effects) ? entry.effects : [];
   /** @param {any[]} told */

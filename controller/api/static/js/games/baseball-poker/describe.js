@@ -3,7 +3,7 @@
  * seats 1 (40), 3 (60)", "3H to seat 4 face up, 3rd street" (wild: the drawing badges it), "Seat 2
  * raises (4 in, pot 16)", "RAINOUT: ...". The entry kinds all games share are told by words.js.
  */
-import { cardLabel } from "../../cards.js";
+import { cardLabel, parseCard } from "../../cards.js";
 import { signed } from "../../dom.js";
 
 /** @typedef {(effects: any[]) => string[]} Lines the lines for effects the main line leaves */
@@ -39,7 +39,9 @@ export function opened(round, body, _effects, _lines) {
 export function card(card, effects, lines) {
   const laid = effects.find((e) => e.kind === "baseball-poker.card-placed");
   if (!laid) return null;
-  return [`${cardLabel(card)} ${laidWords(laid)}`, ...lines(effects.filter((e) => e !== laid))];
+  // A card the dealer may not see comes masked ("face-down card"): said once, not twice.
+  const what = parseCard(card) ? cardLabel(card) : "Card";
+  return [`${what} ${laidWords(laid)}`, ...lines(effects.filter((e) => e !== laid))];
 }
 
 /**

@@ -37,12 +37,23 @@ const VIEW_COMPACT = "0 0 1000 545";
 const CARD_W = 38;
 const CARD_H = 52;
 /** The best five at the showdown, smaller, under the seat's name. */
-const BEST_W = 24;
-const BEST_H = 34;
-/** The most a seat's cards may span (8 cards with an extra one overlap to fit). */
-const ROW_WIDTH = 136;
+const BEST_W = 22;
+const BEST_H = 32;
+/** The most a seat's cards may span: narrower than the distance between two seats' centres. */
+const ROW_WIDTH = 122;
+/** More than 4 cards lie in two rows (the first half, then the rest), one above the other with
+ * room between for the EXTRA tag: each card shows a strip as wide as at 4 cards to a row, so 8
+ * cards (7 and an extra one) read as easily as 4. */
+const ROW_DROP = CARD_H + 15;
+/** Cards per row before the cards lie in two rows. */
+const ONE_ROW = 4;
 /** Where a seat's cards sit (top edge) relative to the seat's centre. */
-const CARDS_TOP = -76;
+const CARDS_TOP = -150;
+/** Half the width every seat keeps to (its frame): seats never reach into one another. */
+const SEAT_HALF = 62;
+
+/** The rainout banner's width, between seats 2 and 6. */
+const RAIN_WIDTH = 450;
 
 const STREETS = /** @type {Record<number, string>} */ ({ 3: "3RD", 4: "4TH", 5: "5TH", 6: "6TH", 7: "7TH" });
 
@@ -172,6 +183,7 @@ export function potName(index, count) {
  * @property {any} [settlement] the hand's settlement (REPLAY.md), once settled
  * @property {{card: string, seat: number | null, seats: number[]} | null} [rainout] the last rainout, when known
  * @property {boolean} [fresh] the rainout just happened (the dealer has not dealt since)
+ * @property {boolean} [revealDown] draw the down cards face up (the supervisor and surveillance)
  */
 
 /**
@@ -241,8 +253,10 @@ export class BaseballDrawing {
     const community = el("g", { class: "community", "data-cards": "", transform: "translate(690 46)" }, g);
     const rainout = el("g", { class: "rainout" }, g);
     // Where the felt's title is printed (the drawing hides the title while the banner shows).
-    el("rect", { x: 200, y: 176, width: 600, height: 30, rx: 8 }, rainout);
+    // Between seats 2 and 6, whose cards reach up beside it.
+    el("rect", { x: 500 - RAIN_WIDTH / 2, y: 176, width: RAIN_WIDTH, height: 30, rx: 8 }, rainout);
     const rainText = label("", { x: 500, y: 197, class: "rainout-text" }, rainout);
+    this.rainWidth = RAIN_WIDTH - 16;
     return { street, pot, lines, community, rainout, rainText };
   }
 
@@ -253,7 +267,7 @@ export class BaseballDrawing {
   drawSeat(seat, layer) {
     const [x, y] = seatCentre(seat);
     const group = el("g", { class: "bb-seat idle", "data-seat": seat, transform: `translate(${x.toFixed(1)} ${y.toFixed(1)})` }, layer);
-    el("rect", { class: "seat-frame", x: -74, y: CARDS_TOP - 14, width: 148, height: 218, rx: 12 }, group);
+    el("rect", { class: "seat-frame", x: -SEAT_HALF, y: CARDS_TOP - 8, width: 2 * SEAT_HALF, height: 128 - CARDS_TOP + 8, rx: 12 }, group);
     label(`SEAT ${seat}`, { x: 0, y: 0, class: "seat-name" }, group);
     const body = el("g", { class: "seat-body" }, group);
     return { group, body, key: "" };
@@ -283,6 +297,7 @@ export class BaseballDrawing {
     const target = nextCard(engine);
     const acting = whoActs(engine);
     this.svg.classList.toggle("void", engine?.phase === "void");
+    this.svg.classList.toggle("dealing", engine?.phase === "dealing" || engine?.phase === "settled");
     const wilds = wild.length ? `${wild.map((r) => (r === "T" ? "10" : r)).join("S AND ")}S WILD` : "NO WILD CARDS";
     this.ruleLine.textContent = `${wilds}  \u00b7  A 4 UP EARNS A CARD DOWN  \u00b7  Q\u2660 UP: RAINOUT`;
     this.renderMiddle(engine, settlement, target, extras);
@@ -307,7 +322,7 @@ export class BaseballDrawing {
       g.dataset.put = inHand ? String((seat.put ?? 0) + (seat.dead ?? 0)) : "";
       const how = {
         wild,
-        reveal: inHand && Boolean(settlement?.showdown) && !seat.folded,
+        reveal: inHand && ((Boolean(settlement?.showdown) && !seat.folded) || Boolean(extras.revealDown)),
         acting: acting?.seat === number ? acting : null,
         target: target?.seat === number ? target : null,
         played,
@@ -382,6 +397,13 @@ export class BaseballDrawing {
       const where = r ? (r.seat != null ? ` at seat ${r.seat}` : " as the community card") : "";
       const to = r && r.seats?.length ? `: re-dealt to ${seatWords(r.seats)}` : ": re-dealt";
       m.rainText.textContent = `RAINOUT${times} \u2014 ${card} face up${where}${to}`;
+      m.rainText.removeAttribute("textLength");
+      // Squeezed into the banner rather than spilling out of it (a long list of seats).
+      const svgText = /** @type {SVGTextElement} */ (/** @type {unknown} */ (m.rainText));
+      if (svgText.getComputedTextLength?.() > this.rainWidth) {
+        m.rainText.setAttribute("textLength", String(this.rainWidth));
+        m.rainText.setAttribute("lengthAdjust", "spacingAndGlyphs");
+      }
     }
   }
 
@@ -394,14 +416,23 @@ export class BaseballDrawing {
   drawSeatBody(body, seat, how) {
     const cards = /** @type {Array<{card: string, face: "up" | "down", street: number, extra?: boolean}>} */ (seat.cards ?? []);
     const slots = cards.length + (how.target ? 1 : 0);
-    const step = slots > 1 ? Math.min(CARD_W + 3, (ROW_WIDTH - CARD_W) / (slots - 1)) : 0;
-    const left = -((slots - 1) * step + CARD_W) / 2;
+    // Up to 4 in one row (on the lower line); more in two rows of half each, in the order dealt.
+    const perRow = slots > ONE_ROW ? Math.ceil(slots / 2) : Math.max(slots, 1);
+    const step = perRow > 1 ? Math.min(CARD_W + 3, (ROW_WIDTH - CARD_W) / (perRow - 1)) : 0;
+    const left = -((perRow - 1) * step + CARD_W) / 2;
+    /** @param {number} i */
+    const place = (i) => {
+      const twoRows = slots > ONE_ROW;
+      const r = twoRows ? Math.floor(i / perRow) : 1;
+      return { x: left + (i % perRow) * step, y: r * ROW_DROP };
+    };
     const row = el("g", { class: "seat-cards", transform: `translate(0 ${CARDS_TOP})` }, body);
     cards.forEach((held, i) => {
       const visible = held.face === "up" || how.reveal;
       // A wild-rank card left unpaid (the pay-for-wild-cards option) plays as itself: no badge.
       const wild = visible && !held.natural && isWild(held.card, how.wild);
-      const g = this.drawCard(row, visible ? held.card : null, { x: left + i * step, wild });
+      const at = place(i);
+      const g = this.drawCard(row, visible ? held.card : null, { x: at.x, y: at.y, wild });
       g.classList.add("bb-card");
       g.setAttribute("data-face", held.face);
       g.setAttribute("data-street", String(held.street));
@@ -411,11 +442,16 @@ export class BaseballDrawing {
         label("\u25bc", { x: 3, y: CARD_H - 4, class: "down-mark" }, g);
       }
       if (held.extra) {
+        // Under the card, in the gap between the rows (no two extra cards lie side by side: each
+        // follows a 4), centred on the strip the next card leaves in sight.
         g.classList.add("extra");
-        label("EXTRA", { x: CARD_W / 2, y: CARD_H + 10, class: "extra-tag" }, g);
+        label("EXTRA", { x: Math.min(step || CARD_W, CARD_W) / 2, y: CARD_H + 12, class: "extra-tag" }, g);
       }
     });
-    if (how.target) this.drawSlot(row, left + cards.length * step, how.target.face ?? "up");
+    if (how.target) {
+      const at = place(cards.length);
+      this.drawSlot(row, at.x, how.target.face ?? "up", at.y);
+    }
     label(`stack ${seat.stack} \u00b7 in ${(seat.put ?? 0) + (seat.dead ?? 0)}`, { x: 0, y: 19, class: "seat-stack" }, body);
     let status = "";
     if (seat.folded) status = "FOLDED";
@@ -430,17 +466,17 @@ export class BaseballDrawing {
       const best = /** @type {string[]} */ (hand.best ?? []);
       const unpaid = cards.filter((c) => c.natural).map((c) => c.card);
       const wildFlags = wildInBest(best, [...cards.map((c) => c.card), ...how.community], how.wild, unpaid);
-      const g = el("g", { class: "best", "data-cards": best.join(" "), transform: `translate(${-(5 * (BEST_W + 2) - 2) / 2} 50)` }, body);
+      const g = el("g", { class: "best", "data-cards": best.join(" "), transform: `translate(${-(5 * (BEST_W + 2) - 2) / 2} 48)` }, body);
       best.forEach((card, i) => {
         const c = this.drawCard(g, card, { x: i * (BEST_W + 2), wild: wildFlags[i], small: true });
         c.classList.add("bb-card");
       });
-      label(hand.category, { x: 0, y: 50 + BEST_H + 16, class: "hand-category" }, body);
+      label(hand.category, { x: 0, y: 48 + BEST_H + 16, class: "hand-category" }, body);
     }
     if (how.played) {
       const p = how.played;
       const won = p.won ? `wins ${p.won} \u00b7 ` : "";
-      const net = label(`${won}${signed(p.net ?? 0)}`, { x: 0, y: hand ? 50 + BEST_H + 34 : 58, class: "seat-net" }, body);
+      const net = label(`${won}${signed(p.net ?? 0)}`, { x: 0, y: hand ? 48 + BEST_H + 34 : 58, class: "seat-net" }, body);
       net.classList.toggle("win", (p.net ?? 0) > 0);
       net.classList.toggle("loss", (p.net ?? 0) < 0);
     }
@@ -450,13 +486,14 @@ export class BaseballDrawing {
    * A card as it lies: its face with the corner index, or its back; wild cards tagged.
    * @param {SVGElement} parent
    * @param {string | null} text the card, or null for a back
-   * @param {{x: number, wild: boolean, small?: boolean}} how
+   * @param {{x: number, y?: number, wild: boolean, small?: boolean}} how
    */
   drawCard(parent, text, how) {
     const face = parseCard(text);
     const w = how.small ? BEST_W : CARD_W;
     const h = how.small ? BEST_H : CARD_H;
-    const g = el("g", { class: `mini-card ${face ? face.colour : "back"}`, transform: `translate(${how.x.toFixed(1)} 0)` }, parent);
+    const at = `translate(${how.x.toFixed(1)} ${(how.y ?? 0).toFixed(1)})`;
+    const g = el("g", { class: `mini-card ${face ? face.colour : "back"}`, transform: at }, parent);
     el("rect", { width: w, height: h, rx: how.small ? 3 : 4 }, g);
     if (face) {
       g.setAttribute("data-card", face.text);
@@ -486,9 +523,10 @@ export class BaseballDrawing {
    * @param {SVGElement} parent
    * @param {number} x
    * @param {string} face
+   * @param {number} [y]
    */
-  drawSlot(parent, x, face) {
-    const g = el("g", { class: "slot", transform: `translate(${x.toFixed(1)} 0)` }, parent);
+  drawSlot(parent, x, face, y = 0) {
+    const g = el("g", { class: "slot", transform: `translate(${x.toFixed(1)} ${y.toFixed(1)})` }, parent);
     el("rect", { x: -3, y: -3, width: CARD_W + 6, height: CARD_H + 6, rx: 6 }, g);
     label(face, { x: CARD_W / 2, y: CARD_H / 2 + 5, class: "slot-face" }, g);
   }

@@ -36,10 +36,13 @@ export class Notes {
  * @param {any} state GET /api/state
  * @param {any} settlement the settled hand's settlement, or null
  * @param {Notes} notes
+ * @param {{reveal?: boolean}} [how] reveal: the down cards face up (the supervisor and
+ *   surveillance, whom the API sends them; the dealer's state never holds them)
  */
-export function liveExtras(state, settlement, notes) {
+export function liveExtras(state, settlement, notes, how = {}) {
   return {
     settlement,
+    revealDown: Boolean(how.reveal),
     rainout: notes.rainout && notes.rainout.round === state.round ? notes.rainout : null,
     fresh: /^Rainout/.test(state.notice ?? ""),
   };
@@ -145,6 +148,8 @@ export function replayStep(steps, index, settlement) {
     settlement: index === steps.length - 1 ? settlement : null,
     rainout: rain ? { card: rain.card, seat: rain.seat, seats: rain.seats ?? [] } : null,
     fresh: (steps[index].effects ?? []).some((/** @type {any} */ e) => e.kind === "baseball-poker.rainout"),
+    // The recall is the supervisor's and surveillance's: the down cards as they lay, face up.
+    revealDown: true,
   };
   return { extras, prompt: null };
 }

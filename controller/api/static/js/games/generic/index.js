@@ -1,0 +1,184 @@
+/**
+ * A game the screens have no module for (a game added to the table without a folder here): an
+ * honest, plain screen rather than another game's drawing. It shows what the API itself says:
+ * the game's name and seats (`game_info`), the prompt, the cards read this round in order, the
+ * payouts and the journal's words; and says plainly that this screen cannot draw the game or
+ * open its rounds. The exports every game has (games/README.md).
+ */
+import { parseCard } from "../../cards.js";
+import { cell, make, netClass, signed, wideCell } from "../../dom.js";
+import { arcCentre, drawFelt, prepare } from "../../felt.js";
+import { el, label } from "../../svg.js";
+
+export const id = "generic";
+export const title = "";
+/** No players' decisions are known to this screen (the table's own controls take them). */
+export const Decisions = null;
+export const Camera = null;
+
+/** The game's title as the API says it. @param {any} state */
+const titleIn = (state) => String(state?.game_info?.title ?? state?.game ?? "this game");
+
+/** What the feed tells: the cards read in each round, in order. */
+export class Notes {
+  constructor() {
+    /** @type {{round: number | null, cards: string[]}} */
+    this.read = { round: null, cards: [] };
+  }
+
+  /** @param {import("../../live.js").Entry} entry */
+  take(entry) {
+    if (entry.kind === "round-open") this.read = { round: entry.round, cards: [] };
+    if (entry.kind !== "card" || !entry.body?.card) return;
+    if (this.read.round !== entry.round) this.read = { round: entry.round, cards: [] };
+    this.read.cards.push(String(entry.body.card));
+  }
+}
+
+/**
+ * @param {any} state GET /api/state
+ * @param {any} _settlement
+ * @param {Notes} notes
+ */
+export function liveExtras(state, _settlement, notes) {
+  return {
+    title: titleIn(state),
+    seats: Number(state.game_info?.seats ?? 7),
+    cards: notes.read.round === state.round ? notes.read.cards : [],
+    prompt: String(state.prompt ?? ""),
+  };
+}
+
+/** The felt, the seats by number, a plain notice, and the cards read this round in a row. */
+export class Drawing {
+  /** @param {SVGSVGElement} svg */
+  constructor(svg) {
+    this.svg = svg;
+    prepare(svg, ["table-drawing", "generic-drawing"]);
+    const felt = drawFelt(svg);
+    this.name = label("", { x: 500, y: 120, class: "felt-title" }, felt);
+    this.notice = label("", { x: 500, y: 160, class: "generic-notice" }, svg);
+    this.seatLayer = el("g", { class: "generic-seats" }, svg);
+    this.cards = el("g", { class: "read-cards", "data-cards": "" }, svg);
+    this.seatCount = 0;
+  }
+
+  /**
+   * @param {any} _engine the game's own state: not read (its shape is the game's)
+   * @param {{title?: string, seats?: number, cards?: string[]}} [extras]
+   */
+  render(_engine, extras = {}) {
+    const name = extras.title ?? "this game";
+    this.svg.setAttribute("aria-label", `The table: this screen has no drawing for ${name}`);
+    this.name.textContent = name.toUpperCase();
+    this.notice.textContent = `This screen has no drawing for ${name}: follow the prompt; the cards read are below.`;
+    const seats = Math.max(1, Math.min(extras.seats ?? 7, 12));
+    if (seats !== this.seatCount) {
+      this.seatCount = seats;
+      this.seatLayer.replaceChildren();
+      for (let seat = 1; seat <= seats; seat += 1) {
+        // Seat 1 at the right end, as on every table; `arcCentre` spaces 7 seats.
+        const [x, y] = arcCentre(1 + ((seat - 1) * 6) / Math.max(seats - 1, 1), -250);
+        label(`SEAT ${seat}`, { x, y, class: "generic-seat", "data-seat": seat }, this.seatLayer);
+      }
+    }
+    const cards = extras.cards ?? [];
+    this.cards.setAttribute("data-cards", cards.join(" "));
+    this.cards.replaceChildren();
+    const width = 46;
+    const left = 500 - (Math.min(cards.length, 16) * width) / 2;
+    cards.slice(-16).forEach((text, i) => {
+      const face = parseCard(text);
+      const g = el("g", { class: `read-card mini-card ${face ? face.colour : "back"}`, "data-card": text, transform: `translate(${left + i * width} 200)` }, this.cards);
+      el("rect", { width: 40, height: 56, rx: 4 }, g);
+      label(face ? face.rank : "?", { x: 20, y: 24, class: "corner-rank" }, g);
+      label(face ? face.symbol : "", { x: 20, y: 46, class: "corner-suit" }, g);
+      g.setAttribute("aria-label", face ? face.name : `unreadable card ${text}`);
+    });
+  }
+
+  /** @param {boolean} _compact */
+  setCompact(_compact) {}
+
+  restart() {}
+}
+
+/** No form: this screen does not know the game's opening. */
+export class OpeningPanel {
+  /**
+   * @param {boolean} openable
+   * @param {any} state
+   */
+  show(openable, state) {
+    const box = document.getElementById("no-screen");
+    if (!box) return;
+    box.hidden = !openable;
+    box.textContent = openable
+      ? `This screen has no form to open a ${titleIn(state)} round: open it from the table's own controls (or POST /api/rounds).`
+      : "";
+  }
+}
+
+/**
+ * The payouts as the API lists them: the seat (or whatever it names) and the chips.
+ * @param {any[]} payouts
+ * @param {any} _settlement
+ * @param {number | null} round
+ */
+export function payouts(payouts, _settlement, round) {
+  const rows = payouts.map((p) => {
+    const row = make("tr");
+    if (p.seat != null) row.dataset.seat = String(p.seat);
+    const who = p.seat != null ? `Seat ${p.seat}` : p.spot != null ? `Spot ${p.spot}` : String(p.player ?? "");
+    row.append(cell(who, "seat"), cell(p.pay ? String(p.pay) : "\u2013", "pay"),
+      cell(p.collect ? String(p.collect) : "\u2013", "collect"), cell(signed(p.net ?? 0), netClass(p.net ?? 0)));
+    return row;
+  });
+  return { columns: ["Who", "Pay", "Take", "Net"], rows, heading: payouts.length && round ? `Payouts, round ${round}` : "Payouts", note: null };
+}
+
+/**
+ * The settlement as the API sends it, in one cell (this screen does not know its layout).
+ * @param {any} settlement
+ */
+export function settlementTable(settlement) {
+  const columns = ["Settlement (as the table wrote it)"];
+  if (!settlement) return { columns, rows: [] };
+  const row = make("tr");
+  row.append(wideCell(JSON.stringify(settlement), 1, "raw"));
+  return { columns, rows: [row] };
+}
+
+/** The net of every seat or player the settlement lists. @param {any} settlement */
+export const playersNet = (settlement) =>
+  [...(settlement?.seats ?? []), ...(settlement?.players ?? [])].reduce((sum, /** @type {any} */ p) => sum + (p.net ?? 0), 0);
+
+export const replayWords = { opened: "Round opened", unit: "step" };
+
+/**
+ * @param {any[]} steps
+ * @param {number} index
+ * @returns {{extras: any, prompt: string | null}}
+ */
+export function replayStep(steps, index) {
+  const cards = steps.slice(0, index + 1).map((s) => s.card).filter(Boolean);
+  return { extras: { cards }, prompt: null };
+}
+
+/** The journal's words: every card as read (what it did is the game's, unknown here). */
+export const describe = {
+  /**
+   * @param {number | null} round
+   * @param {any} _body
+   * @param {any[]} effects
+   * @param {(effects: any[]) => string[]} lines
+   */
+  opened: (round, _body, effects, lines) => [`Round ${round ?? "?"} opened`, ...lines(effects)],
+  /** @returns {null} the card is told as read by words.js */
+  card: () => null,
+  /** @returns {null} */
+  decision: () => null,
+  /** @param {any} _e @returns {string | null} */
+  effect: (_e) => null,
+};
+
