@@ -3,7 +3,7 @@ threes and nines wild against their exact frequencies.
 
 Six players (seats 1-6) who all call to the showdown (openers bring it in or check, extra cards
 are paid for), each hand from freshly shuffled 52-card decks (seeded), as `tablectl analyze
-baseball-poker` deals them: controller/analysis/baseball.py walks the engine's dealing rules
+baseball-poker` deals them: controller/games/baseball/analysis.py walks the engine's dealing rules
 without its betting rounds (call-down changes no card). Its reference is the same hands played
 through `GAME.apply` card by card and call by call, as the table loop drives it, in the same run:
 the two must deal every sampled hand identically, and the speed ratio is measured on one core.
@@ -31,10 +31,10 @@ from collections.abc import Iterator
 from itertools import combinations
 from math import comb
 
-from controller.analysis.baseball import RecordingDecks, replay_through_engine, showdown
-from controller.analysis.montecarlo import _baseball_chunk
 from controller.engine.cards import STANDARD_DECK, Card
 from controller.engine.hands import CATEGORIES
+from controller.games.baseball.analysis import RecordingDecks, replay_through_engine, showdown
+from controller.games.baseball.analysis import chunk as _baseball_chunk
 from controller.games.baseball.rules import BaseballRules
 
 SEED = 20_260_309

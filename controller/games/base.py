@@ -23,6 +23,7 @@ from controller.engine.base import Awaiting, Effect, Game
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from controller.analysis.base import GameAnalysis
     from controller.rounds import RoundRecord
 
 
@@ -332,4 +333,11 @@ class GameAdapter:
 
     def camera(self) -> CameraMeaning | None:
         """What the camera's view means for this game, or None when its layout has no zones."""
+        return None
+
+    # -- tablectl analyze -------------------------------------------------------------------------
+
+    def analysis(self) -> GameAnalysis | None:
+        """What `tablectl analyze` computes for this game (controller/analysis/base.py), or None:
+        the command refuses the game in one line."""
         return None

@@ -1,4 +1,4 @@
-"""Baseball poker dealt to the showdown (controller/analysis/baseball.py): the same hands as the
+"""Baseball poker dealt to the showdown (controller/games/baseball/analysis.py): the same hands as the
 engine's `apply` deals them, and a Monte Carlo that is the same on any number of workers."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from controller.analysis.baseball import RecordingDecks, replay_through_engine, showdown
 from controller.analysis.montecarlo import simulate
 from controller.engine.cards import STANDARD_DECK, Card
+from controller.games.baseball.analysis import RecordingDecks, replay_through_engine, showdown
 from controller.games.baseball.rules import BaseballRules
 
 

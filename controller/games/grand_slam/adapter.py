@@ -13,6 +13,7 @@ from controller.games.grand_slam.rules import BASES, GAME, GrandSlamScored, Next
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from controller.analysis.base import GameAnalysis
     from controller.games.grand_slam.camera import GrandSlamCamera
 
 _ORDINAL = {"first": "1ST BASE", "second": "2ND BASE", "third": "3RD BASE"}
@@ -97,6 +98,11 @@ class GrandSlamAdapter(GameAdapter):
         from controller.games.grand_slam.camera import GrandSlamCamera
 
         return GrandSlamCamera()
+
+    def analysis(self) -> GameAnalysis:
+        from controller.games.grand_slam.analysis import ANALYSIS
+
+        return ANALYSIS
 
 
 ADAPTER = GrandSlamAdapter(GAME)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, StrictInt
 
@@ -12,6 +12,9 @@ from controller.games.base import GameAdapter, Lines, Show, Words
 from controller.games.bodies import Body
 
 from .rules import GAME
+
+if TYPE_CHECKING:
+    from controller.analysis.base import GameAnalysis
 
 
 class WagerBody(Body):
@@ -40,6 +43,11 @@ class HighCardAdapter(GameAdapter):
     def demo_opening(self, rng: random.Random) -> dict[str, Any]:
         seats = sorted(rng.sample(range(1, 8), rng.randint(1, 3)))
         return {"wagers": [{"seat": s, "amount": rng.choice([5, 10, 25])} for s in seats]}
+
+    def analysis(self) -> GameAnalysis:
+        from .analysis import ANALYSIS
+
+        return ANALYSIS
 
 
 ADAPTER = HighCardAdapter(GAME)

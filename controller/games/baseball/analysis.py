@@ -14,12 +14,15 @@ hands: the Monte Carlo checks one hand in every chunk that way, and the tests ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import argparse
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from controller.analysis.base import Chunk, GameAnalysis, option
+from controller.analysis.montecarlo import Tally
 from controller.engine.base import CardDealt, ShoeReshuffled
-from controller.engine.cards import Card, Rank
+from controller.engine.cards import Card, Rank, ShoeComposition
 from controller.engine.hands import evaluate
 from controller.games.baseball.rules import (
     DECK,
@@ -118,9 +121,7 @@ def replay_through_engine(rules: BaseballRules, players: int, dealt: Sequence[Se
         else:
             break
     settlement: dict[str, Any] = GAME.settlement(state)
-    cards = tuple(
-        (*(c for c in state.seat(p["seat"]).own_cards()), *state.community) for p in settlement["players"]
-    )
+    cards = tuple((*(c for c in state.seat(p["seat"]).own_cards()), *state.community) for p in settlement["players"])
     return Showdown(cards, tuple(p["hand"]["category"] for p in settlement["players"]), int(settlement["rainouts"]))
 
 
@@ -135,3 +136,100 @@ class RecordingDecks:
         deck = self._shuffle()
         self.dealt.append(deck)
         return iter(deck)
+
+
+# --- the Monte Carlo ---------------------------------------------------------------------------
+
+CATEGORIES = (
+    "five of a kind", "straight flush", "four of a kind", "full house", "flush",
+    "straight", "three of a kind", "two pair", "pair", "high card",
+)  # fmt: skip
+
+
+def chunk(seed: tuple[int, int], rounds: int, decks: int = 1, players: int = 6) -> dict[str, Tally]:
+    """`players` players who all call to the showdown (the opener brings it in or checks; extra
+    cards are paid for): the frequency of each showdown category with the table's wild cards, and
+    rainouts per hand (a hand is dealt from one 52-card deck, whatever `decks` says). Dealt by
+    `showdown` on the engine's dealing rules; the chunk's first hand is played again through the
+    engine's `apply` and must come out the same."""
+    import numpy as np
+
+    rules = BaseballRules(ante=1, small_bet=2, big_bet=4)
+    deck_cards = list(ShoeComposition(decks=1).cards())
+    generator = np.random.default_rng([seed[0], seed[1]])
+    ready: list[list[int]] = []
+
+    def shuffled() -> list[Card]:
+        if not ready:  # shuffled decks a few hundred at a time: numpy orders them
+            ready.extend(np.argsort(generator.random((512, len(deck_cards))), axis=1).tolist())
+        return [deck_cards[i] for i in ready.pop()]
+
+    def draw() -> Iterator[Card]:
+        return iter(shuffled())
+
+    shown: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
+    rainouts = Tally(1)
+    for n in range(rounds):
+        if n == 0:
+            recorded = RecordingDecks(shuffled)
+            hand = showdown(rules, players, recorded)
+            engine = replay_through_engine(rules, players, recorded.dealt)
+            if engine != hand:
+                raise AssertionError(f"chunk {seed}: the engine deals this hand otherwise: {engine} against {hand}")
+        else:
+            hand = showdown(rules, players, draw)
+        rainouts.add(hand.rainouts)
+        for category in hand.categories:
+            shown[category] += 1
+    hands = sum(shown.values())
+    tallies: dict[str, Tally] = {}
+    for category, count in shown.items():  # every showdown hand once: 1 in its category, 0 elsewhere
+        tallies[category] = Tally(1, hands, count, count, {1: count, 0: hands - count})
+    return tallies | {"rainouts": rainouts}
+
+
+# --- tablectl analyze baseball-poker ------------------------------------------------------------
+
+
+class BaseballAnalysis(GameAnalysis):
+    """`tablectl analyze baseball-poker [--monte-carlo] --rounds 20000 [--players 6]`: simulated
+    only (no exact calculation); its report has no distribution of nets."""
+
+    options = (option("--players", type=int, default=6, help="Baseball poker players at the table (6)"),)
+    distribution = False
+
+    def chunk(self) -> Chunk:
+        return chunk
+
+    def simulation(self, args: argparse.Namespace) -> dict[str, Any]:
+        if not 2 <= args.players <= 7:
+            raise ValueError(f"--players {args.players}: a Baseball poker table seats 2 to 7")
+        return {"players": args.players}
+
+    def simulated(
+        self, args: argparse.Namespace, options: Mapping[str, Any], tallies: dict[str, Tally]
+    ) -> dict[str, Any]:
+        return {  # a Baseball poker hand is dealt from one 52-card deck: no "decks"
+            "players": args.players,
+            "player_strategy": "everyone calls to the showdown; the opener brings it in or checks",
+            "showdown_categories": {
+                c: {
+                    "frequency": round(tallies[c].mean, 6),
+                    "ci95": round(1.96 * tallies[c].sd / tallies[c].rounds ** 0.5, 6),
+                }
+                for c in CATEGORIES
+            },
+            "rainouts_per_hand": {"mean": round(tallies["rainouts"].mean, 6), "hands": tallies["rainouts"].rounds},
+        }
+
+    def text(self, doc: Mapping[str, Any]) -> list[str]:
+        lines = [
+            f"  {category:<16} {f['frequency'] * 100:7.3f}% +- {f['ci95'] * 100:.3f}% of showdown hands"
+            for category, f in doc["showdown_categories"].items()
+        ]
+        lines.append(f"  rainouts per hand {doc['rainouts_per_hand']['mean']:.4f}")
+        lines.append(f"  player: {doc['player_strategy']}")
+        return lines
+
+
+ANALYSIS = BaseballAnalysis()
