@@ -1,15 +1,17 @@
-"""Baseball poker hands dealt straight to the showdown, at simulation speed, on the engine's rules.
+"""Baseball poker hands dealt straight to the showdown, at simulation speed, by the engine's rules.
 
 `tablectl analyze baseball-poker` asks how often each showdown category comes up when every
 player calls to the end (openers bring it in or check, extra cards and wild cards are paid for).
 Then no bet changes a card: which cards each player ends with depends only on the deck and the
-dealing rules, so `showdown` walks the engine's dealing schedule without its betting rounds:
-the engine's streets and passes (`STREETS`, `PASSES`), its table options (`extra_card`,
-`rainout`, `burn_cards`, the wild ranks, `double_ace_flush`, `natural_wins`), its reading of
-the rainout card (`QUEEN_OF_SPADES`) and its hands (`hands.evaluate`, as `hand_of` calls it).
-What it leaves out is the betting the engine would ask for, which under call-down changes no
-card. `replay_through_engine` plays the same decks through `GAME.apply` and must give the same
-hands: the Monte Carlo checks one hand in every chunk that way, and the tests many more.
+dealing rules, so `showdown` deals by the rules' dealing schedule without the betting rounds in
+between. There is one dealing schedule, in controller/games/baseball/rules.py, and `GAME.apply`
+deals by it too: the streets (`STREETS`), each street's next step (`next_step`: the burn card,
+the passes by face, the community card when the deck runs short), whether a card rains the deal
+out (`rains_out`) and whether it earns an extra card (`earns_extra`); the hands are the rules'
+(`hands.evaluate` with the table's wild ranks, as `hand_of` calls it). What `showdown` leaves
+out is the betting the engine would ask for, which under call-down changes no card.
+`replay_through_engine` plays the same decks through `GAME.apply` and must give the same hands:
+the Monte Carlo checks one hand in every chunk that way, and the tests many more.
 """
 
 from __future__ import annotations
@@ -22,18 +24,20 @@ from typing import Any
 from controller.analysis.base import Chunk, GameAnalysis, option
 from controller.analysis.montecarlo import Tally
 from controller.engine.base import CardDealt, ShoeReshuffled
-from controller.engine.cards import Card, Rank, ShoeComposition
+from controller.engine.cards import Card, ShoeComposition
 from controller.engine.hands import evaluate
 from controller.games.baseball.rules import (
     DECK,
     GAME,
-    PASSES,
-    QUEEN_OF_SPADES,
     STREETS,
     Action,
     BaseballRules,
     OpenRound,
     Player,
+    earns_extra,
+    face_up_ranks,
+    next_step,
+    rains_out,
 )
 
 
@@ -49,46 +53,47 @@ class Showdown:
 
 def showdown(rules: BaseballRules, players: int, decks: Callable[[], Iterator[Card]]) -> Showdown:
     """Deal one hand to `players` players who all stay to the showdown; `decks()` gives a freshly
-    shuffled deck for the hand and for each rainout re-deal."""
+    shuffled deck for the hand and for each rainout re-deal. Every card goes where the rules'
+    dealing schedule sends it (`next_step`, `rains_out`, `earns_extra`: what `GAME.apply` deals by; `face_up_ranks`
+    says which face-up cards those two need to see)."""
     wild = rules.wild_ranks
-    extra = rules.extra_card != "none"  # "pay": every player pays for it
-    rainout = rules.rainout
-    four, queen, spades = Rank.FOUR, QUEEN_OF_SPADES.rank, QUEEN_OF_SPADES.suit
+    special = face_up_ranks(rules)  # the face-up cards the two rules need to look at
+    seats = tuple(range(players))
     rainouts = 0
     while True:  # one deal; a rainout starts the next
         deck = decks()
-        held: list[list[Card]] = [[] for _ in range(players)]
+        held: list[list[Card]] = [[] for _ in seats]
         community: list[Card] = []
         in_deck = DECK
         rained = False
         for street in STREETS:
-            if street > 3 and rules.burn_cards and in_deck > 0:
-                next(deck)
-                in_deck -= 1
-            for face in PASSES[street]:
-                up = face == "up"
-                if in_deck < players:  # too few cards for a pass: one card face up for everyone
-                    if in_deck > 0:
-                        card = next(deck)
-                        in_deck -= 1
-                        community.append(card)
-                        if rainout and card.rank is queen and card.suit is spades:
-                            rained = True
-                            break
-                    continue
-                for cards in held:
+            begun, burned = 0, False
+            while not rained and (step := next_step(rules, street, begun, burned, in_deck, players)) is not None:
+                begun, burned = step.passes_begun, step.burned
+                target = step.target
+                if target is not None:  # the burn card, or the community card face up for everyone
                     card = next(deck)
                     in_deck -= 1
+                    if target.to == "community":
+                        community.append(card)
+                        rained = rains_out(rules, card, target.face)
+                    continue
+                if not step.seats:  # the deck is empty: no card
+                    continue
+                face = step.face
+                watch = special if face == "up" else ()
+                for seat in seats:  # a pass: one card to each player, in seat order
+                    card = next(deck)
+                    in_deck -= 1
+                    cards = held[seat]
                     cards.append(card)
-                    if up:
-                        if rainout and card.rank is queen and card.suit is spades:
+                    if card.rank in watch:
+                        if rains_out(rules, card, face):
                             rained = True
                             break
-                        if extra and card.rank is four and in_deck > 0:
+                        if earns_extra(rules, card, face, in_deck):  # "pay": every player pays
                             cards.append(next(deck))  # the extra face-down card, at once
                             in_deck -= 1
-                if rained:
-                    break
             if rained:
                 break
         if not rained:
