@@ -58,11 +58,10 @@ def showdown(rules: BaseballRules, players: int, decks: Callable[[], Iterator[Ca
     says which face-up cards those two need to see)."""
     wild = rules.wild_ranks
     special = face_up_ranks(rules)  # the face-up cards the two rules need to look at
-    seats = tuple(range(players))
     rainouts = 0
     while True:  # one deal; a rainout starts the next
         deck = decks()
-        held: list[list[Card]] = [[] for _ in seats]
+        held: list[list[Card]] = [[] for _ in range(players)]
         community: list[Card] = []
         in_deck = DECK
         rained = False
@@ -82,10 +81,9 @@ def showdown(rules: BaseballRules, players: int, decks: Callable[[], Iterator[Ca
                     continue
                 face = step.face
                 watch = special if face == "up" else ()
-                for seat in seats:  # a pass: one card to each player, in seat order
+                for cards in held:  # a pass: one card to each player, in seat order
                     card = next(deck)
                     in_deck -= 1
-                    cards = held[seat]
                     cards.append(card)
                     if card.rank in watch:
                         if rains_out(rules, card, face):
