@@ -223,6 +223,11 @@ class GameAdapter:
         """Whom a payout row pays, in the prompt's words."""
         return f"seat {pay['seat']}"
 
+    def recall_lines(self, settlement: Mapping[str, Any]) -> list[str]:
+        """The lines `tablectl recall` prints under a round's heading from its settlement (the
+        heading says the round, its status and cards, and who voided it); none by default."""
+        return []
+
     def unlisted_decision(self, awaiting: Awaiting) -> dict[str, Any] | None:
         """The decision a round file leaves out where the engine asks one (REPLAY.md never lists a
         forced action), in round-file form; `tablectl replay` takes it when the file has no more

@@ -185,3 +185,25 @@ def test_a_game_without_an_analysis_is_refused_in_one_line_naming_it(tmp_path: P
             "tablectl: refused: plain-card: Plain card has no analysis; "
             "tablectl analyze runs for grand-slam, jokers-22, baseball-poker, high-card"
         ]
+
+
+def test_tablectl_recall_prints_a_high_card_round_in_its_adapters_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tablectl recall` asks the game's adapter for a round's lines: it no longer reads Grand
+    Slam's settlement keys into every game's rounds (a high card round made it fail)."""
+    from controller.engine.cards import parse_card
+    from controller.journal import Journal
+    from controller.table import Table
+
+    monkeypatch.setenv("TABLECTL_GAMES", ENV["TABLECTL_GAMES"])
+    monkeypatch.syspath_prepend(str(HERE))
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="high-card", rules={}, simulated=True)
+    table.open_round({"wagers": [{"seat": 2, "amount": 10}, {"seat": 5, "amount": 25}]}, by="dealer")
+    for card in ("KH", "4C", "9S"):
+        table.card(parse_card(card), {"via": "test"})
+    table.journal.close()
+    out = _tablectl("recall", "--sim", "--game", "high-card", "--state-dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1:] == ["  seat 2: won +10, card KH", "  seat 5: lost -25, card 4C"]
+    assert out.stdout.startswith("round 1  settled")

@@ -44,6 +44,10 @@ class HighCardAdapter(GameAdapter):
         seats = sorted(rng.sample(range(1, 8), rng.randint(1, 3)))
         return {"wagers": [{"seat": s, "amount": rng.choice([5, 10, 25])} for s in seats]}
 
+    def recall_lines(self, settlement: Mapping[str, Any]) -> list[str]:
+        rows = settlement.get("seats", [])
+        return [f"  seat {r['seat']}: {r['result']} {r['net']:+d}, card {r['card']}" for r in rows]
+
     def analysis(self) -> GameAnalysis:
         from .analysis import ANALYSIS
 
