@@ -5,9 +5,10 @@ Six players (seats 1-6) who all call to the showdown (openers bring it in or che
 are paid for), each hand from freshly shuffled 52-card decks (seeded), as `tablectl analyze
 baseball-poker` deals them: controller/games/baseball/analysis.py deals by the one dealing
 schedule in controller/games/baseball/rules.py (`next_step`, `rains_out`, `earns_extra`: what
-`GAME.apply` deals by) without the betting rounds (call-down changes no card). Its reference is the same hands played
-through `GAME.apply` card by card and call by call, as the table loop drives it, in the same run:
-the two must deal every sampled hand identically, and the speed ratio is measured on one core.
+`GAME.apply` deals by) without the betting rounds (call-down changes no card). Its reference is
+the same hands played through `GAME.apply` card by card and call by call, as the table loop
+drives it, in the same run: the two must deal every sampled hand identically, and the speed
+ratio is measured on one core.
 
 Two rule sets:
   * the comparison run, with the rainout and the extra card for a face-up 4 switched off: then

@@ -80,8 +80,9 @@ class Tally:
 
 
 def play_round(game: Any, state: Any, deck: Callable[[], Iterator[Card]], decide: Callable[[Any, Any], Event]) -> Any:
-    """Play a round to its end: cards from `deck()` (a fresh one whenever the game says the deck
-    is reshuffled, as a Baseball poker rainout does), choices from `decide`."""
+    """Play a round to its end through `game.apply`: cards from `deck()` (a fresh one whenever
+    the game says the deck is reshuffled, as it does dealing each hand from a fresh deck),
+    choices from `decide`."""
     shoe = deck()
     while True:
         awaiting = game.awaiting(state)
