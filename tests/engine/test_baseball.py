@@ -691,7 +691,7 @@ def test_the_dealing_schedule_says_what_each_street_deals() -> None:
         begun, burned = 0, False
         while (step := next_step(rules, number, begun, burned, in_deck, players)) is not None:
             begun, burned = step.passes_begun, step.burned
-            said.append(f"pass {step.face}" if step.seats else step.target.to if step.target else "nothing")
+            said.append(f"pass {step.face}" if step.to_seats else step.target.to if step.target else "nothing")
         return said
 
     plain, burning = BaseballRules(), BaseballRules(burn_cards=True)

@@ -77,7 +77,7 @@ def showdown(rules: BaseballRules, players: int, decks: Callable[[], Iterator[Ca
                         community.append(card)
                         rained = rains_out(rules, card, target.face)
                     continue
-                if not step.seats:  # the deck is empty: no card
+                if not step.to_seats:  # the deck is empty: no card
                     continue
                 face = step.face
                 watch = special if face == "up" else ()

@@ -15,6 +15,9 @@ wild; a card not paid for plays at its own rank and suit, in the showdown and in
     state, fx = GAME.apply(state, opening)           # antes taken; the first card goes to seat 1
     state, fx = GAME.apply(state, CardDealt(parse_card("KH")))
 
+The dealing schedule is written once, below (`next_step`, `rains_out`, `earns_extra`): `apply`
+deals by it, and so does `tablectl analyze baseball-poker` (analysis.py).
+
 The engine has no randomness: a hand, and each rainout re-deal, is dealt from a freshly shuffled
 deck, and the engine says so with a `shoe-reshuffled` effect; whoever tracks which cards the deck
 still holds starts again on it (controller/replay.py and the table loop).
@@ -461,13 +464,13 @@ def _with_seat(state: BaseballState, seat: SeatState) -> BaseballState:
 
 class DealStep(NamedTuple):
     """The next step of a street's dealing: a pass of one card to each player still in, in seat
-    order, face `face` (`seats`); or the burn card or the community card (`target`); or a step
-    that deals no card (the deck is empty: neither). `passes_begun` and `burned` are where the
-    street's schedule stands after it."""
+    order, face `face` (`to_seats`); or the burn card or the community card (`target`); or a
+    step that deals no card (the deck is empty: neither). `passes_begun` and `burned` are where
+    the street's schedule stands after it."""
 
     passes_begun: int
     burned: bool
-    seats: bool = False
+    to_seats: bool = False
     face: Face = "down"
     target: Target | None = None
 
@@ -492,7 +495,7 @@ def _schedule() -> dict[tuple[bool, int, int, bool], tuple[DealStep, DealStep, D
                         # Too few cards for the pass: one community card face up, for everyone.
                         face = PASSES[street][begun]
                         steps[key] = (
-                            DealStep(begun + 1, burned, seats=True, face=face),
+                            DealStep(begun + 1, burned, to_seats=True, face=face),
                             DealStep(begun + 1, burned, target=_COMMUNITY),
                             DealStep(begun + 1, burned),
                         )
@@ -1107,7 +1110,7 @@ class Baseball:
                     state,
                     passes_begun=step.passes_begun,
                     burned=step.burned,
-                    pass_left=live if step.seats else (),
+                    pass_left=live if step.to_seats else (),
                     target=step.target,
                 )
                 continue
