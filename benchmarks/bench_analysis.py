@@ -12,8 +12,9 @@ import math
 import time
 from typing import Any
 
-from controller.analysis.grand_slam import analyze
-from controller.analysis.montecarlo import _baseball_chunk, _grand_slam_chunk
+from controller.games.baseball.analysis import chunk as _baseball_chunk
+from controller.games.grand_slam.analysis import analyze
+from controller.games.grand_slam.analysis import chunk as _grand_slam_chunk
 
 GS_ROUNDS = 3000
 BB_HANDS = 300

@@ -3,10 +3,12 @@ threes and nines wild against their exact frequencies.
 
 Six players (seats 1-6) who all call to the showdown (openers bring it in or check, extra cards
 are paid for), each hand from freshly shuffled 52-card decks (seeded), as `tablectl analyze
-baseball-poker` deals them: controller/analysis/baseball.py walks the engine's dealing rules
-without its betting rounds (call-down changes no card). Its reference is the same hands played
-through `GAME.apply` card by card and call by call, as the table loop drives it, in the same run:
-the two must deal every sampled hand identically, and the speed ratio is measured on one core.
+baseball-poker` deals them: controller/games/baseball/analysis.py deals by the one dealing
+schedule in controller/games/baseball/rules.py (`next_step`, `rains_out`, `earns_extra`: what
+`GAME.apply` deals by) without the betting rounds (call-down changes no card). Its reference is
+the same hands played through `GAME.apply` card by card and call by call, as the table loop
+drives it, in the same run: the two must deal every sampled hand identically, and the speed
+ratio is measured on one core.
 
 Two rule sets:
   * the comparison run, with the rainout and the extra card for a face-up 4 switched off: then
@@ -31,10 +33,10 @@ from collections.abc import Iterator
 from itertools import combinations
 from math import comb
 
-from controller.analysis.baseball import RecordingDecks, replay_through_engine, showdown
-from controller.analysis.montecarlo import _baseball_chunk
 from controller.engine.cards import STANDARD_DECK, Card
 from controller.engine.hands import CATEGORIES
+from controller.games.baseball.analysis import RecordingDecks, replay_through_engine, showdown
+from controller.games.baseball.analysis import chunk as _baseball_chunk
 from controller.games.baseball.rules import BaseballRules
 
 SEED = 20_260_309

@@ -6,7 +6,7 @@ strategy: hit 12 to 16, stand 17 to 19, never double, split or surrender. Each r
 a freshly shuffled 6-deck shoe with one joker a deck (318 cards), seeded, through
 `GAME.apply` exactly as the table loop would drive it, on two worker processes.
 
-The reference is `tablectl analyze jokers-22`'s exact calculation (controller/analysis/jokers22.py)
+The reference is `tablectl analyze jokers-22`'s exact calculation (controller/games/jokers22/analysis.py)
 of the same rules and strategy for the same 6-deck shoe, the round's first cards drawn without
 replacement (to depths 3 and 4), and for an infinite shoe; its time is reported too. (The
 infinite-shoe figure is checked in tests/analysis against an independent count written without
@@ -22,9 +22,9 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-from controller.analysis.jokers22 import Strategy, analyze
 from controller.engine.base import CardDealt
 from controller.engine.cards import ShoeComposition
+from controller.games.jokers22.analysis import Strategy, analyze
 from controller.games.jokers22.rules import GAME, Banker, Decision, Jokers22Rules, OpenRound, SpotBet, Wager
 
 SEED = 20_260_022

@@ -341,14 +341,14 @@ def _recall_text(record: Any) -> str:
     settlement = record.settlement or {}
     if "void" in settlement:
         lines.append(f"  void by {settlement['void']['by']}: {settlement['void']['reason']}")
-    for seat in settlement.get("seats", []):
-        bets = [f"{name} {bet['result']}" for name, bet in [*seat["wagers"].items(), *seat["side_bets"].items()]]
-        slam = " GRAND SLAM" if seat.get("grand_slam") else ""
-        lines.append(
-            f"  seat {seat['seat']}: net {seat['net']:+d}{slam} ({', '.join(bets)}) cards {' '.join(seat['cards'])}"
-        )
-    if settlement.get("blind"):
-        lines.append(f"  blind hand seat {settlement['blind']['seat']}: {' '.join(settlement['blind']['cards'])}")
+    if "game" in settlement:  # the game's own lines (Grand Slam: a line per seat, the blind hand)
+        from controller.engine.base import RuleError
+        from controller.games import adapter
+
+        try:
+            lines.extend(adapter(settlement["game"]).recall_lines(settlement))
+        except RuleError as exc:
+            lines.append(f"  ({exc}: its settlement is in --json)")
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controller.engine import game_names
 from controller.engine.base import JSON, Awaiting, CardDealt, Effect, Event, RuleError, ShoeReshuffled
 from controller.engine.cards import Card, CardError, ShoeTracker
 from controller.games import adapter
@@ -47,7 +48,8 @@ def _run(doc: object) -> tuple[GameAdapter, Iterator[Step]]:
     if not isinstance(doc, Mapping):
         raise RuleError("a round file is a JSON object", field="round file")
     if "game" not in doc:
-        raise RuleError("is required (grand-slam, jokers-22 or baseball-poker)", field="game")
+        *others, last = game_names()
+        raise RuleError(f"is required ({', '.join(others)} or {last})", field="game")
     table_game = adapter(doc["game"])
     game = table_game.rules
     round_in = game.parse_round_file(doc)

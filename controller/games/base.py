@@ -23,6 +23,7 @@ from controller.engine.base import Awaiting, Effect, Game
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from controller.analysis.base import GameAnalysis
     from controller.rounds import RoundRecord
 
 
@@ -223,6 +224,11 @@ class GameAdapter:
         """Whom a payout row pays, in the prompt's words."""
         return f"seat {pay['seat']}"
 
+    def recall_lines(self, settlement: Mapping[str, Any]) -> list[str]:
+        """The lines `tablectl recall` prints under a round's heading from its settlement (the
+        heading says the round, its status and cards, and who voided it); none by default."""
+        return []
+
     def unlisted_decision(self, awaiting: Awaiting) -> dict[str, Any] | None:
         """The decision a round file leaves out where the engine asks one (REPLAY.md never lists a
         forced action), in round-file form; `tablectl replay` takes it when the file has no more
@@ -334,4 +340,11 @@ class GameAdapter:
 
     def camera(self) -> CameraMeaning | None:
         """What the camera's view means for this game, or None when its layout has no zones."""
+        return None
+
+    # -- tablectl analyze -------------------------------------------------------------------------
+
+    def analysis(self) -> GameAnalysis | None:
+        """What `tablectl analyze` computes for this game (controller/analysis/base.py), or None:
+        the command refuses the game in one line."""
         return None

@@ -1,5 +1,5 @@
 """An exact infinite-shoe count of Jokers 22 written without engine code: the reference the exact
-analysis (controller/analysis/jokers22.py) is checked against, for a player who only hits or
+analysis (controller/games/jokers22/analysis.py) is checked against, for a player who only hits or
 stands. Moved here from benchmarks/bench_jokers22.py, where it was the benchmark's reference.
 
 A hand's outcome is "JJ" (a pair of jokers), "NAT" (A+A or joker+A) or a total 4..30; every card

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.analysis.grand_slam import analyze
-from controller.analysis.jokers22 import analyze as analyze_jokers22
 from controller.analysis.montecarlo import simulate
+from controller.games.grand_slam.analysis import analyze
+from controller.games.jokers22.analysis import analyze as analyze_jokers22
 
 
 def tablectl(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,4 @@
-"""Baseball poker dealt to the showdown (controller/analysis/baseball.py): the same hands as the
+"""Baseball poker dealt to the showdown (controller/games/baseball/analysis.py): the same hands as the
 engine's `apply` deals them, and a Monte Carlo that is the same on any number of workers."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from controller.analysis.baseball import RecordingDecks, replay_through_engine, showdown
 from controller.analysis.montecarlo import simulate
 from controller.engine.cards import STANDARD_DECK, Card
+from controller.games.baseball.analysis import RecordingDecks, replay_through_engine, showdown
 from controller.games.baseball.rules import BaseballRules
 
 
@@ -31,7 +31,7 @@ def test_every_hand_dealt_to_the_showdown_is_the_one_the_engine_deals(rules: Bas
         rng.shuffle(deck)
         return deck
 
-    rainouts = extra = 0
+    rainouts = extra = community = 0
     for players in (2, 5, 7):
         for _ in range(12):
             decks = RecordingDecks(shuffled)
@@ -39,9 +39,12 @@ def test_every_hand_dealt_to_the_showdown_is_the_one_the_engine_deals(rules: Bas
             assert hand == replay_through_engine(rules, players, decks.dealt)
             rainouts += hand.rainouts
             extra += any(len(cards) > 7 for cards in hand.cards)
-    # The rules that change the deal did come up among these hands.
+            community += len({cards[-1] for cards in hand.cards}) == 1  # everyone's last card: one card
+    # The rules that change the deal did come up among these hands: with burn cards, seven
+    # players run the deck short before 7th street, which is then one community card.
     assert rainouts > 0 or not rules.rainout
     assert extra > 0 or rules.extra_card == "none"
+    assert community > 0 or not rules.burn_cards
 
 
 def test_the_showdown_categories_are_the_same_on_one_worker_or_two() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.analysis.jokers22 import Strategy, analyze, read_strategy
 from controller.analysis.montecarlo import simulate
+from controller.games.jokers22.analysis import Strategy, analyze, read_strategy
 from tests.analysis.jokers22_oracle import player_return
 
 # Doubles, splits and surrenders, against the banker's first card.

@@ -30,9 +30,11 @@ from controller.games.baseball.rules import (
     GAME,
     Action,
     ActionTaken,
+    BaseballRules,
     BaseballState,
     OpenerChosen,
     Rainout,
+    next_step,
     showing_hand,
 )
 from controller.replay import settle_round_file
@@ -678,3 +680,25 @@ def test_a_voided_hand_returns_every_chip() -> None:
     s = GAME.settlement(state)
     assert nets(s) == {1: 0, 2: 0}
     assert s["void"] == {"by": "supervisor", "reason": "misdeal"}
+
+
+def test_the_dealing_schedule_says_what_each_street_deals() -> None:
+    """The one dealing schedule (`next_step`, which `apply` and `tablectl analyze` both deal by):
+    3rd street down, down, up; a burn card before each later street when the rules burn; a pass
+    the deck cannot cover is one community card face up; an empty deck deals nothing."""
+    def street(rules: BaseballRules, number: int, in_deck: int, players: int) -> list[str]:
+        said: list[str] = []
+        begun, burned = 0, False
+        while (step := next_step(rules, number, begun, burned, in_deck, players)) is not None:
+            begun, burned = step.passes_begun, step.burned
+            said.append(f"pass {step.face}" if step.to_seats else step.target.to if step.target else "nothing")
+        return said
+
+    plain, burning = BaseballRules(), BaseballRules(burn_cards=True)
+    assert street(plain, 3, 52, 7) == ["pass down", "pass down", "pass up"]
+    assert street(burning, 3, 52, 7) == ["pass down", "pass down", "pass up"]  # no burn before 3rd street
+    assert [street(plain, n, 30, 7) for n in (4, 5, 6, 7)] == [["pass up"]] * 3 + [["pass down"]]
+    assert street(burning, 5, 30, 7) == ["burn", "pass up"]
+    assert street(plain, 7, 6, 7) == ["community"]
+    assert street(plain, 7, 7, 7) == ["pass down"]
+    assert street(burning, 7, 0, 2) == ["nothing", "nothing"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.analysis.grand_slam import (
+from controller.games.grand_slam.analysis import (
     RANK_SEQUENCES,
     analyze,
     enumerate_rounds,

@@ -130,3 +130,80 @@ def pty_display() -> Any:
     yield master, os.ttyname(slave)
     os.close(master)
     os.close(slave)
+
+
+def test_tablectl_analyze_high_card_through_the_analysis_interface() -> None:
+    """The fourth game's exact figures and its Monte Carlo, from its folder's analysis alone: the
+    shared command finds them through the adapter, which is the only place that names them."""
+    exact = _tablectl("analyze", "high-card", "--json")
+    assert exact.returncode == 0, exact.stderr
+    doc = json.loads(exact.stdout)
+    # Even money against the dealer's card: no edge; a push when the dealer's card has the
+    # seat's rank: 23 of the 311 cards left in six decks.
+    assert (doc["game"], doc["method"], doc["push"]) == ("high-card", "exact", "23/311")
+    assert doc["wagers"]["high card"]["house_edge"] == "0"
+    simulated = _tablectl("analyze", "high-card", "--monte-carlo", "--rounds", "3000", "--seed", "4", "--json")
+    assert simulated.returncode == 0, simulated.stderr
+    figures = json.loads(simulated.stdout)
+    wager = figures["wagers"]["high card"]
+    assert wager["rounds"] == 3000 and abs(wager["house_edge"]) < 4 * wager["ci95"] / 1.96
+    pushes = figures["distribution"]["high card"]["0"]
+    assert abs(pushes - 23 / 311) < 4 * (23 / 311 * 288 / 311 / 3000) ** 0.5
+    text = _tablectl("analyze", "high-card")
+    assert text.stdout.splitlines() == [
+        "high-card (exact, 6 decks)",
+        "  high card            house edge 0 = 0.0000%   sd per round 0.9623",
+    ]
+
+
+def test_a_game_without_an_analysis_is_refused_in_one_line_naming_it(tmp_path: Path) -> None:
+    """A fifth game (high card's rules and adapter under another name) whose adapter gives no
+    analysis: `tablectl analyze` refuses it in one line, naming it and the games it does analyse."""
+    package = tmp_path / "plain_card"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "rules.py").write_text(
+        "from high_card.rules import HighCard\n\n\nclass PlainCard(HighCard):\n    name = 'plain-card'\n\n\n"
+        "GAME = PlainCard()\n"
+    )
+    (package / "adapter.py").write_text(
+        "from high_card.adapter import HighCardAdapter\n\nfrom .rules import GAME\n\n\n"
+        "class PlainCardAdapter(HighCardAdapter):\n    name = 'plain-card'\n    title = 'Plain card'\n\n"
+        "    def analysis(self):\n        return None\n\n\nADAPTER = PlainCardAdapter(GAME)\n"
+    )
+    env = {
+        **os.environ,
+        "TABLECTL_GAMES": "high-card=high_card,plain-card=plain_card",
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(HERE), str(ROOT)]),
+    }
+    for args in ([], ["--monte-carlo", "--rounds", "10"]):
+        out = subprocess.run(
+            [*TABLECTL, "analyze", "plain-card", *args], capture_output=True, text=True, env=env, cwd=ROOT
+        )
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr.strip().splitlines() == [
+            "tablectl: refused: plain-card: Plain card has no analysis; "
+            "tablectl analyze runs for grand-slam, jokers-22, baseball-poker, high-card"
+        ]
+
+
+def test_tablectl_recall_prints_a_high_card_round_in_its_adapters_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tablectl recall` asks the game's adapter for a round's lines: it no longer reads Grand
+    Slam's settlement keys into every game's rounds (a high card round made it fail)."""
+    from controller.engine.cards import parse_card
+    from controller.journal import Journal
+    from controller.table import Table
+
+    monkeypatch.setenv("TABLECTL_GAMES", ENV["TABLECTL_GAMES"])
+    monkeypatch.syspath_prepend(str(HERE))
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="high-card", rules={}, simulated=True)
+    table.open_round({"wagers": [{"seat": 2, "amount": 10}, {"seat": 5, "amount": 25}]}, by="dealer")
+    for card in ("KH", "4C", "9S"):
+        table.card(parse_card(card), {"via": "test"})
+    table.journal.close()
+    out = _tablectl("recall", "--sim", "--game", "high-card", "--state-dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1:] == ["  seat 2: won +10, card KH", "  seat 5: lost -25, card 4C"]
+    assert out.stdout.startswith("round 1  settled")

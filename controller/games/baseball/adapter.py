@@ -14,6 +14,8 @@ from controller.games.baseball.rules import GAME, SEATS_MAX, CardPlaced, OpenRou
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from controller.analysis.base import GameAnalysis
+
 
 class BaseballAdapter(GameAdapter):
     name = "baseball-poker"
@@ -105,6 +107,11 @@ class BaseballAdapter(GameAdapter):
         from controller.games.baseball.demo import choice
 
         return choice(awaiting.who, awaiting.allowed, rng)
+
+    def analysis(self) -> GameAnalysis:
+        from controller.games.baseball.analysis import ANALYSIS
+
+        return ANALYSIS
 
 
 ADAPTER = BaseballAdapter(GAME)

@@ -15,6 +15,9 @@ wild; a card not paid for plays at its own rank and suit, in the showdown and in
     state, fx = GAME.apply(state, opening)           # antes taken; the first card goes to seat 1
     state, fx = GAME.apply(state, CardDealt(parse_card("KH")))
 
+The dealing schedule is written once, below (`next_step`, `rains_out`, `earns_extra`): `apply`
+deals by it, and so does `tablectl analyze baseball-poker` (analysis.py).
+
 The engine has no randomness: a hand, and each rainout re-deal, is dealt from a freshly shuffled
 deck, and the engine says so with a `shoe-reshuffled` effect; whoever tracks which cards the deck
 still holds starts again on it (controller/replay.py and the table loop).
@@ -45,7 +48,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, NamedTuple, TypeVar, get_args
 
 from controller.engine.base import (
     JSON,
@@ -461,6 +464,100 @@ def _with_seat(state: BaseballState, seat: SeatState) -> BaseballState:
     return _evolve(state, seats=tuple(seat if s.seat == seat.seat else s for s in state.seats))
 
 
+# --- the dealing schedule --------------------------------------------------------------------
+# GAMES.md section 3, once: `GAME.apply` deals by these, and so does `tablectl analyze
+# baseball-poker` (controller/games/baseball/analysis.py), which deals hands to the showdown
+# without the betting rounds in between.
+
+
+class DealStep(NamedTuple):
+    """The next step of a street's dealing: a pass of one card to each player still in, in seat
+    order, face `face` (`to_seats`); or the burn card or the community card (`target`); or a
+    step that deals no card (the deck is empty: neither). `passes_begun` and `burned` are where
+    the street's schedule stands after it."""
+
+    passes_begun: int
+    burned: bool
+    to_seats: bool = False
+    face: Face = "down"
+    target: Target | None = None
+
+
+_BURN = Target("burn", None, "down")
+_COMMUNITY = Target("community", None, "up")
+
+
+def _schedule() -> dict[tuple[bool, int, int, bool], tuple[DealStep, DealStep, DealStep]]:
+    """Every street's next step, by (burn_cards, street, passes begun, burned): the step when the
+    deck holds a card for every player still in, when it holds fewer, and when it is empty."""
+    steps: dict[tuple[bool, int, int, bool], tuple[DealStep, DealStep, DealStep]] = {}
+    for burn_cards in (False, True):
+        for street in STREETS:
+            for begun in range(len(PASSES[street]) + 1):
+                for burned in (False, True):
+                    key = (burn_cards, street, begun, burned)
+                    if street > 3 and burn_cards and not burned:  # one burn card before the street
+                        burn = DealStep(begun, True, target=_BURN)
+                        steps[key] = (burn, burn, DealStep(begun, True))
+                    elif begun < len(PASSES[street]):
+                        # Too few cards for the pass: one community card face up, for everyone.
+                        face = PASSES[street][begun]
+                        steps[key] = (
+                            DealStep(begun + 1, burned, to_seats=True, face=face),
+                            DealStep(begun + 1, burned, target=_COMMUNITY),
+                            DealStep(begun + 1, burned),
+                        )
+    return steps
+
+
+_SCHEDULE = _schedule()
+
+
+def next_step(
+    rules: BaseballRules, street: int, passes_begun: int, burned: bool, in_deck: int, players: int
+) -> DealStep | None:
+    """What `street` deals next, its passes (`PASSES`) `passes_begun` begun and its burn card
+    done or not (`burned`), with `in_deck` cards left for `players` players still in; None when
+    the street's cards are all dealt (its betting round is next).
+
+    Burn cards (`burn_cards`): one before each street after 3rd, none from an empty deck. Before
+    each pass, a deck holding fewer cards than there are players still in deals one community
+    card face up in its place, and an empty deck none."""
+    steps = _SCHEDULE.get((rules.burn_cards, street, passes_begun, burned))
+    if steps is None:
+        return None
+    enough, short, empty = steps
+    return enough if in_deck >= players else short if in_deck > 0 else empty
+
+
+def pass_face(street: int, passes_begun: int) -> Face:
+    """The face of the cards of the pass being dealt (the last one begun)."""
+    return PASSES[street][passes_begun - 1]
+
+
+def rains_out(rules: BaseballRules, card: Card, face: Face) -> bool:
+    """Whether `card` dealt `face` ends the deal (a queen of spades face up, to a player or as the
+    community card, with `rainout`): re-dealt from a reshuffled full deck to the players still in."""
+    return face == "up" and card.rank is _RAIN_RANK and card.suit is _RAIN_SUIT and rules.rainout
+
+
+def earns_extra(rules: BaseballRules, card: Card, face: Face, in_deck: int) -> bool:
+    """Whether `card` dealt `face` to a player gives them an extra face-down card at once (a 4
+    face up, unless `extra_card` is "none"; "pay": if they pay one bet of the street), with
+    `in_deck` cards left after it: only while the deck has cards."""
+    return face == "up" and card.rank is _FOUR and in_deck > 0 and rules.extra_card != "none"
+
+
+def face_up_ranks(rules: BaseballRules) -> tuple[Rank, ...]:
+    """The ranks of the cards that can change the deal when dealt face up (`rains_out`,
+    `earns_extra`): a face-up card of any other rank only lies there."""
+    return (*((_RAIN_RANK,) if rules.rainout else ()), *((_FOUR,) if rules.extra_card != "none" else ()))
+
+
+_RAIN_RANK, _RAIN_SUIT = QUEEN_OF_SPADES.rank, QUEEN_OF_SPADES.suit
+_FOUR = Rank.FOUR
+
+
 # --- who opens -------------------------------------------------------------------------------
 
 _SHOWING = ("high card", "pair", "two pair", "three of a kind", "four of a kind")
@@ -842,7 +939,7 @@ class Baseball:
             if not t.extra:
                 state = _evolve(state, pass_left=state.pass_left[1:])
         effects: list[Effect] = [placed]
-        if t.face == "up" and card == QUEEN_OF_SPADES and state.rules.rainout:
+        if rains_out(state.rules, card, t.face):
             return self._rainout(state, card, t.seat, effects)
         if t.to == "seat":
             assert t.seat is not None
@@ -864,10 +961,9 @@ class Baseball:
 
     def _four(self, state: BaseballState, card: Card, seat: int, face: Face) -> tuple[BaseballState, list[Effect]]:
         """A face-up 4: its player's extra face-down card now, free or for one bet of the street."""
-        rule = state.rules.extra_card
-        if face != "up" or card.rank != Rank.FOUR or rule == "none" or state.in_deck == 0:
+        if not earns_extra(state.rules, card, face, state.in_deck):
             return state, []
-        if rule == "free":
+        if state.rules.extra_card == "free":
             return _evolve(state, target=Target("seat", seat, "down", extra=True)), []
         price = state.rules.street_bet(state.street)
         if state.seat(seat).stack >= price:
@@ -1007,7 +1103,7 @@ class Baseball:
                 state = _evolve(state, seats=seats, betting=None, betting_done=True)
                 continue
             if state.pass_left:
-                face = PASSES[state.street][state.passes_begun - 1]
+                face = pass_face(state.street, state.passes_begun)
                 state = _evolve(state, target=Target("seat", state.pass_left[0], face))
                 continue
             if state.betting_done:
@@ -1015,19 +1111,16 @@ class Baseball:
                     return self._settle(state, effects)
                 state = _evolve(state, street=state.street + 1, passes_begun=0, burned=False, betting_done=False)
                 continue
-            if state.street > 3 and state.rules.burn_cards and not state.burned:
-                state = _evolve(state, burned=True)
-                if state.in_deck > 0:
-                    state = _evolve(state, target=Target("burn", None, "down"))
-                continue
-            if state.passes_begun < len(PASSES[state.street]):
-                face = PASSES[state.street][state.passes_begun]
-                state = _evolve(state, passes_begun=state.passes_begun + 1)
-                live = [s.seat for s in state.live()]
-                if state.in_deck >= len(live):
-                    state = _evolve(state, pass_left=tuple(live))
-                elif state.in_deck > 0:  # too few cards for a pass: one card face up for everyone
-                    state = _evolve(state, target=Target("community", None, "up"))
+            live = tuple(s.seat for s in state.live())
+            step = next_step(state.rules, state.street, state.passes_begun, state.burned, state.in_deck, len(live))
+            if step is not None:  # the street's next card (or cards) by the dealing schedule
+                state = _evolve(
+                    state,
+                    passes_begun=step.passes_begun,
+                    burned=step.burned,
+                    pass_left=live if step.to_seats else (),
+                    target=step.target,
+                )
                 continue
             actors = [s for s in state.seats if s.can_act]
             if len(actors) < 2:

@@ -13,6 +13,7 @@ from controller.games.grand_slam.rules import BASES, GAME, SEATS_MAX, GrandSlamS
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from controller.analysis.base import GameAnalysis
     from controller.games.grand_slam.camera import GrandSlamCamera
 
 _ORDINAL = {"first": "1ST BASE", "second": "2ND BASE", "third": "3RD BASE"}
@@ -98,6 +99,23 @@ class GrandSlamAdapter(GameAdapter):
         from controller.games.grand_slam.camera import GrandSlamCamera
 
         return GrandSlamCamera()
+
+    def recall_lines(self, settlement: Mapping[str, Any]) -> list[str]:
+        lines = []
+        for seat in settlement.get("seats", []):
+            bets = [f"{name} {bet['result']}" for name, bet in [*seat["wagers"].items(), *seat["side_bets"].items()]]
+            slam = " GRAND SLAM" if seat.get("grand_slam") else ""
+            lines.append(
+                f"  seat {seat['seat']}: net {seat['net']:+d}{slam} ({', '.join(bets)}) cards {' '.join(seat['cards'])}"
+            )
+        if settlement.get("blind"):
+            lines.append(f"  blind hand seat {settlement['blind']['seat']}: {' '.join(settlement['blind']['cards'])}")
+        return lines
+
+    def analysis(self) -> GameAnalysis:
+        from controller.games.grand_slam.analysis import ANALYSIS
+
+        return ANALYSIS
 
 
 ADAPTER = GrandSlamAdapter(GAME)

@@ -13,6 +13,8 @@ from controller.games.jokers22.rules import GAME, SPOTS_MAX, unlisted_action
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from controller.analysis.base import GameAnalysis
+
 # The choices in 20 columns: "HIT STD DBL SPL SUR".
 _SHORT = {"hit": "HIT", "stand": "STD", "double": "DBL", "split": "SPL", "surrender": "SUR", "decline": "DECL"}
 
@@ -74,6 +76,11 @@ class Jokers22Adapter(GameAdapter):
         from controller.games.jokers22.demo import choice
 
         return choice(awaiting.who, awaiting.allowed)
+
+    def analysis(self) -> GameAnalysis:
+        from controller.games.jokers22.analysis import ANALYSIS
+
+        return ANALYSIS
 
 
 ADAPTER = Jokers22Adapter(GAME)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, StrictInt
 
@@ -12,6 +12,9 @@ from controller.games.base import GameAdapter, Lines, Show, Words
 from controller.games.bodies import Body
 
 from .rules import GAME
+
+if TYPE_CHECKING:
+    from controller.analysis.base import GameAnalysis
 
 
 class WagerBody(Body):
@@ -40,6 +43,15 @@ class HighCardAdapter(GameAdapter):
     def demo_opening(self, rng: random.Random, *, seats: int) -> dict[str, Any]:
         chosen = sorted(rng.sample(range(1, seats + 1), rng.randint(1, min(3, seats))))
         return {"wagers": [{"seat": s, "amount": rng.choice([5, 10, 25])} for s in chosen]}
+
+    def recall_lines(self, settlement: Mapping[str, Any]) -> list[str]:
+        rows = settlement.get("seats", [])
+        return [f"  seat {r['seat']}: {r['result']} {r['net']:+d}, card {r['card']}" for r in rows]
+
+    def analysis(self) -> GameAnalysis:
+        from .analysis import ANALYSIS
+
+        return ANALYSIS
 
 
 ADAPTER = HighCardAdapter(GAME)

@@ -1,4 +1,5 @@
-"""Exact Grand Slam figures from an enumeration run through the engine itself.
+"""`tablectl analyze grand-slam`: exact figures from an enumeration run through the engine itself,
+and the Monte Carlo's rounds (`ANALYSIS`, the adapter's `analysis()`; controller/analysis/base.py).
 
 A seat never takes more than three cards, so the sequences of three cards cover every round one
 seat can have (cards past the ones the round uses are not dealt, which the probabilities of the
@@ -17,18 +18,33 @@ No rule is restated here: every outcome comes from `GrandSlam.apply` and its set
 
 from __future__ import annotations
 
+import argparse
 import functools
 import itertools
 import json
 import math
+import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
-from controller.engine.base import CardDealt, run_events, to_json
+from controller.analysis.base import Chunk, GameAnalysis, option
+from controller.analysis.montecarlo import Tally, play_round
+from controller.engine.base import CardDealt, Event, run_events, to_json
 from controller.engine.cards import Card, Rank, Suit
-from controller.games.grand_slam.rules import BASES, GAME, SIDE_BETS, Base, GrandSlamRules, OpenRound, SeatBet, SideBet
+from controller.games.grand_slam.rules import (
+    BASES,
+    GAME,
+    SIDE_BETS,
+    Base,
+    GrandSlamRules,
+    OpenRound,
+    SeatBet,
+    SideBet,
+    parse_rules,
+)
 
 RANK_SEQUENCES = 13**3
 _SUITED = (Suit.SPADES, Suit.SPADES, Suit.SPADES)
@@ -239,3 +255,142 @@ def figures_table(rules: GrandSlamRules | None = None) -> str:
     for f in house_edges(rules):
         lines.append(f"| {f.name} | {f.expected_net} | {f.house_edge} = {float(f.house_edge) * 100:.4f}% |")
     return "\n".join(lines)
+
+
+# --- the Monte Carlo ---------------------------------------------------------------------------
+
+
+def chunk(seed: tuple[int, int], rounds: int, decks: int, units: tuple[int, int, int]) -> dict[str, Tally]:
+    """`rounds` rounds of one seat through `GAME.apply`, each wager shape with `units` chips (and
+    both side bets with the three bases), on a fresh `decks`-deck shoe (0: an infinite deck)."""
+    rng = random.Random(f"{seed[0]}:{seed[1]}")
+    rules = GrandSlamRules(decks=max(decks, 1))
+    cards = list(rules.shoe.cards())
+    shapes = {"first": BASES[:1], "first+second": BASES[:2], "first+second+third": BASES}
+    tallies = {name: Tally(sum(units[: len(b)])) for name, b in shapes.items()}
+    tallies |= {"three_outs": Tally(1), "poker_bonus": Tally(1)}
+    openings = {
+        name: OpenRound(
+            rules=rules,
+            seats=(
+                SeatBet(
+                    1,
+                    {b: units[i] for i, b in enumerate(bases)},
+                    {"three_outs": 1, "poker_bonus": 1} if len(bases) == 3 else {},
+                ),
+            ),
+        )
+        for name, bases in shapes.items()
+    }
+
+    def draw() -> Iterator[Card]:
+        return iter(rng.choices(cards, k=3) if decks == 0 else rng.sample(cards, 3))
+
+    for _ in range(rounds):
+        for name, opening in openings.items():
+            # An infinite deck draws each card afresh; a shoe deals its top cards without replacement.
+            state, _ = GAME.apply(GAME.initial(), opening)
+            seat = GAME.settlement(play_round(GAME, state, draw, _no_decisions))["seats"][0]
+            tallies[name].add(
+                sum(w["paid"] if w["result"] == "home" else -w["amount"] for w in seat["wagers"].values())
+            )
+            for side, bet in seat["side_bets"].items():
+                tallies[side].add({"won": bet["paid"], "lost": -1, "push": 0}[bet["result"]])
+    return tallies
+
+
+def _no_decisions(state: Any, awaiting: Any) -> Event:
+    raise AssertionError("Grand Slam never asks a player to decide")
+
+
+# --- tablectl analyze grand-slam ----------------------------------------------------------------
+
+DECKS = option("--decks", type=int, default=6, help="decks in the shoe; 0 for an infinite deck (6)")
+_BETS = ("first", "first+second", "first+second+third")
+
+
+class GrandSlamAnalysis(GameAnalysis):
+    """`tablectl analyze grand-slam [--decks N] [--units 2,1,1] [--paytable pair=1,flush=3,...]
+    [--config table.toml]`, exact or `--monte-carlo`."""
+
+    options = (
+        DECKS,
+        option("--units", default="1,1,1", help="chips on first,second,third for the wager shapes (1,1,1)"),
+        option("--paytable", help="POKER BONUS paytable, e.g. pair=1,flush=3,straight=4 (hand names with -)"),
+        option("--config", type=Path, metavar="FILE", help="take the rule options (the paytable) from table.toml"),
+    )
+
+    def exact(self, args: argparse.Namespace) -> dict[str, Any]:
+        units = _units(args.units)
+        rules_doc: dict[str, Any] = {}
+        if args.config:
+            from controller.config import ConfigError, load
+
+            try:
+                rules_doc = dict(load(args.config, simulated=True).rules)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        rules_doc["decks"] = max(args.decks, 1)
+        if args.paytable:
+            rules_doc["poker_bonus_paytable"] = _paytable(args.paytable)
+        rules = parse_rules(rules_doc)
+        figures = analyze(decks=args.decks, units=units, rules=rules)
+        return {
+            "decks": args.decks,
+            "units": list(units),
+            "poker_bonus_paytable": dict(rules.poker_bonus_paytable),
+            "wagers": {k: figures[k].to_json() for k in _BETS},
+            "side_bets": {k: figures[k].to_json() for k in ("three_outs", "poker_bonus")},
+            "grand_slam_at_table": {
+                str(seats): {"p": str(p), "percent": round(float(p) * 100, 4)}
+                for seats in range(1, 8)
+                for p in [p_grand_slam_at_table(seats, args.decks)]
+            },
+        }
+
+    def chunk(self) -> Chunk:
+        return chunk
+
+    def simulation(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {"decks": args.decks, "units": _units(args.units)}
+
+    def simulated(
+        self, args: argparse.Namespace, options: Mapping[str, Any], tallies: dict[str, Tally]
+    ) -> dict[str, Any]:
+        return {
+            "decks": args.decks,
+            "wagers": {k: tallies[k].to_json() for k in _BETS},
+            "side_bets": {k: tallies[k].to_json() for k in ("three_outs", "poker_bonus")},
+        }
+
+    def text(self, doc: Mapping[str, Any]) -> list[str]:
+        lines = super().text(doc)
+        for seats, p in doc.get("grand_slam_at_table", {}).items():
+            lines.append(f"  P(a Grand Slam at a table of {seats}) = {p['percent']:.4f}%")
+        return lines
+
+
+def _units(text: str) -> tuple[int, int, int]:
+    try:
+        parts = [int(p) for p in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--units {text}: three whole numbers such as 2,1,1") from None
+    if len(parts) != 3 or min(parts) < 1:
+        raise ValueError(f"--units {text}: three whole numbers of 1 or more, for first, second and third")
+    first, second, third = parts
+    if not third <= second <= first:
+        raise ValueError(f"--units {text}: third <= second <= first, as the table's rule says")
+    return first, second, third
+
+
+def _paytable(text: str) -> dict[str, int]:
+    table: dict[str, int] = {}
+    for item in text.split(","):
+        name, _, odds = item.partition("=")
+        if not odds.strip().isdigit():
+            raise ValueError(f"--paytable {item!r}: write hand=odds, such as pair=1 or straight-flush=30")
+        table[name.strip().replace("-", " ").replace("_", " ")] = int(odds)
+    return table
+
+
+ANALYSIS = GrandSlamAnalysis()

@@ -1,4 +1,6 @@
-"""Jokers 22 exactly: the banker's advantage and the player's return per chip, for one spot.
+"""`tablectl analyze jokers-22`: the banker's advantage and the player's return per chip, for one
+spot, exactly, and the Monte Carlo's rounds (`ANALYSIS`, the adapter's `analysis()`;
+controller/analysis/base.py).
 
 Every round one spot can have is enumerated card by card in the engine's dealing order (the
 spot's first card, the banker's first card, the spot's second card, the spot's hands played out,
@@ -20,20 +22,29 @@ depth of 30 is beyond any round, so exact without replacement throughout).
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import math
-from collections.abc import Iterable, Mapping
+import random
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.analysis.base import Chunk, GameAnalysis, edge_lines, option
+from controller.analysis.montecarlo import Tally, play_round
+from controller.engine.base import Event
 from controller.engine.cards import JOKER, Card, Rank, Suit
 from controller.games.jokers22.rules import (
+    GAME,
     Banker,
+    Decision,
     HandState,
     Jokers22Rules,
     Jokers22State,
+    OpenRound,
+    SpotBet,
     SpotState,
     Stake,
     Total,
@@ -498,3 +509,138 @@ def analyze(
     distribution = game.deal(full_shoe(decks, jokers_per_deck, depth))
     _SHOES.clear()
     return Jokers22Figures(distribution, wager)
+
+
+# --- the Monte Carlo ---------------------------------------------------------------------------
+
+
+def chunk(
+    seed: tuple[int, int],
+    rounds: int,
+    decks: int,
+    strategy: Strategy | None = None,
+    jokers_per_deck: int = 1,
+    wager: int = 1,
+    stake: int | None = None,
+    coverage: str = "rotation",
+) -> dict[str, Tally]:
+    """One spot, one player betting `wager` against the banker's `stake` (None: always covers)
+    under `coverage`, every round through `GAME.apply`; the player follows `strategy` (by default
+    hit below 17, never double, split or surrender) where the rules leave a choice."""
+    rng = random.Random(f"{seed[0]}:{seed[1]}")
+    rules = Jokers22Rules(decks=max(decks, 1), jokers_per_deck=jokers_per_deck, coverage=coverage)  # type: ignore[arg-type]
+    cards = list(rules.shoe.cards())
+    banker = Banker(stake=stake if stake is not None else 10**9)
+    opening = OpenRound(rules, banker, (SpotBet(1, (Wager("player", wager),)),))
+    chosen = strategy or Strategy()
+    tally = Tally(wager)
+
+    def decide(state: Any, awaiting: Any) -> Event:
+        hand = state.spot(int(awaiting.who["spot"])).hands[int(awaiting.who["hand"]) - 1]
+        action = chosen.choose(hand.cards, hand_total(hand.cards), state.banker_cards[0], awaiting.allowed)
+        return Decision(spot=int(awaiting.who["spot"]), action=action, player=str(awaiting.who["player"]))
+
+    def draw() -> Iterator[Card]:
+        return iter(rng.choices(cards, k=40) if decks == 0 else rng.sample(cards, 40))
+
+    for _ in range(rounds):
+        state, _ = GAME.apply(GAME.initial(), opening)
+        settlement = GAME.settlement(play_round(GAME, state, draw, decide))
+        tally.add(-int(settlement["banker"]["net"]))  # the banker's edge: the player's loss
+    return {"banker_edge": tally}
+
+
+# --- tablectl analyze jokers-22 -----------------------------------------------------------------
+
+
+class Jokers22Analysis(GameAnalysis):
+    """`tablectl analyze jokers-22 [--decks 6] [--jokers 1] [--depth 3] [--strategy FILE.csv]
+    [--coverage rotation]`, exact or `--monte-carlo [--stand-on 17]`."""
+
+    options = (
+        option("--decks", type=int, default=6, help="decks in the shoe; 0 for an infinite deck (6)"),
+        option("--stand-on", type=int, default=17, help="Jokers 22 player stands from this total (17)"),
+        option(
+            "--strategy", type=Path, metavar="CSV", help="Jokers 22 player strategy table: hand by banker's first card"
+        ),
+        option("--jokers", type=int, default=1, help="Jokers 22 jokers per deck (1)"),
+        option("--depth", type=int, default=3, help="Jokers 22 exact: cards of a round drawn without replacement (3)"),
+        option("--wager", type=int, default=2, help="Jokers 22 chips on the spot (2: a surrender returns 1)"),
+        option("--stake", type=int, help="Jokers 22 banker's stake (enough to cover everything)"),
+        option(
+            "--coverage",
+            choices=["rotation", "collect-first"],
+            default="rotation",
+            help="Jokers 22 coverage (rotation)",
+        ),
+    )
+
+    def exact(self, args: argparse.Namespace) -> dict[str, Any]:
+        options = self.simulation(args)
+        figures = analyze(decks=args.decks, depth=args.depth, **{k: v for k, v in options.items() if k != "decks"})
+        doc: dict[str, Any] = {"decks": args.decks}
+        if args.decks:
+            doc["depth"] = args.depth
+        doc |= _terms(args, options)
+        doc["banker"] = figures.to_json()
+        doc["distribution"] = {"player net": {net: p for net, p in doc["banker"]["distribution"].items()}}
+        return doc
+
+    def chunk(self) -> Chunk:
+        return chunk
+
+    def simulation(self, args: argparse.Namespace) -> dict[str, Any]:
+        if args.jokers < 0:
+            raise ValueError(f"--jokers {args.jokers}: jokers per deck is 0 or more")
+        if args.wager < 1 or (args.stake is not None and args.stake < 1):
+            raise ValueError("--wager and --stake are whole numbers of chips, 1 or more")
+        strategy = read_strategy(args.strategy, args.stand_on) if args.strategy else Strategy(stand_on=args.stand_on)
+        return {
+            "decks": args.decks,
+            "strategy": strategy,
+            "jokers_per_deck": args.jokers,
+            "wager": args.wager,
+            "stake": args.stake,
+            "coverage": args.coverage,
+        }
+
+    def simulated(
+        self, args: argparse.Namespace, options: Mapping[str, Any], tallies: dict[str, Tally]
+    ) -> dict[str, Any]:
+        return {"decks": args.decks, "banker": tallies["banker_edge"].to_json(), **_terms(args, options)}
+
+    def shoe(self, doc: Mapping[str, Any]) -> str:
+        shoe = super().shoe(doc)
+        if doc.get("decks"):
+            shoe += f" + {doc['jokers_per_deck']} joker(s) a deck"
+        if "depth" in doc:
+            shoe += f", the first {doc['depth']} cards exact"
+        return shoe
+
+    def text(self, doc: Mapping[str, Any]) -> list[str]:
+        b = doc["banker"]
+        if doc["method"] == "exact":
+            lines = [
+                f"  banker's advantage {b['banker_advantage_per_chip'] * 100:.4f}% per chip wagered; "
+                f"player's return {b['player_return_per_chip'] * 100:+.4f}% per chip; "
+                f"sd per round {b['sd_per_round']:.4f}"
+            ]
+        else:
+            lines = edge_lines([("banker position", b)])
+        lines.append(f"  player: {doc['player_strategy']}")
+        lines.append(f"  {doc['wager']} chips on one spot, banker's stake: {doc['stake']}, coverage {doc['coverage']}")
+        return lines
+
+
+def _terms(args: argparse.Namespace, options: Mapping[str, Any]) -> dict[str, Any]:
+    """What a Jokers 22 figure is a figure of: the shoe, the money, the strategy."""
+    return {
+        "jokers_per_deck": args.jokers,
+        "wager": args.wager,
+        "stake": args.stake if args.stake is not None else "covers every wager",
+        "coverage": args.coverage,
+        "player_strategy": options["strategy"].describe(),
+    }
+
+
+ANALYSIS = Jokers22Analysis()
