@@ -393,6 +393,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
     from controller.journal import JournalCorrupt, JournalError
+    from drivers.pins import PinError
 
     if args.demo and not args.sim:
         _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
@@ -424,7 +425,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     try:
         return asyncio.run(daemon.run())
-    except (TokenError, JournalError, FloorConfigError, ConfigError) as exc:
+    except (TokenError, JournalError, FloorConfigError, ConfigError, PinError) as exc:
         words = str(exc)
         if isinstance(exc, JournalCorrupt) and "What to do" not in words and "tablectl journal" not in words:
             words += (

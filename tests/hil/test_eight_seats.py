@@ -122,3 +122,24 @@ def test_a_table_refuses_to_start_when_its_camera_layout_has_no_zones_for_a_seat
         assert daemon.get("/api/state")["game_info"]["seats"] == 6
     finally:
         assert daemon.stop() == 0, daemon.log()
+
+
+def test_a_live_table_whose_gpio_cannot_start_refuses_in_one_line(tmp_path: Path) -> None:
+    """This machine has no Raspberry Pi GPIO: the live table's lgpio factory cannot start, and the
+    operator reads why and what to install, not a traceback."""
+    shoe_master, shoe = os.openpty()
+    display_master, display = os.openpty()
+    try:
+        config = (
+            f'[table]\ngame = "baseball-poker"\nseats = 8\n[shoe]\nurl = "{os.ttyname(shoe)}"\n'
+            f'[display]\nurl = "{os.ttyname(display)}"\n[indicators]\npin_map = "eight-seat-595"\n'
+            'pin_factory = "lgpio"\n'
+        )
+        done = start(tmp_path, config)
+    finally:
+        for fd in (shoe_master, shoe, display_master, display):
+            os.close(fd)
+    assert done.returncode == 78, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "tablectl: cannot start: could not start the gpiozero pin factory 'lgpio'" in done.stderr
+    assert "python3-lgpio" in done.stderr
