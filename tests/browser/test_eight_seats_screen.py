@@ -36,12 +36,12 @@ pin_map = "eight-seat-595"
 EIGHT = list(range(1, 9))
 
 
-def worst_case() -> dict[str, Any]:
-    """A settled 8-player hand as the engine state and settlement would say it, each seat at its
+def worst_case(count: int) -> dict[str, Any]:
+    """A settled `count`-player hand as the engine state and settlement would say it, each seat at its
     widest: 8 cards (an extra one for a 4 up), 10s and wild 3s and 9s, four-digit stacks."""
     ranks = "T9384K5Q"
     seats, players = [], []
-    for n in EIGHT:
+    for n in range(1, count + 1):
         suit = "CDHS"[n % 4]
         cards = [
             {"card": f"T{suit}", "face": "down", "street": 3},
@@ -56,31 +56,41 @@ def worst_case() -> dict[str, Any]:
         seats.append({"seat": n, "stack": 1000 + n, "put": 100, "dead": 10, "folded": False, "cards": cards, "street_put": 0})
         best = [f"T{suit}", f"J{suit}", f"Q{suit}", f"K{suit}", f"A{suit}"]
         players.append({"seat": n, "hand": {"best": best, "category": "straight flush"}, "won": 0, "net": -110})
-    players[-1].update(won=880, net=770)
-    pot = {"amount": 880, "eligible": EIGHT, "winners": [8]}
+    players[-1].update(won=110 * count, net=110 * count - 110)
+    pot = {"amount": 110 * count, "eligible": list(range(1, count + 1)), "winners": [count]}
     engine = {"phase": "settled", "street": 7, "rules": {"wild": ["3", "9"]}, "seats": seats, "community": []}
     return {"engine": engine, "settlement": {"game": "baseball-poker", "showdown": True, "players": players, "pots": [pot]}}
 
 
-# The worst case drawn by the dealer screen's own module in place of its drawing (same size).
-PROBE = """async (hand) => {
+# The worst case drawn by the dealer screen's own module in place of its drawing (same size), as
+# at a table of `count` seats (the seat count put back as the table says after).
+PROBE = """async ([hand, count]) => {
   const { BaseballDrawing } = await import("/static/js/games/baseball-poker/drawing.js");
+  const { SEATS, takeTableSeats } = await import("/static/js/felt.js");
   const table = document.querySelector("#table");
+  document.querySelector("#probe")?.remove();
   const probe = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   probe.id = "probe";
   probe.setAttribute("class", table.getAttribute("class") ?? "");
   table.after(probe);
   table.style.display = "none";
-  new BaseballDrawing(probe).render(hand.engine, { settlement: hand.settlement });
+  const seats = SEATS.length;
+  takeTableSeats({ game_info: { seats: count } });
+  try {
+    new BaseballDrawing(probe).render(hand.engine, { settlement: hand.settlement });
+  } finally {
+    takeTableSeats({ game_info: { seats } });
+  }
 }"""
 
 
-def assert_probe_readable(page: Page) -> None:
-    page.evaluate(PROBE, worst_case())
-    expect(page.locator("#probe g.bb-seat.shown")).to_have_count(8)
-    expect(page.locator("#probe .seat-cards > g.bb-card")).to_have_count(64)
-    expect(page.locator("#probe .extra-tag")).to_have_count(8)
-    assert_seats_readable(page, "#probe", EIGHT)
+def assert_probe_readable(page: Page, count: int) -> None:
+    page.evaluate(PROBE, [worst_case(count), count])
+    expect(page.locator("#probe g.bb-seat")).to_have_count(count)
+    expect(page.locator("#probe g.bb-seat.shown")).to_have_count(count)
+    expect(page.locator("#probe .seat-cards > g.bb-card")).to_have_count(8 * count)
+    expect(page.locator("#probe .extra-tag")).to_have_count(count)
+    assert_seats_readable(page, "#probe", list(range(1, count + 1)))
 
 
 @pytest.fixture
@@ -163,5 +173,6 @@ def test_an_eight_seat_table_shows_eight_seats_and_deals_eight_players_to_the_sh
     expect(sup.locator("#replay-table g.bb-seat.shown")).to_have_count(8)
     assert_seats_readable(sup, "#replay-table", EIGHT, extra=False)
 
-    # The most a seat can be asked to show, at 8 seats, on the dealer screen.
-    assert_probe_readable(page)
+    # The most a seat can be asked to show, on the dealer screen: at 8 seats, and at fewer.
+    for count in (3, 6, 7, 8):
+        assert_probe_readable(page, count)
