@@ -1,8 +1,8 @@
 /**
  * The Baseball poker table drawn into an <svg> from an engine state, as the dealer sees it from
  * behind the rail: the pot (and the side pots once a player is all in), the street and any
- * community card in the middle; seven seats in an arc below, seat 1 at the right end (the
- * dealer's left, where each dealing pass starts). Each seat shows its cards in the order dealt:
+ * community card in the middle; the table's seats (7, or 8) in an arc below, seat 1 at the right
+ * end (the dealer's left, where each dealing pass starts). Each seat shows its cards in the order dealt:
  * up cards face up, down cards as backs marked with a small down arrow (the dealer does not see
  * them either), turned over only at a showdown. Wild cards (the table's wild ranks: 3s and 9s by
  * default) carry a gold W badge on the corner; the extra card a face-up 4 earns is tagged EXTRA.
