@@ -1,21 +1,27 @@
 """The screens of an eight-seat Baseball poker table (`table.seats = 8`) in Chromium: the dealer's
 drawing and opening panel have exactly eight seats, a hand for eight players opens from the panel,
 and after its showdown (dealt through the simulated shoe) the dealer sees the community card in
-the middle and seat 8 framed as the winner; the supervisor's live drawing has eight seats too."""
+the middle and seat 8 framed as the winner; the supervisor's live drawing has eight seats too.
+At 1280x800 no seat's drawing reaches into another's, every card shows its rank (a strip of 20 px
+or more) and EXTRA is 10 px tall or more: at that showdown on the dealer screen, the supervisor's
+live drawing and the recall's last step, and in the worst case the drawing can be asked to show
+(8 cards a seat, extra cards, 10s, wild cards, long words) drawn by the screen's own module."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from benchmarks.rig import DEALER, SUPERVISOR, Daemon
 from tests.eight_seats import COMMUNITY, NETS, eight_seat_hand
 
 from .conftest import Screens
+from .test_screens_as_used import DOCS, assert_seats_readable
 
 CONFIG = """
 [table]
@@ -27,6 +33,64 @@ wild = []
 [indicators]
 pin_map = "eight-seat-595"
 """
+EIGHT = list(range(1, 9))
+
+
+def worst_case(count: int) -> dict[str, Any]:
+    """A settled `count`-player hand as the engine state and settlement would say it, each seat at its
+    widest: 8 cards (an extra one for a 4 up), 10s and wild 3s and 9s, four-digit stacks."""
+    ranks = "T9384K5Q"
+    seats, players = [], []
+    for n in range(1, count + 1):
+        suit = "CDHS"[n % 4]
+        cards = [
+            {"card": f"T{suit}", "face": "down", "street": 3},
+            {"card": f"3{suit}", "face": "down", "street": 3},
+            {"card": f"4{suit}", "face": "up", "street": 3},
+            {"card": f"{ranks[n - 1]}{suit}", "face": "down", "street": 3, "extra": True},
+            {"card": f"9{suit}", "face": "up", "street": 4},
+            {"card": f"Q{suit}", "face": "up", "street": 5},
+            {"card": f"K{suit}", "face": "up", "street": 6},
+            {"card": f"J{suit}", "face": "down", "street": 7},
+        ]
+        seats.append({"seat": n, "stack": 1000 + n, "put": 100, "dead": 10, "folded": False, "cards": cards, "street_put": 0})
+        best = [f"T{suit}", f"J{suit}", f"Q{suit}", f"K{suit}", f"A{suit}"]
+        players.append({"seat": n, "hand": {"best": best, "category": "straight flush"}, "won": 0, "net": -110})
+    players[-1].update(won=110 * count, net=110 * count - 110)
+    pot = {"amount": 110 * count, "eligible": list(range(1, count + 1)), "winners": [count]}
+    engine = {"phase": "settled", "street": 7, "rules": {"wild": ["3", "9"]}, "seats": seats, "community": []}
+    return {"engine": engine, "settlement": {"game": "baseball-poker", "showdown": True, "players": players, "pots": [pot]}}
+
+
+# The worst case drawn by the dealer screen's own module in place of its drawing (same size), as
+# at a table of `count` seats (the seat count put back as the table says after).
+PROBE = """async ([hand, count]) => {
+  const { BaseballDrawing } = await import("/static/js/games/baseball-poker/drawing.js");
+  const { SEATS, takeTableSeats } = await import("/static/js/felt.js");
+  const table = document.querySelector("#table");
+  document.querySelector("#probe")?.remove();
+  const probe = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  probe.id = "probe";
+  probe.setAttribute("class", table.getAttribute("class") ?? "");
+  table.after(probe);
+  table.style.display = "none";
+  const seats = SEATS.length;
+  takeTableSeats({ game_info: { seats: count } });
+  try {
+    new BaseballDrawing(probe).render(hand.engine, { settlement: hand.settlement });
+  } finally {
+    takeTableSeats({ game_info: { seats } });
+  }
+}"""
+
+
+def assert_probe_readable(page: Page, count: int) -> None:
+    page.evaluate(PROBE, [worst_case(count), count])
+    expect(page.locator("#probe g.bb-seat")).to_have_count(count)
+    expect(page.locator("#probe g.bb-seat.shown")).to_have_count(count)
+    expect(page.locator("#probe .seat-cards > g.bb-card")).to_have_count(8 * count)
+    expect(page.locator("#probe .extra-tag")).to_have_count(count)
+    assert_seats_readable(page, "#probe", list(range(1, count + 1)))
 
 
 @pytest.fixture
@@ -88,7 +152,27 @@ def test_an_eight_seat_table_shows_eight_seats_and_deals_eight_players_to_the_sh
     expect(page.locator('#table g.bb-seat[data-seat="8"]')).to_have_class(re.compile(r"\bwinner\b"))
     expect(page.locator("#table g.bb-seat.winner")).to_have_count(1)
     expect(seats).to_have_count(8)
+    expect(page.locator("#table g.bb-seat.shown")).to_have_count(8)
+    assert_seats_readable(page, "#table", EIGHT, extra=False)  # 6 cards each and the community one
+    DOCS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOCS / "baseball-8-seats.png"), animations="disabled")
 
     supervisor = screens.open("/supervisor", "supervisor")
     screens.login(supervisor, SUPERVISOR)
-    expect(supervisor.page.locator("#live-table g.bb-seat")).to_have_count(8)
+    sup = supervisor.page
+    expect(sup.locator("#live-table g.bb-seat")).to_have_count(8)
+    expect(sup.locator("#live-table g.bb-seat.shown")).to_have_count(8)
+    assert_seats_readable(sup, "#live-table", EIGHT, extra=False)
+    # The recall of the hand, at its last step.
+    sup.locator("#recall [data-round]").first.click()
+    expect(sup.locator("#replay")).to_be_visible()
+    for _ in range(150):
+        if sup.locator("#replay-next").is_disabled():
+            break
+        sup.click("#replay-next")
+    expect(sup.locator("#replay-table g.bb-seat.shown")).to_have_count(8)
+    assert_seats_readable(sup, "#replay-table", EIGHT, extra=False)
+
+    # The most a seat can be asked to show, on the dealer screen: at 8 seats, and at fewer.
+    for count in (3, 6, 7, 8):
+        assert_probe_readable(page, count)

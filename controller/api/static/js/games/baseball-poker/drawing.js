@@ -1,8 +1,8 @@
 /**
  * The Baseball poker table drawn into an <svg> from an engine state, as the dealer sees it from
  * behind the rail: the pot (and the side pots once a player is all in), the street and any
- * community card in the middle; seven seats in an arc below, seat 1 at the right end (the
- * dealer's left, where each dealing pass starts). Each seat shows its cards in the order dealt:
+ * community card in the middle; the table's seats (7, or 8) in an arc below, seat 1 at the right
+ * end (the dealer's left, where each dealing pass starts). Each seat shows its cards in the order dealt:
  * up cards face up, down cards as backs marked with a small down arrow (the dealer does not see
  * them either), turned over only at a showdown. Wild cards (the table's wild ranks: 3s and 9s by
  * default) carry a gold W badge on the corner; the extra card a face-up 4 earns is tagged EXTRA.
@@ -12,6 +12,11 @@
  * each pot with whom it goes to. A rainout leaves a red banner in the middle for the rest of the
  * hand. The same drawing serves the dealer screen (live) and the supervisor's recall (replay
  * step by step).
+ *
+ * The seats' layout follows the table's seat count (felt.js `SEATS`): up to 7 seats on the felt's
+ * arc, each within a frame 124 units wide; 8 seats spaced evenly across the felt (the arc's
+ * angles would crowd its ends) in narrower frames (cards 32 wide, the best five closer, the
+ * words squeezed to the frame when longer): no seat's drawing reaches into its neighbour's.
  *
  * Who acts and where the next card goes are read from the engine state (`betting.pending`,
  * `ask`, `target`); the live pots follow the engine's own rule for side pots (each level of
@@ -39,8 +44,6 @@ const CARD_H = 52;
 /** The best five at the showdown, smaller, under the seat's name. */
 const BEST_W = 22;
 const BEST_H = 32;
-/** The most a seat's cards may span: narrower than the distance between two seats' centres. */
-const ROW_WIDTH = 122;
 /** More than 4 cards lie in two rows (the first half, then the rest), one above the other with
  * room between for the EXTRA tag: each card shows a strip as wide as at 4 cards to a row, so 8
  * cards (7 and an extra one) read as easily as 4. */
@@ -49,8 +52,24 @@ const ROW_DROP = CARD_H + 15;
 const ONE_ROW = 4;
 /** Where a seat's cards sit (top edge) relative to the seat's centre. */
 const CARDS_TOP = -150;
-/** Half the width every seat keeps to (its frame): seats never reach into one another. */
-const SEAT_HALF = 62;
+/**
+ * @typedef {object} SeatLayout how wide a seat is drawn, for the table's seat count
+ * @property {number} half half the width every seat keeps to (its frame): seats never reach into one another
+ * @property {number} rowWidth the most a seat's cards may span
+ * @property {number} cardW a seat's card width
+ * @property {number} bestW the width of a card of the best five
+ * @property {number} bestGap the gap between two cards of the best five
+ */
+
+/** @type {SeatLayout} up to 7 seats, on the arc: at 7 the ends' centres are 129 units apart */
+const WIDE = { half: 62, rowWidth: 122, cardW: CARD_W, bestW: BEST_W, bestGap: 2 };
+/** @type {SeatLayout} 8 seats, spread evenly: centres EVEN_STEP apart, 6 units between frames */
+const NARROW = { half: 58, rowWidth: 112, cardW: 32, bestW: 21, bestGap: 1 };
+/** The distance between two seats' centres at 8 seats (the felt is 980 units wide). */
+const EVEN_STEP = 122;
+/** The arc the seats sit on: its centre's height and its radius (as felt.js `arcCentre`). */
+const ARC_TOP = -316;
+const ARC_RADIUS = 700;
 
 /** The rainout banner's width, between seats 2 and 6. */
 const RAIN_WIDTH = 450;
@@ -63,7 +82,34 @@ const STREETS = /** @type {Record<number, string>} */ ({ 3: "3RD", 4: "4TH", 5: 
  * @returns {[number, number]}
  */
 function seatCentre(seat) {
-  return arcCentre(seat, -316);
+  if (SEATS.length <= 7) return arcCentre(seat, ARC_TOP);
+  // Seat 1 at the right end, the last at the left, evenly apart, on the same arc.
+  const dx = ((SEATS.length - 1) / 2 - (seat - 1)) * EVEN_STEP;
+  return [500 + dx, ARC_TOP + Math.sqrt(ARC_RADIUS * ARC_RADIUS - dx * dx)];
+}
+
+/** The layout of a seat for the table's seat count. */
+function seatLayout() {
+  return SEATS.length <= 7 ? WIDE : NARROW;
+}
+
+/** Roughly how wide a line of `size` px bold text is, when the browser cannot say (not laid out). */
+const GUESS_EM = 0.62;
+
+/**
+ * Keep a seat's line of words within `max` units: squeezed to that width when longer.
+ * @param {SVGElement} text
+ * @param {number} max
+ * @param {number} size its font size (px), for the guess when it is not laid out yet
+ */
+function fitText(text, max, size) {
+  const svgText = /** @type {SVGTextElement} */ (/** @type {unknown} */ (text));
+  const measured = svgText.getComputedTextLength?.() ?? 0;
+  const width = measured > 0 ? measured : (text.textContent ?? "").length * size * GUESS_EM;
+  if (width > max) {
+    text.setAttribute("textLength", String(max));
+    text.setAttribute("lengthAdjust", "spacingAndGlyphs");
+  }
 }
 
 /**
@@ -228,7 +274,9 @@ export class BaseballDrawing {
   /** @param {SVGSVGElement} svg an empty <svg>; the drawing owns it */
   constructor(svg) {
     this.svg = svg;
+    this.layout = seatLayout();
     prepare(svg, ["table-drawing", "bb-drawing"]);
+    svg.classList.toggle("narrow-seats", this.layout === NARROW);
     svg.setAttribute("aria-label", `The Baseball poker table: the pot in the middle, seats 1 to ${SEATS.length}, seat 1 on the right`);
     this.drawFelt();
     this.middle = this.drawMiddle();
@@ -267,7 +315,8 @@ export class BaseballDrawing {
   drawSeat(seat, layer) {
     const [x, y] = seatCentre(seat);
     const group = el("g", { class: "bb-seat idle", "data-seat": seat, transform: `translate(${x.toFixed(1)} ${y.toFixed(1)})` }, layer);
-    el("rect", { class: "seat-frame", x: -SEAT_HALF, y: CARDS_TOP - 8, width: 2 * SEAT_HALF, height: 128 - CARDS_TOP + 8, rx: 12 }, group);
+    const half = this.layout.half;
+    el("rect", { class: "seat-frame", x: -half, y: CARDS_TOP - 8, width: 2 * half, height: 128 - CARDS_TOP + 8, rx: 12 }, group);
     label(`SEAT ${seat}`, { x: 0, y: 0, class: "seat-name" }, group);
     const body = el("g", { class: "seat-body" }, group);
     return { group, body, key: "" };
@@ -415,11 +464,13 @@ export class BaseballDrawing {
    */
   drawSeatBody(body, seat, how) {
     const cards = /** @type {Array<{card: string, face: "up" | "down", street: number, extra?: boolean}>} */ (seat.cards ?? []);
+    const { half, rowWidth, cardW, bestW, bestGap } = this.layout;
+    const words = 2 * half - 4; // the widest a line of words may be
     const slots = cards.length + (how.target ? 1 : 0);
     // Up to 4 in one row (on the lower line); more in two rows of half each, in the order dealt.
     const perRow = slots > ONE_ROW ? Math.ceil(slots / 2) : Math.max(slots, 1);
-    const step = perRow > 1 ? Math.min(CARD_W + 3, (ROW_WIDTH - CARD_W) / (perRow - 1)) : 0;
-    const left = -((perRow - 1) * step + CARD_W) / 2;
+    const step = perRow > 1 ? Math.min(cardW + 3, (rowWidth - cardW) / (perRow - 1)) : 0;
+    const left = -((perRow - 1) * step + cardW) / 2;
     /** @param {number} i */
     const place = (i) => {
       const twoRows = slots > ONE_ROW;
@@ -432,7 +483,7 @@ export class BaseballDrawing {
       // A wild-rank card left unpaid (the pay-for-wild-cards option) plays as itself: no badge.
       const wild = visible && !held.natural && isWild(held.card, how.wild);
       const at = place(i);
-      const g = this.drawCard(row, visible ? held.card : null, { x: at.x, y: at.y, wild });
+      const g = this.drawCard(row, visible ? held.card : null, { x: at.x, y: at.y, wild, w: cardW });
       g.classList.add("bb-card");
       g.setAttribute("data-face", held.face);
       g.setAttribute("data-street", String(held.street));
@@ -444,15 +495,22 @@ export class BaseballDrawing {
       if (held.extra) {
         // Under the card, in the gap between the rows (no two extra cards lie side by side: each
         // follows a 4), centred on the strip the next card leaves in sight.
+        // At either end of a row it is moved in, to stay within the seat's cards.
         g.classList.add("extra");
-        label("EXTRA", { x: Math.min(step || CARD_W, CARD_W) / 2, y: CARD_H + 12, class: "extra-tag" }, g);
+        const tag = label("EXTRA", { x: Math.min(step || cardW, cardW) / 2, y: CARD_H + 12, class: "extra-tag" }, g);
+        const svgTag = /** @type {SVGTextElement} */ (/** @type {unknown} */ (tag));
+        const tagHalf = (svgTag.getComputedTextLength?.() || 5 * 13 * GUESS_EM) / 2 + 4; // with its outline
+        const span = (perRow - 1) * step + cardW;
+        const centre = Math.max(left + tagHalf, Math.min(left + span - tagHalf, at.x + Number(tag.getAttribute("x"))));
+        tag.setAttribute("x", (centre - at.x).toFixed(1));
       }
     });
     if (how.target) {
       const at = place(cards.length);
-      this.drawSlot(row, at.x, how.target.face ?? "up", at.y);
+      this.drawSlot(row, at.x, how.target.face ?? "up", at.y, cardW);
     }
-    label(`stack ${seat.stack} \u00b7 in ${(seat.put ?? 0) + (seat.dead ?? 0)}`, { x: 0, y: 19, class: "seat-stack" }, body);
+    const stack = label(`stack ${seat.stack} \u00b7 in ${(seat.put ?? 0) + (seat.dead ?? 0)}`, { x: 0, y: 19, class: "seat-stack" }, body);
+    fitText(stack, words, 14);
     let status = "";
     if (seat.folded) status = "FOLDED";
     else if (how.acting) {
@@ -460,23 +518,29 @@ export class BaseballDrawing {
       if (how.acting.for) status = `TO ACT \u00b7 ${how.acting.for.toUpperCase()}`;
       else status = call > 0 ? `TO ACT \u00b7 CALL ${call}` : "TO ACT \u00b7 OPENS";
     } else if (seat.stack === 0 && !how.played) status = "ALL IN";
-    if (status) label(status, { x: 0, y: 39, class: "seat-status" }, body);
+    if (status) {
+      // A long question ("TO ACT · EXTRA CARD FOR 4♦") in two lines, under the stack.
+      const split = status.indexOf(" \u00b7 ");
+      const lines = status.length > 18 && split > 0 ? [status.slice(0, split), status.slice(split + 3)] : [status];
+      lines.forEach((line, i) => fitText(label(line, { x: 0, y: 39 + i * 16, class: "seat-status" }, body), words, 13));
+    }
     const hand = how.played?.hand;
     if (hand) {
       const best = /** @type {string[]} */ (hand.best ?? []);
       const unpaid = cards.filter((c) => c.natural).map((c) => c.card);
       const wildFlags = wildInBest(best, [...cards.map((c) => c.card), ...how.community], how.wild, unpaid);
-      const g = el("g", { class: "best", "data-cards": best.join(" "), transform: `translate(${-(5 * (BEST_W + 2) - 2) / 2} 48)` }, body);
+      const g = el("g", { class: "best", "data-cards": best.join(" "), transform: `translate(${-(5 * (bestW + bestGap) - bestGap) / 2} 48)` }, body);
       best.forEach((card, i) => {
-        const c = this.drawCard(g, card, { x: i * (BEST_W + 2), wild: wildFlags[i], small: true });
+        const c = this.drawCard(g, card, { x: i * (bestW + bestGap), wild: wildFlags[i], small: true, w: bestW });
         c.classList.add("bb-card");
       });
-      label(hand.category, { x: 0, y: 48 + BEST_H + 16, class: "hand-category" }, body);
+      fitText(label(hand.category, { x: 0, y: 48 + BEST_H + 16, class: "hand-category" }, body), words, 15);
     }
     if (how.played) {
       const p = how.played;
       const won = p.won ? `wins ${p.won} \u00b7 ` : "";
       const net = label(`${won}${signed(p.net ?? 0)}`, { x: 0, y: hand ? 48 + BEST_H + 34 : 58, class: "seat-net" }, body);
+      fitText(net, words, 15);
       net.classList.toggle("win", (p.net ?? 0) > 0);
       net.classList.toggle("loss", (p.net ?? 0) < 0);
     }
@@ -486,11 +550,11 @@ export class BaseballDrawing {
    * A card as it lies: its face with the corner index, or its back; wild cards tagged.
    * @param {SVGElement} parent
    * @param {string | null} text the card, or null for a back
-   * @param {{x: number, y?: number, wild: boolean, small?: boolean}} how
+   * @param {{x: number, y?: number, wild: boolean, small?: boolean, w?: number}} how `w`: the card's width, when not the usual
    */
   drawCard(parent, text, how) {
     const face = parseCard(text);
-    const w = how.small ? BEST_W : CARD_W;
+    const w = how.w ?? (how.small ? BEST_W : CARD_W);
     const h = how.small ? BEST_H : CARD_H;
     const at = `translate(${how.x.toFixed(1)} ${(how.y ?? 0).toFixed(1)})`;
     const g = el("g", { class: `mini-card ${face ? face.colour : "back"}`, transform: at }, parent);
@@ -524,10 +588,11 @@ export class BaseballDrawing {
    * @param {number} x
    * @param {string} face
    * @param {number} [y]
+   * @param {number} [w] the card's width
    */
-  drawSlot(parent, x, face, y = 0) {
+  drawSlot(parent, x, face, y = 0, w = CARD_W) {
     const g = el("g", { class: "slot", transform: `translate(${x.toFixed(1)} ${y.toFixed(1)})` }, parent);
-    el("rect", { x: -3, y: -3, width: CARD_W + 6, height: CARD_H + 6, rx: 6 }, g);
-    label(face, { x: CARD_W / 2, y: CARD_H / 2 + 5, class: "slot-face" }, g);
+    el("rect", { x: -3, y: -3, width: w + 6, height: CARD_H + 6, rx: 6 }, g);
+    label(face, { x: w / 2, y: CARD_H / 2 + 5, class: "slot-face" }, g);
   }
 }
