@@ -23,7 +23,10 @@ suit counts, category by category from the top, never by trying wild substitutio
 since this runs inside Monte Carlo simulations, `evaluate` keeps what that finds in tables keyed
 by a hand's rank counts and wild-card count (the best hand needing no suit), and by one suit's
 rank counts (its best flush or straight flush), so that a hand seen before in that shape costs
-a few integer additions and dict lookups. The five cards of `best` are picked only when read.
+a few integer additions and dict lookups. For five to seven cards under the wild ranks and rules
+of the call before, a fast path adds one word-sized code a card and reads the whole value from
+one table entry (see _fast_tables); a hand that can make a flush also looks up its suit. The
+five cards of `best` are picked only when read, from the cards the value keeps.
 `hands_batch.evaluate_batch` ranks many hands at once with numpy from the same tables.
 `evaluate_three` ranks the three cards of the POKER BONUS.
 """
