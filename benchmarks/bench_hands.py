@@ -9,9 +9,12 @@ passes counts; the first pass of `evaluate`, while its tables fill, is reported 
     (the five cards are picked only when read);
   * `evaluate_batch` on the same hands as an array of card numbers (numpy), once its tables are
     built (their build time is reported);
-  * phevaluator's `evaluate_cards` on card ids and eval7's `evaluate` on its own `Card` lists, on
-    the no-wild-card set (neither knows wild cards); both are C extensions called from Python,
-    installed by `pip install -e '.[bench]'`;
+  * phevaluator's `evaluate_cards` on card ids (its public entry: a Python wrapper over C; the
+    ratio is taken to it) and its C `evaluate_7cards` itself, and eval7's `evaluate` on its own
+    `Card` lists, on the no-wild-card set (neither knows wild cards); both are C extensions called
+    from Python, installed by `pip install -e '.[bench]'`;
+  * the fast table's cost: all its entries for one deck's five to seven cards built at once (time
+    and memory traced), though `evaluate` fills it only as hands come;
   * the brute-force evaluator of tests/engine/hand_oracle.py on the first hands of each set,
     whose results `evaluate` and `evaluate_batch` must match exactly; phevaluator and eval7
     must order the no-wild hands as `evaluate` does.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import math
 import random
 import time
+import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -64,7 +68,7 @@ def seconds(run: Callable[[], object]) -> float:
 def run() -> dict[str, Any]:
     try:
         import eval7
-        from phevaluator import evaluate_cards
+        from phevaluator import _pheval, evaluate_cards
     except ImportError as exc:
         raise RuntimeError("the reference evaluators are missing: pip install -e '.[bench]'") from exc
     rng = random.Random(SEED)
@@ -123,6 +127,7 @@ def run() -> dict[str, Any]:
     runs["evaluate_best_0"] = _blocks(_each_best, data=sets[0])
     runs["evaluate_best_2"] = _blocks(_each_best, data=sets[2])
     runs["phevaluator"] = _blocks(_each_ph, evaluate_cards, data=ph_ids)
+    runs["phevaluator_c"] = _blocks(_each_ph, _pheval.evaluate_7cards, data=ph_ids)
     runs["eval7"] = _blocks(_each_e7, e7_evaluate, data=e7_cards)
     for w in (0, 2):
         runs[f"batch_{w}"] = _blocks(_batch, data=batch_rows[w])
@@ -135,6 +140,7 @@ def run() -> dict[str, Any]:
                 runs[name][1][block]()
                 least[name][block] = min(least[name][block], time.process_time() - began)
     best = {name: runs[name][0] / sum(least[name]) for name in runs}
+    table = _fast_table_cost()
 
     ph_rate = best["phevaluator"]
     results: dict[str, Any] = {}
@@ -155,6 +161,15 @@ def run() -> dict[str, Any]:
         results[f"wild_{w}"]["batch_ratio_to_eval7"] = round(best[f"batch_{w}"] / best["eval7"], 2)
         results[f"wild_{w}"]["batch_first_call_seconds_building_tables"] = round(build[w], 2)
     results["phevaluator_per_second_no_wild"] = round(ph_rate)
+    results["phevaluator_c_evaluate_7cards_per_second_no_wild"] = round(best["phevaluator_c"])
+    results["ratio_to_phevaluator_c_evaluate_7cards"] = round(best["evaluate_0"] / best["phevaluator_c"], 3)
+    results["fast_table"] = table
+    results["inputs"] = (
+        "evaluate: a list of 7 controller.engine.cards.Card objects and the wild ranks (a frozenset), "
+        "as the engine calls it; phevaluator.evaluate_cards(*ids): 7 card ids (ints 0-51), its fastest "
+        "public form (a Python wrapper over its C evaluator); phevaluator._pheval.evaluate_7cards(*ids): "
+        "the C function itself; eval7.evaluate: a list of eval7.Card"
+    )
     results["eval7_per_second_no_wild"] = round(best["eval7"])
     results["ratio_eval7"] = round(best["evaluate_0"] / best["eval7"], 3)
     results["phevaluator_and_eval7_order_the_hands_as_evaluate"] = ORDER_PAIRS
@@ -174,6 +189,39 @@ def run() -> dict[str, Any]:
         ),
         "ratio": round(best["evaluate_0"] / ph_rate, 3),
         "results": results,
+    }
+
+
+def _fast_table_cost() -> dict[str, Any]:
+    """What `evaluate`'s fast table costs: built for every hand of five to seven cards of one
+    deck under this wild set (not only the benchmark's hands), in seconds and megabytes."""
+    from itertools import combinations_with_replacement
+
+    from controller.engine import hands
+
+    tracemalloc.start()
+    began = time.perf_counter()
+    _, table, context = hands._fast_tables(sum(1 << r for r in WILD), False, False)
+    table.clear()
+    hands._BY_RANKS.clear()  # the entries share what this table holds: counted here too
+    naturals = [r for r in range(2, 15) if r not in WILD]
+    for size in (5, 6, 7):
+        for wild in range(5):  # five or more wild cards always go the general way
+            for ranks in combinations_with_replacement(naturals, size - wild):
+                if max((ranks.count(r) for r in set(ranks)), default=0) > 4:
+                    continue  # more of a rank than one deck holds
+                key = sum(1 << (hands._FAST_RANK_SHIFT + 3 * (r - 2)) for r in ranks)
+                key |= wild << hands._FAST_WILD_SHIFT
+                table[key] = hands._fast_entry(key, context)
+    seconds = time.perf_counter() - began
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {
+        "entries_one_deck_5_to_7_cards": len(table),
+        "build_seconds_all_entries": round(seconds, 2),
+        "megabytes_traced_while_building": round(peak / 1e6, 1),
+        "how": "filled as hands come (nothing at import, nothing on disk); this is the whole table at once, "
+        "timed with tracemalloc on (which slows it several times)",
     }
 
 

@@ -23,7 +23,10 @@ suit counts, category by category from the top, never by trying wild substitutio
 since this runs inside Monte Carlo simulations, `evaluate` keeps what that finds in tables keyed
 by a hand's rank counts and wild-card count (the best hand needing no suit), and by one suit's
 rank counts (its best flush or straight flush), so that a hand seen before in that shape costs
-a few integer additions and dict lookups. The five cards of `best` are picked only when read.
+a few integer additions and dict lookups. For five to seven cards under the wild ranks and rules
+of the call before, a fast path adds one word-sized code a card and reads the whole value from
+one table entry (see _fast_tables); a hand that can make a flush also looks up its suit. The
+five cards of `best` are picked only when read, from the cards the value keeps.
 `hands_batch.evaluate_batch` ranks many hands at once with numpy from the same tables.
 `evaluate_three` ranks the three cards of the POKER BONUS.
 """
@@ -117,8 +120,13 @@ class HandValue(tuple):  # type: ignore[type-arg]
     two are equal when category, best, strength and wild_used are.
     """
 
-    def __new__(cls, category: str, best: tuple[Card, ...], strength: tuple[int, ...], wild_used: int) -> HandValue:
-        value = _new_tuple(cls, (category, tuple(strength), wild_used, ()))
+    # Underneath: (category, strength, wild_used, rules, *cards), the rules and the cards being
+    # what `best` is picked from (see Context). Made by tuple's own constructor, which is the
+    # cheapest object Python makes; `of` makes one from its parts.
+
+    @classmethod
+    def of(cls, category: str, best: Iterable[Card], strength: Iterable[int], wild_used: int) -> HandValue:
+        value = cls((category, tuple(strength), wild_used, None))
         value.__dict__["best"] = tuple(best)
         return value
 
@@ -131,7 +139,7 @@ class HandValue(tuple):  # type: ignore[type-arg]
         # Picked once, then kept in the instance's dict (the property is looked up first).
         found: tuple[Card, ...] | None = self.__dict__.get("best")
         if found is None:
-            found = _evaluate_full(*self[3]).best
+            found = _evaluate_full(self[4:], *self[3]).best
             self.__dict__["best"] = found
         return found
 
@@ -164,8 +172,6 @@ class HandValue(tuple):  # type: ignore[type-arg]
         }
 
 
-_new_tuple = tuple.__new__
-
 
 @dataclass(frozen=True, slots=True)
 class ThreeCardHand:
@@ -195,52 +201,143 @@ def evaluate(
     (a six-deck shoe deals them); whether a deck can hold them is the shoe's concern. Raises
     CardError for fewer than five cards, a joker, or a position that is not among the cards.
     """
+    # The fast path (see _fast_tables): the same wild ranks and rules as the last call, five to
+    # seven cards; the hand's value is one table entry, made once (its five cards are picked
+    # from the cards kept in it when `best` is read). A hand that can make a flush takes a second
+    # look at its cards (_fast_flush); any other hand and any card the codes do not know go the
+    # general way (_evaluate_tables), which also says what is wrong with a hand.
+    fast_wild, fast_aces, fast_natural, codes, table, context = _fast
+    if wild is fast_wild and double_ace_flush is fast_aces and natural_wins is fast_natural and wild_cards is None:
+        try:
+            size = len(cards)  # type: ignore[arg-type]
+            if size == 7:
+                c0, c1, c2, c3, c4, c5, c6 = cards
+                acc = sum(
+                    (
+                        codes[c0.rank][c0.suit], codes[c1.rank][c1.suit], codes[c2.rank][c2.suit],
+                        codes[c3.rank][c3.suit], codes[c4.rank][c4.suit], codes[c5.rank][c5.suit],
+                        codes[c6.rank][c6.suit],
+                    ),
+                    _FAST_BASE,
+                )  # fmt: skip
+                category, strength, used, rules = table[acc & _FAST_KEY]
+                if category:
+                    return HandValue((category, strength, used, rules, c0, c1, c2, c3, c4, c5, c6))
+                return _fast_flush((c0, c1, c2, c3, c4, c5, c6), acc, table, context)
+            elif size == 6:
+                c0, c1, c2, c3, c4, c5 = cards
+                acc = sum(
+                    (
+                        codes[c0.rank][c0.suit], codes[c1.rank][c1.suit], codes[c2.rank][c2.suit],
+                        codes[c3.rank][c3.suit], codes[c4.rank][c4.suit], codes[c5.rank][c5.suit],
+                    ),
+                    _FAST_BASE,
+                )  # fmt: skip
+                category, strength, used, rules = table[acc & _FAST_KEY]
+                if category:
+                    return HandValue((category, strength, used, rules, c0, c1, c2, c3, c4, c5))
+                return _fast_flush((c0, c1, c2, c3, c4, c5), acc, table, context)
+            elif size == 5:
+                c0, c1, c2, c3, c4 = cards
+                acc = sum(
+                    (
+                        codes[c0.rank][c0.suit], codes[c1.rank][c1.suit], codes[c2.rank][c2.suit],
+                        codes[c3.rank][c3.suit], codes[c4.rank][c4.suit],
+                    ),
+                    _FAST_BASE,
+                )  # fmt: skip
+                category, strength, used, rules = table[acc & _FAST_KEY]
+                if category:
+                    return HandValue((category, strength, used, rules, c0, c1, c2, c3, c4))
+                return _fast_flush((c0, c1, c2, c3, c4), acc, table, context)
+        except KeyError:  # a rank multiset not seen yet under these rules
+            return _fast_miss(tuple(cards), acc, table, context)
+        except (TypeError, AttributeError, IndexError, ValueError):  # not five to seven cards the codes know
+            pass
+        return _evaluate_tables(tuple(cards), context[0], None, double_ace_flush, natural_wins)
+    return _evaluate_slow(cards, wild, double_ace_flush, natural_wins, wild_cards)
+
+
+def _evaluate_slow(
+    cards: Iterable[Card],
+    wild: AbstractSet[Rank],
+    double_ace_flush: bool,
+    natural_wins: bool,
+    wild_cards: Iterable[int] | None,
+) -> HandValue:
+    """`evaluate` for a call that is not the fast path's: other wild ranks or rules than the last
+    call (which then become the fast path's, when they cannot change), or wild cards by position."""
     held = tuple(cards)
+    if wild_cards is not None:
+        positions = _positions(wild_cards)
+        total = len(held)
+        if positions and max(positions) >= total >= 5:
+            raise CardError(
+                f"wild card position {max(positions)} is not among the {total} cards (positions 0 to {total - 1})"
+            )
+        return _evaluate_tables(held, 0, positions, double_ace_flush, natural_wins)
+    bits = 0
+    for rank in wild:
+        bits |= 1 << rank
+    codes, table, context = _fast_tables(bits, bool(double_ace_flush), bool(natural_wins))
+    if type(wild) is frozenset and type(double_ace_flush) is bool and type(natural_wins) is bool:
+        # A set that cannot change, known again by identity: the next calls take the fast path.
+        global _fast
+        _fast = (wild, double_ace_flush, natural_wins, codes, table, context)
+    if not 5 <= len(held) <= 7:
+        return _evaluate_tables(held, bits, None, context[2], context[3])
+    # The fast path's way, as a loop.
+    acc = _FAST_BASE
+    try:
+        for card in held:
+            acc += codes[card.rank][card.suit]  # type: ignore[index]
+        entry = table[acc & _FAST_KEY]
+    except KeyError:
+        return _fast_miss(held, acc, table, context)
+    except (TypeError, AttributeError, IndexError):
+        return _evaluate_tables(held, bits, None, context[2], context[3])
+    if entry[0]:
+        return HandValue((*entry, *held))
+    return _fast_flush(held, acc, table, context)
+
+
+def _evaluate_tables(
+    held: tuple[Card, ...],
+    wild_bits: int,
+    positions: frozenset[int] | None,
+    double_ace_flush: bool,
+    natural_wins: bool,
+) -> HandValue:
+    """`evaluate` from the tables without the fast path: any number of cards, wild cards by rank
+    (`wild_bits`) or by position, and any flush. Raises CardError for what is not a hand."""
     # One integer adds up every card's code: rank counts, wild cards, each suit's ranks and
     # count, and the number of cards (see _codes); the tables are keyed by slices of it.
     acc = 0
     try:
-        if wild_cards is None:
-            if wild is _last_wild[0]:
-                bits, codes = _last_wild[1], _last_wild[2]
-            else:
-                bits = 0
-                for rank in wild:
-                    bits |= 1 << rank
-                codes = _CODES.get(bits) or _codes(bits)
-                if type(wild) is frozenset:  # a set that cannot change: known again by identity
-                    _last_wild[:] = [wild, bits, codes]
+        if positions is None:
+            codes = _CODES.get(wild_bits) or _codes(wild_bits)
             for card in held:
                 acc += codes[card.rank._value_][card.suit._value_]  # type: ignore[union-attr]
-            source: tuple[Any, ...] = (held, bits, None, double_ace_flush, natural_wins)
         else:
-            positions = _positions(wild_cards)
             codes = _CODES.get(0) or _codes(0)
             for i, card in enumerate(held):
                 code = codes[card.rank._value_][card.suit._value_]  # type: ignore[union-attr]
                 acc += _WILD_CODE if i in positions else code
-            total = len(held)
-            if positions and max(positions) >= total >= 5:
-                raise CardError(
-                    f"wild card position {max(positions)} is not among the {total} cards "
-                    f"(positions 0 to {total - 1})"
-                )
-            source = (held, 0, positions, double_ace_flush, natural_wins)
     except AttributeError:
         raise CardError(
             "the joker plays in no poker hand: deal it out of the hand, "
             "and name the wild ranks with --wild (for example --wild 3,9)"
         ) from None
+    context = (wild_bits, positions, double_ace_flush, natural_wins)
     total = acc >> _TOTAL_SHIFT
     if total < 5:
         raise CardError(f"a poker hand is the best five of five or more cards, not of {total}")
     if total > _MOST_CARDS:  # more than the code's fields hold: the long way
-        return _evaluate_full(*source)
+        return _evaluate_full(held, *context)
     wild_count = (acc >> _WILD_SHIFT) & _FIELD
     if wild_count >= 5:
         entry = _best_code(acc, 5, double_ace_flush)
     else:
-        # _best_code written out: this is the line every simulated showdown runs.
         entry = _BY_RANKS.get(acc & _KEY_MASK) or _rank_entry(acc & _KEY_MASK)
         if (acc + _NEED[wild_count]) & _TOP_BITS:
             entry = _best_code(acc, wild_count, double_ace_flush)
@@ -249,11 +346,7 @@ def evaluate(
         if used and total - wild_count >= 5 and _best_code(acc, 0, double_ace_flush)[1] == strength:
             used = 0
         entry = (category, (*strength, 0 if used else 1), used)
-    return _new_tuple(HandValue, (*entry, source))  # `best` is picked when it is read
-
-
-# The wild ranks of the last call and their codes: a simulation passes the same set every time.
-_last_wild: list[Any] = [None, 0, None]
+    return HandValue((*entry, context, *held))  # `best` is picked when it is read
 
 
 def _evaluate_full(
@@ -320,6 +413,107 @@ _CODES: dict[int, list[list[int]]] = {}
 Entry = tuple[str, tuple[int, ...], int]
 _BY_RANKS: dict[int, Entry] = {}
 _BY_SUIT: tuple[dict[int, Entry], dict[int, Entry]] = ({}, {})
+
+
+# --- the fast path's tables ------------------------------------------------------------------
+#
+# For five to seven cards a card's code is smaller (it fits one machine word): each suit's count
+# in a 4-bit field (bits 0-15) that starts at 3 and that a wild card adds 1 to as well, so that
+# the field's top bit is set exactly when that suit can make a flush (its natural cards plus the
+# wild cards reach five); then each rank's count in a 3-bit field (from bit 16) and the wild-card
+# count (bit 55). No field overflows with seven cards, repeated or not. The sum of a hand's codes
+# with its suit counts cleared (flush bits kept) is the key of a table of the hand's value when no
+# flush is possible: one dict lookup gives category, strength, wild cards used and the rules, all
+# made once (a key with a flush bit is never in the table: such a hand goes the general way).
+
+_FAST_BASE = 0x3333
+_FAST_FLUSH = 0x8888
+_FAST_RANK_SHIFT = 16
+_FAST_WILD_SHIFT = 55
+_FAST_KEY = ((1 << 58) - 1) & ~0x7777
+_FAST_WILD_CODE = 0x1111 | (1 << _FAST_WILD_SHIFT)
+
+# What a rule context is: wild ranks as bits, wild positions (None: by rank), double_ace_flush,
+# natural_wins. A HandValue keeps it with its cards to pick `best` when asked.
+Context = tuple[int, frozenset[int] | None, bool, bool]
+FastEntry = tuple[str, tuple[int, ...], int, Context]
+FastTables = tuple[list[list[int] | None], dict[int, FastEntry], Context]
+_FAST_TABLES: dict[Context, FastTables] = {}
+
+
+def _fast_tables(wild_bits: int, double_ace_flush: bool, natural_wins: bool) -> FastTables:
+    """The fast path's codes (by rank then suit; None for ranks 0 and 1) and table for these rules."""
+    context: Context = (wild_bits, None, double_ace_flush, natural_wins)
+    found = _FAST_TABLES.get(context)
+    if found is None:
+        codes: list[list[int] | None] = [None, None]
+        for r in range(2, 15):
+            rank_code = 1 << (_FAST_RANK_SHIFT + 3 * (r - 2))
+            codes.append([_FAST_WILD_CODE if wild_bits >> r & 1 else rank_code | 1 << 4 * s for s in range(4)])
+        found = (codes, {}, context)
+        _FAST_TABLES[context] = found
+    return found
+
+
+def _fast_miss(held: tuple[Card, ...], acc: int, table: dict[int, FastEntry], context: Context) -> HandValue:
+    """A hand whose fast key is not in the table yet: its entry is made and kept (for a key whose
+    hand can make a flush, a mark that sends it to _fast_flush)."""
+    key = acc & _FAST_KEY
+    entry = _fast_entry(key, context) if not acc & _FAST_FLUSH else ("", (), 0, context)
+    if len(table) >= _TABLE_LIMIT:
+        table.clear()
+    table[key] = entry
+    if entry[0]:
+        return HandValue((*entry, *held))
+    return _fast_flush(held, acc, table, context)
+
+
+def _fast_flush(held: tuple[Card, ...], acc: int, table: dict[int, FastEntry], context: Context) -> HandValue:
+    """A fast-path hand that can make a flush: the best of the hand without suits and of each
+    suit's best flush or straight flush, as _best_code finds it (five wild cards, and the
+    natural-wins rule, go the general way)."""
+    wild_bits, _, double_ace_flush, natural_wins = context
+    wild = (acc >> _FAST_WILD_SHIFT) & 7
+    if wild >= 5 or natural_wins:
+        return _evaluate_tables(held, wild_bits, None, double_ace_flush, natural_wins)
+    key = acc & _FAST_KEY & ~_FAST_FLUSH
+    best = table.get(key)
+    if best is None:
+        best = table[key] = _fast_entry(key, context)
+    flush = acc & _FAST_FLUSH
+    by_suit = _BY_SUIT[double_ace_flush]
+    for s in range(4):
+        if flush >> (4 * s + 3) & 1:
+            # This suit's natural cards, counted by rank as _suit_entry keys them.
+            suit_key = wild << _WILD_SHIFT
+            for card in held:
+                if card.suit == s and not wild_bits >> card.rank & 1:  # type: ignore[operator]
+                    suit_key += 1 << 5 * (card.rank - 2)  # type: ignore[operator]
+            found = by_suit.get(suit_key) or _suit_entry(suit_key, double_ace_flush)
+            if (found[1], -found[2]) > (best[1], -best[2]):
+                best = (*found, context)
+    return HandValue((*best, *held))
+
+
+def _fast_entry(key: int, context: Context) -> FastEntry:
+    """The value of a fast key (no flush possible) from the table without suits."""
+    by_ranks = 0  # the same rank counts in _BY_RANKS's key
+    naturals = 0
+    for r in range(2, 15):
+        count = (key >> (_FAST_RANK_SHIFT + 3 * (r - 2))) & 7
+        by_ranks |= count << 5 * (r - 2)
+        naturals += count
+    wild = (key >> _FAST_WILD_SHIFT) & 7
+    with_wild = by_ranks | wild << _WILD_SHIFT
+    category, strength, used = _BY_RANKS.get(with_wild) or _rank_entry(with_wild)
+    if context[3]:  # natural_wins: the same hand without wild cards plays as natural
+        if used and naturals >= 5 and (_BY_RANKS.get(by_ranks) or _rank_entry(by_ranks))[1] == strength:
+            used = 0
+        strength = (*strength, 0 if used else 1)
+    return (category, strength, used, context)
+
+
+_fast: tuple[Any, ...] = (object(), None, None, [], {}, (0, None, False, False))
 
 
 def _codes(wild_bits: int) -> list[list[int]]:
@@ -501,7 +695,7 @@ def _value(category: int, cards: list[RankSuit], tiebreak: tuple[int, ...], wild
 
 def _hand_value(found: Found) -> HandValue:
     cards, strength, wild_used = found
-    return HandValue(CATEGORIES[strength[0] - 1], tuple([_CARD[r][s] for r, s in cards]), strength, wild_used)
+    return HandValue.of(CATEGORIES[strength[0] - 1], [_CARD[r][s] for r, s in cards], strength, wild_used)
 
 
 def _best_five(naturals: list[RankSuit], wild: int, double_ace_flush: bool, suits: bool = True) -> Found:

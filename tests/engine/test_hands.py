@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.engine import hands as hands_module
 from controller.engine.cards import STANDARD_DECK, Card, CardError, Rank, Suit, parse_cards
 from controller.engine.hands import HandValue, evaluate, evaluate_three
 from controller.engine.hands_batch import card_number, category_of, evaluate_batch, strength_of
@@ -469,6 +470,48 @@ def test_naming_every_three_and_nine_by_position_is_the_same_as_naming_their_ran
     rules: Rules = {"double_ace_flush": double_ace_flush, "natural_wins": natural_wins}
     positions = {i for i, c in enumerate(cards) if c.rank in THREES_AND_NINES}
     assert evaluate(cards, wild_cards=positions, **rules) == evaluate(cards, THREES_AND_NINES, **rules)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cards=baseball_hands(),
+    wild=st.sampled_from([frozenset(), THREES_AND_NINES, frozenset({Rank.TWO})]),
+    double_ace_flush=st.booleans(),
+    natural_wins=st.booleans(),
+)
+def test_the_fast_path_gives_what_the_category_by_category_evaluator_gives(
+    cards: list[Card], wild: frozenset[Rank], double_ace_flush: bool, natural_wins: bool
+) -> None:
+    # Twice with the same rules: the first call may set the fast path up, the second takes it
+    # (and a table entry the first one made); both must be the long way's hand, best included.
+    reference = hands_module._evaluate_full(tuple(cards), _bits(wild), None, double_ace_flush, natural_wins)
+    for _ in range(2):
+        value = evaluate(cards, wild, double_ace_flush=double_ace_flush, natural_wins=natural_wins)
+        assert value == reference
+        assert (value.category, value.strength, value.wild_used) == (
+            reference.category, reference.strength, reference.wild_used
+        )  # fmt: skip
+        assert value.best == reference.best
+
+
+def _bits(wild: frozenset[Rank]) -> int:
+    return sum(1 << rank for rank in wild)
+
+
+def test_a_hand_keeps_its_cards_when_the_callers_list_changes_afterwards() -> None:
+    # `best` is picked only when read, from the cards the hand kept: not from the list.
+    cards = parse_cards(["AS", "KS", "QS", "JS", "TD", "7C", "8H"])
+    value = evaluate(cards, THREES_AND_NINES)
+    cards[:] = parse_cards(["2C", "2D", "4H", "5S", "TC", "JD", "KC"])
+    assert (value.category, shown(value)) == ("straight", "AS KS QS JS TD")
+    assert evaluate(cards, THREES_AND_NINES).category == "pair"
+
+
+def test_cards_from_a_generator_and_a_tuple_are_ranked_as_a_list() -> None:
+    text = ["AS", "KS", "3D", "9C", "QS", "7S", "2H"]
+    expected = evaluate(parse_cards(text), THREES_AND_NINES)
+    assert evaluate(iter(parse_cards(text)), THREES_AND_NINES) == expected
+    assert evaluate(tuple(parse_cards(text)), THREES_AND_NINES) == expected
 
 
 # --- many hands at once (numpy) ---------------------------------------------------------------
