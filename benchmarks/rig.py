@@ -22,7 +22,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,16 @@ class Daemon:
         """Spawn, then wait until /api/health answers; the seconds that took."""
         self.spawn()
         return self.wait_ready(timeout)
+
+    def serve(self) -> Iterator[Daemon]:
+        """Start, hand the daemon over, stop: a fixture's whole body (`yield from
+        Daemon(...).serve()`). The daemon must then exit 0; its log says why if not."""
+        self.start()
+        try:
+            yield self
+        finally:
+            code = self.stop()
+        assert code == 0, self.log()
 
     def log(self) -> str:
         """The end of the latest start's log."""

@@ -155,13 +155,7 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(tmp_path, CONFIG)
-    d.start()
-    try:
-        yield d
-    finally:
-        code = d.stop()
-    assert code == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG).serve()
 
 
 @pytest.fixture

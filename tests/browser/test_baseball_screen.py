@@ -62,13 +62,7 @@ ACTING = re.compile(r"\bacting\b")
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
     """The conftest's simulated table, configured for Baseball poker (overrides its `daemon`)."""
-    d = Daemon(tmp_path, CONFIG)
-    d.start()
-    try:
-        yield d
-    finally:
-        code = d.stop()
-    assert code == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG).serve()
 
 
 def seat(number: int) -> str:

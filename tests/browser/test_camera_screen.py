@@ -53,13 +53,7 @@ OWED = 40 + 20 + 20
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
     """The conftest's simulated table with a simulated overhead camera (overrides its `daemon`)."""
-    d = Daemon(tmp_path, CONFIG)
-    d.start()
-    try:
-        yield d
-    finally:
-        code = d.stop()
-    assert code == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG).serve()
 
 
 class HeldFeed:

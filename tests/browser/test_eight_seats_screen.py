@@ -96,13 +96,7 @@ def assert_probe_readable(page: Page, count: int) -> None:
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
     """The conftest's simulated table, seating eight at Baseball poker (overrides its `daemon`)."""
-    d = Daemon(tmp_path, CONFIG)
-    d.start()
-    try:
-        yield d
-    finally:
-        code = d.stop()
-    assert code == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG).serve()
 
 
 def test_an_eight_seat_table_shows_eight_seats_and_deals_eight_players_to_the_showdown(

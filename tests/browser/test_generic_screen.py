@@ -26,13 +26,7 @@ DOCS = DOCS_SHOTS / "screens"
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(tmp_path, CONFIG, env=ENV)
-    d.start()
-    try:
-        yield d
-    finally:
-        code = d.stop()
-    assert code == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG, env=ENV).serve()
 
 
 def test_a_game_without_a_screen_module_gets_an_honest_generic_screen(daemon: Daemon, screens: Screens) -> None:

@@ -34,13 +34,7 @@ NEXT = re.compile(r"\bnext\b")
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
     """The conftest's simulated table, configured for Jokers 22 (overrides its `daemon`)."""
-    d = Daemon(tmp_path, CONFIG)
-    d.start()
-    try:
-        yield d
-    finally:
-        code = d.stop()
-    assert code == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG).serve()
 
 
 def hand(spot: int, number: int) -> str:

@@ -46,13 +46,7 @@ DOCS = DOCS_SHOTS / "screens"
 @pytest.fixture(scope="module")
 def table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     DOCS.mkdir(parents=True, exist_ok=True)
-    d = Daemon(tmp_path_factory.mktemp("use"), CONFIG, env={"TABLECTL_SURVEILLANCE_TOKEN": SURVEILLANCE})
-    d.start()
-    try:
-        yield d
-    finally:
-        code = d.stop()
-    assert code == 0, d.log()
+    yield from Daemon(tmp_path_factory.mktemp("use"), CONFIG, env={"TABLECTL_SURVEILLANCE_TOKEN": SURVEILLANCE}).serve()
 
 
 @pytest.fixture
