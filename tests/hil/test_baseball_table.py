@@ -62,10 +62,7 @@ REDEAL = [
 
 @pytest.fixture
 def daemon(tmp_path: Path, pty_display: tuple[int, str]) -> Iterator[Daemon]:
-    d = Daemon(tmp_path, CONFIG.format(display=pty_display[1]))
-    d.start()
-    yield d
-    assert d.stop() == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG.format(display=pty_display[1])).serve()
 
 
 def test_a_hand_with_a_rainout_through_the_wire(daemon: Daemon, pty_display: tuple[int, str]) -> None:

@@ -31,10 +31,7 @@ SEAT1 = {"first": "GPIO17", "second": "GPIO27", "third": "GPIO22", "home": "GPIO
 
 @pytest.fixture
 def daemon(tmp_path: Path, pty_display: tuple[int, str]) -> Iterator[Daemon]:
-    d = Daemon(tmp_path, CONFIG.format(display=pty_display[1]))
-    d.start()
-    yield d
-    assert d.stop() == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG.format(display=pty_display[1])).serve()
 
 
 def play(daemon: Daemon, body: dict, cards: list[str]) -> int:  # type: ignore[type-arg]

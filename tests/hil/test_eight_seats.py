@@ -34,10 +34,7 @@ pin_map = "eight-seat-595"
 
 @pytest.fixture
 def daemon(tmp_path: Path, pty_display: tuple[int, str]) -> Iterator[Daemon]:
-    d = Daemon(tmp_path, CONFIG.format(display=pty_display[1]))
-    d.start()
-    yield d
-    assert d.stop() == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG.format(display=pty_display[1])).serve()
 
 
 def test_an_eight_player_hand_through_the_wire_uses_the_community_card(daemon: Daemon) -> None:

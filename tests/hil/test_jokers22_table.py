@@ -39,10 +39,7 @@ CARDS = ["8H", "5C", "9S", "8D", "6D", "2C", "TC", "3H", "KD", "9H", "7C", "8S"]
 
 @pytest.fixture
 def daemon(tmp_path: Path, pty_display: tuple[int, str]) -> Iterator[Daemon]:
-    d = Daemon(tmp_path, CONFIG.format(display=pty_display[1]))
-    d.start()
-    yield d
-    assert d.stop() == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG.format(display=pty_display[1])).serve()
 
 
 def draw_until_decision_or_end(daemon: Daemon) -> dict:  # type: ignore[type-arg]

@@ -44,10 +44,7 @@ R = 5  # a red chip
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(tmp_path, CONFIG)
-    d.start()
-    yield d
-    assert d.stop() == 0, d.log()
+    yield from Daemon(tmp_path, CONFIG).serve()
 
 
 def camera(state: dict[str, Any]) -> dict[str, Any]:
