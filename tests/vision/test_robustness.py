@@ -142,3 +142,29 @@ def test_every_condition_of_the_suite_is_a_scene_file_that_renders_the_same_fram
         assert again == scene, name
         assert np.array_equal(render(again, layout), render(scene, layout)), name
         assert not np.array_equal(render(scene, layout), render(small, layout)), name
+
+
+def _along_the_line_of_sight(scene: Scene, layout: Layout, mm_per_chip: float) -> Scene:
+    """Every stack of `scene` leaning `mm_per_chip` a chip straight away from the camera: from
+    its one view the top stands where a taller upright stack's would."""
+    foot = np.array(scene.camera.position[:2])
+    zones = {}
+    for name, stacks in scene.zones.items():
+        away = np.array(layout.zones[name].centre) - foot
+        dx, dy = (mm_per_chip * away / np.linalg.norm(away)).tolist()
+        zones[name] = tuple(dataclasses.replace(s, lean=(dx, dy)) for s in stacks)
+    return dataclasses.replace(scene, zones=zones)
+
+
+def test_a_stack_leaning_along_the_line_of_sight_is_unsure_never_a_taller_stack(
+    layout: Layout, left_reader: Reader
+) -> None:
+    leaning = _along_the_line_of_sight(SCENE, layout, 0.4)
+    reading = _read(left_reader, render(leaning, layout))
+    assert _wrong(reading, leaning) == []
+    tall = [n for n, chips in STACKS.items() if len(chips) >= 6]  # leaning 2.4 mm or more: a chip and more taller
+    not_square = [n for n in tall if reading.zones[n].state == "unsure" and "not square" in reading.zones[n].why]
+    assert not_square, {n: (reading.zones[n].state, reading.zones[n].why) for n in tall}
+    upright = _read(left_reader, render(SCENE, layout))  # the same stacks standing straight are counted
+    assert _wrong(upright, SCENE) == []
+    assert len([n for n in _exact(upright, SCENE) if SCENE.value_of(n)]) >= len(STACKS) - 2
