@@ -329,6 +329,7 @@ class Reader:
         # whose outline and count passed, whatever its colours (centre on the felt, chips)
         self.gain = np.ones(3)
         self.measured: dict[str, tuple[FloatArray, int]] = {}
+        self._named: dict[str, float] = {}
         self.evidence: dict[str, dict[str, Any]] = {}  # each stack read afresh on the last frame: what its checks saw
         self.spread_px = SHARP_EDGE_PX  # the same, across the direction that blurs them most (motion blur)
         self.compressed = False  # the frames are JPEG (MJPEG): 8 x 8 blocks seen at the last full marker check
@@ -810,6 +811,7 @@ class Reader:
             ), None
         self.measured[g.zone.name] = (centre, n)
         chips = self._denominations(centre, n, frame, gain)
+        self.evidence[g.zone.name].update(self._named)
         on_felt = np.concatenate(
             [centre + (outline[:, :1] - u0) * g.across + (outline[:, 1:] - v0) * g.away, np.zeros((len(outline), 1))],
             axis=1,
@@ -913,6 +915,11 @@ class Reader:
         named = namer.name(
             rgb[: len(on_side)].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[len(on_side) :], px_per_chip, extra
         )
+        self._named = {
+            "margin": float(named.margins.min()),
+            "misfit": float(named.misfit),
+            "wanted": self._colour_margin(px_per_chip),
+        }
         if named.misfit > MAX_COLOUR_MISFIT:
             return "the colours down the stack's side fit no sequence of chips"
         # chips fewer pixels tall than at the two-camera mount leave the blur and the bands'
