@@ -9,8 +9,10 @@ through the calibrated pose, each chip's denomination.
 
 Doubt is reported, never guessed: a zone is "blocked" when something that is not a stack is in
 it (a hand, an arm, a card), and "unsure" when a stack is there but one of the checks fails (the
-outline is not one upright stack, the height falls between two chip counts, a colour is between
-two chips, a nearer stack hides part of it, the camera moved). A wrong value is worse than none.
+outline is not one upright stack, the height falls between two chip counts, the stack is not
+square (its outline strays across, or its side's chip edges fit one chip more or less as well:
+a lean along the line of sight), a colour is between two chips, a nearer stack hides part of
+it, the camera moved). A wrong value is worse than none.
 
 Work that would give the same answer is skipped, never guessed: the calibration markers are
 looked for again only when one of them no longer looks exactly as at the last check that found
