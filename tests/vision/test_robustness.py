@@ -181,3 +181,24 @@ def test_a_stack_leaning_across_the_line_of_sight_is_unsure_with_its_outline_as_
     tall = [n for n, chips in STACKS.items() if len(chips) >= 6]  # their tops 2.4 mm and more off their bases
     strays = [n for n in tall if "outline strays" in reading.zones[n].why]
     assert strays, {n: (reading.zones[n].state, reading.zones[n].why) for n in tall}
+
+
+def test_short_upright_stacks_are_counted_not_called_not_square() -> None:
+    """Tuning scene 17 (the accuracy benchmark's, left camera): six of its upright stacks of 2 to
+    5 chips had a rival count fitting their side's edges within noise of theirs, and the plain
+    not-square check made every one "unsure". Upright, most are counted now (those whose colours
+    are not sure stay "unsure"); nothing is read wrong."""
+    from benchmarks.bench_vision_accuracy import empty_table, view
+
+    whole = Layout.load("grand-slam-7")
+    scene, half = view(17, "halves", whole, (1920, 1080))
+    assert not scene.hands
+    reader = Reader(half, Calibration.from_frame(render(empty_table(scene), whole), half, camera=scene.camera.model()))
+    reading = _read(reader, render(scene, whole))
+    assert _wrong(reading, scene) == []
+    short = [n for n, stacks in scene.zones.items() if n in reading.zones and stacks and len(stacks[0].chips) < 6]
+    assert len(short) >= 8
+    not_square = [n for n in short if "not square" in reading.zones[n].why]
+    assert len(not_square) <= 2, {n: reading.zones[n].why for n in not_square}
+    exact = set(_exact(reading, scene))
+    assert len([n for n in short if n in exact]) >= len(short) - 2, {n: reading.zones[n].why for n in short}
