@@ -142,3 +142,63 @@ def test_every_condition_of_the_suite_is_a_scene_file_that_renders_the_same_fram
         assert again == scene, name
         assert np.array_equal(render(again, layout), render(scene, layout)), name
         assert not np.array_equal(render(scene, layout), render(small, layout)), name
+
+
+def _along_the_line_of_sight(scene: Scene, layout: Layout, mm_per_chip: float, across: bool = False) -> Scene:
+    """Every stack of `scene` leaning `mm_per_chip` a chip straight away from the camera (from
+    its one view the top stands where a taller upright stack's would), or `across` that line."""
+    foot = np.array(scene.camera.position[:2])
+    zones = {}
+    for name, stacks in scene.zones.items():
+        away = np.array(layout.zones[name].centre) - foot
+        if across:
+            away = np.array([away[1], -away[0]])
+        dx, dy = (mm_per_chip * away / np.linalg.norm(away)).tolist()
+        zones[name] = tuple(dataclasses.replace(s, lean=(dx, dy)) for s in stacks)
+    return dataclasses.replace(scene, zones=zones)
+
+
+def test_a_stack_leaning_along_the_line_of_sight_is_unsure_never_a_taller_stack(
+    layout: Layout, left_reader: Reader
+) -> None:
+    leaning = _along_the_line_of_sight(SCENE, layout, 0.4)
+    reading = _read(left_reader, render(leaning, layout))
+    assert _wrong(reading, leaning) == []
+    tall = [n for n, chips in STACKS.items() if len(chips) >= 6]  # leaning 2.4 mm or more: a chip and more taller
+    not_square = [n for n in tall if reading.zones[n].state == "unsure" and "not square" in reading.zones[n].why]
+    assert not_square, {n: (reading.zones[n].state, reading.zones[n].why) for n in tall}
+    upright = _read(left_reader, render(SCENE, layout))  # the same stacks standing straight are counted
+    assert _wrong(upright, SCENE) == []
+    assert len([n for n in _exact(upright, SCENE) if SCENE.value_of(n)]) >= len(STACKS) - 2
+
+
+def test_a_stack_leaning_across_the_line_of_sight_is_unsure_with_its_outline_as_the_reason(
+    layout: Layout, left_reader: Reader
+) -> None:
+    leaning = _along_the_line_of_sight(SCENE, layout, 0.4, across=True)
+    reading = _read(left_reader, render(leaning, layout))
+    assert _wrong(reading, leaning) == []
+    tall = [n for n, chips in STACKS.items() if len(chips) >= 6]  # their tops 2.4 mm and more off their bases
+    strays = [n for n in tall if "outline strays" in reading.zones[n].why]
+    assert strays, {n: (reading.zones[n].state, reading.zones[n].why) for n in tall}
+
+
+def test_short_upright_stacks_are_counted_not_called_not_square() -> None:
+    """Tuning scene 17 (the accuracy benchmark's, left camera): six of its upright stacks of 2 to
+    5 chips had a rival count fitting their side's edges within noise of theirs, and the plain
+    not-square check made every one "unsure". Upright, most are counted now (those whose colours
+    are not sure stay "unsure"); nothing is read wrong."""
+    from benchmarks.bench_vision_accuracy import empty_table, view
+
+    whole = Layout.load("grand-slam-7")
+    scene, half = view(17, "halves", whole, (1920, 1080))
+    assert not scene.hands
+    reader = Reader(half, Calibration.from_frame(render(empty_table(scene), whole), half, camera=scene.camera.model()))
+    reading = _read(reader, render(scene, whole))
+    assert _wrong(reading, scene) == []
+    short = [n for n, stacks in scene.zones.items() if n in reading.zones and stacks and len(stacks[0].chips) < 6]
+    assert len(short) >= 8
+    not_square = [n for n in short if "not square" in reading.zones[n].why]
+    assert len(not_square) <= 2, {n: reading.zones[n].why for n in not_square}
+    exact = set(_exact(reading, scene))
+    assert len([n for n in short if n in exact]) >= len(short) - 2, {n: reading.zones[n].why for n in short}
