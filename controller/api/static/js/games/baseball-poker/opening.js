@@ -6,49 +6,28 @@
 import { post } from "../../api.js";
 import { $, attempt, chipInput, make } from "../../dom.js";
 import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
+import { OpeningForm, seatHeader } from "../../opening.js";
 
 /** @returns {NodeListOf<HTMLInputElement>} */
 const stackInputs = () => document.querySelectorAll("#bb-rows input[data-field=stack]");
 
-export class OpeningPanel {
+export class OpeningPanel extends OpeningForm {
   constructor() {
-    /** @type {any} the body of the last hand this screen opened */
-    this.lastOpened = null;
-    /** @type {any} the table's state last shown */
-    this.state = null;
-    this.build();
-    $("bb-open").addEventListener("submit", (ev) => void this.open(/** @type {SubmitEvent} */ (ev)));
-    $("bb-clear").addEventListener("click", () => this.clear());
-    $("bb-repeat").addEventListener("click", () => this.repeat());
-  }
-
-  /**
-   * @param {boolean} openable
-   * @param {any} state
-   */
-  show(openable, state) {
-    this.state = state;
-    $("bb-open").hidden = !openable;
+    super("bb-open", "bb-clear", "bb-repeat");
   }
 
   /** The seat columns and one row of stacks. */
   build() {
-    const head = make("tr");
-    head.append(make("td"));
     const row = make("tr");
     const name = /** @type {HTMLTableCellElement} */ (make("th", "Stack"));
     name.scope = "row";
     row.append(name);
     for (const seat of SEATS_LEFT_TO_RIGHT) {
-      const th = /** @type {HTMLTableCellElement} */ (make("th", `Seat ${seat}`));
-      th.scope = "col";
-      th.dataset.seat = String(seat);
-      head.append(th);
       const td = make("td");
       td.append(chipInput({ seat: String(seat), field: "stack" }, `Seat ${seat}: the player's stack (empty: nobody plays)`));
       row.append(td);
     }
-    $("bb-seats").replaceChildren(head);
+    $("bb-seats").replaceChildren(seatHeader());
     $("bb-rows").replaceChildren(row);
   }
 

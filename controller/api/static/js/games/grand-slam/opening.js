@@ -6,6 +6,7 @@
 import { post } from "../../api.js";
 import { $, attempt, chipInput, make } from "../../dom.js";
 import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
+import { OpeningForm, seatHeader } from "../../opening.js";
 import { BET_LABELS, BET_NAMES, BETS, isSideBet } from "./bases.js";
 
 /** @typedef {import("./bases.js").Bet} Bet */
@@ -14,25 +15,9 @@ import { BET_LABELS, BET_NAMES, BETS, isSideBet } from "./bases.js";
 const wagerInputs = () => document.querySelectorAll("#wager-rows input[data-bet]");
 const blindSelect = () => /** @type {HTMLSelectElement} */ ($("blind-seat"));
 
-export class OpeningPanel {
+export class OpeningPanel extends OpeningForm {
   constructor() {
-    /** @type {any} the body of the last round this screen opened, for "Same as last" */
-    this.lastOpened = null;
-    /** @type {any} the table's state last shown */
-    this.state = null;
-    this.build();
-    $("wager-panel").addEventListener("submit", (ev) => void this.open(/** @type {SubmitEvent} */ (ev)));
-    $("clear-wagers").addEventListener("click", () => this.clear());
-    $("repeat-wagers").addEventListener("click", () => this.repeat());
-  }
-
-  /**
-   * @param {boolean} openable a round may be opened now
-   * @param {any} state
-   */
-  show(openable, state) {
-    this.state = state;
-    $("wager-panel").hidden = !openable;
+    super("wager-panel", "clear-wagers", "repeat-wagers");
   }
 
   /** Build the wager grid: a row per bet, a column per seat of the table. */
@@ -40,15 +25,7 @@ export class OpeningPanel {
     for (const option of /** @type {NodeListOf<HTMLOptionElement>} */ (document.querySelectorAll("#blind-seat option"))) {
       option.hidden = option.disabled = Number(option.value) > SEATS_LEFT_TO_RIGHT.length; // a seat the table has not
     }
-    const head = make("tr");
-    head.append(make("td"));
-    for (const seat of SEATS_LEFT_TO_RIGHT) {
-      const th = /** @type {HTMLTableCellElement} */ (make("th", `Seat ${seat}`));
-      th.scope = "col";
-      th.dataset.seat = String(seat);
-      head.append(th);
-    }
-    $("wager-seats").replaceChildren(head);
+    $("wager-seats").replaceChildren(seatHeader());
     const rows = BETS.map((bet) => {
       const row = make("tr");
       const name = /** @type {HTMLTableCellElement} */ (make("th", BET_LABELS[bet]));

@@ -6,6 +6,7 @@
 import { post } from "../../api.js";
 import { $, attempt, field, make } from "../../dom.js";
 import { SEATS as SPOTS, SEATS_LEFT_TO_RIGHT } from "../../felt.js";
+import { OpeningForm, seatHeader } from "../../opening.js";
 
 /** Player rows the panel starts with (more on demand, up to the API's 7). */
 const FIRST_SLOTS = 1;
@@ -19,41 +20,15 @@ const MAX_SLOTS = 7;
 const slotInput = (spot, slot, name) =>
   /** @type {HTMLInputElement | null} */ (document.querySelector(`#j22-rows input[data-spot="${spot}"][data-slot="${slot}"][data-field="${name}"]`));
 
-export class OpeningPanel {
+export class OpeningPanel extends OpeningForm {
   constructor() {
-    /** @type {any} the body of the last round this screen opened */
-    this.lastOpened = null;
-    /** @type {any} the table's state last shown */
-    this.state = null;
-    /** Player rows in the panel now. */
-    this.slots = 0;
-    this.build();
-    $("j22-open").addEventListener("submit", (ev) => void this.open(/** @type {SubmitEvent} */ (ev)));
+    super("j22-open", "j22-clear", "j22-repeat");
     $("j22-add-slot").addEventListener("click", () => this.addSlot());
-    $("j22-clear").addEventListener("click", () => this.clear());
-    $("j22-repeat").addEventListener("click", () => this.repeat());
-  }
-
-  /**
-   * @param {boolean} openable
-   * @param {any} state
-   */
-  show(openable, state) {
-    this.state = state;
-    $("j22-open").hidden = !openable;
   }
 
   /** The spot columns, then the first player rows. */
   build() {
-    const head = make("tr");
-    head.append(make("td"));
-    for (const spot of SEATS_LEFT_TO_RIGHT) {
-      const th = /** @type {HTMLTableCellElement} */ (make("th", `Spot ${spot}`));
-      th.scope = "col";
-      th.dataset.spot = String(spot);
-      head.append(th);
-    }
-    $("j22-spots").replaceChildren(head);
+    $("j22-spots").replaceChildren(seatHeader("Spot"));
     $("j22-rows").replaceChildren();
     this.slots = 0;
     while (this.slots < FIRST_SLOTS) this.addSlot();
