@@ -32,11 +32,35 @@ SUPERVISOR = "rig-supervisor-token-0123456789"
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 
+# Ports are handed out from a block of their own for each process that runs tests at once
+# (pytest-xdist's workers gw0, gw1, ... and a plain run), below the kernel's ephemeral range so
+# that no outgoing connection holds one, and never twice in one process: two servers started at
+# the same moment by two tests can then never be told the same port between one's check and the
+# other's bind (the kernel's "any free port" can give the same one to both).
+_PORT_BLOCK = 1_000
+_PORTS_FROM = 12_000
+_next_port: list[int] = []
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 nothing listens on right now, not handed out before by this process."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    block = int(worker[2:]) + 1 if worker.startswith("gw") and worker[2:].isdigit() else 0
+    first = _PORTS_FROM + block * _PORT_BLOCK
+    if block * _PORT_BLOCK >= 32_768 - _PORTS_FROM - _PORT_BLOCK:
+        raise RuntimeError(f"too many test workers for the port blocks: {worker}")
+    if not _next_port:
+        _next_port.append(first + (os.getpid() % _PORT_BLOCK))  # a restarted run starts elsewhere
+    for _ in range(_PORT_BLOCK):
+        port = first + (_next_port[0] - first) % _PORT_BLOCK
+        _next_port[0] = port + 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port on 127.0.0.1 from {first} to {first + _PORT_BLOCK - 1}")
 
 
 class Daemon:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.rig import free_port
 from controller.audit import audit
 from controller.cli import main
 from controller.journal import Journal, JournalCorrupt
@@ -141,7 +142,7 @@ def test_tablectl_run_on_a_journal_that_lost_entries_refuses_and_says_what_to_do
             "--state-dir",
             str(tmp_path),
             "--http",
-            "127.0.0.1:18717",
+            f"127.0.0.1:{free_port()}",
         ],
         capture_output=True,
         text=True,

@@ -104,8 +104,10 @@ def test_a_simulated_high_card_table_deals_and_settles_rounds_over_the_pty(
     with sqlite3.connect(daemon.state_dir / "journal.sqlite3") as db:
         sources = [json.loads(b)["source"] for (b,) in db.execute("SELECT body FROM entries WHERE kind = 'card'")]
     assert sources and all(s["via"] == "shoe" for s in sources)
-    # The lamps: the seat whose card is next blinks its first lamp; some mock pin changed.
-    assert any(len(history) > 2 for history in pins.values()), pins
+    # The lamps: the seat whose card is next blinks its first lamp, so some lamp's mock pin was
+    # switched on (at demo speed three rounds can settle within one blink, so a whole on-off
+    # cycle is not asked for).
+    assert any(any(state for _, state in history[1:]) for history in pins.values()), pins
     shown = display_text(wire)
     assert "DEAL SEAT" in shown and "DEAL THE DEALER" in shown, shown[:400]
 
