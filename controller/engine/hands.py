@@ -214,9 +214,9 @@ def evaluate(
                 c0, c1, c2, c3, c4, c5, c6 = cards
                 acc = sum(
                     (
-                        codes[c0.rank][c0.suit], codes[c1.rank][c1.suit], codes[c2.rank][c2.suit],
-                        codes[c3.rank][c3.suit], codes[c4.rank][c4.suit], codes[c5.rank][c5.suit],
-                        codes[c6.rank][c6.suit],
+                        codes[c0.number], codes[c1.number], codes[c2.number],
+                        codes[c3.number], codes[c4.number], codes[c5.number],
+                        codes[c6.number],
                     ),
                     _FAST_BASE,
                 )  # fmt: skip
@@ -228,8 +228,8 @@ def evaluate(
                 c0, c1, c2, c3, c4, c5 = cards
                 acc = sum(
                     (
-                        codes[c0.rank][c0.suit], codes[c1.rank][c1.suit], codes[c2.rank][c2.suit],
-                        codes[c3.rank][c3.suit], codes[c4.rank][c4.suit], codes[c5.rank][c5.suit],
+                        codes[c0.number], codes[c1.number], codes[c2.number],
+                        codes[c3.number], codes[c4.number], codes[c5.number],
                     ),
                     _FAST_BASE,
                 )  # fmt: skip
@@ -241,8 +241,8 @@ def evaluate(
                 c0, c1, c2, c3, c4 = cards
                 acc = sum(
                     (
-                        codes[c0.rank][c0.suit], codes[c1.rank][c1.suit], codes[c2.rank][c2.suit],
-                        codes[c3.rank][c3.suit], codes[c4.rank][c4.suit],
+                        codes[c0.number], codes[c1.number], codes[c2.number],
+                        codes[c3.number], codes[c4.number],
                     ),
                     _FAST_BASE,
                 )  # fmt: skip
@@ -290,7 +290,7 @@ def _evaluate_slow(
     acc = _FAST_BASE
     try:
         for card in held:
-            acc += codes[card.rank][card.suit]  # type: ignore[index]
+            acc += codes[card.number]  # type: ignore[operator]
         entry = table[acc & _FAST_KEY]
     except KeyError:
         return _fast_miss(held, acc, table, context)
@@ -437,19 +437,20 @@ _FAST_WILD_CODE = 0x1111 | (1 << _FAST_WILD_SHIFT)
 # natural_wins. A HandValue keeps it with its cards to pick `best` when asked.
 Context = tuple[int, frozenset[int] | None, bool, bool]
 FastEntry = tuple[str, tuple[int, ...], int, Context]
-FastTables = tuple[list[list[int] | None], dict[int, FastEntry], Context]
+FastTables = tuple[list[int | None], dict[int, FastEntry], Context]
 _FAST_TABLES: dict[Context, FastTables] = {}
 
 
 def _fast_tables(wild_bits: int, double_ace_flush: bool, natural_wins: bool) -> FastTables:
-    """The fast path's codes (by rank then suit; None for ranks 0 and 1) and table for these rules."""
+    """The fast path's codes (by card number, see Card.number; None for the joker) and table for these rules."""
     context: Context = (wild_bits, None, double_ace_flush, natural_wins)
     found = _FAST_TABLES.get(context)
     if found is None:
-        codes: list[list[int] | None] = [None, None]
-        for r in range(2, 15):
-            rank_code = 1 << (_FAST_RANK_SHIFT + 3 * (r - 2))
-            codes.append([_FAST_WILD_CODE if wild_bits >> r & 1 else rank_code | 1 << 4 * s for s in range(4)])
+        codes: list[int | None] = []
+        for n in range(52):  # rank n // 4 + 2, suit n % 4
+            wild_card = wild_bits >> (n // 4 + 2) & 1
+            codes.append(_FAST_WILD_CODE if wild_card else 1 << (_FAST_RANK_SHIFT + 3 * (n // 4)) | 1 << 4 * (n % 4))
+        codes.append(None)  # the joker: the general way says why it plays in no poker hand
         found = (codes, {}, context)
         _FAST_TABLES[context] = found
     return found
