@@ -407,6 +407,8 @@ _TOP_BITS = sum(32 << (_COUNT_SHIFT + 6 * s) for s in range(4))
 _TABLE_LIMIT = 200_000  # about 50 MB: a Raspberry Pi worker keeps well within its memory
 
 _CODES: dict[int, list[list[int]]] = {}
+# By card number, for the fast path's flushes (see _suit_codes).
+_SUIT_CODES: dict[int, list[int]] = {}
 # category, strength, wild cards used: of the best hand that needs no suit (by rank counts and
 # wild count), and of the best flush or straight flush in one suit (by the suit's rank counts
 # and wild count), per double_ace_flush.
@@ -432,6 +434,12 @@ _FAST_RANK_SHIFT = 16
 _FAST_WILD_SHIFT = 55
 _FAST_KEY = ((1 << 58) - 1) & ~0x7777
 _FAST_WILD_CODE = 0x1111 | (1 << _FAST_WILD_SHIFT)
+_FAST_KEY_NO_FLUSH = _FAST_KEY & ~_FAST_FLUSH
+# The flush bits of a fast code -> where the blocks of those suits start in _suit_codes's sum.
+_FLUSH_SHIFTS: dict[int, tuple[int, ...]] = {
+    bits: tuple(_RANK_BITS * s for s in range(4) if bits >> (4 * s + 3) & 1)
+    for bits in (sum(8 << 4 * s for s in range(4) if mask >> s & 1) for mask in range(16))
+}
 
 # What a rule context is: wild ranks as bits, wild positions (None: by rank), double_ace_flush,
 # natural_wins. A HandValue keeps it with its cards to pick `best` when asked.
@@ -477,23 +485,32 @@ def _fast_flush(held: tuple[Card, ...], acc: int, table: dict[int, FastEntry], c
     wild = (acc >> _FAST_WILD_SHIFT) & 7
     if wild >= 5 or natural_wins:
         return _evaluate_tables(held, wild_bits, None, double_ace_flush, natural_wins)
-    key = acc & _FAST_KEY & ~_FAST_FLUSH
+    key = acc & _FAST_KEY_NO_FLUSH
     best = table.get(key)
     if best is None:
         best = table[key] = _fast_entry(key, context)
-    flush = acc & _FAST_FLUSH
+    # Every natural card's rank counted in its suit's block, all four suits in one sum; each
+    # suit that can make a flush is then one slice of it, counted by rank as _suit_entry keys it.
+    suit_codes = _SUIT_CODES.get(wild_bits) or _suit_codes(wild_bits)
+    suits = 0
+    for card in held:
+        suits += suit_codes[card.number]
     by_suit = _BY_SUIT[double_ace_flush]
-    for s in range(4):
-        if flush >> (4 * s + 3) & 1:
-            # This suit's natural cards, counted by rank as _suit_entry keys them.
-            suit_key = wild << _WILD_SHIFT
-            for card in held:
-                if card.suit == s and not wild_bits >> card.rank & 1:  # type: ignore[operator]
-                    suit_key += 1 << 5 * (card.rank - 2)  # type: ignore[operator]
-            found = by_suit.get(suit_key) or _suit_entry(suit_key, double_ace_flush)
-            if (found[1], -found[2]) > (best[1], -best[2]):
-                best = (*found, context)
-    return HandValue((*best, *held))
+    wild_key = wild << _WILD_SHIFT
+    for shift in _FLUSH_SHIFTS[acc & _FAST_FLUSH]:
+        suit_key = (suits >> shift) & _RANKS_MASK | wild_key
+        found = by_suit.get(suit_key) or _suit_entry(suit_key, double_ace_flush)
+        if found[1] > best[1] or (found[1] == best[1] and found[2] < best[2]):  # fewer wild cards win ties
+            best = (*found, context)
+    return HandValue(best + held)
+
+
+def _suit_codes(wild_bits: int) -> list[int]:
+    """_suit_codes(bits)[n]: card number n's rank as a 5-bit count (_ranks_of's fields) in its
+    suit's block of _RANK_BITS bits (suit s from bit s * _RANK_BITS); 0 for a wild card."""
+    codes = [0 if wild_bits >> (n // 4 + 2) & 1 else 1 << (_RANK_BITS * (n % 4) + 5 * (n // 4)) for n in range(52)]
+    _SUIT_CODES[wild_bits] = codes
+    return codes
 
 
 def _fast_entry(key: int, context: Context) -> FastEntry:
