@@ -447,6 +447,7 @@ Context = tuple[int, frozenset[int] | None, bool, bool]
 FastEntry = tuple[str, tuple[int, ...], int, Context]
 FastTables = tuple[list[int | None], dict[int, FastEntry], Context]
 _FAST_TABLES: dict[Context, FastTables] = {}
+_FAST_VALUES: dict[FastEntry, FastEntry] = {}  # each distinct entry once (see _fast_entry)
 
 
 def _fast_tables(wild_bits: int, double_ace_flush: bool, natural_wins: bool) -> FastTables:
@@ -528,7 +529,12 @@ def _fast_entry(key: int, context: Context) -> FastEntry:
         if used and naturals >= 5 and (_BY_RANKS.get(by_ranks) or _rank_entry(by_ranks))[1] == strength:
             used = 0
         strength = (*strength, 0 if used else 1)
-    return (category, strength, used, context)
+    # One object a value, however many keys share it (most do: a hand's value mostly comes of its
+    # top ranks): fewer objects to keep, and fewer for a run of hands to bring into the cache.
+    entry = (category, strength, used, context)
+    if len(_FAST_VALUES) >= _TABLE_LIMIT:
+        _FAST_VALUES.clear()
+    return _FAST_VALUES.setdefault(entry, entry)
 
 
 _fast: tuple[Any, ...] = (object(), None, None, [], {}, (0, None, False, False))
