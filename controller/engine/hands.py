@@ -205,20 +205,19 @@ def evaluate(
     # seven cards; the hand's value is one table entry, made once (its five cards are picked
     # from the cards kept in it when `best` is read). A hand that can make a flush takes a second
     # look at its cards (_fast_flush); any other hand and any card the codes do not know go the
-    # general way (_evaluate_tables), which also says what is wrong with a hand.
+    # general way (_evaluate_tables), which also says what is wrong with a hand. The codes are
+    # added with `+` (specialised int additions), measured quicker than sum() over a tuple of them.
     fast_wild, fast_aces, fast_natural, codes, table, context = _fast
     if wild is fast_wild and double_ace_flush is fast_aces and natural_wins is fast_natural and wild_cards is None:
         try:
             size = len(cards)  # type: ignore[arg-type]
             if size == 7:
                 c0, c1, c2, c3, c4, c5, c6 = cards
-                acc = sum(
-                    (
-                        codes[c0.number], codes[c1.number], codes[c2.number],
-                        codes[c3.number], codes[c4.number], codes[c5.number],
-                        codes[c6.number],
-                    ),
-                    _FAST_BASE,
+                acc = (
+                    _FAST_BASE
+                    + codes[c0.number] + codes[c1.number] + codes[c2.number]
+                    + codes[c3.number] + codes[c4.number] + codes[c5.number]
+                    + codes[c6.number]
                 )  # fmt: skip
                 category, strength, used, rules = table[acc & _FAST_KEY]
                 if category:
@@ -226,12 +225,10 @@ def evaluate(
                 return _fast_flush((c0, c1, c2, c3, c4, c5, c6), acc, table, context)
             elif size == 6:
                 c0, c1, c2, c3, c4, c5 = cards
-                acc = sum(
-                    (
-                        codes[c0.number], codes[c1.number], codes[c2.number],
-                        codes[c3.number], codes[c4.number], codes[c5.number],
-                    ),
-                    _FAST_BASE,
+                acc = (
+                    _FAST_BASE
+                    + codes[c0.number] + codes[c1.number] + codes[c2.number]
+                    + codes[c3.number] + codes[c4.number] + codes[c5.number]
                 )  # fmt: skip
                 category, strength, used, rules = table[acc & _FAST_KEY]
                 if category:
@@ -239,12 +236,10 @@ def evaluate(
                 return _fast_flush((c0, c1, c2, c3, c4, c5), acc, table, context)
             elif size == 5:
                 c0, c1, c2, c3, c4 = cards
-                acc = sum(
-                    (
-                        codes[c0.number], codes[c1.number], codes[c2.number],
-                        codes[c3.number], codes[c4.number],
-                    ),
-                    _FAST_BASE,
+                acc = (
+                    _FAST_BASE
+                    + codes[c0.number] + codes[c1.number] + codes[c2.number]
+                    + codes[c3.number] + codes[c4.number]
                 )  # fmt: skip
                 category, strength, used, rules = table[acc & _FAST_KEY]
                 if category:
