@@ -204,6 +204,7 @@ def _fast_table_cost() -> dict[str, Any]:
     _, table, context = hands._fast_tables(sum(1 << r for r in WILD), False, False)
     table.clear()
     hands._BY_RANKS.clear()  # the entries share what this table holds: counted here too
+    hands._FAST_VALUES.clear()  # and the one object a value that the entries are
     naturals = [r for r in range(2, 15) if r not in WILD]
     for size in (5, 6, 7):
         for wild in range(5):  # five or more wild cards always go the general way

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class CardError(ValueError):
@@ -71,10 +71,15 @@ class Card:
 
     rank: Rank | None
     suit: Suit | None
+    #: The card's number: 4 x (rank - 2) + suit, 2C 0 to AS 51, and 52 for the joker. A plain int
+    #: made with the card: the poker evaluator looks its cards up by it in flat tables.
+    number: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.rank is None) != (self.suit is None):
             raise CardError("a card has both a rank and a suit, or neither (the joker)")
+        number = 52 if self.rank is None else 4 * (int(self.rank) - 2) + int(self.suit)  # type: ignore[arg-type]
+        object.__setattr__(self, "number", number)
 
     @property
     def is_joker(self) -> bool:

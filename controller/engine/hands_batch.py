@@ -42,9 +42,9 @@ Codes = npt.NDArray[np.int64]
 
 def card_number(card: Card) -> int:
     """The number of a card in a batch row: 4 x (rank - 2) + suit (2C is 0, AS is 51)."""
-    if card.rank is None or card.suit is None:
+    if card.rank is None:
         raise CardError("the joker plays in no poker hand")
-    return 4 * (int(card.rank) - 2) + int(card.suit)
+    return card.number
 
 
 def encode(strength: Sequence[int]) -> int:

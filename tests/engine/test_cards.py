@@ -133,3 +133,16 @@ def test_remaining_cards_lists_what_the_shoe_still_holds() -> None:
 def test_rank_and_suit_symbols() -> None:
     assert [r.symbol for r in Rank] == ["2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "A"]
     assert Card(Rank.TEN, Suit.HEARTS) == parse_card("10H")
+
+
+def test_a_card_number_is_four_times_rank_less_two_plus_suit_and_52_for_the_joker() -> None:
+    # The numbers the batch evaluator's rows and phevaluator's ids use; a card read from text, or
+    # sent through pickle to a simulation worker, has the same number and still equals the card.
+    import pickle
+
+    assert [c.number for c in sorted(STANDARD_DECK)] == list(range(52))
+    assert parse_card("2C").number == 0 and parse_card("as").number == 51 and JOKER.number == 52
+    for card in [*STANDARD_DECK, JOKER]:
+        again = pickle.loads(pickle.dumps(card))
+        assert again == card and again.number == card.number and hash(again) == hash(card)
+    assert repr(parse_card("TH")) == "Card('TH')"
