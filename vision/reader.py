@@ -67,18 +67,17 @@ COLOUR_MARGIN_GROWTH = 2.0  # ... by (2.2 / px a chip) ** 2: with one camera ove
 MAX_COLOUR_MISFIT = 30.0  # the same units: what the best sequence leaves unexplained, per chip (at most 29 seen)
 # A chip that fits its best colour badly (worn, dirty, faded: what the best explanation leaves
 # unexplained of its own samples, `NamedStack.fits`, the same units) may be another
-# denomination worn toward the colour it is named: its margin must grow with its misfit, by
-# (fit / limit) ** FIT_MARGIN_POWER once the fit is beyond the limit. A chip named unlike the
-# chip beside it (a change of denomination, which is also what one worn chip of a uniform stack
-# looks like) has the limit FIT_AT_A_CHANGE; a chip named as both its neighbours (or alone)
-# FIT_IN_A_RUN; on a JPEG frame both are JPEG_COLOUR_MARGIN times larger (its chips fit worse:
-# median 13 against 8.5 raw). Settled on tuning seeds only (never the benchmark's): wear of
-# 20 Lab, seeds 0-199, 8400 zones, wrong values 89 -> 10, right stacks 404 -> 270 of 1434 (no
-# hands); clean, seeds 0-47, occupied zones read exact 379 -> 366 of 401 (the same rule with one
-# limit for every chip, 15 and the square: 89 -> 8 wrong, but clean 379 -> 349 and worn 404 -> 128).
-FIT_AT_A_CHANGE = 18.0
-FIT_IN_A_RUN = 25.0
-FIT_MARGIN_POWER = 3.0
+# denomination worn toward the colour it is named. An odd chip, named unlike every chip beside
+# it, is what one worn chip of a uniform stack looks like: its lead over the runner-up must grow
+# by its misfit beyond FIT_LIMIT_ODD (margin >= the margin asked + FIT_LEAD * (fit - limit));
+# on a JPEG frame the limit is JPEG_COLOUR_MARGIN times larger (its chips fit worse: median 13
+# against 8.5 raw). Settled on tuning seeds only (never the benchmark's), see vision/README.md
+# (worn chips): wear of 20 Lab, seeds 0-199, 8400 zones, wrong values 89 -> 20; clean, seeds
+# 0-47, occupied zones read exact 379 -> 374 of 401. Asking it of every chip stops more worn
+# ones but also mixed stacks of clean frames (a colour every two chips: fits up to 28 at a
+# change of colour, tests/vision/test_stack_colours.py).
+FIT_LIMIT_ODD = 10.0
+FIT_LEAD = 1.0  # margin units asked per unit of misfit beyond the limit
 # What the far edge still reads long, in chips, after the outline's growth is taken off: it
 # grows with the size of a frame pixel on the felt (the half-level crossing sits a fraction of
 # a pixel out) and with the frame's blur measured on the calibration markers (in mm of felt),
@@ -969,13 +968,13 @@ class Reader:
         if float(named.margins.min()) < wanted:
             return f"chip {named.weakest + 1} from the bottom could be more than one colour"
         if named.fits is not None:
-            # a chip that fits its colour badly needs a margin that grows with its misfit
+            # an odd chip that fits its colour badly needs a lead that grows with its misfit
             colours = np.asarray(named.colours)
-            change = np.zeros(len(colours), dtype=bool)
-            change[1:] |= colours[1:] != colours[:-1]
-            change[:-1] |= colours[:-1] != colours[1:]
-            limit = np.where(change, FIT_AT_A_CHANGE, FIT_IN_A_RUN) * (JPEG_COLOUR_MARGIN if self.compressed else 1.0)
-            asked = wanted * np.maximum(1.0, named.fits / limit) ** FIT_MARGIN_POWER
+            odd = np.ones(len(colours), dtype=bool) if len(colours) > 1 else np.zeros(1, dtype=bool)
+            odd[1:] &= colours[1:] != colours[:-1]
+            odd[:-1] &= colours[:-1] != colours[1:]
+            limit = FIT_LIMIT_ODD * (JPEG_COLOUR_MARGIN if self.compressed else 1.0)
+            asked = wanted + np.where(odd, FIT_LEAD * np.maximum(0.0, named.fits - limit), 0.0)
             short = named.margins / asked
             if float(short.min()) < 1.0:
                 i = int(np.argmin(short))

@@ -55,14 +55,14 @@ def test_a_worn_chip_once_named_as_another_denomination_is_unsure_with_the_reaso
     scene = _scene(20.0)
     # the plain margin alone (the rule before): the top chip is named white, a wrong value
     with monkeypatch.context() as plain:
-        plain.setattr(reader_module, "FIT_MARGIN_POWER", 0.0)
+        plain.setattr(reader_module, "FIT_LEAD", 0.0)
         before = _read(left_reader, scene, layout).zones[WORN]
     assert before.state == "ok" and before.value == 51, before
     evidence = left_reader.evidence[WORN]
     assert evidence["margin"] >= evidence["wanted"]  # its lead over the runner-up passed the plain margin
     assert evidence["named"] == [25, 25, 1]
-    # but that chip, named unlike the chip below it, fits white badly
-    assert evidence["fits"][2] > reader_module.FIT_AT_A_CHANGE
+    # but that chip, an odd chip (unlike the chip below it), fits white worse than its lead allows
+    assert evidence["fits"][2] > reader_module.FIT_LIMIT_ODD + evidence["margins"][2] - evidence["wanted"]
 
     reading = _read(left_reader, scene, layout)
     zone = reading.zones[WORN]
