@@ -208,7 +208,9 @@ def score(scene: Scene, layout: Layout, reading: FrameReading) -> dict[str, Any]
             t["unsure"] += 1
             t["unsure_occupied"] += truth > 0
             key = seen.why.split("(")[0].strip()
-            key = "chip N could be more than one colour" if key.startswith("chip ") else key
+            if key.startswith("chip "):
+                worn = "fits no chip colour well" in key
+                key = "chip N fits no chip colour well" if worn else "chip N could be more than one colour"
             why[key] = why.get(key, 0) + 1
         if not has_hands:
             t["zones_without_hands"] += 1

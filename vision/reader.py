@@ -65,6 +65,19 @@ COLOUR_PX_PER_CHIP = 2.2  # chips shorter than this in the frame need a larger m
 COLOUR_MARGIN_GROWTH = 2.0  # ... by (2.2 / px a chip) ** 2: with one camera over the whole table
 # (1.5-2.1 px a chip) 7 of 950 stacks of the tuning seeds were named wrong with a margin of 15
 MAX_COLOUR_MISFIT = 30.0  # the same units: what the best sequence leaves unexplained, per chip (at most 29 seen)
+# A chip that fits its best colour badly (worn, dirty, faded: what the best explanation leaves
+# unexplained of its own samples, `NamedStack.fits`, the same units) may be another
+# denomination worn toward the colour it is named. An odd chip, named unlike every chip beside
+# it, is what one worn chip of a uniform stack looks like: its lead over the runner-up must grow
+# by its misfit beyond FIT_LIMIT_ODD (margin >= the margin asked + FIT_LEAD * (fit - limit));
+# on a JPEG frame the limit is JPEG_COLOUR_MARGIN times larger (its chips fit worse: median 13
+# against 8.5 raw). Settled on tuning seeds only (never the benchmark's), see vision/README.md
+# (worn chips): wear of 20 Lab, seeds 0-199, 8400 zones, wrong values 89 -> 20; clean, seeds
+# 0-47, occupied zones read exact 379 -> 374 of 401. Asking it of every chip stops more worn
+# ones but also mixed stacks of clean frames (a colour every two chips: fits up to 28 at a
+# change of colour, tests/vision/test_stack_colours.py).
+FIT_LIMIT_ODD = 10.0
+FIT_LEAD = 1.0  # margin units asked per unit of misfit beyond the limit
 # What the far edge still reads long, in chips, after the outline's growth is taken off: it
 # grows with the size of a frame pixel on the felt (the half-level crossing sits a fraction of
 # a pixel out) and with the frame's blur measured on the calibration markers (in mm of felt),
@@ -342,7 +355,7 @@ class Reader:
         # whose outline and count passed, whatever its colours (centre on the felt, chips)
         self.gain = np.ones(3)
         self.measured: dict[str, tuple[FloatArray, int]] = {}
-        self._named: dict[str, float] = {}
+        self._named: dict[str, Any] = {}
         self.evidence: dict[str, dict[str, Any]] = {}  # each stack read afresh on the last frame: what its checks saw
         self.spread_px = SHARP_EDGE_PX  # the same, across the direction that blurs them most (motion blur)
         self.compressed = False  # the frames are JPEG (MJPEG): 8 x 8 blocks seen at the last full marker check
@@ -941,13 +954,37 @@ class Reader:
             "margin": float(named.margins.min()),
             "misfit": float(named.misfit),
             "wanted": self._colour_margin(px_per_chip),
+            "margins": [float(m) for m in named.margins],
+            "fits": [float(f) for f in named.fits] if named.fits is not None else [],
+            "named": [self.chips.chips[i].value for i in named.colours],
+            "rivals": [self.chips.chips[i].value for i in named.rivals],
+            "px_per_chip": px_per_chip,
         }
         if named.misfit > MAX_COLOUR_MISFIT:
             return "the colours down the stack's side fit no sequence of chips"
         # chips fewer pixels tall than at the two-camera mount leave the blur and the bands'
         # offset less certain: more margin is asked of them
-        if float(named.margins.min()) < self._colour_margin(px_per_chip):
+        wanted = self._colour_margin(px_per_chip)
+        if float(named.margins.min()) < wanted:
             return f"chip {named.weakest + 1} from the bottom could be more than one colour"
+        if named.fits is not None:
+            # an odd chip that fits its colour badly needs a lead that grows with its misfit
+            colours = np.asarray(named.colours)
+            odd = np.ones(len(colours), dtype=bool) if len(colours) > 1 else np.zeros(1, dtype=bool)
+            odd[1:] &= colours[1:] != colours[:-1]
+            odd[:-1] &= colours[:-1] != colours[1:]
+            limit = FIT_LIMIT_ODD * (JPEG_COLOUR_MARGIN if self.compressed else 1.0)
+            asked = wanted + np.where(odd, FIT_LEAD * np.maximum(0.0, named.fits - limit), 0.0)
+            short = named.margins / asked
+            if float(short.min()) < 1.0:
+                i = int(np.argmin(short))
+                value = self.chips.chips[named.colours[i]].value
+                rival = named.rival(i)
+                nearest = f"{value}, then {self.chips.chips[rival].value}" if rival is not None else f"{value}"
+                return (
+                    f"chip {i + 1} from the bottom fits no chip colour well (worn or dirty?): nearest {nearest}, "
+                    "not far enough apart for a chip so far from its colour"
+                )
         return tuple(self.chips.chips[i].value for i in named.colours)
 
 

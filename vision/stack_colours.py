@@ -113,6 +113,14 @@ class NamedStack:
     colours: tuple[int, ...]
     margins: FloatArray
     misfit: float  # what the best explanation leaves unexplained, per chip (same units as the margins)
+    # what the best explanation leaves unexplained of each chip's own samples (same units): a chip
+    # that fits its colour badly (worn, dirty, another maker's) has no margin's worth of certainty
+    fits: FloatArray | None = None
+    rivals: tuple[int, ...] = ()  # each chip's runner-up: the colour its margin is against
+
+    def rival(self, chip: int) -> int | None:
+        """The colour (index) chip `chip` would be named next, if any."""
+        return self.rivals[chip] if chip < len(self.rivals) else None
 
     @property
     def weakest(self) -> int:
@@ -201,10 +209,14 @@ def viterbi_batch(cost: FloatArray) -> tuple[FloatArray, FloatArray]:
     return total[0].min(axis=(1, 2)), marginals
 
 
-def _named(candidates: IntArray, totals: FloatArray, marginals: FloatArray) -> tuple[IntArray, FloatArray, float]:
-    """The sequence of the best-fitting of several blurs and offsets, each chip's margin over
-    all of them (another colour is only as far as its best fit under any of them: the offset is
-    not known well enough to rule it out), and the best total."""
+def _named(
+    candidates: IntArray, cost: FloatArray, totals: FloatArray, marginals: FloatArray
+) -> tuple[IntArray, FloatArray, float, FloatArray, IntArray]:
+    """The sequence of the best-fitting of several blurs and offsets (cost: their chains, as
+    `viterbi_batch` takes them), each chip's margin over all of them (another colour is only as
+    far as its best fit under any of them: the offset is not known well enough to rule it out),
+    the best total, each chip's own link cost in that best explanation (its fit) and each
+    chip's runner-up colour (the same colour when it has no other candidate)."""
     best = int(np.argmin(totals))
     sequence, _ = _best(candidates, marginals[best])
     over_all = marginals.min(axis=0)  # n, K
@@ -213,7 +225,17 @@ def _named(candidates: IntArray, totals: FloatArray, marginals: FloatArray) -> t
     others = over_all.copy()
     others[rows, chosen] = np.inf
     margins = others.min(axis=1) - over_all[rows, chosen] if others.shape[1] > 1 else np.full(len(rows), np.inf)
-    return sequence, margins, float(totals[best])
+    rivals = candidates[rows, np.argmin(others, axis=1)] if others.shape[1] > 1 else sequence
+    below = np.concatenate([[0], chosen[:-1]])  # the felt under the bottom chip is link 0's a = 0
+    above = np.concatenate([chosen[1:], [0]])  # the top face over the top chip is the last link's c = 0
+    fits = cost[best, rows, below, chosen, above]
+    return sequence, margins, float(totals[best]), np.asarray(fits, dtype=np.float64), rivals
+
+
+def _stack(sequence: IntArray, margins: FloatArray, total: float, fits: FloatArray, rivals: IntArray) -> NamedStack:
+    return NamedStack(
+        tuple(int(c) for c in sequence), margins, total / len(sequence), fits, tuple(int(c) for c in rivals)
+    )
 
 
 class StackNamer:
@@ -257,19 +279,19 @@ class StackNamer:
         profile = self._profile(log_b, agree)  # again without the edge spots
         rows, _ = self._robust_rows(seen, profile)
         guess = self._first_level(rows)
-        best: tuple[IntArray, FloatArray, float, IntArray, float] | None = None
+        best: tuple[IntArray, FloatArray, float, IntArray, float, FloatArray, IntArray] | None = None
         # a lone chip's middle is half felt and half top face: its light is guessed from little,
         # so it is tried dimmer and brighter too, keeping the level that explains the side best
         for level in [guess * f for f in (LONE_CHIP_LEVELS if seen.shape[1] == 1 else (1.0,))]:
             candidates = self._candidates(rows, felt_seen, top, level, first_blur)
             cost = self._exact_costs(seen, profile, under, top, candidates, level, first_blurs)
-            sequence, margins, total = _named(candidates, *viterbi_batch(cost))
+            sequence, margins, total, chip_fits, rivals = _named(candidates, cost, *viterbi_batch(cost))
             if best is None or total < best[2]:
-                best = (sequence, margins, total, candidates, level)
+                best = (sequence, margins, total, candidates, level, chip_fits, rivals)
         assert best is not None
-        sequence, margins, total, candidates, level = best
+        sequence, margins, total, candidates, level, chip_fits, rivals = best
         if margins.min() >= SURE_AT_FIRST:
-            return NamedStack(tuple(int(c) for c in sequence), margins, total / len(sequence))
+            return _stack(sequence, margins, total, chip_fits, rivals)
         # blur, the bands' offset and the light level refitted to that first answer, then named again
         fits = self._sequence_costs(seen, profile, under, top, sequence, np.full(len(blurs), level), blurs)
         chosen = int(np.argmin(fits))
@@ -285,8 +307,7 @@ class StackNamer:
         )
         level = float(levels[int(np.argmin(fits))])
         cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])
-        sequence, margins, total = _named(candidates, *viterbi_batch(cost))
-        return NamedStack(tuple(int(c) for c in sequence), margins, total / len(sequence))
+        return _stack(*_named(candidates, cost, *viterbi_batch(cost)))
 
     # -- the light on the side -----------------------------------------------------------
 
