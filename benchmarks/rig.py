@@ -47,7 +47,7 @@ def free_port() -> int:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     block = int(worker[2:]) + 1 if worker.startswith("gw") and worker[2:].isdigit() else 0
     first = _PORTS_FROM + block * _PORT_BLOCK
-    if block * _PORT_BLOCK >= 32_768 - _PORTS_FROM - _PORT_BLOCK:
+    if first + _PORT_BLOCK > 32_768:  # the kernel's ephemeral ports start there
         raise RuntimeError(f"too many test workers for the port blocks: {worker}")
     if not _next_port:
         _next_port.append(first + (os.getpid() % _PORT_BLOCK))  # a restarted run starts elsewhere

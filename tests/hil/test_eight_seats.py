@@ -87,18 +87,24 @@ def start(tmp_path: Path, config: str, *args: str) -> subprocess.CompletedProces
     )  # fmt: skip
 
 
-def test_a_live_table_refuses_to_start_when_a_seat_has_no_lamps(tmp_path: Path) -> None:
+def start_live(tmp_path: Path, indicators: str) -> subprocess.CompletedProcess[str]:
+    """A live 8-seat Baseball poker table (shoe and display on ptys) with these `[indicators]`
+    keys, run until it refuses."""
     shoe_master, shoe = os.openpty()
     display_master, display = os.openpty()
     try:
         config = (
             f'[table]\ngame = "baseball-poker"\nseats = 8\n[shoe]\nurl = "{os.ttyname(shoe)}"\n'
-            f'[display]\nurl = "{os.ttyname(display)}"\n[indicators]\npin_map = "seven-seat-595"\n'
+            f'[display]\nurl = "{os.ttyname(display)}"\n[indicators]\n{indicators}'
         )
-        done = start(tmp_path, config)
+        return start(tmp_path, config)
     finally:
         for fd in (shoe_master, shoe, display_master, display):
             os.close(fd)
+
+
+def test_a_live_table_refuses_to_start_when_a_seat_has_no_lamps(tmp_path: Path) -> None:
+    done = start_live(tmp_path, 'pin_map = "seven-seat-595"\n')
     assert done.returncode == 78, done.stderr
     assert f"{tmp_path / 'table.toml'}: indicators.pin_map: the pin map [seven-seat-595]" in done.stderr
     assert "has no lamps for seat 8 of this table's 8 (table.seats)" in done.stderr
@@ -124,18 +130,7 @@ def test_a_table_refuses_to_start_when_its_camera_layout_has_no_zones_for_a_seat
 def test_a_live_table_whose_gpio_cannot_start_refuses_in_one_line(tmp_path: Path) -> None:
     """This machine has no Raspberry Pi GPIO: the live table's lgpio factory cannot start, and the
     operator reads why and what to install, not a traceback."""
-    shoe_master, shoe = os.openpty()
-    display_master, display = os.openpty()
-    try:
-        config = (
-            f'[table]\ngame = "baseball-poker"\nseats = 8\n[shoe]\nurl = "{os.ttyname(shoe)}"\n'
-            f'[display]\nurl = "{os.ttyname(display)}"\n[indicators]\npin_map = "eight-seat-595"\n'
-            'pin_factory = "lgpio"\n'
-        )
-        done = start(tmp_path, config)
-    finally:
-        for fd in (shoe_master, shoe, display_master, display):
-            os.close(fd)
+    done = start_live(tmp_path, 'pin_map = "eight-seat-595"\npin_factory = "lgpio"\n')
     assert done.returncode == 78, done.stderr
     assert "Traceback" not in done.stderr
     assert "tablectl: cannot start: could not start the gpiozero pin factory 'lgpio'" in done.stderr
