@@ -115,19 +115,36 @@ CHANGED_LIGHT = 0.04
 # markers' edges then spread 0.73-1.41 px across their worst direction): beyond it the count's
 # spread grows (0.07 chip sharp, 0.15 at a defocus of 1.3 px, 0.29 with 5 px of motion blur,
 # tuning seeds 0-19), so a count must fall nearer a whole number, and a colour needs more
-# margin; from 1.95 px none is counted. A blur much stronger one way than the other (motion:
-# the markers' edges spread 1.3-1.9 times more across one direction, 1.1-1.2 times for a lens)
-# grows the front and far edges of a stack unlike its sides, which the height's correction
-# assumes: no chip is counted then either.
+# margin; from 1.95 px none is counted. A blur much stronger one way than the other (motion)
+# is handled apart, below (MOTION_*).
 SHARP_ENOUGH_PX = 1.45  # the markers' edge spread across its worst direction: 0.73-1.41 px on tuning scenes
 COUNT_DOUBT_PER_PX = 0.6
 COLOUR_MARGIN_PER_BLUR = 2.0
 # A JPEG camera (MJPEG) halves the colour's resolution: outlines drawn by colour grow, so the
 # count reads long (by 0.17 chip at quality 75, tuning seeds 0-19) and spreads (0.18 chip).
 SHADOW_DEPTH = 0.45  # a shadow leaves the felt at least this share of its light
-MAX_SMEAR = 1.3  # spread across the worst direction / spread over all of them
+# Motion blur (a shaking mount) spreads edges one way: the blur is measured as a 2 x 2
+# covariance in the frame, fitted to the spread along each marker's two edge normals (the
+# markers' sides point up to 30 degrees apart across the frame, so its slant shows too; on
+# tuning frames it finds a 5 px motion's direction within a few degrees: 1.6-2.2 px along it,
+# the lens's 0.7-1.2 across). A frame is smeared one way when the markers' edges spread
+# MAX_SMEAR times more across x or y than on average, or the covariance's axes are
+# MOTION_SLANT_SMEAR apart with the shorter one sharp (MOTION_SHARP_PX). The height's
+# correction assumes a blur alike every way: a stack's far edge grows with the blur along its
+# axis in the frame, the base's sides (the outline's growth the correction takes off) with the
+# blur across it; so on such a frame each stack's count is corrected by the blur along and
+# across its own axis beyond the average one (MOTION_BIAS_*, chips per mm, fitted on motion 5,
+# tuning seeds 0-23: on seeds 0-47 the count's mean error from +0.20 to +0.02 chip, its spread
+# from 0.30 to 0.22, 0.08 on sharp frames), must fall within MOTION_COUNT_DOUBT of a whole
+# number (at most 0.71 chip off of those 564 stacks), the colours' margin grows with the blur's
+# longest axis (a blur across the side mixes the felt beside it and its top face, which the
+# namer does not model) and the namer's blur with that along the stack; beyond MOTION_MAX_PX
+# along its longest axis (5 px of motion: 1.6-2.2 px, 9 px: 2.6-3.3) nothing is counted.
+MAX_SMEAR = 1.3
 MARKER_EDGE_TAN = 2.414  # a pixel is on a marker edge of a normal when its gradient is within 22.5 deg of it
-MIN_SLANT_CONDITION = 0.15
+MIN_SLANT_CONDITION = 0.15  # smallest/largest singular value of the normals' fit to tell the slant
+MOTION_SLANT_SMEAR = 1.6  # the covariance's axes this many times apart (its slant is less sure than x and y)
+MOTION_SHARP_PX = 1.25  # ... and the shorter one this sharp: motion, not a lens (lenses: 1.1-1.6 times, seeds 0-23)
 MOTION_MAX_PX = 2.2
 MOTION_COUNT_DOUBT = 0.2
 MOTION_BIAS_PER_MM_ALONG = 1.767
@@ -366,6 +383,7 @@ class Reader:
         self.spread_px = SHARP_EDGE_PX  # the same, across the direction that blurs them most (motion blur)
         self.blur_cov = np.eye(2) * SHARP_EDGE_PX**2  # the same as a covariance in the frame (px^2)
         self.smeared = False  # blurred much more one way than the other at the last check (motion blur)
+        self.longest_px = SHARP_EDGE_PX  # the blur along its longest axis (px)
         self.compressed = False  # the frames are JPEG (MJPEG): 8 x 8 blocks seen at the last full marker check
         self.noise = 0.0  # the sensor's noise on the last frame (sigma, levels)
         self._smoothed = False
@@ -391,7 +409,7 @@ class Reader:
         up = np.array([0.0, 0.0, 10 * CHIP_THICKNESS_MM])
         rise = project(self.camera, self.pose, feet + up) - project(self.camera, self.pose, feet)
         self._axes = rise / np.maximum(np.linalg.norm(rise, axis=1, keepdims=True), 1e-9)
-        self._blur_along: dict[str, tuple[float, float, float]] = {}
+        self._zone_blur: dict[str, tuple[float, float, float]] = {}
         # every 4th row and column of each zone's patch in view, where no stack of the zone can stand
         width = 2 * self.half_width + 1
         samples = [np.zeros(0, dtype=np.intp)]
@@ -585,14 +603,19 @@ class Reader:
             beside = np.sqrt(np.einsum("ni,ij,nj->n", across, self.blur_cov, across))
             # how far the blur's slant moves an outline's edge across, at its ends (px)
             slant = np.abs(np.einsum("ni,ij,nj->n", across, self.blur_cov, self._axes)) / along
-            self._blur_along = {
+            self._zone_blur = {
                 g.zone.name: (float(a), float(b), float(c))
                 for g, a, b, c in zip(self.zones, along, beside, slant, strict=True)
             }
-            longest, shortest = np.sqrt(np.linalg.eigvalsh(self.blur_cov))[::-1]
+            longest, shortest = (float(v) for v in np.sqrt(np.linalg.eigvalsh(self.blur_cov))[::-1])
+            self.longest_px = longest
             self.smeared = bool(
                 self.spread_px > MAX_SMEAR * self.blur_px
-                or (longest > MAX_SMEAR * shortest and longest > SHARP_ENOUGH_PX >= shortest)
+                or (
+                    longest > MOTION_SLANT_SMEAR * shortest
+                    and longest > SHARP_ENOUGH_PX
+                    and shortest <= MOTION_SHARP_PX
+                )
             )
         self._last_check = check
 
@@ -820,7 +843,7 @@ class Reader:
             + HEIGHT_BIAS_PER_MM_BLUR * math.hypot(self.blur_px / g.px_per_mm, BOX_SIGMA_MM if self._smoothed else 0.0)
             + HEIGHT_BIAS_PER_MM_GROWN * stack[3]
         )
-        along, across, slant = self._blur_along.get(g.zone.name, (self.spread_px, self.spread_px, 0.0))
+        along, across, slant = self._zone_blur.get(g.zone.name, (self.spread_px, self.spread_px, 0.0))
         if self.smeared:  # the far edge grows with the blur along the stack, the base's sides with that across
             bias += (
                 MOTION_BIAS_PER_MM_ALONG * (along - self.blur_px) + MOTION_BIAS_PER_MM_ACROSS * (across - self.blur_px)
@@ -832,7 +855,7 @@ class Reader:
             return ZoneReading.unsure("something flat lies in the zone, not chips"), None
         if n > self.layout.max_stack_chips:
             return ZoneReading.unsure(f"a stack taller than {self.layout.max_stack_chips} chips"), None
-        longest = float(math.sqrt(np.linalg.eigvalsh(self.blur_cov)[1]))
+        longest = self.longest_px
         if self.smeared and longest > MOTION_MAX_PX:
             return ZoneReading.unsure(
                 f"the frame is smeared one way (motion blur: edges spread {longest:.1f} px one way, "
