@@ -115,17 +115,40 @@ CHANGED_LIGHT = 0.04
 # markers' edges then spread 0.73-1.41 px across their worst direction): beyond it the count's
 # spread grows (0.07 chip sharp, 0.15 at a defocus of 1.3 px, 0.29 with 5 px of motion blur,
 # tuning seeds 0-19), so a count must fall nearer a whole number, and a colour needs more
-# margin; from 1.95 px none is counted. A blur much stronger one way than the other (motion:
-# the markers' edges spread 1.3-1.9 times more across one direction, 1.1-1.2 times for a lens)
-# grows the front and far edges of a stack unlike its sides, which the height's correction
-# assumes: no chip is counted then either.
+# margin; from 1.95 px none is counted. A blur much stronger one way than the other (motion)
+# is handled apart, below (MOTION_*).
 SHARP_ENOUGH_PX = 1.45  # the markers' edge spread across its worst direction: 0.73-1.41 px on tuning scenes
 COUNT_DOUBT_PER_PX = 0.6
 COLOUR_MARGIN_PER_BLUR = 2.0
 # A JPEG camera (MJPEG) halves the colour's resolution: outlines drawn by colour grow, so the
 # count reads long (by 0.17 chip at quality 75, tuning seeds 0-19) and spreads (0.18 chip).
 SHADOW_DEPTH = 0.45  # a shadow leaves the felt at least this share of its light
-MAX_SMEAR = 1.3  # spread across the worst direction / spread over all of them
+# Motion blur (a shaking mount) spreads edges one way: the blur is measured as a 2 x 2
+# covariance in the frame, fitted to the spread along each marker's two edge normals (the
+# markers' sides point up to 30 degrees apart across the frame, so its slant shows too; on
+# tuning frames it finds a 5 px motion's direction within a few degrees: 1.6-2.2 px along it,
+# the lens's 0.7-1.2 across). A frame is smeared one way when the markers' edges spread
+# MAX_SMEAR times more across x or y than on average, or the covariance's axes are
+# MOTION_SLANT_SMEAR apart with the shorter one sharp (MOTION_SHARP_PX). The height's
+# correction assumes a blur alike every way: a stack's far edge grows with the blur along its
+# axis in the frame, the base's sides (the outline's growth the correction takes off) with the
+# blur across it; so on such a frame each stack's count is corrected by the blur along and
+# across its own axis beyond the average one (MOTION_BIAS_*, chips per mm, fitted on motion 5,
+# tuning seeds 0-23: on seeds 0-47 the count's mean error from +0.20 to +0.02 chip, its spread
+# from 0.30 to 0.22, 0.08 on sharp frames), must fall within MOTION_COUNT_DOUBT of a whole
+# number (at most 0.71 chip off of those 564 stacks), the colours' margin grows with the blur's
+# longest axis (a blur across the side mixes the felt beside it and its top face, which the
+# namer does not model) and the namer's blur with that along the stack; beyond MOTION_MAX_PX
+# along its longest axis (5 px of motion: 1.6-2.2 px, 9 px: 2.6-3.3) nothing is counted.
+MAX_SMEAR = 1.3
+MARKER_EDGE_TAN = 2.414  # a pixel is on a marker edge of a normal when its gradient is within 22.5 deg of it
+MIN_SLANT_CONDITION = 0.15  # smallest/largest singular value of the normals' fit to tell the slant
+MOTION_SLANT_SMEAR = 1.6  # the covariance's axes this many times apart (its slant is less sure than x and y)
+MOTION_SHARP_PX = 1.25  # ... and the shorter one this sharp: motion, not a lens (lenses: 1.1-1.6 times, seeds 0-23)
+MOTION_MAX_PX = 2.2
+MOTION_COUNT_DOUBT = 0.2
+MOTION_BIAS_PER_MM_ALONG = 1.767
+MOTION_BIAS_PER_MM_ACROSS = 0.573
 JPEG_BLOCKINESS = 1.2  # level steps across 8 x 8 block edges this many times those inside: JPEG
 JPEG_COUNT_BIAS = 0.17
 JPEG_COUNT_DOUBT = 0.2
@@ -358,6 +381,9 @@ class Reader:
         self._named: dict[str, Any] = {}
         self.evidence: dict[str, dict[str, Any]] = {}  # each stack read afresh on the last frame: what its checks saw
         self.spread_px = SHARP_EDGE_PX  # the same, across the direction that blurs them most (motion blur)
+        self.blur_cov = np.eye(2) * SHARP_EDGE_PX**2  # the same as a covariance in the frame (px^2)
+        self.smeared = False  # blurred much more one way than the other at the last check (motion blur)
+        self.longest_px = SHARP_EDGE_PX  # the blur along its longest axis (px)
         self.compressed = False  # the frames are JPEG (MJPEG): 8 x 8 blocks seen at the last full marker check
         self.noise = 0.0  # the sensor's noise on the last frame (sigma, levels)
         self._smoothed = False
@@ -377,6 +403,13 @@ class Reader:
             lines.append(on_lines)
             top += geometry.rows
         self._ink_lines = np.flatnonzero(np.concatenate(lines))  # flat indices of the patches' pixels
+        # each zone's stack axis in the frame (where a stack's top rises from its base: the line from
+        # below the camera through the zone, as seen), and the blur along it and across it (px)
+        feet = np.array([[*g.zone.centre, 0.0] for g in self.zones]).reshape(-1, 3)
+        up = np.array([0.0, 0.0, 10 * CHIP_THICKNESS_MM])
+        rise = project(self.camera, self.pose, feet + up) - project(self.camera, self.pose, feet)
+        self._axes = rise / np.maximum(np.linalg.norm(rise, axis=1, keepdims=True), 1e-9)
+        self._zone_blur: dict[str, tuple[float, float, float]] = {}
         # every 4th row and column of each zone's patch in view, where no stack of the zone can stand
         width = 2 * self.half_width + 1
         samples = [np.zeros(0, dtype=np.intp)]
@@ -551,6 +584,7 @@ class Reader:
         if check.bumped or not check.verified:
             return
         h, w = gray.shape
+        spreads: list[tuple[FloatArray, float, float]] = []  # each marker's edges: their normal, spread, length
         for corners in seen.values():
             x0, y0 = np.floor(corners.min(axis=0)).astype(int) - 3
             x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 4
@@ -558,10 +592,31 @@ class Reader:
             patch = gray[box[1] : box[3], box[0] : box[2]].copy()
             if patch.size >= 64 and float(patch.std()) > 10.0:
                 self._marker_patches.append((box, patch))
+                spreads += _edge_spreads(patch, corners - [box[0], box[1]])
         if self._marker_patches:
             self.blur_px = float(np.median([_edge_spread_px(patch) for _, patch in self._marker_patches]))
             self.compressed = _blockiness(gray) > JPEG_BLOCKINESS
             self.spread_px = float(np.median([_edge_spread_across_px(patch) for _, patch in self._marker_patches]))
+            self.blur_cov = _blur_covariance(spreads, self.blur_px)
+            across = self._axes @ np.array([[0.0, 1.0], [-1.0, 0.0]])
+            along = np.sqrt(np.einsum("ni,ij,nj->n", self._axes, self.blur_cov, self._axes))
+            beside = np.sqrt(np.einsum("ni,ij,nj->n", across, self.blur_cov, across))
+            # how far the blur's slant moves an outline's edge across, at its ends (px)
+            slant = np.abs(np.einsum("ni,ij,nj->n", across, self.blur_cov, self._axes)) / along
+            self._zone_blur = {
+                g.zone.name: (float(a), float(b), float(c))
+                for g, a, b, c in zip(self.zones, along, beside, slant, strict=True)
+            }
+            longest, shortest = (float(v) for v in np.sqrt(np.linalg.eigvalsh(self.blur_cov))[::-1])
+            self.longest_px = longest
+            self.smeared = bool(
+                self.spread_px > MAX_SMEAR * self.blur_px
+                or (
+                    longest > MOTION_SLANT_SMEAR * shortest
+                    and longest > SHARP_ENOUGH_PX
+                    and shortest <= MOTION_SHARP_PX
+                )
+            )
         self._last_check = check
 
     def _find_pucks(self, gray: Image, wanted: set[int]) -> dict[int, FloatArray]:
@@ -788,6 +843,11 @@ class Reader:
             + HEIGHT_BIAS_PER_MM_BLUR * math.hypot(self.blur_px / g.px_per_mm, BOX_SIGMA_MM if self._smoothed else 0.0)
             + HEIGHT_BIAS_PER_MM_GROWN * stack[3]
         )
+        along, across, slant = self._zone_blur.get(g.zone.name, (self.spread_px, self.spread_px, 0.0))
+        if self.smeared:  # the far edge grows with the blur along the stack, the base's sides with that across
+            bias += (
+                MOTION_BIAS_PER_MM_ALONG * (along - self.blur_px) + MOTION_BIAS_PER_MM_ACROSS * (across - self.blur_px)
+            ) / g.px_per_mm
         chips_f = height / CHIP_THICKNESS_MM - bias - (JPEG_COUNT_BIAS if self.compressed else 0.0)
         self._last_count = chips_f  # for the robustness benchmark's diagnostics
         n = round(chips_f)
@@ -795,10 +855,12 @@ class Reader:
             return ZoneReading.unsure("something flat lies in the zone, not chips"), None
         if n > self.layout.max_stack_chips:
             return ZoneReading.unsure(f"a stack taller than {self.layout.max_stack_chips} chips"), None
-        if self.spread_px > MAX_SMEAR * self.blur_px:
+        longest = self.longest_px
+        if self.smeared and longest > MOTION_MAX_PX:
             return ZoneReading.unsure(
-                f"the frame is smeared one way (motion blur: edges spread {self.spread_px:.1f} px one way, "
-                f"{self.blur_px:.1f} px on average): chips are not counted"
+                f"the frame is smeared one way (motion blur: edges spread {longest:.1f} px one way, "
+                f"{along:.1f} px along this stack, {across:.1f} px across it; at most {MOTION_MAX_PX:.1f} px "
+                "one way can be counted): chips are not counted"
             ), None
         doubt = self._count_doubt()
         if doubt <= 0.0:
@@ -823,7 +885,8 @@ class Reader:
         centre = g.to_table(u0, v0)
         bands = self._bands(centre, chips_f * CHIP_THICKNESS_MM, n, frame, gain)
         self.evidence[g.zone.name] = {"chips_f": chips_f, "n": n, "square": square, "bands": bands}
-        if square[1] > MAX_STRAY_MM:
+        # a blur slanted to the stack's axis (motion) moves its outline's row middles across near its ends
+        if square[1] > MAX_STRAY_MM + (slant / g.px_per_mm if self.smeared else 0.0):
             return ZoneReading.unsure(
                 f"the stack is not square (its outline strays {square[1]:.1f} mm across from one upright stack: "
                 "chips leaning or sloppy, and as much along the line of sight would change the count)"
@@ -831,7 +894,9 @@ class Reader:
         rivals = [m for m in (n - 1, n + 1) if m in bands]
         rival = max(rivals, key=lambda m: bands[m]) if n in bands and rivals else None
         closer = bands[rival] - bands[n] if rival is not None else -math.inf  # >= 0: the rival fits as well
-        lenient = n < LEANING_CHIPS and not self.compressed and self.spread_px <= SHARP_ENOUGH_PX
+        # the chips' edges wash out with the blur along the stack's axis (across it they stay)
+        sharp = (along if self.smeared else self.spread_px) <= SHARP_ENOUGH_PX
+        lenient = n < LEANING_CHIPS and not self.compressed and sharp
         not_square = ZoneReading.unsure(
             f"the stack is not square (the edges down its side fall in step with {rival} chips as well as "
             f"with the {n} its height says: a stack leaning along the line of sight looks taller or shorter)"
@@ -840,7 +905,7 @@ class Reader:
             return not_square, None
         self.measured[g.zone.name] = (centre, n)
         self._named = {}
-        chips = self._denominations(centre, n, frame, gain)
+        chips = self._denominations(centre, n, frame, gain, (along, longest) if self.smeared else None)
         self.evidence[g.zone.name].update(self._named)
         unsure_colours = self._named.get("margin", 0.0) < SURE_COLOURS * self._named.get("wanted", 0.0)
         if closer >= 0.0 and not isinstance(chips, str) and unsure_colours:
@@ -907,20 +972,31 @@ class Reader:
 
     def _count_doubt(self) -> float:
         """How far from a whole number of chips a height may be and still count: less as the
-        frame's edges blur beyond what the counting was measured on, less on a JPEG frame."""
+        frame's edges blur beyond what the counting was measured on, less on a JPEG frame; on a
+        frame smeared one way (and so counted at all: MOTION_MAX_PX), MOTION_COUNT_DOUBT."""
         doubt = MAX_COUNT_DOUBT - COUNT_DOUBT_PER_PX * max(self.spread_px - SHARP_ENOUGH_PX, 0.0)
+        doubt = MOTION_COUNT_DOUBT if self.smeared else doubt
         return min(doubt, JPEG_COUNT_DOUBT) if self.compressed else doubt
 
-    def _colour_margin(self, px_per_chip: float) -> float:
-        """The margin a chip's colour must have (see MIN_COLOUR_MARGIN), more on a blurred or JPEG frame."""
+    def _colour_margin(self, px_per_chip: float, blur_px: float | None = None) -> float:
+        """The margin a chip's colour must have (see MIN_COLOUR_MARGIN), more on a blurred or JPEG
+        frame (`blur_px`: the blur along the stack's side, when it is not the frame's `spread_px`)."""
+        blur = self.spread_px if blur_px is None else blur_px
         wanted = MIN_COLOUR_MARGIN * max(1.0, COLOUR_PX_PER_CHIP / px_per_chip) ** COLOUR_MARGIN_GROWTH
-        wanted *= max(1.0, self.spread_px / SHARP_ENOUGH_PX) ** COLOUR_MARGIN_PER_BLUR
+        wanted *= max(1.0, blur / SHARP_ENOUGH_PX) ** COLOUR_MARGIN_PER_BLUR
         return float(wanted * (JPEG_COLOUR_MARGIN if self.compressed else 1.0))
 
-    def _denominations(self, centre: FloatArray, n: int, frame: Image, gain: FloatArray) -> tuple[int, ...] | str:
+    def _denominations(
+        self, centre: FloatArray, n: int, frame: Image, gain: FloatArray, blur_px: tuple[float, float] | None = None
+    ) -> tuple[int, ...] | str:
         """Each chip's value, bottom to top, from the colours down the stack's near side, every
         chip named at once with the blur between neighbouring chips modelled
-        (vision/stack_colours.py); a chip that could be more than one colour makes it "unsure"."""
+        (vision/stack_colours.py); a chip that could be more than one colour makes it "unsure".
+        `blur_px` (a frame smeared one way): the blur along the stack's side, which the namer models
+        (it mixes neighbouring chips), and the blur along its longest axis, which the margin asked
+        grows with (a blur across the side mixes in what the namer does not model: the felt beside
+        the stack, its top face); else the frame's `spread_px` for both."""
+        along, blur = (self.spread_px, self.spread_px) if blur_px is None else blur_px
 
         toward = self.foot - centre
         toward /= np.linalg.norm(toward)
@@ -946,14 +1022,14 @@ class Reader:
         rgb = seen[:, ::-1]
         namer = namer_for(tuple(c.colour for c in self.chips.chips), tuple(float(v) for v in self.felt[::-1]))
         # blur beyond what the namer's blurs were measured on is added to each of them
-        extra = math.sqrt(max(self.spread_px**2 - SHARP_ENOUGH_PX**2, 0.0))
+        extra = math.sqrt(max(along**2 - SHARP_ENOUGH_PX**2, 0.0))
         named = namer.name(
             rgb[: len(on_side)].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[len(on_side) :], px_per_chip, extra
         )
         self._named = {
             "margin": float(named.margins.min()),
             "misfit": float(named.misfit),
-            "wanted": self._colour_margin(px_per_chip),
+            "wanted": self._colour_margin(px_per_chip, blur),
             "margins": [float(m) for m in named.margins],
             "fits": [float(f) for f in named.fits] if named.fits is not None else [],
             "named": [self.chips.chips[i].value for i in named.colours],
@@ -964,7 +1040,7 @@ class Reader:
             return "the colours down the stack's side fit no sequence of chips"
         # chips fewer pixels tall than at the two-camera mount leave the blur and the bands'
         # offset less certain: more margin is asked of them
-        wanted = self._colour_margin(px_per_chip)
+        wanted = self._colour_margin(px_per_chip, blur)
         if float(named.margins.min()) < wanted:
             return f"chip {named.weakest + 1} from the bottom could be more than one colour"
         if named.fits is not None:
@@ -1254,6 +1330,50 @@ def _edge_spread_across_px(patch: Image) -> float:
         if energy > 0.0:
             spreads.append(float((high - low) * float(g.sum()) / (2 * math.sqrt(math.pi) * energy)))
     return max(spreads, default=SHARP_EDGE_PX)
+
+
+def _edge_spreads(patch: Image, corners: FloatArray) -> list[tuple[FloatArray, float, float]]:
+    """`_edge_spread_px` along each of a marker's two edge normals (its sides' directions in the
+    frame, from its corners, relative to the patch), each over the pixels whose gradient points
+    within 22.5 degrees of it: (the unit normal, the spread, px, the edges' length in px)."""
+    p = patch.astype(np.float32)
+    gx = cv2.Sobel(p, cv2.CV_32F, 1, 0, ksize=3) / 8
+    gy = cv2.Sobel(p, cv2.CV_32F, 0, 1, ksize=3) / 8
+    low, high = np.percentile(p, (5, 95))
+    contrast = float(high - low)
+    out: list[tuple[FloatArray, float, float]] = []
+    if contrast <= 0.0:
+        return out
+    for side in (corners[1] - corners[0], corners[3] - corners[0]):
+        normal = np.array([-side[1], side[0]]) / max(float(np.linalg.norm(side)), 1e-9)
+        along = np.abs(gx * float(normal[0]) + gy * float(normal[1]))
+        beside = np.abs(gx * float(normal[1]) - gy * float(normal[0]))
+        g = along[along > beside * MARKER_EDGE_TAN]
+        energy = float(np.sum(g * g))
+        if energy > 0.0:
+            total = float(g.sum())
+            out.append((normal, contrast * total / (2 * math.sqrt(math.pi) * energy), total / contrast))
+    return out
+
+
+def _blur_covariance(spreads: list[tuple[FloatArray, float, float]], fallback: float) -> FloatArray:
+    """The blur as a 2 x 2 covariance (px^2) in the frame, from spreads measured along several
+    edge normals: spread^2 = n' S n fitted by least squares (weighted by edge length). Normals
+    in too few directions to tell the slant (one marker, or markers all square to the frame):
+    the off-diagonal is 0."""
+    if not spreads:
+        return np.eye(2) * fallback**2
+    a = np.array([[n[0] ** 2, 2 * n[0] * n[1], n[1] ** 2] for n, _, _ in spreads])
+    b = np.array([s * s for _, s, _ in spreads])
+    w = np.sqrt(np.array([length for _, _, length in spreads]))
+    sol, _, rank, sv = np.linalg.lstsq(a * w[:, None], b * w, rcond=None)
+    if rank < 3 or sv[-1] < MIN_SLANT_CONDITION * sv[0]:
+        sol, *_ = np.linalg.lstsq(a[:, [0, 2]] * w[:, None], b * w, rcond=None)
+        sol = np.array([sol[0], 0.0, sol[1]])
+    cov = np.array([[sol[0], sol[1]], [sol[1], sol[2]]])
+    vals, vecs = np.linalg.eigh(cov)
+    vals = np.maximum(vals, (0.5 * fallback) ** 2)  # a spread is never much below a sharp edge's
+    return np.asarray(vecs @ np.diag(vals) @ vecs.T, dtype=np.float64)
 
 
 def _edge_spread_px(patch: Image) -> float:
