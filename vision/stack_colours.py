@@ -38,6 +38,12 @@ pixels and turned into chips with the chip's height in the frame.
     namer = StackNamer(chip_rgb, felt_rgb)
     named = namer.name(samples, felt_samples, px_per_chip)  # samples (n, len(SAMPLE_HEIGHTS), angles, 3) RGB
     named.colours, named.margins, named.misfit              # indices into chip_rgb, bottom to top
+    named.hue_lead(chip, colour)                            # the second opinion, free of lightness
+
+A stack named with a change of colour also gets a second opinion free of lightness (`hues`):
+each chip's own share of its samples against each colour's direction in RGB, at whatever
+brightness fits it (wear that darkens or fades a chip moves it along that direction, and the
+one light level of the model above then names it black or a dim white).
 """
 
 from __future__ import annotations
@@ -120,7 +126,8 @@ class NamedStack:
     # the second opinion, free of lightness (`StackNamer.hues`), (n, C): how far each chip's own
     # share of its samples is from the direction in RGB (the chromaticity) of each colour, at
     # whatever brightness suits it best; and how far the direction of the colour it is named is
-    # from each colour's at the chip's brightness (both mean RGB distance a sample, the margins' units)
+    # from each colour's at the chip's brightness (both RGB distance a sample, the margins' units);
+    # None for a stack named all one colour (no chip there is unlike a neighbour)
     hue_off: FloatArray | None = None
     hue_gaps: FloatArray | None = None
 
