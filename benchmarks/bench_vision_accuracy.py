@@ -209,8 +209,12 @@ def score(scene: Scene, layout: Layout, reading: FrameReading) -> dict[str, Any]
             t["unsure_occupied"] += truth > 0
             key = seen.why.split("(")[0].strip()
             if key.startswith("chip "):
-                worn = "fits no chip colour well" in key
-                key = "chip N fits no chip colour well" if worn else "chip N could be more than one colour"
+                if "fits no chip colour well" in key:
+                    key = "chip N fits no chip colour well"
+                elif "its hue" in key:
+                    key = "chip N: its hue does not confirm its colour"
+                else:
+                    key = "chip N could be more than one colour"
             why[key] = why.get(key, 0) + 1
         if not has_hands:
             t["zones_without_hands"] += 1

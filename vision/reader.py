@@ -42,7 +42,7 @@ from vision.calibration import CHECK_MIN_MARKERS, Calibration, CameraCheck, dete
 from vision.chips import CHIP_DIAMETER_MM, CHIP_THICKNESS_MM, ChipSet
 from vision.geometry import back_project, project
 from vision.layout import Layout, Zone
-from vision.stack_colours import SAMPLE_HEIGHTS, namer_for
+from vision.stack_colours import SAMPLE_HEIGHTS, NamedStack, namer_for
 from vision.tone import ToneCurve, probe_pixels, sample
 
 FloatArray = npt.NDArray[np.float64]
@@ -78,6 +78,19 @@ MAX_COLOUR_MISFIT = 30.0  # the same units: what the best sequence leaves unexpl
 # change of colour, tests/vision/test_stack_colours.py).
 FIT_LIMIT_ODD = 10.0
 FIT_LEAD = 1.0  # margin units asked per unit of misfit beyond the limit
+# The second opinion, free of lightness (`NamedStack.hue_off`, vision/stack_colours.py `hues`):
+# an odd chip's own share of its samples, at whatever brightness fits it, must be nearer the
+# direction in RGB of the colour it is named than that of its runner-up and of its neighbours'
+# colour, by HUE_SHARE of the gap between the two directions at its brightness, else "unsure"
+# (a purple, red or green chip darkened toward black, or faded toward a dim white, keeps its
+# hue). Pairs whose directions are nearer than HUE_MIN_GAP at the chip's brightness (white and
+# black; any colour on a chip too dark to show its hue) give no second opinion. Chosen on tuning
+# seeds only (vision/README.md, worn chips): worn 20, seeds 0-99, the largest share that cost no
+# right zone (wrong 16 -> 11), checked on seeds 100-199 (4 -> 0, one right zone unsure) and on
+# seeds 0-47 of clean, worn 10, maker 8 / 16, spots, JPEG 75, gamma 1.4 (one worn 10 zone unsure,
+# nothing else changed); a positive share stops more but costs clean mixed stacks.
+HUE_SHARE = -0.1
+HUE_MIN_GAP = 5.0
 # What the far edge still reads long, in chips, after the outline's growth is taken off: it
 # grows with the size of a frame pixel on the felt (the half-level crossing sits a fraction of
 # a pixel out) and with the frame's blur measured on the calibration markers (in mm of felt),
@@ -1034,6 +1047,9 @@ class Reader:
             "fits": [float(f) for f in named.fits] if named.fits is not None else [],
             "named": [self.chips.chips[i].value for i in named.colours],
             "rivals": [self.chips.chips[i].value for i in named.rivals],
+            "hue_leads": [named.hue_lead(i, r)[0] for i, r in enumerate(named.rivals)],
+            "hue_off": named.hue_off.tolist() if named.hue_off is not None else [],
+            "hue_gaps": named.hue_gaps.tolist() if named.hue_gaps is not None else [],
             "px_per_chip": px_per_chip,
         }
         if named.misfit > MAX_COLOUR_MISFIT:
@@ -1061,7 +1077,26 @@ class Reader:
                     f"chip {i + 1} from the bottom fits no chip colour well (worn or dirty?): nearest {nearest}, "
                     "not far enough apart for a chip so far from its colour"
                 )
+            hue = self._hue_doubt(named, odd)
+            if hue is not None:
+                return hue
         return tuple(self.chips.chips[i].value for i in named.colours)
+
+    def _hue_doubt(self, named: NamedStack, odd: npt.NDArray[np.bool_]) -> str | None:
+        """The second opinion on each odd chip, free of lightness (see HUE_SHARE): why the stack
+        is "unsure" when an odd chip's hue does not confirm its name, else None."""
+        for i in (int(j) for j in np.flatnonzero(odd)):
+            rivals = {named.rival(i), *(named.colours[j] for j in (i - 1, i + 1) if 0 <= j < len(named.colours))}
+            rivals.discard(named.colours[i])
+            for other in sorted(c for c in rivals if c is not None):
+                lead, gap = named.hue_lead(i, other)
+                if gap > HUE_MIN_GAP and lead < HUE_SHARE * gap:
+                    mine, theirs = self.chips.chips[named.colours[i]].value, self.chips.chips[other].value
+                    verdict = (
+                        f"is nearer {theirs}'s than {mine}'s" if lead < 0 else f"does not tell {mine} from {theirs}"
+                    )
+                    return f"chip {i + 1} from the bottom: its hue {verdict} (worn or dirty?)"
+        return None
 
 
 def _in_shadow(colours: Image, gain: FloatArray, felt: npt.NDArray[np.float32], ink: npt.NDArray[np.float32]) -> Mask:

@@ -38,6 +38,12 @@ pixels and turned into chips with the chip's height in the frame.
     namer = StackNamer(chip_rgb, felt_rgb)
     named = namer.name(samples, felt_samples, px_per_chip)  # samples (n, len(SAMPLE_HEIGHTS), angles, 3) RGB
     named.colours, named.margins, named.misfit              # indices into chip_rgb, bottom to top
+    named.hue_lead(chip, colour)                            # the second opinion, free of lightness
+
+A stack named with a change of colour also gets a second opinion free of lightness (`hues`):
+each chip's own share of its samples against each colour's direction in RGB, at whatever
+brightness fits it (wear that darkens or fades a chip moves it along that direction, and the
+one light level of the model above then names it black or a dim white).
 """
 
 from __future__ import annotations
@@ -117,6 +123,22 @@ class NamedStack:
     # that fits its colour badly (worn, dirty, another maker's) has no margin's worth of certainty
     fits: FloatArray | None = None
     rivals: tuple[int, ...] = ()  # each chip's runner-up: the colour its margin is against
+    # the second opinion, free of lightness (`StackNamer.hues`), (n, C): how far each chip's own
+    # share of its samples is from the direction in RGB (the chromaticity) of each colour, at
+    # whatever brightness suits it best; and how far the direction of the colour it is named is
+    # from each colour's at the chip's brightness (both RGB distance a sample, the margins' units);
+    # None for a stack named all one colour (no chip there is unlike a neighbour)
+    hue_off: FloatArray | None = None
+    hue_gaps: FloatArray | None = None
+
+    def hue_lead(self, chip: int, colour: int) -> tuple[float, float]:
+        """How much nearer chip `chip`'s own share is to the direction of the colour it is named
+        than to `colour`'s (negative: nearer `colour`'s), and how far apart the two directions
+        are at its brightness (0 without the second opinion: it cannot tell them apart)."""
+        if self.hue_off is None or self.hue_gaps is None:
+            return 0.0, 0.0
+        named = self.colours[chip]
+        return float(self.hue_off[chip, colour] - self.hue_off[chip, named]), float(self.hue_gaps[chip, colour])
 
     def rival(self, chip: int) -> int | None:
         """The colour (index) chip `chip` would be named next, if any."""
@@ -232,9 +254,23 @@ def _named(
     return sequence, margins, float(totals[best]), np.asarray(fits, dtype=np.float64), rivals
 
 
-def _stack(sequence: IntArray, margins: FloatArray, total: float, fits: FloatArray, rivals: IntArray) -> NamedStack:
+def _stack(
+    sequence: IntArray,
+    margins: FloatArray,
+    total: float,
+    fits: FloatArray,
+    rivals: IntArray,
+    hue_off: FloatArray | None = None,
+    hue_gaps: FloatArray | None = None,
+) -> NamedStack:
     return NamedStack(
-        tuple(int(c) for c in sequence), margins, total / len(sequence), fits, tuple(int(c) for c in rivals)
+        tuple(int(c) for c in sequence),
+        margins,
+        total / len(sequence),
+        fits,
+        tuple(int(c) for c in rivals),
+        hue_off,
+        hue_gaps,
     )
 
 
@@ -279,22 +315,30 @@ class StackNamer:
         profile = self._profile(log_b, agree)  # again without the edge spots
         rows, _ = self._robust_rows(seen, profile)
         guess = self._first_level(rows)
-        best: tuple[IntArray, FloatArray, float, IntArray, float, FloatArray, IntArray] | None = None
+        best: tuple[IntArray, FloatArray, float, IntArray, float, FloatArray, IntArray, int] | None = None
         # a lone chip's middle is half felt and half top face: its light is guessed from little,
         # so it is tried dimmer and brighter too, keeping the level that explains the side best
         for level in [guess * f for f in (LONE_CHIP_LEVELS if seen.shape[1] == 1 else (1.0,))]:
             candidates = self._candidates(rows, felt_seen, top, level, first_blur)
             cost = self._exact_costs(seen, profile, under, top, candidates, level, first_blurs)
-            sequence, margins, total, chip_fits, rivals = _named(candidates, cost, *viterbi_batch(cost))
+            totals, marginals = viterbi_batch(cost)
+            sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
             if best is None or total < best[2]:
-                best = (sequence, margins, total, candidates, level, chip_fits, rivals)
+                best = (sequence, margins, total, candidates, level, chip_fits, rivals, int(np.argmin(totals)))
         assert best is not None
-        sequence, margins, total, candidates, level, chip_fits, rivals = best
-        if margins.min() >= SURE_AT_FIRST:
+        sequence, margins, total, candidates, level, chip_fits, rivals, _ = best
+        changes = bool(np.any(sequence[1:] != sequence[:-1]))  # a chip unlike a neighbour: a second opinion
+        if margins.min() >= SURE_AT_FIRST and not changes:
             return _stack(sequence, margins, total, chip_fits, rivals)
-        # blur, the bands' offset and the light level refitted to that first answer, then named again
+        # the blur and the bands' offset that explain that first answer best (the second opinion
+        # takes the neighbours' shares off each chip with them: a share too large, on a dark chip,
+        # leaves the complement of the neighbour's colour)
         fits = self._sequence_costs(seen, profile, under, top, sequence, np.full(len(blurs), level), blurs)
         chosen = int(np.argmin(fits))
+        if margins.min() >= SURE_AT_FIRST:
+            hues = self.hues(seen, profile, under, top, sequence, level, blurs[chosen])
+            return _stack(sequence, margins, total, chip_fits, rivals, *hues)
+        # blur, the bands' offset and the light level refitted to that first answer, then named again
         levels = level * self._levels
         fits = self._sequence_costs(
             seen,
@@ -307,7 +351,68 @@ class StackNamer:
         )
         level = float(levels[int(np.argmin(fits))])
         cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])
-        return _stack(*_named(candidates, cost, *viterbi_batch(cost)))
+        totals, marginals = viterbi_batch(cost)
+        sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
+        if not np.any(sequence[1:] != sequence[:-1]):
+            return _stack(sequence, margins, total, chip_fits, rivals)
+        hues = self.hues(seen, profile, under, top, sequence, level, around[chosen][int(np.argmin(totals))])
+        return _stack(sequence, margins, total, chip_fits, rivals, *hues)
+
+    # -- the second opinion: each chip's colour free of its lightness --------------------
+
+    def hues(
+        self,
+        seen: FloatArray,
+        profile: FloatArray,
+        under: FloatArray,
+        top: FloatArray,
+        sequence: IntArray,
+        level: float,
+        weights: FloatArray,
+    ) -> tuple[FloatArray, FloatArray]:
+        """(n, C) each chip's distance from each colour in a measure free of lightness, and
+        (n, C) how far the colour it is named is from each colour in that measure at the chip's
+        brightness (see NamedStack.hue_off).
+
+        The model above draws every chip at one light level: a chip darkened or faded by wear
+        is explained there by the colour nearest in RGB at that level, which may be black or a
+        dim white. Here the neighbours' shares (as named, with the mixing that fits best) are
+        taken off each sample, and what is left, the chip's own share, is matched at each
+        angle to each colour at whatever brightness fits it best: what remains is its distance
+        from that colour's direction in RGB (the light is a gain on RGB: a colour darkened or
+        lit brighter keeps its direction). Mean over the KEEP angles that fit best (edge
+        spots), per sample, as the model's costs. The gap is how far apart two directions are
+        at the brightness of the chip's own share: a white and a black chip (one direction, a
+        grey) are never told apart this way, a dark purple and a black are."""
+        _, n, s, a_n = seen.shape
+        shade = level * profile  # A: the light at each angle (a gain: it changes no direction)
+        below = np.empty((3, n, a_n))
+        below[:, 0] = under.T
+        below[:, 1:] = self.colours[sequence[:-1]].T[:, :, None] * shade
+        above = np.empty((3, n, a_n))
+        above[:, :-1] = self.colours[sequence[1:]].T[:, :, None] * shade
+        above[:, -1] = top[sequence[-1]][:, None]
+        w = weights.T[:, None, :, None]  # (below, own, above), 1, S, 1
+        own = seen - w[0] * below[:, :, None] - w[2] * above[:, :, None]  # 3, n, S, A: each chip's own share
+        x = own.transpose(1, 3, 0, 2).reshape(n, a_n, 3 * s)  # n, A, (channel, height)
+        # each colour's own share at every height, one direction in that space (C, 3 * S)
+        drawn = (self.colours[:, :, None] * weights[:, 1]).reshape(len(self.colours), 3 * s)
+        unit = drawn / np.maximum(np.linalg.norm(drawn, axis=1, keepdims=True), 1e-9)
+        # the top chip's top face is the colour it is given: its share above differs with that colour
+        roof = ((top[sequence[-1]] - top)[:, :, None] * weights[:, 2]).reshape(len(self.colours), 3 * s)
+        along = x @ unit.T  # n, A, C
+        square = np.broadcast_to(np.einsum("nax,nax->na", x, x)[:, :, None], along.shape).copy()
+        last = x[-1][:, None, :] + roof[None]  # A, C, 3 * S
+        along[-1] = np.einsum("acx,cx->ac", last, unit)
+        square[-1] = np.einsum("acx,acx->ac", last, last)
+        # what is left at the brightness that fits best (none when the colour points away), per sample
+        off = np.sqrt(np.maximum(square - np.maximum(along, 0.0) ** 2, 0.0) / s).transpose(0, 2, 1)  # n, C, A
+        off.sort(axis=-1)
+        off = off[:, :, : min(KEEP, a_n)].mean(axis=-1)
+        cos = np.clip(unit[sequence] @ unit.T, -1.0, 1.0)  # n, C
+        # the own share's brightness (per sample, the middle of the angles: spots are brighter or darker)
+        bright = _middle(np.sqrt(square[:, :, 0] / s), 1)
+        return np.asarray(off, dtype=np.float64), np.asarray(bright[:, None] * np.sqrt(1.0 - cos * cos))
 
     # -- the light on the side -----------------------------------------------------------
 
