@@ -3,8 +3,12 @@ with each deliberate firmware bug exactly the case that checks that rule fails."
 
 from __future__ import annotations
 
+import os
+import select
 import subprocess
 import sys
+import threading
+import tty
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from drivers.shoe.conformance import CASES, Result, Timing, run_cases
+from drivers.shoe.conformance import (
+    CASES,
+    CaseFailed,
+    Host,
+    Received,
+    Result,
+    Timing,
+    retransmit_until_acked,
+    run_cases,
+)
+from drivers.shoe.protocol import Frame, MessageType, MisreadReason, encode_frame
 from drivers.shoe.simulated import FirmwareBug, SimulatedShoe
 
 REPO = Path(__file__).resolve().parents[3]
@@ -123,3 +137,50 @@ def test_shoe_check_on_a_port_that_does_not_exist_says_so_and_exits_2(tmp_path: 
     )
     assert done.returncode == 2
     assert f"cannot open the shoe at {tmp_path / 'no-shoe'}" in done.stderr
+
+
+def _scripted_shoe(first: bytes, resend: bytes, stop: threading.Event) -> tuple[str, threading.Thread]:
+    """A shoe on a pty that writes `first` in one write, then `resend` every RETRANSMIT s until the
+    host sends anything (its ACK: the only frame the host sends in the case) or it is stopped."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+
+    def run() -> None:
+        os.write(master, first)
+        while not stop.is_set():
+            if select.select([master], [], [], RETRANSMIT)[0]:
+                os.read(master, 64)
+                break
+            os.write(master, resend)
+        stop.wait(2.0)
+        os.close(master)
+
+    thread = threading.Thread(target=run, daemon=True)
+    return os.ttyname(slave), thread
+
+
+@pytest.mark.parametrize("late_copy_first", [True, False])
+def test_a_late_copy_of_the_acked_frame_read_with_the_next_is_judged_by_its_place_on_the_line(
+    late_copy_first: bool,
+) -> None:
+    # The ACK of MISREAD 12 crossed a resend of it: the shoe's copy and its next frame, CARD 13,
+    # arrive in one read, so they share a time. A copy before CARD 13 keeps one frame in flight
+    # (the kit had failed a conforming shoe on it under load); a copy after CARD 13 does not.
+    misread = encode_frame(12, MessageType.MISREAD, bytes([MisreadReason.UNREADABLE]))
+    card = encode_frame(13, MessageType.CARD, b"6D")
+    stop = threading.Event()
+    path, thread = _scripted_shoe(misread + card if late_copy_first else card + misread, card, stop)
+    host = Host(path, 115200, TIMING, lambda _: None)
+    host.open()
+    try:
+        host.acked = Received(0.0, Frame(12, MessageType.MISREAD, bytes([MisreadReason.UNREADABLE])))
+        thread.start()
+        if late_copy_first:
+            assert "resends of CARD SEQ 13 (6D)" in retransmit_until_acked(host)
+        else:
+            with pytest.raises(CaseFailed, match="MISREAD SEQ 12 came while CARD SEQ 13"):
+                retransmit_until_acked(host)
+    finally:
+        stop.set()
+        thread.join(2)
+        host.close()
