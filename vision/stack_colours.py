@@ -254,6 +254,12 @@ def _named(
     return sequence, margins, float(totals[best]), np.asarray(fits, dtype=np.float64), rivals
 
 
+def _changes_colour(sequence: IntArray) -> bool:
+    """Is a chip of the sequence unlike a neighbour? Only such a stack gets the second opinion
+    (`StackNamer.hues`): in a stack of one colour no chip is odd."""
+    return bool(np.any(sequence[1:] != sequence[:-1]))
+
+
 def _stack(
     sequence: IntArray,
     margins: FloatArray,
@@ -315,20 +321,18 @@ class StackNamer:
         profile = self._profile(log_b, agree)  # again without the edge spots
         rows, _ = self._robust_rows(seen, profile)
         guess = self._first_level(rows)
-        best: tuple[IntArray, FloatArray, float, IntArray, float, FloatArray, IntArray, int] | None = None
+        best: tuple[IntArray, FloatArray, float, IntArray, float, FloatArray, IntArray] | None = None
         # a lone chip's middle is half felt and half top face: its light is guessed from little,
         # so it is tried dimmer and brighter too, keeping the level that explains the side best
         for level in [guess * f for f in (LONE_CHIP_LEVELS if seen.shape[1] == 1 else (1.0,))]:
             candidates = self._candidates(rows, felt_seen, top, level, first_blur)
             cost = self._exact_costs(seen, profile, under, top, candidates, level, first_blurs)
-            totals, marginals = viterbi_batch(cost)
-            sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
+            sequence, margins, total, chip_fits, rivals = _named(candidates, cost, *viterbi_batch(cost))
             if best is None or total < best[2]:
-                best = (sequence, margins, total, candidates, level, chip_fits, rivals, int(np.argmin(totals)))
+                best = (sequence, margins, total, candidates, level, chip_fits, rivals)
         assert best is not None
-        sequence, margins, total, candidates, level, chip_fits, rivals, _ = best
-        changes = bool(np.any(sequence[1:] != sequence[:-1]))  # a chip unlike a neighbour: a second opinion
-        if margins.min() >= SURE_AT_FIRST and not changes:
+        sequence, margins, total, candidates, level, chip_fits, rivals = best
+        if margins.min() >= SURE_AT_FIRST and not _changes_colour(sequence):
             return _stack(sequence, margins, total, chip_fits, rivals)
         # the blur and the bands' offset that explain that first answer best (the second opinion
         # takes the neighbours' shares off each chip with them: a share too large, on a dark chip,
@@ -353,7 +357,7 @@ class StackNamer:
         cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])
         totals, marginals = viterbi_batch(cost)
         sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
-        if not np.any(sequence[1:] != sequence[:-1]):
+        if not _changes_colour(sequence):
             return _stack(sequence, margins, total, chip_fits, rivals)
         hues = self.hues(seen, profile, under, top, sequence, level, around[chosen][int(np.argmin(totals))])
         return _stack(sequence, margins, total, chip_fits, rivals, *hues)
