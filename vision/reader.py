@@ -166,6 +166,18 @@ JPEG_BLOCKINESS = 1.2  # level steps across 8 x 8 block edges this many times th
 JPEG_COUNT_BIAS = 0.17
 JPEG_COUNT_DOUBT = 0.2
 JPEG_COLOUR_MARGIN = 1.5
+# JPEG (MJPEG) keeps colour at half the resolution and quantises it coarsely: the felt's colour
+# bleeds into the bottom chip's samples far more than its lightness does. At the two-camera mount
+# (2.5-2.8 px a chip), on tuning seeds 0-23 (214 uniform stacks of 3 chips or more, never the
+# benchmark's), the felt's share of the bottom chip's colour at its 4 sample heights (its Cb, Cr
+# against the second chip's and the felt's) is 0.43, 0.30, 0.19, 0.11 under JPEG 75 against 0.24,
+# 0.06, 0.01, 0.02 on raw frames (the lightness' share is alike in both: 0.20, 0.02, 0.03, 0.09),
+# which the namer's one blur for every channel does not model: red and purple, alike in lightness,
+# were told apart by their colour alone, and a red bottom chip was named purple (36 of the 67
+# stacks named wrong with the right count on JPEG 75 frames, seeds 0-47; an orange one white, 10).
+# So on a JPEG frame the felt's share beyond a raw frame's is taken off the bottom chip's colour
+# (Cb and Cr only, against the felt beside the stack at each angle) before the stack is named.
+JPEG_BOTTOM_CHROMA = (0.25, 0.26, 0.18, 0.10)  # (jpeg - raw) / (1 - raw), per sample height
 NOISY = 7.0  # sensor noise (sigma, levels) beyond which the patches are looked at box-averaged
 # A stack leaning or sloppy along the camera's line of sight has its top where a taller or
 # shorter upright stack would have it: from one view the outline is the same. What tells them
@@ -1033,6 +1045,8 @@ class Reader:
             sampled = cv2.LUT(sampled, self._lut)
         seen = sampled[0].astype(np.float64) * gain
         rgb = seen[:, ::-1]
+        if self.compressed:  # the felt's colour bled into the bottom chip (JPEG_BOTTOM_CHROMA)
+            rgb = _unmix_bottom_chroma(rgb, angles, len(on_side))
         namer = namer_for(tuple(c.colour for c in self.chips.chips), tuple(float(v) for v in self.felt[::-1]))
         # blur beyond what the namer's blurs were measured on is added to each of them
         extra = math.sqrt(max(along**2 - SHARP_ENOUGH_PX**2, 0.0))
@@ -1097,6 +1111,26 @@ class Reader:
                     )
                     return f"chip {i + 1} from the bottom: its hue {verdict} (worn or dirty?)"
         return None
+
+
+_YCC = np.array(  # RGB -> Y, Cb, Cr (ITU-R BT.601, as JPEG)
+    [[0.299, 0.587, 0.114], [-0.169, -0.331, 0.5], [0.5, -0.419, -0.081]]
+)
+_YCC_INV = np.linalg.inv(_YCC)
+
+
+def _unmix_bottom_chroma(rgb: FloatArray, angles: int, side: int) -> FloatArray:
+    """`rgb` (the side's samples, RGB: the bottom chip's SAMPLE_HEIGHTS x angles first; the felt
+    beside the stack, one an angle, from `side` on) with the felt's extra share on a JPEG frame
+    (JPEG_BOTTOM_CHROMA) taken off the bottom chip's colour (Cb, Cr), its lightness (Y) kept."""
+    out = rgb.copy()
+    heights = len(JPEG_BOTTOM_CHROMA)
+    chip = out[: heights * angles].reshape(heights, angles, 3) @ _YCC.T
+    felt = rgb[side : side + angles] @ _YCC.T
+    share = np.array(JPEG_BOTTOM_CHROMA)[:, None, None]
+    chip[..., 1:] = (chip[..., 1:] - share * felt[None, :, 1:]) / (1.0 - share)
+    out[: heights * angles] = (chip @ _YCC_INV.T).reshape(-1, 3)
+    return out
 
 
 def _in_shadow(colours: Image, gain: FloatArray, felt: npt.NDArray[np.float32], ink: npt.NDArray[np.float32]) -> Mask:
