@@ -98,7 +98,7 @@ HUE_MIN_GAP = 5.0
 # model with one light level for the stack can explain a green worn lighter as a dim white (the
 # level then fits the white), a purple or green worn darker as black, an orange worn lighter as a
 # white: in Lab, where wear is measured, the chip is still nearest its own colour. The deblurred
-# colour is noisy (median 7 Lab from the chip's true colour on worn-20 tuning stacks named right,
+# colour is noisy (median 6 Lab from the chip's true colour on worn-20 tuning stacks named right,
 # 29 at the 99th percentile): chosen on tuning seeds only (vision/README.md, worn chips).
 LAB_LEAD = 10.0
 # What the far edge still reads long, in chips, after the outline's growth is taken off: it
