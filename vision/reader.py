@@ -92,6 +92,16 @@ FIT_LEAD = 1.0  # margin units asked per unit of misfit beyond the limit
 # nothing else changed); a positive share stops more but costs clean mixed stacks.
 HUE_SHARE = -0.1
 HUE_MIN_GAP = 5.0
+# The third opinion, in Lab (`NamedStack.lab_off`, vision/stack_colours.py `own_colours` and
+# `lab_off`): each chip's own colour, deblurred from its neighbours whatever they are named and
+# compared in Lab at the light that suits the colours it is named, must not be nearer another
+# chip colour's than its own by more than LAB_LEAD (Lab units), else "unsure". The namer's RGB
+# model with one light level for the stack can explain a green worn lighter as a dim white (the
+# level then fits the white), a purple or green worn darker as black, an orange worn lighter as a
+# white: in Lab, where wear is measured, the chip is still nearest its own colour. The deblurred
+# colour is noisy (median 6 Lab from the chip's true colour on worn-20 tuning stacks named right,
+# 29 at the 99th percentile): chosen on tuning seeds only (vision/README.md, worn chips).
+LAB_LEAD = 10.0
 # What the far edge still reads long, in chips, after the outline's growth is taken off: it
 # grows with the size of a frame pixel on the felt (the half-level crossing sits a fraction of
 # a pixel out) and with the frame's blur measured on the calibration markers (in mm of felt),
@@ -1125,6 +1135,7 @@ class Reader:
             "hue_leads": [named.hue_lead(i, r)[0] for i, r in enumerate(named.rivals)],
             "hue_off": named.hue_off.tolist() if named.hue_off is not None else [],
             "hue_gaps": named.hue_gaps.tolist() if named.hue_gaps is not None else [],
+            "lab_leads": [named.lab_lead(i)[1] for i in range(len(named.colours))],
             "px_per_chip": px_per_chip,
         }
         if named.misfit > MAX_COLOUR_MISFIT:
@@ -1155,7 +1166,20 @@ class Reader:
             hue = self._hue_doubt(named, odd)
             if hue is not None:
                 return hue
+        lab = self._lab_doubt(named)
+        if lab is not None:
+            return lab
         return tuple(self.chips.chips[i].value for i in named.colours)
+
+    def _lab_doubt(self, named: NamedStack) -> str | None:
+        """The third opinion on every chip, in Lab (see LAB_LEAD): why the stack is "unsure" when a
+        chip's own colour is nearer another chip colour's than the one it is named, else None."""
+        leads = [named.lab_lead(i) for i in range(len(named.colours))]
+        i = int(np.argmin([lead for _, lead in leads]))
+        other, lead = leads[i]
+        if other < 0 or lead >= -LAB_LEAD:
+            return None
+        return _lab_doubt_text(i, self.chips.chips[named.colours[i]].value, self.chips.chips[other].value)
 
     def _hue_doubt(self, named: NamedStack, odd: npt.NDArray[np.bool_]) -> str | None:
         """The second opinion on each odd chip, free of lightness (see HUE_SHARE): why the stack
@@ -1192,6 +1216,13 @@ def _unmix_bottom_chroma(rgb: FloatArray, angles: int, side: int) -> FloatArray:
     chip[..., 1:] = (chip[..., 1:] - share * felt[None, :, 1:]) / (1.0 - share)
     out[: heights * angles] = (chip @ _YCC_INV.T).reshape(-1, 3)
     return out
+
+
+def _lab_doubt_text(i: int, mine: int, theirs: int) -> str:
+    return (
+        f"chip {i + 1} from the bottom: its colour (in Lab, at the stack's light) is nearer {theirs}'s "
+        f"than {mine}'s (worn or dirty?)"
+    )
 
 
 def _in_shadow(colours: Image, gain: FloatArray, felt: npt.NDArray[np.float32], ink: npt.NDArray[np.float32]) -> Mask:

@@ -44,6 +44,16 @@ A stack named with a change of colour also gets a second opinion free of lightne
 each chip's own share of its samples against each colour's direction in RGB, at whatever
 brightness fits it (wear that darkens or fades a chip moves it along that direction, and the
 one light level of the model above then names it black or a dim white).
+
+Every stack also gets a third opinion, in Lab, where wear is measured (`own_colours`,
+`lab_off`): each chip's own colour, the side deblurred whatever the chips are named (least
+squares per angle under the refit grid's blurs and offsets, the one that leaves least
+unexplained), divided by the light at each angle and the middle of the angles taken, is
+compared in Lab with each colour at the gain on the level (LAB_GAINS) that brings the chips
+nearest the colours named. A green worn lighter that the one level in RGB explains as a dim
+white is still nearest green in Lab at any one light for the stack.
+
+    named.own, named.level, named.lab_off, named.lab_lead(chip)  # (n, 3), the level, (n, C)
 """
 
 from __future__ import annotations
@@ -57,6 +67,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from vision.chips import to_lab
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -82,6 +94,7 @@ OFFSET_DOUBT_PX = 0.5
 # A first naming (blur FIRST_SIGMA_PX) this sure of every chip is kept: on tuning seeds 0-119
 # keeping them cost no exact stack and added no wrong one; the refit costs as much again.
 SURE_AT_FIRST = 20.0
+LAB_GAINS = tuple(float(g) for g in np.geomspace(0.5, 2.0, 9))  # see StackNamer.lab_off
 LONE_CHIP_LEVELS = (0.5, 0.7, 1.0, 1.4, 2.0)  # a one-chip stack is first named at each of these
 LEVEL_RANGE = (0.3, 1.6)  # the light on a stack's side relative to the felt's, at most this far off
 LOCAL_LIGHT = (0.8, 1.25)  # the light on the felt beside a stack relative to the frame's felt
@@ -130,6 +143,25 @@ class NamedStack:
     # None for a stack named all one colour (no chip there is unlike a neighbour)
     hue_off: FloatArray | None = None
     hue_gaps: FloatArray | None = None
+    # each chip's own colour as the model's light would show it on the felt's reference light
+    # (`StackNamer.own_colours`, (n, 3) RGB) and that light level: the neighbours' blurred
+    # shares taken off, what is left divided by the light at each angle (the middle of the angles)
+    own: FloatArray | None = None
+    level: float = 1.0
+    # (n, C) each chip's own colour's distance in Lab from each colour, at the light (a gain on
+    # the model's level, LAB_GAINS) that brings the colours it is named nearest (`StackNamer.lab_off`)
+    lab_off: FloatArray | None = None
+
+    def lab_lead(self, chip: int) -> tuple[int, float]:
+        """The colour nearest chip `chip`'s own in Lab other than the one it is named, and how much
+        nearer the named one is (negative: the other is nearer); (-1, inf) without them."""
+        if self.lab_off is None or len(self.lab_off[chip]) < 2:
+            return -1, math.inf
+        d = self.lab_off[chip].copy()
+        named = d[self.colours[chip]]
+        d[self.colours[chip]] = math.inf
+        other = int(np.argmin(d))
+        return other, float(d[other] - named)
 
     def hue_lead(self, chip: int, colour: int) -> tuple[float, float]:
         """How much nearer chip `chip`'s own share is to the direction of the colour it is named
@@ -266,6 +298,7 @@ def _stack(
     total: float,
     fits: FloatArray,
     rivals: IntArray,
+    own: tuple[FloatArray, float, FloatArray],
     hue_off: FloatArray | None = None,
     hue_gaps: FloatArray | None = None,
 ) -> NamedStack:
@@ -277,6 +310,7 @@ def _stack(
         tuple(int(c) for c in rivals),
         hue_off,
         hue_gaps,
+        *own,
     )
 
 
@@ -333,7 +367,8 @@ class StackNamer:
         assert best is not None
         sequence, margins, total, candidates, level, chip_fits, rivals = best
         if margins.min() >= SURE_AT_FIRST and not _changes_colour(sequence):
-            return _stack(sequence, margins, total, chip_fits, rivals)
+            own = self._own(seen, profile, under, local, level, blurs, sequence)
+            return _stack(sequence, margins, total, chip_fits, rivals, own)
         # the blur and the bands' offset that explain that first answer best (the second opinion
         # takes the neighbours' shares off each chip with them: a share too large, on a dark chip,
         # leaves the complement of the neighbour's colour)
@@ -341,7 +376,8 @@ class StackNamer:
         chosen = int(np.argmin(fits))
         if margins.min() >= SURE_AT_FIRST:
             hues = self.hues(seen, profile, under, top, sequence, level, blurs[chosen])
-            return _stack(sequence, margins, total, chip_fits, rivals, *hues)
+            own = self._own(seen, profile, under, local, level, blurs, sequence)
+            return _stack(sequence, margins, total, chip_fits, rivals, own, *hues)
         # blur, the bands' offset and the light level refitted to that first answer, then named again
         levels = level * self._levels
         fits = self._sequence_costs(
@@ -357,10 +393,12 @@ class StackNamer:
         cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])
         totals, marginals = viterbi_batch(cost)
         sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
+        weights = around[chosen][int(np.argmin(totals))]
+        own = self._own(seen, profile, under, local, level, blurs, sequence)
         if not _changes_colour(sequence):
-            return _stack(sequence, margins, total, chip_fits, rivals)
-        hues = self.hues(seen, profile, under, top, sequence, level, around[chosen][int(np.argmin(totals))])
-        return _stack(sequence, margins, total, chip_fits, rivals, *hues)
+            return _stack(sequence, margins, total, chip_fits, rivals, own)
+        hues = self.hues(seen, profile, under, top, sequence, level, weights)
+        return _stack(sequence, margins, total, chip_fits, rivals, own, *hues)
 
     # -- the second opinion: each chip's colour free of its lightness --------------------
 
@@ -417,6 +455,72 @@ class StackNamer:
         # the own share's brightness (per sample, the middle of the angles: spots are brighter or darker)
         bright = _middle(np.sqrt(square[:, :, 0] / s), 1)
         return np.asarray(off, dtype=np.float64), np.asarray(bright[:, None] * np.sqrt(1.0 - cos * cos))
+
+    # -- each chip's own colour, whatever it is named ------------------------------------
+
+    def _own(
+        self,
+        seen: FloatArray,
+        profile: FloatArray,
+        under: FloatArray,
+        local: float,
+        level: float,
+        weights: FloatArray,
+        sequence: IntArray,
+    ) -> tuple[FloatArray, float, FloatArray]:
+        """Each chip's own colour (`own_colours`), the level, and its distances in Lab (`lab_off`)."""
+        own = self.own_colours(seen, profile, under, local, level, weights)
+        return own, level, self.lab_off(own, level, sequence)
+
+    def lab_off(self, own: FloatArray, level: float, sequence: IntArray) -> FloatArray:
+        """(n, C) each chip's own colour (n, 3) against each colour in Lab, at the gain on the light
+        (LAB_GAINS: the model's level is fitted in RGB, to the sequence it names, and a stack of
+        dark chips says little about it) that brings the chips nearest the colours of `sequence`
+        (the sum of their distances). The sensor clips: a colour is compared as it would be
+        seen at that light (255 at most), the chip's colour as seen."""
+        gains = np.asarray(LAB_GAINS)[:, None, None]
+        cap = 255.0 / (gains * level)  # G, 1, 1
+        n = len(own)
+        both = to_lab(np.concatenate([np.minimum(own[None] / gains, cap), np.minimum(self.colours[None], cap)], axis=1))
+        mine, theirs = both[:, :n], both[:, n:]  # G, n, 3 and G, C, 3
+        d = np.sqrt(np.sum((mine[:, :, None] - theirs[:, None]) ** 2, axis=-1))  # G, n, C
+        best = int(np.argmin(d[:, np.arange(len(sequence)), sequence].sum(axis=1)))
+        return np.asarray(d[best], dtype=np.float64)
+
+    @staticmethod
+    def own_colours(
+        seen: FloatArray, profile: FloatArray, under: FloatArray, local: float, level: float, weights: FloatArray
+    ) -> FloatArray:
+        """(n, 3) each chip's own colour (RGB at the felt's light, as the chip colours are given),
+        whatever it is named: at each angle the side is deblurred (least squares: every sample is
+        the mixing's shares of the chip below, the chip and the one above, the felt under the
+        bottom chip and the top chip's own top face, lit like the felt, over it) under each of
+        the mixings `weights` (B, S, 3), the one that leaves least unexplained at the KEEP angles
+        that fit best is kept, each chip's colour at each angle is divided by the light there
+        and the middle of the angles taken (edge spots are a few angles at most)."""
+        _, n, s, a_n = seen.shape
+        b_n = weights.shape[0]
+        shade = level * profile  # A
+        wb, wo, wa = weights[:, :, 0], weights[:, :, 1], weights[:, :, 2]  # B, S
+        # one matrix for every angle: the top face's share is taken at the middle of the light
+        m = np.zeros((b_n, n, s, n))
+        chips = np.arange(n)
+        m[:, chips, :, chips] = wo[None]
+        if n > 1:
+            m[:, chips[1:], :, chips[:-1]] = wb[None]
+            m[:, chips[:-1], :, chips[1:]] = wa[None]
+        m[:, n - 1, :, n - 1] += wa * (local / level)
+        mat = m.reshape(b_n, n * s, n)
+        rhs = np.broadcast_to(seen, (b_n, 3, n, s, a_n)).copy()
+        rhs[:, :, 0] -= wb[:, None, :, None] * under.T[None, :, None, :]  # the felt under the bottom chip
+        seen_flat = rhs.transpose(0, 2, 3, 1, 4).reshape(b_n, n * s, 3 * a_n)
+        mt = mat.transpose(0, 2, 1)
+        lit = np.linalg.solve(mt @ mat, mt @ seen_flat)  # B, n, (3, A): each chip as lit at each angle
+        left = np.sqrt(np.sum((seen_flat - mat @ lit).reshape(b_n, n * s, 3, a_n) ** 2, axis=(1, 2)))  # B, A
+        left.sort(axis=1)
+        best = int(np.argmin(left[:, : min(KEEP, a_n)].sum(axis=1)))
+        own = np.maximum(lit[best].reshape(n, 3, a_n) / shade, 0.0)
+        return np.asarray(_middle(own, 2), dtype=np.float64)
 
     # -- the light on the side -----------------------------------------------------------
 

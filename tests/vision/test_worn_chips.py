@@ -56,9 +56,11 @@ def test_a_worn_chip_once_named_as_another_denomination_is_unsure_with_the_reaso
     layout: Layout, left_reader: Reader, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scene = _scene(20.0)
-    # the plain margin alone (the rule before): the top chip is named white, a wrong value
+    # the plain margin alone (the rule before, without the Lab check either): the top chip is
+    # named white, a wrong value
     with monkeypatch.context() as plain:
         plain.setattr(reader_module, "FIT_LEAD", 0.0)
+        plain.setattr(reader_module, "LAB_LEAD", math.inf)
         before = _read(left_reader, scene, layout).zones[WORN]
     assert before.state == "ok" and before.value == 51, before
     evidence = left_reader.evidence[WORN]
