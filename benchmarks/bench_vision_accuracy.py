@@ -213,7 +213,7 @@ def score(scene: Scene, layout: Layout, reading: FrameReading) -> dict[str, Any]
                     key = "chip N fits no chip colour well"
                 elif "its hue" in key:
                     key = "chip N: its hue does not confirm its colour"
-                elif "its colour (in Lab" in key:
+                elif "(in Lab" in seen.why:  # the key stops at the reason's first "("
                     key = "chip N: its colour in Lab is nearer another's"
                 else:
                     key = "chip N could be more than one colour"
