@@ -224,6 +224,13 @@ CONDITIONS: dict[str, Condition] = {
     "jpeg 70 + shadow + glare + warm": Condition(
         "JPEG 70, a second light's shadows, glare, warm light", both(jpeg(70), second_light(0.4), glare(), warm), True
     ),
+    # what a real table meets at once: a USB camera's MJPEG or a soft focus, over stacks as dealers leave them
+    "jpeg 75 + sloppy 1 + lean 0.2": Condition(
+        "JPEG 75 over stacks sloppy 1 mm and leaning 0.2 mm a chip", both(jpeg(75), sloppy(1.0), lean(0.2)), True
+    ),
+    "defocus 1.3 + lean 0.4": Condition(
+        "lens defocused (sigma 1.3 px) over stacks leaning 0.4 mm a chip", both(defocus(1.3), lean(0.4)), True
+    ),
     "shift 1-2 px": Condition("the camera nudged: the frame 1-2 px off, turned up to 0.05 degrees", shifted(1.0, 2.0)),
 }
 
