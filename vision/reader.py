@@ -984,35 +984,42 @@ class Reader:
         """RGB at table points (N, 3), mm) in `frame` as the reader sees them: through the pose
         and any move followed, the tone curve undone, white-balanced by the felt of the last
         frame read (call `read(frame)` first)."""
-        px = project(self.camera, self.pose, points)
-        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
+        px = self._in_frame(project(self.camera, self.pose, points))
+        return np.asarray(self._sample(frame, px, self.gain)[:, ::-1], dtype=np.float64)
+
+    def _in_frame(self, px: FloatArray) -> npt.NDArray[np.float32]:
+        """Calibration pixels -> pixels of the frame now (through any move followed)."""
+        return (px if self._move is None else _moved(px, self._move)).astype(np.float32)
+
+    def _sample(self, frame: Image, px: npt.NDArray[np.float32], gain: FloatArray) -> FloatArray:
+        """(N, 3) BGR at frame pixels `px` (`_in_frame`), the tone curve undone, times `gain`."""
         sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
         if self._lut is not None:
             sampled = cv2.LUT(sampled, self._lut)
-        return np.asarray((sampled[0].astype(np.float64) * self.gain)[:, ::-1], dtype=np.float64)
+        return np.asarray(sampled[0].astype(np.float64) * gain, dtype=np.float64)
+
+    def _around(self, centre: FloatArray, angles: FloatArray) -> FloatArray:
+        """(A, 2) unit directions on the felt from a stack's centre, `angles` (radians) either side
+        of the one toward the camera's foot: round the side of the stack the camera sees."""
+        toward = self.foot - centre
+        toward /= np.linalg.norm(toward)
+        side = np.array([toward[1], -toward[0]])
+        return np.asarray(np.cos(angles)[:, None] * toward + np.sin(angles)[:, None] * side, dtype=np.float64)
 
     def _bands(self, centre: FloatArray, top_mm: float, n: int, frame: Image, gain: FloatArray) -> dict[int, float]:
         """How well the side's colour changes (edge spots, changes of denomination) fall on the
         boundaries between chips when the side, from the felt to the top's height, holds m chips
         (m = n - 1, n, n + 1): for each, the mean colour change along the side at the m - 1
         boundaries against that at the bands' middles, as (boundaries - middles) / (both)."""
-        toward = self.foot - centre
-        toward /= np.linalg.norm(toward)
-        side = np.array([toward[1], -toward[0]])
-        angles = np.radians(np.linspace(-50.0, 50.0, BAND_ANGLES))
-        dirs = np.cos(angles)[:, None] * toward + np.sin(angles)[:, None] * side
+        dirs = self._around(centre, np.radians(np.linspace(-50.0, 50.0, BAND_ANGLES)))
         steps = BAND_STEPS_PER_CHIP * max(n, 1)
         z = (np.arange(steps) + 0.5) / steps * top_mm
         ring = centre + R * dirs
         pts = np.concatenate(
             [np.repeat(ring[None], steps, axis=0), np.repeat(z[:, None, None], len(dirs), axis=1)], axis=2
         ).reshape(-1, 3)
-        px = project(self.camera, self.pose, pts)
-        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
-        sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
-        if self._lut is not None:
-            sampled = cv2.LUT(sampled, self._lut)
-        rgb = (sampled[0].astype(np.float64) * gain).reshape(steps, len(dirs), 3)
+        px = self._in_frame(project(self.camera, self.pose, pts))
+        rgb = self._sample(frame, px, gain).reshape(steps, len(dirs), 3)
         change = np.linalg.norm(np.diff(rgb, axis=0), axis=2)  # (steps - 1, angles), at z between samples
         at = (np.arange(steps - 1) + 1.0) / steps * top_mm
         out: dict[int, float] = {}
@@ -1037,10 +1044,7 @@ class Reader:
         quarters = 4 * n
         if quarters < 6:  # no half chip half a chip from both ends
             return math.inf, 0.0
-        toward = self.foot - centre
-        toward /= np.linalg.norm(toward)
-        side = np.array([toward[1], -toward[0]])
-        dirs = np.cos(SLIVER_ANGLES)[:, None] * toward + np.sin(SLIVER_ANGLES)[:, None] * side
+        dirs = self._around(centre, SLIVER_ANGLES)
         steps = SLIVER_STEPS_PER_CHIP * n
         ring = centre + R * dirs
         # the side projected at each chip's boundary only, the heights between interpolated (a
@@ -1052,12 +1056,8 @@ class Reader:
         ).reshape(-1, 3)
         ends = project(self.camera, self.pose, pts).reshape(n + 1, len(dirs), 2)
         t = ((np.arange(SLIVER_STEPS_PER_CHIP) + 0.5) / SLIVER_STEPS_PER_CHIP)[None, :, None, None]
-        px = (ends[:-1, None] + (ends[1:] - ends[:-1])[:, None] * t).reshape(-1, 2)
-        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
-        sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
-        if self._lut is not None:
-            sampled = cv2.LUT(sampled, self._lut)
-        rgb = (sampled[0].astype(np.float64) * gain).reshape(steps, len(dirs), 3)
+        px = self._in_frame((ends[:-1, None] + (ends[1:] - ends[:-1])[:, None] * t).reshape(-1, 2))
+        rgb = self._sample(frame, px, gain).reshape(steps, len(dirs), 3)
         off = rgb - rgb.mean(axis=1, keepdims=True)
         spread = np.sqrt(np.mean(off * off, axis=1)).mean(axis=1).reshape(quarters, quarter).mean(axis=1)
         inner = spread[2 : quarters - 2]
@@ -1094,10 +1094,7 @@ class Reader:
         the stack, its top face); else the frame's `spread_px` for both."""
         along, blur = (self.spread_px, self.spread_px) if blur_px is None else blur_px
 
-        toward = self.foot - centre
-        toward /= np.linalg.norm(toward)
-        side = np.array([toward[1], -toward[0]])
-        dirs = np.cos(SIDE_ANGLES)[:, None] * toward + np.sin(SIDE_ANGLES)[:, None] * side
+        dirs = self._around(centre, SIDE_ANGLES)
         angles = len(dirs)
         # on the side itself: a point inside it would show the side a fraction of a chip higher
         ring = centre + R * dirs
@@ -1106,16 +1103,11 @@ class Reader:
             [np.repeat(ring[None], len(z), axis=0), np.repeat(z[:, None, None], angles, axis=1)], axis=2
         ).reshape(-1, 3)
         on_felt = np.concatenate([centre + (R + FELT_BESIDE_MM) * dirs, np.zeros((angles, 1))], axis=1)
-        px = project(self.camera, self.pose, np.concatenate([on_side, on_felt]))
-        px = (px if self._move is None else _moved(px, self._move)).astype(np.float32)
+        px = self._in_frame(project(self.camera, self.pose, np.concatenate([on_side, on_felt])))
         middle = angles // 2  # how tall a chip is in the frame, from the lowest and highest samples
         rise = float(np.linalg.norm(px[len(on_side) - angles + middle] - px[middle]))
         px_per_chip = rise / (n - 1 + SAMPLE_HEIGHTS[-1] - SAMPLE_HEIGHTS[0])
-        sampled = cv2.remap(frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
-        if self._lut is not None:
-            sampled = cv2.LUT(sampled, self._lut)
-        seen = sampled[0].astype(np.float64) * gain
-        rgb = seen[:, ::-1]
+        rgb = self._sample(frame, px, gain)[:, ::-1]
         if self.compressed:  # the felt's colour bled into the bottom chip (JPEG_BOTTOM_CHROMA)
             rgb = _unmix_bottom_chroma(rgb, angles, len(on_side))
         namer = namer_for(tuple(c.colour for c in self.chips.chips), tuple(float(v) for v in self.felt[::-1]))
@@ -1179,7 +1171,11 @@ class Reader:
         other, lead = leads[i]
         if other < 0 or lead >= -LAB_LEAD:
             return None
-        return _lab_doubt_text(i, self.chips.chips[named.colours[i]].value, self.chips.chips[other].value)
+        mine, theirs = self.chips.chips[named.colours[i]].value, self.chips.chips[other].value
+        return (
+            f"chip {i + 1} from the bottom: its colour (in Lab, at the stack's light) is nearer {theirs}'s "
+            f"than {mine}'s (worn or dirty?)"
+        )
 
     def _hue_doubt(self, named: NamedStack, odd: npt.NDArray[np.bool_]) -> str | None:
         """The second opinion on each odd chip, free of lightness (see HUE_SHARE): why the stack
@@ -1216,13 +1212,6 @@ def _unmix_bottom_chroma(rgb: FloatArray, angles: int, side: int) -> FloatArray:
     chip[..., 1:] = (chip[..., 1:] - share * felt[None, :, 1:]) / (1.0 - share)
     out[: heights * angles] = (chip @ _YCC_INV.T).reshape(-1, 3)
     return out
-
-
-def _lab_doubt_text(i: int, mine: int, theirs: int) -> str:
-    return (
-        f"chip {i + 1} from the bottom: its colour (in Lab, at the stack's light) is nearer {theirs}'s "
-        f"than {mine}'s (worn or dirty?)"
-    )
 
 
 def _in_shadow(colours: Image, gain: FloatArray, felt: npt.NDArray[np.float32], ink: npt.NDArray[np.float32]) -> Mask:

@@ -53,7 +53,7 @@ compared in Lab with each colour at the gain on the level (LAB_GAINS) that bring
 nearest the colours named. A green worn lighter that the one level in RGB explains as a dim
 white is still nearest green in Lab at any one light for the stack.
 
-    named.own, named.level, named.lab_off, named.lab_lead(chip)  # (n, 3), the level, (n, C)
+    named.lab_off, named.lab_lead(chip)  # (n, C) Lab distances; the nearest other colour and the lead
 """
 
 from __future__ import annotations
@@ -143,13 +143,9 @@ class NamedStack:
     # None for a stack named all one colour (no chip there is unlike a neighbour)
     hue_off: FloatArray | None = None
     hue_gaps: FloatArray | None = None
-    # each chip's own colour as the model's light would show it on the felt's reference light
-    # (`StackNamer.own_colours`, (n, 3) RGB) and that light level: the neighbours' blurred
-    # shares taken off, what is left divided by the light at each angle (the middle of the angles)
-    own: FloatArray | None = None
-    level: float = 1.0
-    # (n, C) each chip's own colour's distance in Lab from each colour, at the light (a gain on
-    # the model's level, LAB_GAINS) that brings the colours it is named nearest (`StackNamer.lab_off`)
+    # (n, C) each chip's own colour's (`StackNamer.own_colours`) distance in Lab from each colour,
+    # at the light (a gain on the model's level, LAB_GAINS) that brings the colours it is named
+    # nearest (`StackNamer.lab_off`)
     lab_off: FloatArray | None = None
 
     def lab_lead(self, chip: int) -> tuple[int, float]:
@@ -298,7 +294,7 @@ def _stack(
     total: float,
     fits: FloatArray,
     rivals: IntArray,
-    own: tuple[FloatArray, float, FloatArray],
+    lab_off: FloatArray,
     hue_off: FloatArray | None = None,
     hue_gaps: FloatArray | None = None,
 ) -> NamedStack:
@@ -310,7 +306,7 @@ def _stack(
         tuple(int(c) for c in rivals),
         hue_off,
         hue_gaps,
-        *own,
+        lab_off,
     )
 
 
@@ -367,8 +363,8 @@ class StackNamer:
         assert best is not None
         sequence, margins, total, candidates, level, chip_fits, rivals = best
         if margins.min() >= SURE_AT_FIRST and not _changes_colour(sequence):
-            own = self._own(seen, profile, under, local, level, blurs, sequence)
-            return _stack(sequence, margins, total, chip_fits, rivals, own)
+            lab = self._lab(seen, profile, under, local, level, blurs, sequence)
+            return _stack(sequence, margins, total, chip_fits, rivals, lab)
         # the blur and the bands' offset that explain that first answer best (the second opinion
         # takes the neighbours' shares off each chip with them: a share too large, on a dark chip,
         # leaves the complement of the neighbour's colour)
@@ -376,8 +372,8 @@ class StackNamer:
         chosen = int(np.argmin(fits))
         if margins.min() >= SURE_AT_FIRST:
             hues = self.hues(seen, profile, under, top, sequence, level, blurs[chosen])
-            own = self._own(seen, profile, under, local, level, blurs, sequence)
-            return _stack(sequence, margins, total, chip_fits, rivals, own, *hues)
+            lab = self._lab(seen, profile, under, local, level, blurs, sequence)
+            return _stack(sequence, margins, total, chip_fits, rivals, lab, *hues)
         # blur, the bands' offset and the light level refitted to that first answer, then named again
         levels = level * self._levels
         fits = self._sequence_costs(
@@ -394,11 +390,11 @@ class StackNamer:
         totals, marginals = viterbi_batch(cost)
         sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
         weights = around[chosen][int(np.argmin(totals))]
-        own = self._own(seen, profile, under, local, level, blurs, sequence)
+        lab = self._lab(seen, profile, under, local, level, blurs, sequence)
         if not _changes_colour(sequence):
-            return _stack(sequence, margins, total, chip_fits, rivals, own)
+            return _stack(sequence, margins, total, chip_fits, rivals, lab)
         hues = self.hues(seen, profile, under, top, sequence, level, weights)
-        return _stack(sequence, margins, total, chip_fits, rivals, own, *hues)
+        return _stack(sequence, margins, total, chip_fits, rivals, lab, *hues)
 
     # -- the second opinion: each chip's colour free of its lightness --------------------
 
@@ -458,7 +454,7 @@ class StackNamer:
 
     # -- each chip's own colour, whatever it is named ------------------------------------
 
-    def _own(
+    def _lab(
         self,
         seen: FloatArray,
         profile: FloatArray,
@@ -467,10 +463,9 @@ class StackNamer:
         level: float,
         weights: FloatArray,
         sequence: IntArray,
-    ) -> tuple[FloatArray, float, FloatArray]:
-        """Each chip's own colour (`own_colours`), the level, and its distances in Lab (`lab_off`)."""
-        own = self.own_colours(seen, profile, under, local, level, weights)
-        return own, level, self.lab_off(own, level, sequence)
+    ) -> FloatArray:
+        """Each chip's own colour's (`own_colours`) distances in Lab from each colour (`lab_off`)."""
+        return self.lab_off(self.own_colours(seen, profile, under, local, level, weights), level, sequence)
 
     def lab_off(self, own: FloatArray, level: float, sequence: IntArray) -> FloatArray:
         """(n, C) each chip's own colour (n, 3) against each colour in Lab, at the gain on the light
