@@ -215,11 +215,6 @@ MAX_STRAY_MM = 1.0
 LEANING_CHIPS = 6
 SHORT_BAND_MARGIN = 0.2
 SURE_COLOURS = 1.5
-# BLURRED_LEAN: on a frame blurred beyond SHARP_ENOUGH_PX (along the stack on a smeared one) the
-# bands carry nothing (a 2.3 px chip pitch under a 1.5 px blur keeps exp(-2 pi^2 1.5^2 / 2.3^2),
-# about 0.0002, of its contrast), so the band rule refuses or passes a stack by noise. A lean along
-# the line of sight moves the count by about 0.15 chip a chip at 0.4 mm a chip (13 chips read 11,
-# tuning seed 14), past the count's doubt from about LEANING_CHIPS chips: such a stack is unsure.
 # A chip pushed away from the camera off the one below shows a sliver of that chip's top face
 # between them, and the height counts the sliver as (part of) a chip: what a stack sloppy by
 # 2 mm a chip over-reads by is such slivers (tuning seeds 0-47: 8 of 8). The side of a chip
@@ -960,11 +955,6 @@ class Reader:
         # the chips' edges wash out with the blur along the stack's axis (across it they stay)
         sharp = (along if self.smeared else self.spread_px) <= SHARP_ENOUGH_PX
         lenient = n < LEANING_CHIPS and not self.compressed and sharp
-        if not sharp and n >= LEANING_CHIPS:  # see BLURRED_LEAN
-            return ZoneReading.unsure(
-                f"the stack is not square? (blur washes out the edges down the side of its {n} chips, the only "
-                "sign of a lean along the line of sight, which makes a stack look taller or shorter)"
-            ), None
         not_square = ZoneReading.unsure(
             f"the stack is not square (the edges down its side fall in step with {rival} chips as well as "
             f"with the {n} its height says: a stack leaning along the line of sight looks taller or shorter)"
