@@ -67,7 +67,7 @@ def tally(first: int, n: int, conditions: list[str]) -> dict[str, Counter[str]]:
             for zone in layout.zones:
                 if zone not in own:  # a puck's place
                     continue
-                truth = sum(sum(stack.chips) for stack in scene.zones.get(zone, ()))
+                truth = scene.value_of(zone)
                 a, b = verdict(own[zone], truth), verdict(other.get(zone), truth)
                 sees = b not in ("unseen", "blocked")
                 vetoed = a in ("right", "WRONG") and sees and other[zone].value != own[zone].value
