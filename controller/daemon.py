@@ -168,6 +168,8 @@ class Daemon:
         self.camera_feed: Any = None  # controller.camera.feed.CameraFeed, with a [camera] section
         self.sim_scene: Any = None  # controller.camera.sim.SimScene, with a simulated camera
         self.metrics: TableMetrics | None = None  # GET /metrics
+        self.api_loop: asyncio.AbstractEventLoop | None = None  # the HTTP server's, in its own thread
+        self._http_thread = threading.Thread()  # replaced by _start_http
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -207,6 +209,7 @@ class Daemon:
                     recalibrate=self.camera_feed.recalibrate if self.camera_feed is not None else None,
                     metrics=self.metrics,
                     tls=self.config.http.tls,
+                    table_loop=self.loop,
                 )
             )
             server = await self._start_http(app)
@@ -234,14 +237,12 @@ class Daemon:
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
                 await asyncio.to_thread(publisher.stop)
-            live.close_all()
-            await asyncio.sleep(0)  # let each screen's feed send its close
-            server.should_exit = True
+            live.cancel_timers()
+            self._stop_http(server, live)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._server_task, timeout=5)
+            await asyncio.to_thread(self._http_thread.join, 5)
             return 0
         finally:
             for close in reversed(self._closers):
@@ -515,6 +516,8 @@ class Daemon:
         self._closers.append(buttons.close)
 
     async def _start_http(self, app: Any) -> Any:
+        """uvicorn on a loop and thread of its own (the API's), never on the table's: HTTP and
+        WebSocket work cannot delay a card. Returns once it listens (or raises why it cannot)."""
         http = self.config.http
         # Forwarded headers (X-Forwarded-For) only from the configured proxies: by default none,
         # so the client address is the TCP peer's and nobody can write another into the audit.
@@ -533,13 +536,45 @@ class Daemon:
                 ssl_keyfile=http.tls_key,
             )
         )
-        self._server_task = asyncio.create_task(server.serve(), name="http")
+        failed: list[BaseException] = []
+        ended = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self.api_loop = loop
+            try:
+                loop.run_until_complete(server.serve())
+            except BaseException as exc:  # said by the table's loop below
+                failed.append(exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+                ended.set()
+
+        self._http_thread = threading.Thread(target=serve, name="http", daemon=True)
+        self._http_thread.start()
         while not server.started:
-            if self._server_task.done():
-                self._server_task.result()  # raises the reason it could not start
+            if ended.is_set():
+                if failed and not isinstance(failed[0], SystemExit):
+                    raise failed[0]
                 raise OSError(f"the HTTP server could not listen on {self.host}:{self.port}")
             await asyncio.sleep(0.02)
         return server
+
+    def _stop_http(self, server: Any, live: LiveFeed) -> None:
+        """Every screen's feed ends cleanly (they reconnect later), then the server stops."""
+        loop = self.api_loop
+        if loop is None or loop.is_closed():
+            return
+
+        def stop() -> None:
+            live.close_all()
+            # Once each screen's feed has sent its close, the server closes its connections.
+            loop.call_soon(setattr, server, "should_exit", True)
+
+        with contextlib.suppress(RuntimeError):  # its loop has just closed
+            loop.call_soon_threadsafe(stop)
 
     def _device_views(self, reader: ShoeReader) -> dict[str, Callable[[], Any]]:
         views: dict[str, Callable[[], Any]] = {}

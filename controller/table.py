@@ -368,11 +368,15 @@ class Table:
         if self.devices.get(device) == dict(status):
             return
         self.devices[device] = dict(status)
+        self._status_changed(f"the {device}'s status")
+
+    def _status_changed(self, what: str) -> None:
+        # Something the screens show changed without an entry (a device, the journal's disk).
         for watcher in self.device_watchers:
             try:
                 watcher(self)
             except Exception:  # a screen's feed never stops the table
-                log.exception("telling the screens of the %s's status failed", device)
+                log.exception("telling the screens of %s failed", what)
 
     def follow(self, entry: Entry) -> tuple[Effect, ...]:
         """Apply an entry another Table journaled (a replica that follows the journal: the floor
@@ -418,6 +422,7 @@ class Table:
         self._refused = 1
         log.error("%s (%s)", exc, exc.detail)  # once: the count is logged when it ends
         self.redrive()
+        self._status_changed("the journal's fault")
 
     def _journal_back(self) -> Entry:
         fault = self.journal_fault

@@ -105,3 +105,11 @@ def sight(table: Table, role: str | None) -> Sight:
     """What `role` sees: "supervisor" and "surveillance" everything; the dealer, the pole
     display and anyone else (None) what the dealer may see."""
     return Sight(table, everything=role in SEES_EVERY_CARD)
+
+
+def mask_cards(doc: T, hidden: frozenset[str], game: Any) -> T:
+    """`doc` with every card in `hidden` masked, as `Sight.mask` does, for a caller that holds the
+    hidden set the table published (controller/api/gate.py) rather than the table."""
+    if not hidden:
+        return doc
+    return _mask(doc, hidden, game.shown_hand_keys)  # type: ignore[no-any-return]

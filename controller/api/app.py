@@ -1,7 +1,10 @@
-"""The table's HTTP API and screens (FastAPI), served by `tablectl run` on the table loop itself.
+"""The table's HTTP API and screens (FastAPI), served by `tablectl run` on a loop of its own.
 
-Every handler is `async` and runs on the one asyncio loop that owns the Table, so a request sees
-and changes the table exactly as the shoe and the buttons do: through the journal.
+Every handler is `async` and runs on the API's loop, in its own thread, never on the table's: a
+request changes the table only by handing it a job through the gate (controller/api/gate.py),
+which the table's loop runs between cards, and reads what the table last published. So a request
+sees and changes the table exactly as the shoe and the buttons do, through the journal, and no
+amount of HTTP or WebSocket work can make a card wait for more than one job.
 
 The routes live in routers (`controller/api/routes/`), one per concern. Who may call a route is
 the access table's (`controller/api/access.py`), enforced for every route by one dependency the
@@ -26,7 +29,7 @@ from controller.api.deps import caller
 from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
 from controller.api.routes import camera, live, metrics, play, reads, session, sim
 from controller.api.runtime import Runtime
-from controller.visibility import sight
+from controller.visibility import SEES_EVERY_CARD, mask_cards
 
 #: The screens, shipped as package data and found through importlib.resources wherever tablectl is installed.
 STATIC = Path(str(resources.files("controller.api").joinpath("static")))
@@ -53,10 +56,6 @@ def create_app(rt: Runtime) -> FastAPI:
         dependencies=[Depends(caller)],
     )
     app.state.rt = rt
-    if rt.live not in rt.table.listeners:
-        rt.table.listeners.append(rt.live)
-        rt.table.device_watchers.append(rt.live.devices_changed)
-    rt.live.describe = lambda _table: rt.whole_state()
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -69,10 +68,11 @@ def create_app(rt: Runtime) -> FastAPI:
     @app.middleware("http")
     async def journal_unwritable(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         # While the journal cannot be written nothing can be taken: every POST says so, in plain words.
-        fault = rt.table.journal_fault
-        if request.method == "POST" and fault is not None:
-            headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
-            return JSONResponse({"error": fault.message, "kind": "unavailable"}, status_code=503, headers=headers)
+        if request.method == "POST":
+            fault = (await rt.gate.view()).journal_fault
+            if fault is not None:
+                headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
+                return JSONResponse({"error": fault, "kind": "unavailable"}, status_code=503, headers=headers)
         return await call_next(request)
 
     @app.exception_handler(ApiError)
@@ -81,8 +81,11 @@ def create_app(rt: Runtime) -> FastAPI:
         if exc.status == 401:
             headers["WWW-Authenticate"] = "Bearer"
         # A refusal may quote the prompt ("play is stopped: ..."): the caller's sight applies.
-        seen = sight(rt.table, getattr(request.state, "role", None))
-        return JSONResponse(seen.mask(exc.body(), seen.current()), status_code=exc.status, headers=headers or None)
+        everything = getattr(request.state, "role", None) in SEES_EVERY_CARD
+        body = exc.body()
+        if not everything:
+            body = mask_cards(body, (await rt.gate.view()).hidden, rt.gate.adapter)
+        return JSONResponse(body, status_code=exc.status, headers=headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -100,7 +103,7 @@ def create_app(rt: Runtime) -> FastAPI:
         for path, model in play.GAME_BODIES.items():
             operation = schema.get("paths", {}).get(path, {}).get("post")
             if operation is not None:
-                operation.update(body_schema(model(rt.table.adapter)))
+                operation.update(body_schema(model(rt.gate.adapter)))
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

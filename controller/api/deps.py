@@ -1,12 +1,13 @@
 """Who is asking: the API's authentication and roles as FastAPI dependencies.
 
-`caller` runs first for every HTTP route (the app declares it once, for all): it finds the
-route's roles in the access table (`controller/api/access.py`), identifies the caller and
-refuses before the route's body is read. A route that needs the caller's role for the audit
-trail asks for it (`role: Caller`). The role comes from `Authorization: Bearer TOKEN` (scripts)
+`caller` runs first for every HTTP route (the app declares it once, for all), on the API's loop,
+never in a worker thread: it finds the route's roles in the access table
+(`controller/api/access.py`), identifies the caller and refuses before the route's body is read.
+A route that needs the caller's role for the audit trail asks for it (`role: Caller`). The role comes from `Authorization: Bearer TOKEN` (scripts)
 or from the session cookie `POST /api/login` set (the screens; a screen's request that changes
 anything must also carry `X-Tablectl: 1`, which a page on another site cannot send). Failed
-tokens are rate-limited per client address and journaled.
+tokens are rate-limited per client address and journaled, by the table's loop: the API never
+writes the journal itself (controller/api/gate.py).
 
 The client address is the TCP peer. A forwarded header (`X-Forwarded-For`) is believed only
 when uvicorn was told the peer is a trusted proxy (`[http] trusted_proxies`); by default none is,
@@ -15,8 +16,9 @@ so a client cannot write another address into the audit trail or dodge the limit
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Depends, Request
 from starlette.requests import HTTPConnection
@@ -25,11 +27,13 @@ from controller.api.access import role_words, roles_for
 from controller.api.auth import Role, Sessions
 from controller.api.errors import ApiError
 from controller.api.runtime import Runtime
+from controller.engine.base import JSON
+from controller.table import TableError
 
 log = logging.getLogger("controller.api")
 
 
-def runtime(request: Request) -> Runtime:
+async def runtime(request: Request) -> Runtime:
     rt: Runtime = request.app.state.rt
     return rt
 
@@ -41,8 +45,9 @@ def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def check_token(rt: Runtime, client: str, token: str) -> Role:
-    """The role `token` grants, or 401 (journaled) / 429 while the client keeps failing."""
+async def check_token(rt: Runtime, client: str, token: str) -> Role:
+    """The role `token` grants, or 401 (journaled, on the table's loop) / 429 while the client
+    keeps failing; 503 when the journal cannot be written (the failure could not be recorded)."""
     wait = rt.limiter.retry_after(client)
     if wait > 0:
         if rt.tokens.role_of(token) is None:
@@ -57,31 +62,42 @@ def check_token(rt: Runtime, client: str, token: str) -> Role:
     if granted is None:
         locked = rt.limiter.failed(client)
         log.warning("failed login from %s", client)  # never the token itself
-        rt.table.access("login", {"client": client, "ok": False})
+        await journal_access(rt, {"client": client, "ok": False})
         if locked:
             seconds = int(rt.limiter.lockout_s)
             log.warning("%s locked out for %d s after %d failed logins", client, seconds, rt.limiter.limit)
-            rt.table.access("login", {"client": client, "ok": False, "locked_out": seconds})
+            await journal_access(rt, {"client": client, "ok": False, "locked_out": seconds})
         raise ApiError("unauthenticated", "the token is not valid for this table")
     return granted
 
 
-def identify(request: Request) -> Role | None:
+async def journal_access(
+    rt: Runtime, body: dict[str, JSON], kind: Literal["login", "camera-recalibrated"] = "login"
+) -> None:
+    """An access journaled for the audit trail, by the table's loop (never refused as busy: a
+    failed login is always recorded; the limiter bounds how many one address can cause)."""
+    try:
+        await asyncio.wrap_future(rt.gate.submit(lambda table: table.access(kind, body), urgent=True))
+    except TableError as exc:  # the journal cannot be written: 503, said once by the table
+        raise ApiError.of_table(exc) from None
+
+
+async def identify(request: Request) -> Role | None:
     """The caller's role from a bearer token or the session cookie; None without credentials."""
-    rt = runtime(request)
+    rt: Runtime = request.app.state.rt
     header = request.headers.get("authorization", "")
     if header:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError("unauthenticated", "this needs a bearer token (Authorization: Bearer ...)")
-        return check_token(rt, client_of(request), token.strip())
+        return await check_token(rt, client_of(request), token.strip())
     granted = rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))
     if granted is not None and request.method not in ("GET", "HEAD") and request.headers.get("x-tablectl") != "1":
         raise ApiError("forbidden", "a screen's request must carry the X-Tablectl header")
     return granted
 
 
-def caller(conn: HTTPConnection) -> Role | None:
+async def caller(conn: HTTPConnection) -> Role | None:
     """The role of whoever calls this route, checked against the access table (None: a public
     route called without credentials). The live feed checks its own hello (routes/live.py)."""
     if conn.scope["type"] == "websocket":
@@ -96,9 +112,9 @@ def caller(conn: HTTPConnection) -> Role | None:
         raise ApiError("forbidden", f"{request.method} {path} is not open to any role") from None
     if allowed is None:
         # A public route: credentials are optional, but wrong ones are still wrong.
-        request.state.role = identify(request) if request.headers.get("authorization") else _session_role(request)
+        request.state.role = await identify(request) if request.headers.get("authorization") else _session_role(request)
         return request.state.role  # type: ignore[no-any-return]
-    granted = identify(request)
+    granted = await identify(request)
     request.state.role = granted  # what the error handler masks a refusal's words for
     if granted is None:
         raise ApiError("unauthenticated", f"log in first: this needs {role_words(allowed)} token")
@@ -108,10 +124,11 @@ def caller(conn: HTTPConnection) -> Role | None:
 
 
 def _session_role(request: Request) -> Role | None:
-    return runtime(request).sessions.role_of(request.cookies.get(Sessions.COOKIE))
+    rt: Runtime = request.app.state.rt
+    return rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))
 
 
-def role(granted: Annotated[Role | None, Depends(caller)]) -> Role:
+async def role(granted: Annotated[Role | None, Depends(caller)]) -> Role:
     """The caller's role on a route that needs one (`caller` has refused anyone without)."""
     if granted is None:  # a public route asking for a role: a programming error
         raise ApiError("unauthenticated", "log in first")

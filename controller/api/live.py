@@ -2,53 +2,89 @@
 
 A screen connects to `/api/ws` and says `{"after": N}` (the last sequence number it has). It gets
 every entry after N from the journal, then the whole table state, then each new entry as it is
-journaled with the state after it. Reading the backlog and joining the live feed happen in one
-step on the table's loop, so nothing falls between them: no gaps, no duplicates. A screen that
-cannot keep up is disconnected (it reconnects with its last seq and loses nothing).
+journaled with the state after it. No gaps, no duplicates: the screen's subscription starts before
+the table reads the backlog, and the backlog says where it ends, so each live message is either
+in the backlog or after it.
 
-Each screen gets what its role may see (`controller.visibility`): the dealer's feed has no
-face-down card of a live hand, in an entry, its effects or the state; a message is encoded once
-for each kind of audience, not once a screen.
+Two loops share the work. On the table's loop (`update`, `devices_changed`) each message is
+encoded once for each kind of audience (every card, or the dealer's sight: controller/visibility),
+not once a screen, and handed to the API's loop in one call. On the API's loop each screen has a
+bounded queue; a screen that falls `QUEUE_LIMIT` messages behind is told to reconnect (it
+reconnects with its last seq and loses nothing), so a slow client costs memory only up to that
+bound and never slows the table. The backlog is read in slices, each a separate job on the
+table's loop, so a screen asking for a long history never holds up a card.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from controller.engine.base import Effect, to_json
 from controller.journal import Entry
-from controller.table import Table
-from controller.view import snapshot
-from controller.visibility import Sight, sight
+from controller.visibility import SEES_EVERY_CARD, sight
+
+if TYPE_CHECKING:
+    from controller.api.gate import TableGate
+    from controller.table import Table
 
 log = logging.getLogger(__name__)
 
-QUEUE_LIMIT = 1000  # entries a screen may fall behind before it is told to reconnect
+QUEUE_LIMIT = 100  # messages a screen may fall behind before it is told to reconnect
 DEVICES_EVERY_S = 1.0  # the most often a change of devices alone sends the screens the state
+BACKLOG_SLICE = 200  # entries of a backlog read in one job on the table's loop
+
+#: (tick, text): tick orders every message the table hands over; None ends the feed.
+Message = tuple[int, str] | None
 
 
 class Subscriber:
+    """One screen's feed (on the API's loop)."""
+
     def __init__(self, role: str | None = None) -> None:
         self.role = role
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(maxsize=QUEUE_LIMIT)
+        self.everything = role in SEES_EVERY_CARD
+        self.queue: asyncio.Queue[Message] = asyncio.Queue(maxsize=QUEUE_LIMIT + 1)
         self.overflowed = False
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Where a screen's backlog ends: the table's last seq and the last message handed over."""
+
+    seq: int
+    tick: int
+    state: str  # the state message, as the screen's role sees it
 
 
 class LiveFeed:
     """A table output that fans each journaled entry out to the subscribed screens."""
 
     def __init__(self) -> None:
-        self.subscribers: set[Subscriber] = set()
-        # What a screen is sent as "the state", every card shown: the API sets this to its
-        # /api/state view; each screen's role then masks what it may not see.
-        self.describe: Callable[[Table], dict[str, Any]] = snapshot
+        self.subscribers: set[Subscriber] = set()  # the API's loop's
+        self._count = 0  # len(subscribers), read by the table's loop
+        self._api_loop: asyncio.AbstractEventLoop | None = None
+        self._ticks = itertools.count(1)
+        self._tick = 0  # the last tick handed over (the table's loop's)
+        # What a screen is sent as "the state", every card shown; each role then masks it.
+        self.describe: Callable[[Table], dict[str, Any]] = _snapshot
         self._devices_due: asyncio.TimerHandle | None = None
         self._devices_told = float("-inf")
+
+    def attach(self, table: Table, describe: Callable[[Table], dict[str, Any]]) -> None:
+        """Follow `table` (called once, before the table's loop runs the API's jobs)."""
+        self.describe = describe
+        if self not in table.listeners:
+            table.listeners.append(self)
+            table.device_watchers.append(self.devices_changed)
+
+    # -- on the table's loop --------------------------------------------------------------------
 
     def redrive(self, table: Table) -> None:
         """Nothing to re-drive: screens ask for the state when they (re)connect."""
@@ -56,7 +92,7 @@ class LiveFeed:
     def devices_changed(self, table: Table) -> None:
         """A device came, went or failed (nothing journaled): every screen gets the state again,
         at most once a second (the camera reports every frame), the last change always told."""
-        if not self.subscribers or self._devices_due is not None:
+        if not self._count or self._devices_due is not None:
             return
         try:
             loop = asyncio.get_running_loop()
@@ -72,64 +108,122 @@ class LiveFeed:
         self._devices_due = None
         self._devices_told = asyncio.get_running_loop().time()
         state = self.describe(table)
-        texts: dict[bool, str] = {}
-        for sub in list(self.subscribers):
-            seen = sight(table, sub.role)
-            if seen.everything not in texts:
-                message = {"type": "state", "seq": table.journal.last_seq, "state": seen.snapshot(state)}
-                texts[seen.everything] = _encode(message)
-            with contextlib.suppress(asyncio.QueueFull):  # one that far behind is told to reconnect by `update`
-                sub.queue.put_nowait(texts[seen.everything])
+        texts = {
+            everything: _encode(
+                {"type": "state", "seq": table.journal.last_seq, "state": sight(table, role).snapshot(state)}
+            )
+            for everything, role in ((True, "supervisor"), (False, None))
+        }
+        self._hand_over(texts, ends=False)
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
-        if not self.subscribers:
+        if not self._count:
             return
         message = {**entry_message(entry), "live": True, "effects": [to_json(e) for e in effects]}
         message["state"] = self.describe(table)
-        texts: dict[bool, str] = {}  # encoded once for each kind of audience
-        for sub in list(self.subscribers):
-            seen = sight(table, sub.role)
-            if seen.everything not in texts:
-                texts[seen.everything] = _encode(seen.entry(message, entry.round))
-            try:
-                sub.queue.put_nowait(texts[seen.everything])
-            except asyncio.QueueFull:
-                sub.overflowed = True
-                self.subscribers.discard(sub)
-                sub.queue.get_nowait()  # make room for the end-of-feed marker
-                sub.queue.put_nowait(None)
-                log.warning("a screen fell %d entries behind; asked it to reconnect", QUEUE_LIMIT)
+        texts = {
+            everything: _encode(sight(table, role).entry(message, entry.round))
+            for everything, role in ((True, "supervisor"), (False, None))
+        }
+        self._hand_over(texts, ends=False)
 
-    def subscribe(self, table: Table, after: int, role: str | None = None) -> tuple[list[str], Subscriber]:
-        """The backlog after `after` plus the current state, as `role` sees them, and a live
-        subscription, atomically (this runs on the table's loop without awaiting, so no entry
-        can slip in between)."""
-        seen: Sight = sight(table, role)
-        entries = table.journal.entries(after=after)
-        # An entry still remembered is told with its effects, as it was told live, so the screens
-        # describe it the same way; an older one without (a screen then says less, never other).
-        told = table.recent_effects
-        backlog = [
-            _encode(seen.entry({**entry_message(e), "live": False, **_effects(told, e.seq)}, e.round)) for e in entries
-        ]
+    def _hand_over(self, texts: dict[bool, str], *, ends: bool) -> None:
+        loop = self._api_loop
+        if loop is None or loop.is_closed():
+            return
+        self._tick = tick = next(self._ticks)
+        with contextlib.suppress(RuntimeError):  # the API's loop has just closed: nobody listens
+            loop.call_soon_threadsafe(self._fan_out, tick, texts)
+
+    def join(self, table: Table, role: str | None) -> Joined:
+        """Where a new screen's backlog ends (a job on the table's loop, after it subscribed)."""
+        seen = sight(table, role)
         state = {"type": "state", "seq": table.journal.last_seq, "state": seen.snapshot(self.describe(table))}
-        backlog.append(_encode(state))
+        return Joined(table.journal.last_seq, self._tick, _encode(state))
+
+    def backlog(self, table: Table, after: int, upto: int, role: str | None) -> tuple[list[str], int]:
+        """Up to BACKLOG_SLICE entries after `after` (through `upto`), as `role` sees them, and
+        the last seq read (a job on the table's loop)."""
+        seen = sight(table, role)
+        told = table.recent_effects
+        texts: list[str] = []
+        last = after
+        for e in table.journal.entries(after=after, upto=upto):
+            # An entry still remembered is told with its effects, as it was told live, so the screens
+            # describe it the same way; an older one without (a screen then says less, never other).
+            texts.append(_encode(seen.entry({**entry_message(e), "live": False, **_effects(told, e.seq)}, e.round)))
+            last = e.seq
+            if len(texts) >= BACKLOG_SLICE:
+                break
+        else:
+            last = upto
+        return texts, last
+
+    # -- on the API's loop ----------------------------------------------------------------------
+
+    def _fan_out(self, tick: int, texts: dict[bool, str]) -> None:
+        for sub in list(self.subscribers):
+            try:
+                sub.queue.put_nowait((tick, texts[sub.everything]))
+            except asyncio.QueueFull:
+                self._drop(sub)
+            else:
+                if sub.queue.qsize() > QUEUE_LIMIT:
+                    self._drop(sub)
+
+    def _drop(self, sub: Subscriber) -> None:
+        sub.overflowed = True
+        self.unsubscribe(sub)
+        while not sub.queue.empty():  # what it had not taken is freed now, not when it goes
+            sub.queue.get_nowait()
+        sub.queue.put_nowait(None)
+        log.warning("a screen fell %d messages behind; asked it to reconnect", QUEUE_LIMIT)
+
+    def subscribe(self, role: str | None) -> Subscriber:
+        """A new screen's feed: every message handed over from now on (the API's loop)."""
+        self._api_loop = asyncio.get_running_loop()
         sub = Subscriber(role)
         self.subscribers.add(sub)
-        return backlog, sub
+        self._count = len(self.subscribers)
+        return sub
 
-    def close_all(self) -> None:
-        """The daemon is stopping: every screen's feed ends cleanly (they reconnect later)."""
-        if self._devices_due is not None:
-            self._devices_due.cancel()
-            self._devices_due = None
-        for sub in list(self.subscribers):
-            self.subscribers.discard(sub)
-            with contextlib.suppress(asyncio.QueueFull):
-                sub.queue.put_nowait(None)
+    async def history(self, gate: TableGate, sub: Subscriber, after: int) -> tuple[list[str], int]:
+        """The backlog after `after` and the state, as `sub`'s role sees them, read slice by slice
+        on the table's loop; and the tick after which `sub`'s queue holds what is new."""
+        joined = await gate.call(lambda table: self.join(table, sub.role))
+        texts: list[str] = []
+        at = after
+        while at < joined.seq:
+            part, at = await gate.call(
+                lambda table, start=at: self.backlog(table, start, joined.seq, sub.role)  # type: ignore[misc]
+            )
+            texts.extend(part)
+        texts.append(joined.state)
+        return texts, joined.tick
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
+        self._count = len(self.subscribers)
+
+    def close_all(self) -> None:
+        """The daemon is stopping: every screen's feed ends cleanly (they reconnect later).
+        Called on the API's loop (or from anywhere once it has stopped)."""
+        for sub in list(self.subscribers):
+            self.unsubscribe(sub)
+            with contextlib.suppress(asyncio.QueueFull):
+                sub.queue.put_nowait(None)
+
+    def cancel_timers(self) -> None:
+        """On the table's loop, as it stops: no device update is pending."""
+        if self._devices_due is not None:
+            self._devices_due.cancel()
+            self._devices_due = None
+
+
+def _snapshot(table: Table) -> dict[str, Any]:
+    from controller.view import snapshot
+
+    return snapshot(table)
 
 
 def _effects(told: dict[int, tuple[Effect, ...]], seq: int) -> dict[str, Any]:

@@ -1,13 +1,19 @@
-"""What the API serves: the table, the tokens, the sessions, and in simulation the simulated
-devices. One `Runtime` per app, kept in `app.state.rt` for the routers' dependencies."""
+"""What the API serves: the table (through its gate), the tokens, the sessions, and in simulation
+the simulated devices. One `Runtime` per app, kept in `app.state.rt` for the routers' dependencies.
+
+The Runtime never keeps the `Table`: it is handed over once, to the gate (controller/api/gate.py),
+and from then on a route reaches the table only through `rt.gate` (a job on the table's loop, or
+the view the table published). Nothing a client does can write the journal another way."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Protocol
 
 from controller.api.auth import LoginLimiter, Sessions, Tokens
+from controller.api.gate import TableGate
 from controller.api.live import LiveFeed
 from controller.engine.cards import Card
 from controller.metrics import TableMetrics
@@ -34,9 +40,12 @@ class SimSceneControls(Protocol):
 
 @dataclass
 class Runtime:
-    """What the API serves: the table, the tokens, and in simulation the simulated shoe."""
+    """What the API serves: the table's gate, the tokens, and in simulation the simulated shoe.
 
-    table: Table
+    `table` is given to the gate and not kept; `table_loop` is the loop that owns the table (the
+    daemon's; without one the gate runs the table's jobs on a thread of its own)."""
+
+    table: InitVar[Table]
     tokens: Tokens
     sim: SimControls | None = None
     sim_pins: Callable[[], dict[str, Any]] | None = None  # mock pin histories (simulation only)
@@ -49,21 +58,31 @@ class Runtime:
     live: LiveFeed = field(default_factory=LiveFeed)
     metrics: TableMetrics | None = None  # GET /metrics; made from the table when the daemon gives none
     tls: bool = False  # served over HTTPS: the session cookie is Secure
+    table_loop: InitVar[asyncio.AbstractEventLoop | None] = None
+    gate: TableGate = field(init=False)
 
-    def snapshot(self, role: str | None) -> dict[str, Any]:
-        """The table's state with each device's own view of itself (GET /api/state), as `role`
-        sees it (the dealer: no face-down card of a live hand; controller/visibility.py)."""
-        from controller.visibility import sight
+    def __post_init__(self, table: Table, table_loop: asyncio.AbstractEventLoop | None) -> None:
+        self.gate = TableGate(table, table_loop, describe=self._whole_state)
+        if self.metrics is None:
+            self.metrics = TableMetrics(table)
+        self.live.attach(table, self._whole_state)
 
-        return sight(self.table, role).snapshot(self.whole_state())
-
-    def whole_state(self) -> dict[str, Any]:
-        """The table's state with every card shown: only ever sent through a role's sight."""
+    def _whole_state(self, table: Table) -> dict[str, Any]:
+        """The table's state with every card shown (on the table's loop): only ever sent
+        through a role's sight."""
         from controller.view import snapshot
 
-        snap = snapshot(self.table)
+        snap = snapshot(table)
         devices = dict(snap.get("devices") or {})
         for name, view in self.device_views.items():
             devices[name] = view()
         snap["devices"] = devices
         return snap
+
+    async def snapshot(self, role: str | None) -> dict[str, Any]:
+        """The table's state with each device's own view of itself (GET /api/state), as `role`
+        sees it (the dealer: no face-down card of a live hand; controller/visibility.py)."""
+        from controller.visibility import SEES_EVERY_CARD
+
+        view = await self.gate.view()
+        return view.state(role in SEES_EVERY_CARD)

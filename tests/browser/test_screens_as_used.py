@@ -171,6 +171,8 @@ def test_the_dealer_confirms_with_the_keys_reads_cards_one_way_and_sees_8_cards_
     for key in ("Enter", " "):
         seq = daemon.get("/api/state")["journal_seq"]
         page.keyboard.press(key)
+        # One entry, the confirm (the log's first line says so from the Enter on: wait for the seq).
+        daemon.wait_for(f"the confirm by {key!r}", lambda s, seq=seq: s["journal_seq"] >= seq + 1)
         expect(page.locator("#event-log li").first).to_have_text(re.compile(r"Confirm pressed \(dealer\)$"))
         assert daemon.get("/api/state")["journal_seq"] == seq + 1
     after = daemon.get("/api/state")

@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
 from controller.api.errors import ApiError
+from controller.api.gate import TableBusy
 from controller.table import TableError
+
+if TYPE_CHECKING:
+    from controller.api.runtime import Runtime
+    from controller.table import Table
 
 T = TypeVar("T")
 
 
-def table_call(fn: Callable[[], T]) -> T:
-    """Run a table input; a refusal becomes the API error of its kind."""
+async def table_call(rt: Runtime, fn: Callable[[Table], T]) -> T:
+    """Run `fn(table)` on the table's loop (the only way a route reaches the table); a refusal
+    becomes the API error of its kind, a full queue a 503 with Retry-After."""
     try:
-        return fn()
+        return await rt.gate.call(fn)
     except TableError as exc:
         raise ApiError.of_table(exc) from None
+    except TableBusy as exc:
+        raise ApiError("unavailable", str(exc), headers={"Retry-After": "1"}) from None
 
 
 def who(role: str, body: BaseModel | None) -> str:

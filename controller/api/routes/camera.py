@@ -7,11 +7,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import Field, StrictInt
 
-from controller.api.deps import Caller, Rt
+from controller.api.deps import Caller, Rt, journal_access
 from controller.api.errors import ApiError, body_schema, optional
 from controller.api.models import RecalibrateBody
 from controller.api.routes import table_call, who
 from controller.games.bodies import Body
+from controller.table import Table
 from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
@@ -29,18 +30,24 @@ async def open_from_camera(request: Request, rt: Rt, role: Caller) -> dict[str, 
     """Open the round the camera proposes (`camera.proposal` in the state), as confirmed."""
     body = await optional(request, FromCameraBody)
     seq = body.scene_seq if body else None
-    number = table_call(lambda: rt.table.open_from_camera(by=who(role, body), scene_seq=seq))
+    number = await table_call(rt, lambda table: table.open_from_camera(by=who(role, body), scene_seq=seq))
     return {"round": number}
 
 
 @router.get("/camera")
 async def camera(rt: Rt, role: Caller) -> dict[str, Any]:
     """What the overhead camera sees and proposes, and the camera device's own status."""
-    device = rt.snapshot(role)["devices"].get("camera")
-    if not rt.table.camera.active and device is None:
+    device = (await rt.snapshot(role))["devices"].get("camera")
+
+    def seen(table: Table) -> dict[str, Any] | None:
+        if not table.camera.active and device is None:
+            return None
+        return sight(table, role).snapshot({"device": device, **table.camera.snapshot(table)})
+
+    view = await table_call(rt, seen)
+    if view is None:
         raise ApiError("not-found", "this table has no overhead camera ([camera] in the configuration)")
-    seen = sight(rt.table, role)
-    return seen.snapshot({"device": device, **rt.table.camera.snapshot(rt.table)})
+    return view
 
 
 @router.post("/camera/recalibrate", status_code=202, openapi_extra=body_schema(RecalibrateBody, required=False))
@@ -49,6 +56,6 @@ async def recalibrate(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     if rt.recalibrate is None:
         raise ApiError("not-found", "this table has no overhead camera to recalibrate")
     reason = body.reason if body and body.reason else ""
-    rt.table.access("camera-recalibrated", {"by": who(role, body), "reason": reason})
+    await journal_access(rt, {"by": who(role, body), "reason": reason}, "camera-recalibrated")
     rt.recalibrate()
     return {"message": "the camera calibrates from its next frame; watch camera.status"}

@@ -19,6 +19,7 @@ from controller.api.access import role_words, roles_for
 from controller.api.auth import Role, Sessions
 from controller.api.deps import check_token
 from controller.api.errors import ApiError
+from controller.api.gate import TableBusy
 from controller.api.runtime import Runtime
 
 router = APIRouter(prefix="/api")
@@ -45,7 +46,7 @@ async def live(ws: WebSocket) -> None:
             await _refuse(ws, 4400, '"token" must be the token as text')
             return
         try:
-            granted = check_token(rt, client, token)
+            granted = await check_token(rt, client, token)
         except ApiError as exc:
             await _refuse(ws, 4000 + exc.status, exc.message)
             return
@@ -61,8 +62,13 @@ async def live(ws: WebSocket) -> None:
         said = f"{after!r}"[:40]
         await _refuse(ws, 4400, f'"after" must be the last sequence number seen, from 0 to {MAX_SEQ}, not {said}')
         return
-    backlog, sub = rt.live.subscribe(rt.table, after, granted)
+    sub = rt.live.subscribe(granted)
     try:
+        try:
+            backlog, since = await rt.live.history(rt.gate, sub, after)
+        except TableBusy:
+            await _refuse(ws, 1013, "the table is busy; reconnect in a moment")
+            return
         for message in backlog:
             await ws.send_text(message)
         while True:
@@ -70,7 +76,9 @@ async def live(ws: WebSocket) -> None:
             if live_message is None:  # too far behind, or the daemon is stopping: reconnect
                 await ws.close(code=1012, reason="reconnect with your last seq")
                 return
-            await ws.send_text(live_message)
+            tick, text = live_message
+            if tick > since:  # older ones are in the backlog already
+                await ws.send_text(text)
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:

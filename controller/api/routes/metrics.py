@@ -10,13 +10,17 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from controller.api.deps import Rt
-from controller.metrics import TableMetrics
+from controller.api.errors import ApiError
+from controller.api.routes import table_call
 
 router = APIRouter()
 
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(rt: Rt) -> Response:
-    if rt.metrics is None:
-        rt.metrics = TableMetrics(rt.table)
-    return Response(generate_latest(rt.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    registry = rt.metrics.registry if rt.metrics is not None else None
+    if registry is None:
+        raise ApiError("not-found", "this table keeps no metrics")
+    # Collected on the table's loop: the counts are read where they are kept.
+    text = await table_call(rt, lambda _table: generate_latest(registry))
+    return Response(text, media_type=CONTENT_TYPE_LATEST)

@@ -19,6 +19,8 @@ from controller.api.errors import ApiError, body_schema, optional, validated
 from controller.api.models import ClearFaultBody, VoidBody, WhoBody
 from controller.api.routes import table_call, who
 from controller.games.base import GameAdapter
+from controller.journal import Entry
+from controller.table import Table
 from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
@@ -30,51 +32,61 @@ GAME_BODIES: dict[str, Callable[[GameAdapter], type[BaseModel] | None]] = {
 }
 
 
-def _prompt(rt: Rt, role: str) -> str:
+def _prompt(table: Table, role: str) -> str:
+    """The prompt after an input, as `role` sees it (in the same job as the input)."""
     from controller.view import prompt
 
-    return sight(rt.table, role).text(prompt(rt.table))
+    return sight(table, role).text(prompt(table))
+
+
+def _entry_and_prompt(role: str, act: Callable[[Table], Entry]) -> Callable[[Table], dict[str, Any]]:
+    def job(table: Table) -> dict[str, Any]:
+        entry = act(table)
+        return {"journal_seq": entry.seq, "prompt": _prompt(table, role)}
+
+    return job
 
 
 @router.post("/rounds", status_code=201)
 async def open_round(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     """Open a round with the game's opening body (Grand Slam: seats and blind_seat; Jokers 22:
     banker and spots; Baseball poker: players), as a round file opens one."""
-    body = await validated(request, rt.table.adapter.opening_model())
-    number = table_call(lambda: rt.table.open_round(body.model_dump(exclude_none=True), by=role))
+    body = await validated(request, rt.gate.adapter.opening_model())
+    number = await table_call(rt, lambda table: table.open_round(body.model_dump(exclude_none=True), by=role))
     return {"round": number}
 
 
 @router.post("/decisions")
 async def decide(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     """A player's choice, in the form the game's round files write it."""
-    model = rt.table.adapter.decision_model()
+    model = rt.gate.adapter.decision_model()
     if model is None:
-        raise ApiError("conflict", f"{rt.table.adapter.title} has no decisions: the cards decide every round")
+        raise ApiError("conflict", f"{rt.gate.adapter.title} has no decisions: the cards decide every round")
     body = await validated(request, model)
-    entry = table_call(lambda: rt.table.decide(body.model_dump(exclude_none=True), by=role))
-    return {"journal_seq": entry.seq, "prompt": _prompt(rt, role)}
+    choice = body.model_dump(exclude_none=True)
+    return await table_call(rt, _entry_and_prompt(role, lambda table: table.decide(choice, by=role)))
 
 
 @router.post("/confirm", openapi_extra=body_schema(WhoBody, required=False))
 async def confirm(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, WhoBody)
-    entry = table_call(lambda: rt.table.button("confirm", by=who(role, body)))
-    return {"journal_seq": entry.seq, "prompt": _prompt(rt, role)}
+    by = who(role, body)
+    return await table_call(rt, _entry_and_prompt(role, lambda table: table.button("confirm", by=by)))
 
 
 @router.post("/rounds/current/void", openapi_extra=body_schema(VoidBody))
 async def void(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await validated(request, VoidBody)
-    entry = table_call(lambda: rt.table.void(by=who(role, body), reason=body.reason))
+    entry = await table_call(rt, lambda table: table.void(by=who(role, body), reason=body.reason))
     return {"journal_seq": entry.seq, "round": entry.round}
 
 
 @router.post("/faults/{fault_id}/clear", openapi_extra=body_schema(ClearFaultBody))
 async def clear_fault(fault_id: int, request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await validated(request, ClearFaultBody)
-    entry = table_call(
-        lambda: rt.table.clear_fault(fault_id, body.action, by=who(role, body), reason=body.reason, card=body.card)
+    by = who(role, body)
+    entry = await table_call(
+        rt, lambda table: table.clear_fault(fault_id, body.action, by=by, reason=body.reason, card=body.card)
     )
     return {"journal_seq": entry.seq}
 
@@ -82,14 +94,14 @@ async def clear_fault(fault_id: int, request: Request, rt: Rt, role: Caller) -> 
 @router.post("/faults/{fault_id}/acknowledge", openapi_extra=body_schema(WhoBody, required=False))
 async def acknowledge(fault_id: int, request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, WhoBody)
-    entry = table_call(lambda: rt.table.acknowledge_fault(fault_id, by=who(role, body)))
+    entry = await table_call(rt, lambda table: table.acknowledge_fault(fault_id, by=who(role, body)))
     return {"journal_seq": entry.seq}
 
 
 @router.post("/shoe/reshuffle", openapi_extra=body_schema(WhoBody, required=False))
 async def reshuffle(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, WhoBody)
-    entry = table_call(lambda: rt.table.shoe_reshuffled(by=who(role, body)))
+    entry = await table_call(rt, lambda table: table.shoe_reshuffled(by=who(role, body)))
     if rt.sim is not None:  # the simulated dealer loads the simulated shoe too
         await asyncio.to_thread(rt.sim.reshuffle)
     return {"journal_seq": entry.seq}

@@ -12,10 +12,12 @@ from fastapi import APIRouter
 
 from controller.api.deps import Anyone, Caller, Rt
 from controller.api.errors import ApiError
+from controller.api.routes import table_call
 from controller.audit import audit as audit_rows
 from controller.engine.base import RuleError, to_json
 from controller.replay import replay_steps
 from controller.rounds import RoundRecord
+from controller.table import Table, TableError
 from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
@@ -24,33 +26,34 @@ router = APIRouter(prefix="/api")
 @router.get("/health")
 async def health(rt: Rt, role: Anyone) -> dict[str, Any]:
     """Whether the table is up; the rest (game, table, journal) only to a caller with a role."""
-    table = rt.table
-    status = "fault" if table.blocked else "ok"
+    view = await rt.gate.view()
+    status = "fault" if view.blocked else "ok"
     if role is None:
         return {"status": status}
     return {
         "status": status,
-        "simulated": table.simulated,
-        "game": table.game_name,
-        "table": table.table_id,
-        "journal_seq": table.journal.last_seq,
-        "message": "SIMULATED table" if table.simulated else "live table",
+        "simulated": rt.gate.simulated,
+        "game": rt.gate.game_name,
+        "table": rt.gate.table_id,
+        "journal_seq": view.seq,
+        "message": "SIMULATED table" if rt.gate.simulated else "live table",
     }
 
 
 @router.get("/state")
 async def state(rt: Rt, role: Caller) -> dict[str, Any]:
-    return rt.snapshot(role)
+    return await rt.snapshot(role)
 
 
 @router.get("/meters")
 async def meters(rt: Rt, _: Caller) -> dict[str, Any]:
-    return {"game": rt.table.game_name, "simulated": rt.table.simulated, **rt.table.meters.to_json()}
+    view = await rt.gate.view()
+    return {"game": rt.gate.game_name, "simulated": rt.gate.simulated, **view.meters}
 
 
 @router.get("/devices")
 async def devices(rt: Rt, role: Caller) -> dict[str, Any]:
-    out: dict[str, Any] = rt.snapshot(role)["devices"]
+    out: dict[str, Any] = dict((await rt.snapshot(role))["devices"])
     out.setdefault("camera", {"installed": False, "message": "no overhead camera in the configuration"})
     return out
 
@@ -59,23 +62,27 @@ async def devices(rt: Rt, role: Caller) -> dict[str, Any]:
 async def recall(rt: Rt, role: Caller, last: int = 10) -> dict[str, Any]:
     if not 1 <= last <= 1000:
         raise ApiError("invalid", "last: a whole number from 1 to 1000", field="last")
-    seen = sight(rt.table, role)
-    return {"rounds": [seen.entry(r.to_json(), r.number) for r in rt.table.last_rounds(last)]}
+
+    def rounds(table: Table) -> list[Any]:
+        seen = sight(table, role)
+        return [seen.entry(r.to_json(), r.number) for r in table.last_rounds(last)]
+
+    return {"rounds": await table_call(rt, rounds)}
 
 
 @router.get("/rounds/{number}")
 async def get_round(number: int, rt: Rt, role: Caller) -> dict[str, Any]:
-    return sight(rt.table, role).entry(_record(rt, number).to_json(), number)
+    return await table_call(rt, lambda table: sight(table, role).entry(_record(table, number).to_json(), number))
 
 
 @router.get("/rounds/{number}/file")
 async def round_file(number: int, rt: Rt, _: Caller) -> Any:
-    return _finished_file(rt, number)
+    return await table_call(rt, lambda table: _finished_file(table, number))
 
 
 @router.get("/rounds/{number}/replay")
 async def round_replay(number: int, rt: Rt, _: Caller) -> dict[str, Any]:
-    doc = _finished_file(rt, number)
+    doc = await table_call(rt, lambda table: _finished_file(table, number))
     try:
         game, steps = replay_steps(doc)
     except RuleError as exc:  # the journal's own round file should always replay
@@ -94,21 +101,23 @@ async def round_replay(number: int, rt: Rt, _: Caller) -> dict[str, Any]:
     }
 
 
-def _record(rt: Rt, number: int) -> RoundRecord:
-    record = rt.table.rounds.get(number)
+def _record(table: Table, number: int) -> RoundRecord:
+    record = table.rounds.get(number)
     if record is None:
-        raise ApiError("not-found", f"there is no round {number} at this table")
+        raise TableError(f"there is no round {number} at this table", kind="not-found")
     return record
 
 
-def _finished_file(rt: Rt, number: int) -> dict[str, Any]:
-    record = _record(rt, number)
+def _finished_file(table: Table, number: int) -> dict[str, Any]:
+    record = _record(table, number)
     if record.status == "void":
-        raise ApiError(
-            "conflict", f"round {number} was void: every wager went back, so there is no round file to replay"
+        raise TableError(
+            f"round {number} was void: every wager went back, so there is no round file to replay", kind="conflict"
         )
     if record.round_file is None:
-        raise ApiError("conflict", f"round {number} is still open; its round file exists once it is settled")
+        raise TableError(
+            f"round {number} is still open; its round file exists once it is settled", kind="conflict"
+        )
     return dict(record.round_file)
 
 
@@ -116,7 +125,7 @@ def _finished_file(rt: Rt, number: int) -> dict[str, Any]:
 async def audit(rt: Rt, _: Caller, last: int = 100) -> dict[str, Any]:
     if not 1 <= last <= 10000:
         raise ApiError("invalid", "last: a whole number from 1 to 10000", field="last")
-    return {"audit": audit_rows(rt.table.journal, last)}
+    return {"audit": await table_call(rt, lambda table: audit_rows(table.journal, last))}
 
 
 @router.get("/config")

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from controller.api.auth import Sessions
-from controller.api.deps import Rt, check_token, client_of
+from controller.api.deps import Rt, check_token, client_of, journal_access
 from controller.api.errors import body_schema, validated
 from controller.api.models import LoginBody
 
@@ -18,9 +18,9 @@ router = APIRouter(prefix="/api")
 async def login(request: Request, response: Response, rt: Rt) -> dict[str, Any]:
     """Trade a token for a session cookie (HttpOnly, SameSite=Strict; Secure when served over TLS)."""
     body = await validated(request, LoginBody)
-    granted = check_token(rt, client_of(request), body.token)
+    granted = await check_token(rt, client_of(request), body.token)
+    await journal_access(rt, {"client": client_of(request), "ok": True, "role": granted})
     sid = rt.sessions.start(granted)
-    rt.table.access("login", {"client": client_of(request), "ok": True, "role": granted})
     response.set_cookie(
         Sessions.COOKIE,
         sid,

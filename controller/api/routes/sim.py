@@ -13,8 +13,10 @@ from fastapi import APIRouter, Request
 from controller.api.deps import Caller, Rt
 from controller.api.errors import ApiError, body_schema, optional, validated
 from controller.api.models import SimDrawBody, SimFaultBody, SimShoeBody
+from controller.api.routes import table_call
 from controller.api.runtime import SimControls
 from controller.engine.cards import CardError, parse_card
+from controller.table import Table
 from controller.visibility import sight
 
 router = APIRouter(prefix="/api/sim")
@@ -40,7 +42,7 @@ async def sim_stack(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
         cards = [parse_card(t) for t in body.cards]
     except CardError as exc:
         raise ApiError("invalid", f"body.cards: {exc}", field="cards") from None
-    composition = rt.table.shoe.composition
+    composition = await table_call(rt, lambda table: table.shoe.composition)
     if not body.impossible:
         for card, count in Counter(cards).items():
             holds = composition.count(card)
@@ -62,12 +64,17 @@ async def sim_draw(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, SimDrawBody)
     shoe = _shoe(rt)
     count = body.count if body else 1
-    seen = sight(rt.table, role)
-    face_down = not seen.everything and rt.table.adapter.next_card_hidden(rt.table.awaiting)
+    face_down = await table_call(
+        rt, lambda table: not sight(table, role).everything and table.adapter.next_card_hidden(table.awaiting)
+    )
     drawn = [str(c) for c in await asyncio.to_thread(shoe.draw, count)]
-    # The dealer learns no card that goes face down, even by drawing it here.
-    hidden = frozenset(drawn) if face_down else seen.current()
-    return {"drawn": seen.mask(drawn, hidden)}
+
+    def masked(table: Table) -> list[str]:
+        # The dealer learns no card that goes face down, even by drawing it here.
+        seen = sight(table, role)
+        return seen.mask(drawn, frozenset(drawn) if face_down else seen.current())
+
+    return {"drawn": await table_call(rt, masked)}
 
 
 @router.post("/fault", openapi_extra=body_schema(SimFaultBody))

@@ -1,0 +1,214 @@
+"""The API's only handle on the table: work handed to the table's loop, and the view it publishes.
+
+The table has one writer: its own asyncio loop (the daemon's main thread), which reads the shoe,
+commits to the journal and drives the lamps and the display. The HTTP server and the screens'
+WebSockets run on another loop in another thread, and they never hold the `Table` (nor its
+`Journal`): a route hands the table a job (`await gate.call(lambda table: table.button(...))`),
+which runs on the table's loop, one job at a time, and gets back its result or its refusal.
+
+The card path comes first. Jobs wait in the gate's own queue, not in the loop's: the loop runs one
+job, then everything else that is ready (a card from the shoe, its acknowledgement, a lamp) before
+the next job, so a card waits for at most one job however many requests are queued. At most
+`limit` jobs wait at a time; beyond that a route is refused at once (`TableBusy`, a 503 with
+Retry-After) instead of queueing without bound.
+
+Reads do not queue a job each: the gate keeps the last `TableView` the table published (the state
+as each audience sees it, the prompt, the status), built on the table's loop at most once per
+change of the table, and only when somebody asks. A thousand `GET /api/state` between two cards
+cost the table one view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from controller.engine.base import Effect
+from controller.journal import Entry
+from controller.view import prompt
+from controller.visibility import sight
+
+if TYPE_CHECKING:
+    from controller.games.base import GameAdapter
+    from controller.table import Table
+
+T = TypeVar("T")
+
+#: Jobs that may wait for the table at once; more are refused with "busy" (503).
+JOB_LIMIT = 64
+
+
+class TableBusy(RuntimeError):
+    """The table's queue of jobs from the API is full: the request is refused, nothing was done."""
+
+
+@dataclass(frozen=True)
+class TableView:
+    """What the table published at one moment (built on the table's loop; read anywhere, never changed)."""
+
+    version: int
+    seq: int
+    blocked: bool
+    journal_fault: str | None  # the journal cannot be written: why, in plain words
+    #: The whole state (GET /api/state, the feed's "state"), by whether the audience sees every card.
+    states: Mapping[bool, dict[str, Any]]
+    prompts: Mapping[bool, str]
+    hidden: frozenset[str]  # the cards the dealer may not see now
+    meters: dict[str, Any] = field(default_factory=dict)
+
+    def state(self, everything: bool) -> dict[str, Any]:
+        return self.states[everything]
+
+    def prompt(self, everything: bool) -> str:
+        return self.prompts[everything]
+
+
+@dataclass
+class _Job(Generic[T]):
+    fn: Callable[[Table], T]
+    future: concurrent.futures.Future[T]
+
+
+class TableGate:
+    """Runs the API's jobs on the table's loop, one at a time, between the table's own work.
+
+    `loop` is the table's loop (the daemon's). Without one (a test's app, a tool) the gate starts
+    a thread of its own to be the table's loop, so the app still never touches the table itself.
+    """
+
+    def __init__(
+        self,
+        table: Table,
+        loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        describe: Callable[[Table], dict[str, Any]] | None = None,
+        limit: int = JOB_LIMIT,
+    ) -> None:
+        self._table = table
+        self._own_thread: threading.Thread | None = None
+        if loop is None:
+            loop = asyncio.new_event_loop()
+            self._own_thread = threading.Thread(target=loop.run_forever, name="table", daemon=True)
+            self._own_thread.start()
+        self._loop = loop
+        self._limit = limit
+        self._jobs: deque[_Job[Any]] = deque()
+        self._lock = threading.Lock()
+        self._scheduled = False
+        self._waiting = 0  # jobs queued or running
+        self._version = 0  # bumped on the table's loop at every entry and device change
+        self._view: TableView | None = None
+        self._building: concurrent.futures.Future[TableView] | None = None
+        self.describe: Callable[[Table], dict[str, Any]] = describe or _whole_state
+        # What never changes while the daemon runs: safe to read from any thread.
+        self.adapter: GameAdapter = table.adapter
+        self.game_name = table.game_name
+        self.table_id = table.table_id
+        self.simulated = table.simulated
+        self.seats = table.seats
+        table.listeners.append(self)  # an Output: told of every entry
+        table.device_watchers.append(self._changed)
+
+    # -- told by the table (on its loop) --------------------------------------------------------
+
+    def redrive(self, table: Table) -> None:
+        self._changed(table)
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        self._changed(table)
+
+    def _changed(self, _table: Table) -> None:
+        self._version += 1
+
+    # -- jobs -----------------------------------------------------------------------------------
+
+    @property
+    def waiting(self) -> int:
+        """Jobs queued or running now."""
+        return self._waiting
+
+    def submit(self, fn: Callable[[Table], T], *, urgent: bool = False) -> concurrent.futures.Future[T]:
+        """Queue `fn(table)` for the table's loop; TableBusy when `limit` jobs already wait
+        (`urgent`: the gate's own view, which is never refused)."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._lock:
+            if not urgent and self._waiting >= self._limit:
+                raise TableBusy(f"the table has {self._waiting} requests waiting; try again in a moment")
+            self._waiting += 1
+            self._jobs.append(_Job(fn, future))
+            kick = not self._scheduled
+            self._scheduled = True
+        if kick:
+            self._loop.call_soon_threadsafe(self._run_one)
+        return future
+
+    async def call(self, fn: Callable[[Table], T]) -> T:
+        """`fn(table)` run on the table's loop: its result, or the exception it raised."""
+        return await asyncio.wrap_future(self.submit(fn))
+
+    def _run_one(self) -> None:
+        # On the table's loop: one job, then whatever else is ready (the card path) before the next.
+        job = self._jobs.popleft()
+        try:
+            if job.future.set_running_or_notify_cancel():
+                try:
+                    result = job.fn(self._table)
+                except BaseException as exc:  # the caller gets the refusal; the loop goes on
+                    job.future.set_exception(exc)
+                else:
+                    job.future.set_result(result)
+        finally:
+            with self._lock:
+                self._waiting -= 1
+                more = bool(self._jobs)
+                self._scheduled = more
+            if more:
+                self._loop.call_soon(self._run_one)
+
+    # -- the published view ---------------------------------------------------------------------
+
+    async def view(self) -> TableView:
+        """The table as it stands (built at most once per change, on the table's loop)."""
+        view = self._view
+        if view is not None and view.version == self._version:
+            return view
+        building = self._building
+        if building is None or building.done():
+            building = self._building = self.submit(self._build, urgent=True)
+        return await asyncio.wrap_future(building)
+
+    def _build(self, table: Table) -> TableView:
+        version = self._version
+        whole = self.describe(table)
+        dealer = sight(table, None)
+        words = prompt(table)
+        view = TableView(
+            version=version,
+            seq=table.journal.last_seq,
+            blocked=table.blocked,
+            journal_fault=table.journal_fault.message if table.journal_fault is not None else None,
+            states={True: whole, False: dealer.snapshot(whole)},
+            prompts={True: words, False: dealer.text(words)},
+            hidden=dealer.current(),
+            meters=table.meters.to_json(),
+        )
+        self._view = view
+        return view
+
+    def close(self) -> None:
+        """Stop the gate's own thread (a gate given the daemon's loop has none)."""
+        if self._own_thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._own_thread.join(timeout=5)
+            self._own_thread = None
+
+
+def _whole_state(table: Table) -> dict[str, Any]:
+    from controller.view import snapshot
+
+    return snapshot(table)
