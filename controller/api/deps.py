@@ -2,12 +2,12 @@
 
 `caller` runs first for every HTTP route (the app declares it once, for all), on the API's loop,
 never in a worker thread: it finds the route's roles in the access table
-(`controller/api/access.py`), identifies the caller and refuses before the route's body is read.
-A route that needs the caller's role for the audit trail asks for it (`role: Caller`). The
-role comes from `Authorization: Bearer TOKEN` (scripts) or from the session cookie `POST /api/login` set (the screens; a screen's request that changes
-anything must also carry `X-Tablectl: 1`, which a page on another site cannot send). Failed
-tokens are rate-limited per client address and journaled, by the table's loop: the API never
-writes the journal itself (controller/api/gate.py).
+(`controller/api/access.py`), identifies the caller and refuses before the route's body is read. A
+route that needs the caller's role for the audit trail asks for it (`role: Caller`). The role comes
+from `Authorization: Bearer TOKEN` (scripts) or from the session cookie `POST /api/login` set (the
+screens; a screen's request that changes anything must also carry `X-Tablectl: 1`, which a page on
+another site cannot send). Failed tokens are rate-limited per client address and journaled, by the
+table's loop: the API never writes the journal itself (controller/api/gate.py).
 
 The client address is the TCP peer. A forwarded header (`X-Forwarded-For`) is believed only
 when uvicorn was told the peer is a trusted proxy (`[http] trusted_proxies`); by default none is,
