@@ -367,9 +367,18 @@ PASSWORDS = {
 @pytest.fixture
 def shipped_broker(mosquitto_bin: str, certificates: dict[str, Path], tmp_path: Path) -> Iterator[Mosquitto]:
     """Mosquitto with the shipped conf.d file and ACL, paths moved into tmp_path, on 127.0.0.1."""
+    broker = start_shipped_broker(mosquitto_bin, certificates, tmp_path)
+    yield broker
+    broker.stop()
+
+
+def start_shipped_broker(
+    mosquitto_bin: str, certificates: dict[str, Path], tmp_path: Path, acl: str | None = None
+) -> Mosquitto:
+    """The shipped broker, started (its ACL `acl` when given: the shipped one as an operator changed it)."""
     etc = tmp_path / "etc"
     etc.mkdir()
-    shutil.copy(SHIPPED / "acl", etc / "acl")
+    (etc / "acl").write_text((SHIPPED / "acl").read_text() if acl is None else acl)
     for name in ("ca_pem", "broker_pem", "broker_key"):
         shutil.copy(certificates[name], etc / name.replace("_", "."))
     for user, password in PASSWORDS.items():
@@ -383,8 +392,7 @@ def shipped_broker(mosquitto_bin: str, certificates: dict[str, Path], tmp_path: 
         f"{text}\nuser {getpass.getuser()}\npersistence_location {broker.home}/\nlog_dest file {broker.log}\n"
     )
     broker.start()
-    yield broker
-    broker.stop()
+    return broker
 
 
 def shipped_config(broker: Mosquitto, user: str, tmp_path: Path, certificates: dict[str, Path]) -> FloorConfig:
