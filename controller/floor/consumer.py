@@ -1,9 +1,10 @@
 """`tablectl floor --broker URL --store URL`: every table's entries into the floor store, none lost.
 
 The consumer trusts neither the broker nor its own session. It connects with a clean start,
-reads every table's live messages (`tablectl/+/+/+`) and stores each entry (store.py, idempotent
-on table and seq), and it asks the tables themselves (catchup.py) for whatever the store does not
-hold:
+reads every table's whole entries off the surveillance topics (`tablectl/+/+/surveillance/entry`:
+the general `entry` topic carries them as the dealer sees them, face-down cards masked, which is
+not the journal) and the tables' status, and stores each entry (store.py, idempotent on table and
+seq), and it asks the tables themselves (catchup.py) for whatever the store does not hold:
 
 - when a table's seqs jump (a gap: the broker lost what was in between, or the consumer was away);
 - when a table says, in its retained status or in a catch-up reply, that it has entries the store
@@ -149,8 +150,13 @@ class FloorConsumer:
         if reason.is_failure:
             self._say(f"{self.broker} refused the connection: {reason}; retrying", logging.ERROR)
             return
-        events = f"{schema.ROOT}/{self.site}/+/+" if self.site else schema.EVENTS_FILTER
-        client.subscribe([(events, 1), (schema.reply_filter(self.consumer_id), 1)])
+        if self.site:
+            entries = schema.surveillance_topic(self.site, "+")
+            status = schema.topic(self.site, "+", "status")
+        else:
+            entries, status = schema.SURVEILLANCE_FILTER, schema.STATUS_FILTER
+        # The whole entries, never the general `entry` topic's masked ones: the store is the record.
+        client.subscribe([(entries, 1), (status, 1), (schema.reply_filter(self.consumer_id), 1)])
         self._said.clear()
         log.info("floor store: connected to %s; asking every known table for what the store lacks", self.broker)
         self.connected.set()
@@ -240,10 +246,12 @@ class FloorConsumer:
             try:
                 if "/catchup/" in topic:
                     message = schema.parse_reply(topic, payload)
+                elif f"/{schema.SURVEILLANCE}/" in topic:
+                    message = schema.parse_surveillance(topic, payload)
                 else:
                     message = schema.parse(topic, payload)
                     if message.kind == "entry":
-                        schema.check_entry(topic, message.payload)
+                        continue  # masked for the general feed: never stored (not subscribed either)
             except schema.FloorMessageError as exc:
                 self.refused += 1
                 self._say(f"a message not stored: {exc}", logging.ERROR)

@@ -16,6 +16,15 @@ answers a floor store that asks for what it is missing, from the journal, and re
 store confirms (`floor.stored`). MQTT 5 throughout: a broker that refuses a message (its ACL)
 says so in the PUBACK, and the publisher logs it and stops its mark there.
 
+Each entry goes out twice: whole on the table's surveillance topic (schema.surveillance_topic),
+which only the floor store and surveillance may read, and as the dealer sees it on the general
+`entry` topic, which the live floor view reads: no face-down card is on any general topic. The
+dealer's sight (controller.visibility) is asked of the replica below, before and after the entry,
+and every general message of the entry (the entry, its settlement, faults and meters) is masked
+by both: a card face down on either side of the entry stays "face-down card" in it. An entry the
+replica cannot follow is sent on the general topic without its body (`"withheld": true`), since
+then nobody can tell which of its cards lie face down.
+
 Settlements, fault changes and meters are derived, so they must come out the same however often
 an entry is sent: the publisher keeps its own replica of the table, built by the same `Table` code
 from the same entries, and compares it before and after each entry. The replica is rebuilt from
@@ -51,6 +60,7 @@ from controller.floor.catchup import CatchupResponder, new_client
 from controller.floor.config import FloorConfig, check_level
 from controller.journal import Entry, Journal, JournalError
 from controller.table import Table
+from controller.visibility import sight
 
 log = logging.getLogger("tablectl.floor")
 
@@ -63,7 +73,9 @@ STOP_GRACE_S = 2.0
 #: With nothing new, the pump still looks at the journal this often (a missed wake-up costs this).
 POLL_S = 1.0
 
-Message = tuple[str, dict[str, Any]]  # (kind, payload)
+Message = tuple[str, dict[str, Any]]  # (kind, payload); kind SURVEILLANCE: the whole entry
+#: The kind of the whole, unmasked entry: sent on the table's surveillance topic, not a general one.
+SURVEILLANCE = schema.SURVEILLANCE
 
 
 def _now() -> str:
@@ -365,6 +377,8 @@ class FloorPublisher:
     # -- messages -------------------------------------------------------------------------------
 
     def _topic(self, kind: str) -> str:
+        if kind == SURVEILLANCE:
+            return schema.surveillance_topic(self.site, self.table_id)
         return schema.topic(self.site, self.table_id, kind)
 
     def _envelope(self, entry: Entry) -> dict[str, Any]:
@@ -388,14 +402,23 @@ class FloorPublisher:
 
     def _messages(self, replica: Table, entry: Entry) -> Iterator[Message]:
         envelope = self._envelope(entry)
-        yield "entry", {**envelope, "round": entry.round, "kind": entry.kind, "body": entry.body}
+        whole = {**envelope, "round": entry.round, "kind": entry.kind, "body": entry.body}
+        yield SURVEILLANCE, whole
         try:
+            # What the dealer may not see as the entry comes, on the replica as it stands before it.
+            before = sight(replica, None)
+            hidden = before.hidden(entry.round) | before.current()
             derived = _derive(replica, entry)
-        except Exception:  # a replica that cannot follow still lets every entry through
+            after = sight(replica, None)  # ... and as it stands after it: both are masked
+            general = [("entry", {"round": entry.round, "kind": entry.kind, "body": entry.body}), *derived]
+            masked = [
+                (kind, {**envelope, **after.entry(after.mask(fields, hidden), entry.round)}) for kind, fields in general
+            ]
+        except Exception:  # a replica that cannot follow still lets every entry through, whole to surveillance
             log.exception("floor: the replica could not follow entry %d (%s)", entry.seq, entry.kind)
+            yield "entry", {**envelope, "round": entry.round, "kind": entry.kind, "body": {}, "withheld": True}
             return
-        for kind, fields in derived:
-            yield kind, {**envelope, **fields}
+        yield from masked
 
 
 class LoopMark:

@@ -1,12 +1,22 @@
 """What a table says to the floor: topics and versioned JSON payloads, and how a consumer reads them.
 
-Topics are `tablectl/<site>/<table>/<kind>`, one kind a topic:
+Topics are `tablectl/<site>/<table>/<kind>`, one kind a topic. These are the general topics: the
+live floor view and any other floor system read them, so no face-down card is ever on them. Each
+message is what the dealer's view shows at that entry (controller.visibility, the dealer's sight
+of the publisher's replica before and after the entry): a card face down is written "face-down
+card", in every notation the dealer's view masks.
 
-    entry       every journal entry, in journal order: seq, at, round, kind, body
+    entry       every journal entry, in journal order: seq, at, round, kind, body (masked)
     settlement  a round settled or was voided: round, status, settlement (the engine's words)
     fault       retained: faults raised or cleared by one entry: raised, cleared, open (all still open)
     meters      retained: the table's meters whenever an entry changed them (settlement, void, fault)
     status      retained: online or offline (the last will), game, boot; the only kind with no seq
+
+The whole journal, every card as dealt, goes one level deeper, on the surveillance topic, which
+only the floor store and surveillance may read (hardware/floor/acl), and which a subscriber to
+`tablectl/+/+/+` never matches:
+
+    tablectl/<site>/<table>/surveillance/entry   every journal entry, unmasked, as on `entry`
 
 Every payload is one JSON object that starts with the same envelope:
 
@@ -20,7 +30,7 @@ before, under a new boot, so a consumer can tell a restart's repeats from a faul
 (table, seq). `at` is when the entry was committed to the journal (UTC), not when it was sent.
 
 End-to-end catch-up (MQTT 5 request/response) lives one level deeper, so a viewer subscribed to
-`tablectl/+/+/+` never sees it:
+`tablectl/+/+/+` never sees it (its replies are whole entries, as on the surveillance topic):
 
     tablectl/<site>/<table>/catchup/request            a floor consumer asks: {"v", "after", "limit", "store"}
                                                        with a response topic and correlation data
@@ -48,6 +58,12 @@ EVENT_KINDS = ("entry", "settlement", "fault", "meters")
 RETAINED = frozenset({"status", "fault", "meters"})
 #: What a viewer or a consumer subscribes to for the table's messages: exactly four levels.
 EVENTS_FILTER = f"{ROOT}/+/+/+"
+#: The level under a table that only the floor store and surveillance may read.
+SURVEILLANCE = "surveillance"
+#: The surveillance topics: every table's whole journal, unmasked.
+SURVEILLANCE_FILTER = f"{ROOT}/+/+/{SURVEILLANCE}/entry"
+#: The tables' status messages (online, offline, their newest seq), which the floor store reads.
+STATUS_FILTER = f"{ROOT}/+/+/status"
 #: At most this many entries in one catch-up reply; the consumer asks again for the rest.
 REPLY_LIMIT = 2000
 
@@ -58,6 +74,11 @@ class FloorMessageError(ValueError):
 
 def topic(site: str, table: str, kind: str) -> str:
     return f"{ROOT}/{site}/{table}/{kind}"
+
+
+def surveillance_topic(site: str, table: str) -> str:
+    """Where the table publishes its whole journal, every card as dealt."""
+    return f"{ROOT}/{site}/{table}/{SURVEILLANCE}/entry"
 
 
 def request_topic(site: str, table: str) -> str:
@@ -103,6 +124,20 @@ def parse(topic_name: str, data: bytes | bytearray) -> FloorMessage:
     _, site, table, kind = levels
     if kind not in KINDS:
         raise FloorMessageError(f"{topic_name}: unknown kind {kind!r}; this version reads {', '.join(KINDS)}")
+    return _parse(topic_name, site, table, kind, data)
+
+
+def parse_surveillance(topic_name: str, data: bytes | bytearray) -> FloorMessage:
+    """Read one whole entry off a surveillance topic (kind "entry"); raise FloorMessageError."""
+    levels = topic_name.split("/")
+    if len(levels) != 5 or levels[0] != ROOT or levels[3:] != [SURVEILLANCE, "entry"]:
+        raise FloorMessageError(f"{topic_name}: not a tablectl/<site>/<table>/{SURVEILLANCE}/entry topic")
+    message = _parse(topic_name, levels[1], levels[2], "entry", data)
+    check_entry(topic_name, message.payload)
+    return message
+
+
+def _parse(topic_name: str, site: str, table: str, kind: str, data: bytes | bytearray) -> FloorMessage:
     try:
         payload = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError):

@@ -350,3 +350,55 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite://{tmp_path}/floor.db"
     server: Postgres = request.getfixturevalue("postgres")
     return server.new_database()
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "hardware" / "floor"
+#: The broker's users: two tables (their ids), the floor store, surveillance and the live view.
+PASSWORDS = {
+    "GS-01": "pw-gs-01-aaaa",
+    "GS-02": "pw-gs-02-bbbb",
+    "BP-01": "pw-bp-01-dddd",
+    "floor-store": "pw-store-cccc",
+    "surveillance": "pw-surv-eeee",
+    "floor-view": "pw-view-ffff",
+}
+
+
+@pytest.fixture
+def shipped_broker(mosquitto_bin: str, certificates: dict[str, Path], tmp_path: Path) -> Iterator[Mosquitto]:
+    """Mosquitto with the shipped conf.d file and ACL, paths moved into tmp_path, on 127.0.0.1."""
+    broker = start_shipped_broker(mosquitto_bin, certificates, tmp_path)
+    yield broker
+    broker.stop()
+
+
+def start_shipped_broker(
+    mosquitto_bin: str, certificates: dict[str, Path], tmp_path: Path, acl: str | None = None
+) -> Mosquitto:
+    """The shipped broker, started (its ACL `acl` when given: the shipped one as an operator changed it)."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "acl").write_text((SHIPPED / "acl").read_text() if acl is None else acl)
+    for name in ("ca_pem", "broker_pem", "broker_key"):
+        shutil.copy(certificates[name], etc / name.replace("_", "."))
+    for user, password in PASSWORDS.items():
+        subprocess.run(["mosquitto_passwd", "-b", *([] if (etc / "passwd").exists() else ["-c"]), str(etc / "passwd"),
+                        user, password], check=True, capture_output=True)  # fmt: skip
+    broker = Mosquitto(mosquitto_bin, tmp_path / "broker")
+    text = (SHIPPED / "mosquitto.conf").read_text().replace("/etc/mosquitto/floor/", f"{etc}/")
+    assert "listener 8883\n" in text
+    text = text.replace("listener 8883\n", f"listener {broker.port} 127.0.0.1\n")
+    broker.conf.write_text(
+        f"{text}\nuser {getpass.getuser()}\npersistence_location {broker.home}/\nlog_dest file {broker.log}\n"
+    )
+    broker.start()
+    return broker
+
+
+def shipped_config(broker: Mosquitto, user: str, tmp_path: Path, certificates: dict[str, Path]) -> FloorConfig:
+    """A table's [floor] section for the shipped broker, logged in as `user`."""
+    secret = tmp_path / f"{user}.pw"
+    secret.write_text(PASSWORDS[user] + "\n")
+    return FloorConfig(
+        Broker("127.0.0.1", broker.port, True), SITE, user, str(secret), ca_file=str(certificates["ca_pem"])
+    )

@@ -3,11 +3,8 @@ each table publishes only under its own id, and the floor store still catches up
 
 from __future__ import annotations
 
-import getpass
 import json
 import logging
-import shutil
-import subprocess
 import threading
 from pathlib import Path
 
@@ -16,51 +13,20 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.floor import schema
-from controller.floor.config import Broker, FloorConfig
+from controller.floor.config import Broker
 from controller.floor.consumer import FloorConsumer
 
 from .conftest import (
-    SITE,
+    PASSWORDS,
     WAIT_S,
     Mosquitto,
     deal_rounds,
     make_publisher,
     make_table,
+    shipped_config,
     store_matches_journal,
     wait_until,
 )
-
-SHIPPED = Path(__file__).resolve().parents[2] / "hardware" / "floor"
-PASSWORDS = {"GS-01": "pw-gs-01-aaaa", "GS-02": "pw-gs-02-bbbb", "floor-store": "pw-store-cccc"}
-
-
-@pytest.fixture
-def shipped_broker(mosquitto_bin: str, certificates: dict[str, Path], tmp_path: Path) -> object:
-    """Mosquitto with the shipped conf.d file and ACL, paths moved into tmp_path, on 127.0.0.1."""
-    etc = tmp_path / "etc"
-    etc.mkdir()
-    shutil.copy(SHIPPED / "acl", etc / "acl")
-    for name in ("ca_pem", "broker_pem", "broker_key"):
-        shutil.copy(certificates[name], etc / name.replace("_", "."))
-    for user, password in PASSWORDS.items():
-        subprocess.run(["mosquitto_passwd", "-b", *([] if (etc / "passwd").exists() else ["-c"]), str(etc / "passwd"),
-                        user, password], check=True, capture_output=True)  # fmt: skip
-    broker = Mosquitto(mosquitto_bin, tmp_path / "broker")
-    text = (SHIPPED / "mosquitto.conf").read_text().replace("/etc/mosquitto/floor/", f"{etc}/")
-    assert "listener 8883\n" in text
-    text = text.replace("listener 8883\n", f"listener {broker.port} 127.0.0.1\n")
-    broker.conf.write_text(
-        f"{text}\nuser {getpass.getuser()}\npersistence_location {broker.home}/\nlog_dest file {broker.log}\n"
-    )
-    broker.start()
-    yield broker
-    broker.stop()
-
-
-def _config(broker: Mosquitto, user: str, tmp_path: Path, certificates: dict[str, Path]) -> FloorConfig:
-    secret = tmp_path / f"{user}.pw"
-    secret.write_text(PASSWORDS[user] + "\n")
-    return FloorConfig(Broker("127.0.0.1", broker.port, True), SITE, user, str(secret), ca_file=str(certificates["ca_pem"]))
 
 
 def test_the_shipped_acl_refuses_a_table_publishing_under_another_tables_topic(
@@ -81,10 +47,10 @@ def test_the_shipped_acl_refuses_a_table_publishing_under_another_tables_topic(
     assert subscribed.wait(WAIT_S)
 
     honest = make_table(tmp_path / "honest", "GS-01")
-    good = make_publisher(_config(shipped_broker, "GS-01", tmp_path, certificates), honest, boot="honest")
+    good = make_publisher(shipped_config(shipped_broker, "GS-01", tmp_path, certificates), honest, boot="honest")
     # GS-02's credentials, but configured as table GS-01: it would write under GS-01's topics.
     rogue_table = make_table(tmp_path / "rogue", "GS-01")
-    rogue = make_publisher(_config(shipped_broker, "GS-02", tmp_path, certificates), rogue_table, boot="rogue")
+    rogue = make_publisher(shipped_config(shipped_broker, "GS-02", tmp_path, certificates), rogue_table, boot="rogue")
     good.start()
     rogue.start()
     deal_rounds(honest, 1)
@@ -109,7 +75,7 @@ def test_through_the_shipped_acl_the_floor_store_catches_up_from_a_table(
     shipped_broker: Mosquitto, certificates: dict[str, Path], tmp_path: Path
 ) -> None:
     table = make_table(tmp_path, "GS-01")
-    publisher = make_publisher(_config(shipped_broker, "GS-01", tmp_path, certificates), table)
+    publisher = make_publisher(shipped_config(shipped_broker, "GS-01", tmp_path, certificates), table)
     publisher.start()
     deal_rounds(table, 3)  # before the store exists: only catch-up can bring these
     assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
