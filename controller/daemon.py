@@ -61,6 +61,7 @@ from drivers.shoe.events import (
     ShoeFault,
 )
 from drivers.shoe.protocol import EventKind, LinkState
+from drivers.shoe.repeats import RepeatWatch
 from drivers.shoe.serial_backend import ShoeReader
 from drivers.shoe.simulated import SimulatedShoe
 
@@ -76,8 +77,6 @@ SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY
 #: How long the shoe's thread waits for the loop to journal a card before leaving it
 #: unacknowledged (the shoe then sends it again).
 JOURNAL_WAIT_S = 10.0
-#: A repeated frame within this long of our acknowledgement is a retransmission that crossed it.
-REPEAT_GRACE_S = 1.0
 #: How often retention looks for rounds old enough to leave the live journal (between rounds).
 RETAIN_EVERY_S = 600.0
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
@@ -158,7 +157,7 @@ class Daemon:
         self.stopping = asyncio.Event()
         self.notifier = Notifier()
         self._closers: list[Callable[[], Any]] = []
-        self._delivered: tuple[int, float] | None = None  # (seq, when) of the last frame journaled
+        self._repeats = RepeatWatch()  # the shoe's repeated frames (drivers/shoe/repeats.py)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.table: Table | None = None
         self.sim_shoe: SimulatedShoe | None = None
@@ -598,9 +597,24 @@ class Daemon:
         """Called in the shoe's thread; returns only when the event is journaled (or raises,
         leaving the card unacknowledged so the shoe sends it again)."""
         assert self.loop is not None
+        if isinstance(event, RepeatedFrame):
+            # Acknowledged again by the link and never used twice: the protocol's business, decided
+            # here in the shoe's thread with the time it was read, never after waiting for the loop.
+            deaf = self._repeats.repeated(event.seq, time.monotonic())
+            if deaf is None:
+                log.info("%s", event.message)
+                return
+            message = (
+                f"{event.message} The shoe has sent it {deaf} times since, at its own pace: it does not hear "
+                "the table's acknowledgements, and no card after it can come. Check the shoe's cable."
+            )
+            self.loop.call_soon_threadsafe(self._latch_once, "shoe-duplicate", message)
+            return
         handed = time.perf_counter()  # the card-to-lamp latency of GET /metrics starts here
         future = asyncio.run_coroutine_threadsafe(self._shoe_event(event, handed), self.loop)
         future.result(timeout=JOURNAL_WAIT_S)
+        if isinstance(event, CardRead | Misread | RefusedMessage | ShoeEvent):
+            self._repeats.delivered(event.seq)
 
     async def _shoe_event(self, event: DriverEvent, handed: float | None = None) -> None:
         table = self.table
@@ -613,26 +627,21 @@ class Daemon:
             return
         if isinstance(event, CardRead):
             table.card(event.card, _shoe_source(event))
-            self._delivered = (event.seq, time.monotonic())
             if self.metrics is not None and handed is not None:  # journaled, and the lamps set
                 self.metrics.card_read(time.perf_counter() - handed)
         elif isinstance(event, Misread):
             table.misread(event.message, _shoe_source(event))
-            self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, RefusedMessage):
             # A sequenced frame: journaled with its (session, seq) so it is never taken twice.
             table.raise_fault(SHOE_FAULTS[FaultKind.PROTOCOL], event.message, source=_shoe_source(event))
-            self._delivered = (event.seq, time.monotonic())
         elif isinstance(event, ShoeEvent):
             source = _shoe_source(event)
             if event.kind == EventKind.CONFIRM_BUTTON:
                 table.button("confirm", by="shoe", source=source)
             else:
                 table.shoe_event(SHOE_EVENTS[event.kind], source)
-            self._delivered = (event.seq, time.monotonic())
             log.info("shoe: %s", event.message)
         elif isinstance(event, Connected):
-            self._delivered = None  # the first repeat after a (re)connection is the shoe resuming
             log.info("%s", event.message)
             table.device_status("shoe", {"state": "connected", "message": event.message, "shoe_id": event.shoe_id})
         elif isinstance(event, ShoeFault):
@@ -652,18 +661,6 @@ class Daemon:
                 f"{event.message} Damaged data on the card line: check the shoe's cable; "
                 "the card was asked for again and nothing damaged was used.",
             )
-        elif isinstance(event, RepeatedFrame):
-            delivered = self._delivered
-            if delivered is not None and delivered[0] == event.seq and time.monotonic() - delivered[1] > REPEAT_GRACE_S:
-                # Long after our acknowledgement: not a copy that crossed it on the wire, so the
-                # acknowledgement was lost or the shoe is misbehaving.
-                self._latch_once(
-                    "shoe-duplicate",
-                    f"{event.message} It came {REPEAT_GRACE_S:g} s or more after the table acknowledged it: "
-                    "the line is losing messages or the shoe is faulty; check the shoe's cable.",
-                )
-            else:  # a retransmission that crossed our ACK, or the shoe resuming after a restart
-                log.info("%s", event.message)
 
     def _latch_once(self, code: str, message: str, *, per_message: bool = False) -> None:
         table = self.table

@@ -9,9 +9,9 @@ is answered with one line on stdout, `ok ...` or `error ...`, so another program
     draw [N]            the dealer pulls N cards (default 1); answers with the cards drawn
     stack CARD ...      put cards on top of the shoe (AS KD JK ...)
     confirm             press the shoe's confirm button
-    fault NAME          silent | bad-crc | slow | garbage | duplicate | misread | drop | restore
-                        (silent, bad-crc and slow stay on until clear; restore says which remain)
-    clear               switch off silent, bad-crc and slow
+    fault NAME          silent | bad-crc | slow | deaf | garbage | duplicate | misread | drop | restore
+                        (silent, bad-crc, slow and deaf stay on until clear; restore says which remain)
+    clear               switch off silent, bad-crc, slow and deaf
     status              port, session, unacknowledged messages, cards left, firmware bugs
     quit                stop (so do end of input with --exit-on-eof, SIGTERM and Ctrl-C)
 

@@ -10,8 +10,8 @@ the host was away arrives when a host comes back.
         shoe.draw(2)   # a reader on /tmp/shoe now gets AS then KD
         shoe.fault("garbage")
 
-Fault menu (OctoPrint's misbehaving virtual printer, for a shoe): `silent` and `bad-crc` and
-`slow` stay on until `clear`; `garbage`, `duplicate`, `misread`, `drop` and `restore` act once.
+Fault menu (OctoPrint's misbehaving virtual printer, for a shoe): `silent`, `bad-crc`, `slow`
+and `deaf` stay on until `clear`; `garbage`, `duplicate`, `misread`, `drop` and `restore` act once.
 
 Firmware bugs (`bugs=`, `tablectl sim-shoe --bug NAME`) are different: deliberate mistakes a
 shoe's firmware could make, each one breaking one rule of hardware/shoe-protocol.md, so that
@@ -75,6 +75,7 @@ class Fault(enum.Enum):
     SILENT = "silent"  # sends nothing, not even heartbeats
     BAD_CRC = "bad-crc"  # every frame goes out with a spoiled checksum
     SLOW = "slow"  # frames trickle out a byte at a time over `slow_seconds`
+    DEAF = "deaf"  # the shoe no longer hears the host: every ACK is lost on the way, so it resends
     GARBAGE = "garbage"  # a burst of line noise now
     DUPLICATE = "duplicate"  # send the last acknowledged frame again
     MISREAD = "misread"  # the next card drawn cannot be read
@@ -82,7 +83,7 @@ class Fault(enum.Enum):
     RESTORE = "restore"  # a new pty comes back at the same link
 
 
-STATE_FAULTS = frozenset({Fault.SILENT, Fault.BAD_CRC, Fault.SLOW})
+STATE_FAULTS = frozenset({Fault.SILENT, Fault.BAD_CRC, Fault.SLOW, Fault.DEAF})
 
 
 class FirmwareBug(enum.Enum):
@@ -415,6 +416,9 @@ class SimulatedShoe:
             self._send_raw(self._frame(message), f"resent seq {message.seq} {why}")
 
     def _acked(self, seq: int) -> None:
+        if Fault.DEAF in self._faults:
+            self._note(f"lost ACK {seq} (deaf)")
+            return
         if self._in_flight is None or (
             self._in_flight.seq != seq and FirmwareBug.ACK_ANY not in self.bugs
         ):

@@ -32,7 +32,8 @@ MENU = {
     "silent": (["fault silent"], "shoe-silent", ["clear"]),
     "garbage": (["fault garbage", "draw 1"], "shoe-line-noise", []),
     "bad-crc": (["fault bad-crc", "draw 1"], "shoe-line-noise", ["clear"]),
-    "duplicate": (["fault duplicate"], "shoe-duplicate", []),
+    # The table's ACKs no longer reach the shoe, which resends the card at its own pace.
+    "deaf": (["fault deaf", "draw 1"], "shoe-duplicate", ["clear"]),
     "drop": (["fault drop"], "shoe-disconnected", ["fault restore"]),
     "slow": (["fault slow", "draw 1"], "shoe-silent", ["clear"]),
     "misread": (["fault misread", "draw 1"], "misread", []),
@@ -63,8 +64,6 @@ def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(
     assert status == 201
     drawn = shoe.command("draw 1").split()[2:]  # one good card first: the line works
     daemon.wait_for("the first card", lambda s: s["last_card"] == drawn[0])
-    if fault == "duplicate":
-        time.sleep(1.5)  # well after the table acknowledged it: no retransmission can explain a repeat
     drain(display)
     for line in inject:
         answer = shoe.command(line)
@@ -105,3 +104,29 @@ def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(
     assert cards == drawn  # no wrong card, none lost, none twice
     cleared = [e.body for e in journal.entries() if e.kind == "fault-cleared"]
     assert cleared and cleared[0]["by"] == "supervisor:Lee"
+
+
+def test_a_repeated_frame_however_late_is_acknowledged_again_and_never_a_fault(rig: tuple[Daemon, SimShoe, int]) -> None:
+    """hardware/shoe-protocol.md: a frame repeated after the table has it (its ACK crossed or was
+    lost, or the table was slow) is acknowledged again and not used twice; only a shoe that keeps
+    resending at its own pace (it does not hear the table) is a fault (the "deaf" case above)."""
+    daemon, shoe, _ = rig
+    status, _ = daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 10}}]})
+    assert status == 201
+    drawn = shoe.command("draw 1").split()[2:]
+    daemon.wait_for("the first card", lambda s: s["last_card"] == drawn[0])
+    deadline = time.monotonic() + 10
+    while "unacknowledged 0 " not in shoe.command("status"):  # the shoe has the table's ACK
+        assert time.monotonic() < deadline, "the shoe never got the table's acknowledgement"
+        time.sleep(0.02)
+    for _ in range(12):  # a burst of late repeats of the acknowledged card, as a stalled line gives
+        assert shoe.command("fault duplicate").startswith("ok")
+    drawn += shoe.command("draw 1").split()[2:]
+    state = daemon.wait_for("the next card", lambda s: s["last_card"] == drawn[-1])
+    assert not state["blocked"] and state["faults"] == []
+    assert daemon.stop() == 0
+    journal = Journal(daemon.state_dir / "journal.sqlite3")
+    cards = [e.body["card"] for e in journal.entries() if e.kind == "card"]
+    assert cards == drawn  # the repeats were not dealt
+    assert not [e for e in journal.entries() if e.kind == "fault"]
+    assert "repeated frame" in daemon.log()

@@ -84,7 +84,7 @@ def test_the_sim_shoe_refuses_bad_cards_on_its_command_line(link: str) -> None:
         ("draw many", "error draw takes a number of cards, such as: draw 3 (not 'many')"),
         ("stack AS ZZ", "error 'ZZ' is not a card: rank 'Z' is not one of 2-9, T (or 10), J, Q, K, A"),
         ("fault wobble", "error no fault called 'wobble'; the menu is: silent, bad-crc, slow, "
-         "garbage, duplicate, misread, drop, restore"),
+         "deaf, garbage, duplicate, misread, drop, restore"),
         ("fault silent", "ok fault silent on"),
         ("confirm", "ok confirm button pressed"),
         ("dance", "error unknown command 'dance'; try: draw, stack, confirm, fault, clear, status, quit"),
