@@ -297,6 +297,9 @@ STRANGER = frozenset(ACTIONS[:4])
 WEIGHTS = (14, 8, 10, 3, 5, 16, 6, 10, 6, 8, 3)
 #: Each thread moves to a fresh source address after this many wrong tries (5 lock one out).
 TRIES_PER_ADDRESS = 8
+#: A connection per request: an idle kept-alive connection that the server times out just as a
+#: request is sent on it fails through no fault of the daemon, and the attack's verdict must not.
+ONE_SHOT = httpx.Limits(max_keepalive_connections=0)
 
 
 @dataclass
@@ -349,7 +352,7 @@ class _Attacker:
         self.net = net
         self.next_address = first_address
         self.outcome = outcome
-        self.good = httpx.Client(base_url=self.base, trust_env=False, timeout=WAIT_S)
+        self.good = httpx.Client(base_url=self.base, trust_env=False, timeout=WAIT_S, limits=ONE_SHOT)
         self.stranger: httpx.Client | None = None
         self.stranger_source = ""
         self.stranger_tries = 0
@@ -365,7 +368,7 @@ class _Attacker:
                 base_url=self.base,
                 trust_env=False,
                 timeout=WAIT_S,
-                transport=httpx.HTTPTransport(local_address=source),
+                transport=httpx.HTTPTransport(local_address=source, limits=ONE_SHOT),
             )
             self.stranger_tries = 0
         self.stranger_tries += 1
