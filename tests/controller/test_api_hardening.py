@@ -167,6 +167,29 @@ def test_the_live_feed_refuses_a_bad_hello_with_a_close_code_and_words(client: T
         assert closed.value.code == 4400
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"after": 0, "token": "\\ud800"}', '"token" must be the token as text'),
+        ('{"after": 0, "token": "dealer-\\udfff-token"}', '"token" must be the token as text'),
+        ('{"after": ' + "1" * 5001 + ', "token": "' + DEALER + '"}', "the hello has a number too long to read"),
+        ('{"after": -' + "1" * 5001 + "}", "the hello has a number too long to read"),
+    ],
+)
+def test_the_live_feed_refuses_a_lone_surrogate_token_or_an_unreadable_number_with_4400(
+    client: TestClient, text: str, says: str
+) -> None:
+    with client.websocket_connect("/api/ws") as ws:
+        ws.send_text(text)
+        refused = ws.receive_json()
+        assert refused["type"] == "error" and refused["code"] == 4400 and refused["error"].startswith(says)
+        if "number" in says:
+            assert 'send {"after": N} first' in refused["error"]
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+        assert closed.value.code == 4400
+
+
 def test_the_live_feed_refuses_a_hello_that_is_not_json_or_not_text(client: TestClient) -> None:
     with client.websocket_connect("/api/ws") as ws:
         ws.send_text("after=0")

@@ -41,7 +41,7 @@ async def live(ws: WebSocket) -> None:
     token = hello.get("token")
     if granted is None and token is not None:
         client = ws.client.host if ws.client else "unknown"
-        if not isinstance(token, str) or not token:
+        if not isinstance(token, str) or not token or not _is_text(token):
             await _refuse(ws, 4400, '"token" must be the token as text')
             return
         try:
@@ -95,6 +95,9 @@ async def _hello(ws: WebSocket) -> dict[str, Any] | None:
     except (json.JSONDecodeError, RecursionError):
         await _refuse(ws, 4400, f"the hello is not JSON: {HELLO}")
         return None
+    except ValueError:  # JSON, but a number with more digits than Python reads (4300)
+        await _refuse(ws, 4400, f"the hello has a number too long to read: {HELLO}")
+        return None
     if not isinstance(hello, dict):
         await _refuse(ws, 4400, f"the hello must be an object: {HELLO}")
         return None
@@ -103,6 +106,15 @@ async def _hello(ws: WebSocket) -> dict[str, Any] | None:
         await _refuse(ws, 4400, f"unknown key {unknown[0]!r} in the hello: {HELLO}"[:200])
         return None
     return hello
+
+
+def _is_text(value: str) -> bool:
+    """Whether `value` is text UTF-8 can carry (JSON lets a lone surrogate such as \\ud800 through)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def _refuse(ws: WebSocket, code: int, why: str) -> None:
