@@ -14,7 +14,7 @@ from controller.api.app import create_app
 from controller.api.auth import LoginLimiter, Tokens
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal import Journal, JournalUnwritable
 from controller.replay import settle_round_file
 from controller.table import Table
 from controller.view import prompt, snapshot
@@ -104,6 +104,51 @@ def test_responses_carry_security_headers_and_no_cors(client: TestClient) -> Non
     assert response.headers["x-frame-options"] == "DENY"
     assert response.headers["cache-control"] == "no-store"
     assert "access-control-allow-origin" not in response.headers
+
+
+HSTS = "max-age=31536000"
+
+
+def every_kind_of_response(client: TestClient) -> list[Any]:
+    """A page, a static file, a JSON answer, a login, and refusals: 401, 403, 404, 422."""
+    return [
+        client.get("/"),
+        client.get("/static/css/screens.css"),
+        client.get("/api/health"),
+        client.post("/api/login", json={"token": DEALER}),
+        client.get("/api/state", headers=bearer(DEALER)),
+        client.get("/api/config", headers=bearer("not-the-token-at-all")),
+        client.get("/api/config", headers=bearer(DEALER)),
+        client.get("/api/rounds/99", headers=bearer(DEALER)),
+        client.get("/api/rounds?last=0", headers=bearer(DEALER)),
+        client.get("/no-such-page"),
+    ]
+
+
+def test_over_https_every_response_tells_the_browser_to_keep_to_https(
+    rt: Runtime, table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rt.tls = True
+    client = TestClient(create_app(rt), base_url="https://testserver")
+    responses = every_kind_of_response(client)
+    assert [r.status_code for r in responses] == [200, 200, 200, 200, 200, 401, 403, 404, 422, 404]
+
+    # A full disk: the route's refusal, then every POST refused before it reaches a route.
+    def full(*_: Any, **__: Any) -> Any:
+        raise JournalUnwritable(table.journal.path, "full", "no space left on device")
+
+    monkeypatch.setattr(table.journal, "append", full)
+    responses += [client.post("/api/confirm", json={}, headers=bearer(DEALER)) for _ in range(2)]
+    assert [r.status_code for r in responses[-2:]] == [503, 503]
+    for response in responses:
+        assert response.headers.get("strict-transport-security") == HSTS, (response.url, response.status_code)
+        assert response.headers["x-frame-options"] == "DENY"
+
+
+def test_over_plain_http_no_response_claims_https(client: TestClient) -> None:
+    for response in every_kind_of_response(client):
+        assert "strict-transport-security" not in response.headers, response.url
+        assert response.headers["x-frame-options"] == "DENY"
 
 
 def test_no_secret_appears_in_logs_on_a_failed_login(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
