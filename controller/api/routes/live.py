@@ -157,6 +157,7 @@ def _is_text(value: str) -> bool:
 async def _refuse(ws: WebSocket, code: int, why: str) -> None:
     try:
         await ws.send_json({"type": "error", "error": why, "code": code})
-        await ws.close(code=code, reason=why[:120])
+        # A close frame's reason is at most 123 bytes: cut the words to 120 bytes, not characters.
+        await ws.close(code=code, reason=why.encode()[:120].decode(errors="ignore"))
     except (WebSocketDisconnect, RuntimeError):
         pass
