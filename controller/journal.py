@@ -52,6 +52,7 @@ GENESIS = "0" * 32
 FLOOR_CONFIRMED_KEY = "floor.stored"
 RETAINED_KEY = "retained.through"  # entries up to this seq were exported and removed
 SNAPSHOTS_KEPT = 3
+SQLITE_INTS = range(-(2**63), 2**63)  # the integers SQLite can hold; a round number outside it is in no index
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -585,6 +586,8 @@ class Journal:
 
     def round_record(self, number: int) -> dict[str, Any] | None:
         """Round `number` from the round index (None when it is not indexed)."""
+        if number not in SQLITE_INTS:  # SQLite cannot even be asked (OverflowError): no such round
+            return None
         row = self._db.execute("SELECT body, crc FROM rounds WHERE round = ?", (number,)).fetchone()
         if row is None:
             return None

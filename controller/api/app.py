@@ -45,6 +45,8 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
 }
+#: Served over HTTPS (`Runtime.tls`): a browser that has seen it never tries plain HTTP here for a year.
+HSTS = {"Strict-Transport-Security": "max-age=31536000"}
 
 
 def create_app(rt: Runtime) -> FastAPI:
@@ -60,7 +62,7 @@ def create_app(rt: Runtime) -> FastAPI:
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         response = await call_next(request)
-        response.headers.update(SECURITY_HEADERS)
+        response.headers.update({**SECURITY_HEADERS, **(HSTS if rt.tls else {})})
         if request.url.path.startswith("/api/"):
             response.headers["Cache-Control"] = "no-store"
         return response
@@ -71,7 +73,7 @@ def create_app(rt: Runtime) -> FastAPI:
         if request.method == "POST":
             fault = (await rt.gate.view()).journal_fault
             if fault is not None:
-                headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
+                headers = {**SECURITY_HEADERS, **(HSTS if rt.tls else {}), "Cache-Control": "no-store"}
                 return JSONResponse({"error": fault, "kind": "unavailable"}, status_code=503, headers=headers)
         return await call_next(request)
 

@@ -148,6 +148,8 @@ def problem(error: Any) -> str:
         return f"{_where(loc)}: at least {ctx.get('min_length')} needed, not {ctx.get('actual_length')}"
     if kind in ("int_type", "int_parsing"):
         return f"{_where(loc)}: must be a whole number, not {error.get('input')!r}"
+    if kind == "int_parsing_size":  # more digits than Python reads (4300): not worth quoting
+        return f"{_where(loc)}: must be a whole number, not one {len(str(error.get('input', '')))} digits long"
     return f"{_where(loc)}: {error.get('msg', 'is not valid')}"
 
 

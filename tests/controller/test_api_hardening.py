@@ -4,6 +4,7 @@ and a fault offers only the actions that can clear it."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,60 @@ def test_the_schema_still_shows_every_body_read_after_the_credentials(client: Te
     assert "401" in paths["/api/state"]["get"]["responses"]
 
 
+# -- numbers in the path and the query ---------------------------------------------------------
+
+SURVEILLANCE = "surveillance-token-0123456789"
+NO_SUCH_ROUNDS = [2**63, 2**64, -(2**63) - 1, 10**30, -1, 0]
+
+
+@pytest.fixture
+def everyone(table: Table) -> TestClient:
+    """The app with a token for each of the three roles."""
+    return TestClient(create_app(Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR, SURVEILLANCE))))
+
+
+@pytest.mark.parametrize("number", NO_SUCH_ROUNDS)
+@pytest.mark.parametrize(
+    ("path", "tokens"),
+    [
+        ("/api/rounds/{n}", [DEALER, SUPERVISOR, SURVEILLANCE]),
+        ("/api/rounds/{n}/file", [SUPERVISOR, SURVEILLANCE]),
+        ("/api/rounds/{n}/replay", [SUPERVISOR, SURVEILLANCE]),
+    ],
+)
+def test_a_round_number_no_table_can_have_is_not_found_for_every_role(
+    everyone: TestClient, caplog: pytest.LogCaptureFixture, path: str, tokens: list[str], number: int
+) -> None:
+    for token in tokens:
+        answer = everyone.get(path.format(n=number), headers=auth(token))
+        assert answer.status_code == 404
+        assert answer.json() == {"error": f"there is no round {number} at this table", "kind": "not-found"}
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_a_number_too_long_to_read_is_refused_naming_the_parameter(
+    everyone: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    digits = "9" * 5001
+    for path, where in [
+        (f"/api/rounds/{digits}", "path.number"),
+        (f"/api/rounds/{digits}/replay", "path.number"),
+        (f"/api/rounds?last={digits}", "query.last"),
+        (f"/api/audit?last={digits}", "query.last"),
+    ]:
+        answer = everyone.get(path, headers=auth(SUPERVISOR))
+        assert answer.status_code == 422
+        said = f"{where}: must be a whole number, not one 5001 digits long"
+        assert answer.json() == {"error": said, "kind": "invalid"}
+    refused = everyone.post(f"/api/faults/{digits}/acknowledge", headers=auth(DEALER))
+    assert refused.status_code == 422 and refused.json()["error"].startswith("path.fault_id: must be a whole number")
+    # A fault id no table has, however large, is no open fault.
+    for fault_id in (2**63, -5):
+        answer = everyone.post(f"/api/faults/{fault_id}/acknowledge", headers=auth(DEALER))
+        assert answer.status_code == 409 and answer.json()["error"] == f"there is no open fault {fault_id}"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
 # -- the live feed's hello ----------------------------------------------------------------------
 
 
@@ -107,6 +162,29 @@ def test_the_live_feed_refuses_a_bad_hello_with_a_close_code_and_words(client: T
         ws.send_json(hello)
         refused = ws.receive_json()
         assert refused["type"] == "error" and says in refused["error"] and refused["code"] == 4400
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+        assert closed.value.code == 4400
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"after": 0, "token": "\\ud800"}', '"token" must be the token as text'),
+        ('{"after": 0, "token": "dealer-\\udfff-token"}', '"token" must be the token as text'),
+        ('{"after": ' + "1" * 5001 + ', "token": "' + DEALER + '"}', "the hello has a number too long to read"),
+        ('{"after": -' + "1" * 5001 + "}", "the hello has a number too long to read"),
+    ],
+)
+def test_the_live_feed_refuses_a_lone_surrogate_token_or_an_unreadable_number_with_4400(
+    client: TestClient, text: str, says: str
+) -> None:
+    with client.websocket_connect("/api/ws") as ws:
+        ws.send_text(text)
+        refused = ws.receive_json()
+        assert refused["type"] == "error" and refused["code"] == 4400 and refused["error"].startswith(says)
+        if "number" in says:
+            assert 'send {"after": N} first' in refused["error"]
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_text()
         assert closed.value.code == 4400

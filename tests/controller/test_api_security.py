@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from controller.api.app import create_app
 from controller.api.auth import LoginLimiter, Tokens
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal import Journal, JournalUnwritable
 from controller.replay import settle_round_file
 from controller.table import Table
 from controller.view import prompt, snapshot
@@ -105,6 +106,51 @@ def test_responses_carry_security_headers_and_no_cors(client: TestClient) -> Non
     assert "access-control-allow-origin" not in response.headers
 
 
+HSTS = "max-age=31536000"
+
+
+def every_kind_of_response(client: TestClient) -> list[Any]:
+    """A page, a static file, a JSON answer, a login, and refusals: 401, 403, 404, 422."""
+    return [
+        client.get("/"),
+        client.get("/static/css/screens.css"),
+        client.get("/api/health"),
+        client.post("/api/login", json={"token": DEALER}),
+        client.get("/api/state", headers=bearer(DEALER)),
+        client.get("/api/config", headers=bearer("not-the-token-at-all")),
+        client.get("/api/config", headers=bearer(DEALER)),
+        client.get("/api/rounds/99", headers=bearer(DEALER)),
+        client.get("/api/rounds?last=0", headers=bearer(DEALER)),
+        client.get("/no-such-page"),
+    ]
+
+
+def test_over_https_every_response_tells_the_browser_to_keep_to_https(
+    rt: Runtime, table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rt.tls = True
+    client = TestClient(create_app(rt), base_url="https://testserver")
+    responses = every_kind_of_response(client)
+    assert [r.status_code for r in responses] == [200, 200, 200, 200, 200, 401, 403, 404, 422, 404]
+
+    # A full disk: the route's refusal, then every POST refused before it reaches a route.
+    def full(*_: Any, **__: Any) -> Any:
+        raise JournalUnwritable(table.journal.path, "full", "no space left on device")
+
+    monkeypatch.setattr(table.journal, "append", full)
+    responses += [client.post("/api/confirm", json={}, headers=bearer(DEALER)) for _ in range(2)]
+    assert [r.status_code for r in responses[-2:]] == [503, 503]
+    for response in responses:
+        assert response.headers.get("strict-transport-security") == HSTS, (response.url, response.status_code)
+        assert response.headers["x-frame-options"] == "DENY"
+
+
+def test_over_plain_http_no_response_claims_https(client: TestClient) -> None:
+    for response in every_kind_of_response(client):
+        assert "strict-transport-security" not in response.headers, response.url
+        assert response.headers["x-frame-options"] == "DENY"
+
+
 def test_no_secret_appears_in_logs_on_a_failed_login(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level("WARNING"):
         client.post("/api/login", json={"token": "my-secret-guess-123"})
@@ -188,3 +234,68 @@ def test_the_live_feed_takes_a_token_in_its_first_message_not_in_the_url(client:
     with client.websocket_connect("/api/ws") as ws:
         ws.send_json({"after": 0, "token": SUPERVISOR})
         assert ws.receive_json()["type"] == "state"
+
+
+# -- the live feed and the page that opens it (cross-site WebSocket hijacking) -----------------
+
+FOREIGN_ORIGINS = [
+    "https://evil.example",
+    "http://testserver.evil.example",
+    "http://testserver:8080",  # another port is another site
+    "https://testserver",  # this server is served over plain HTTP
+    "null",  # a sandboxed frame or a file
+    "http://evil.example@testserver",
+]
+
+
+def refused_for_origin(client: TestClient, origin: str, hello: dict[str, Any]) -> dict[str, Any]:
+    """What a page from `origin` gets when it opens the live feed: the refusal, then close 4403."""
+    with client.websocket_connect("/api/ws", headers={"Origin": origin}) as ws:
+        ws.send_json(hello)
+        refused: dict[str, Any] = ws.receive_json()
+        assert refused["type"] == "error", f"a page from {origin} was sent the table: {refused}"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()  # nothing of the table comes before the close
+        assert closed.value.code == 4403
+    return refused
+
+
+@pytest.mark.parametrize("origin", FOREIGN_ORIGINS)
+def test_a_page_from_another_site_cannot_open_the_live_feed_with_the_screens_cookie(
+    client: TestClient, origin: str
+) -> None:
+    assert client.post("/api/login", json={"token": SUPERVISOR}).json() == {"role": "supervisor"}
+    assert "tablectl_session" in client.cookies  # the browser would send it to the table with the page's request
+    refused = refused_for_origin(client, origin, {"after": 0})
+    assert refused["type"] == "error" and refused["code"] == 4403
+    assert refused["error"].startswith("the live feed is for this table's own screens, not a page from")
+    # The table's own page, with the same cookie, gets the feed.
+    with client.websocket_connect("/api/ws", headers={"Origin": "http://testserver"}) as ws:
+        ws.send_json({"after": 0})
+        assert ws.receive_json()["type"] == "entry"
+
+
+@pytest.mark.parametrize("origin", FOREIGN_ORIGINS[:2])
+def test_a_page_from_another_site_cannot_open_the_live_feed_with_a_token_either(client: TestClient, origin: str) -> None:
+    refused = refused_for_origin(client, origin, {"after": 0, "token": DEALER})
+    assert refused["code"] == 4403 and "not a page from" in refused["error"]
+
+
+def test_a_script_without_an_origin_and_the_tables_own_page_still_open_the_live_feed(client: TestClient) -> None:
+    with client.websocket_connect("/api/ws") as ws:  # a script sends no Origin
+        ws.send_json({"after": 0, "token": DEALER})
+        assert ws.receive_json()["type"] == "state"
+    for own in ("http://testserver", "HTTP://TestServer:80"):
+        with client.websocket_connect("/api/ws", headers={"Origin": own}) as ws:
+            ws.send_json({"after": 0, "token": DEALER})
+            assert ws.receive_json()["type"] == "state"
+
+
+def test_under_tls_the_live_feeds_own_origin_is_https(rt: Runtime) -> None:
+    rt.tls = True
+    client = TestClient(create_app(rt))
+    with client.websocket_connect("/api/ws", headers={"Origin": "https://testserver"}) as ws:
+        ws.send_json({"after": 0, "token": DEALER})
+        assert ws.receive_json()["type"] == "state"
+    refused = refused_for_origin(client, "http://testserver", {"after": 0, "token": DEALER})
+    assert refused["code"] == 4403 and "'http://testserver'" in refused["error"]

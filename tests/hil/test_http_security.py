@@ -1,10 +1,12 @@
 """The daemon's HTTP edge as a process: HTTPS with a certificate made as hardware/install.md makes
 it (checked by the client against the test CA, never with checks turned off), the Secure session
-cookie, a LAN address without TLS refused, and X-Forwarded-For believed only from a configured
+cookie and HSTS, the live feed refused to a page from another site, a LAN address without TLS refused, and X-Forwarded-For believed only from a configured
 proxy (so rotating it neither dodges the login limiter nor writes a forged address in the audit)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -16,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+from websockets.typing import Origin
 
 from benchmarks.rig import DEALER, SUPERVISOR, TABLECTL, free_port
 from controller.journal import Journal
@@ -153,6 +158,59 @@ def test_the_screens_are_served_over_https_with_a_secure_cookie(
         conn.request("GET", "/api/health")
 
 
+def test_over_https_every_answer_keeps_the_browser_on_https_and_a_page_from_another_site_gets_no_live_feed(
+    tmp_path: Path, certificates: dict[str, Path], served: list[Served]
+) -> None:
+    section = f'tls_cert = "{certificates["cert"]}"\ntls_key = "{certificates["key"]}"'
+    daemon = Served(tmp_path, section, ca=certificates["ca"])
+    served.append(daemon)
+    daemon.start()
+    status, headers, _ = daemon.request("POST", "/api/login", {"token": SUPERVISOR})
+    assert status == 200 and headers["strict-transport-security"] == "max-age=31536000"
+    for path in ("/api/health", "/api/state", "/api/rounds/9223372036854775808"):
+        status, headers, _ = daemon.request("GET", path)
+        assert headers["strict-transport-security"] == "max-age=31536000", (path, status)
+    headers_cookie = daemon.request("POST", "/api/login", {"token": SUPERVISOR})[1]["set-cookie"]
+    cookie = headers_cookie.split(";")[0]  # tablectl_session=...: what the browser sends back
+    own = f"https://127.0.0.1:{daemon.port}"
+    # The table's own page with its cookie gets the feed; a page elsewhere with the same cookie does not.
+    got, code = asyncio.run(open_feed(daemon, own, cookie, {"after": 0}))
+    assert code is None and got[-1]["type"] == "state"
+    for foreign in ("https://evil.example", f"http://127.0.0.1:{daemon.port}", f"https://127.0.0.1:{daemon.port + 1}"):
+        got, code = asyncio.run(open_feed(daemon, foreign, cookie, {"after": 0}))
+        assert code == 4403 and len(got) == 1 and got[0]["type"] == "error", (foreign, got)
+        assert got[0]["error"].startswith("the live feed is for this table's own screens, not a page from")
+    # A refusal whose words are long in bytes still closes with its code (a close reason is 123 bytes at most).
+    got, code = asyncio.run(open_feed(daemon, own, cookie, {"after": 0, "\u00fc" * 100: 1}))
+    assert code == 4400 and got[0]["error"].startswith("unknown key")
+
+
+async def open_feed(
+    daemon: Served, origin: str, cookie: str, hello: dict[str, Any]
+) -> tuple[list[dict[str, Any]], int | None]:
+    """What a browser page at `origin` gets from the live feed: the messages up to the state, and
+    the close code if the table closed it first."""
+    assert daemon.ca is not None
+    context = ssl.create_default_context(cafile=str(daemon.ca))
+    got: list[dict[str, Any]] = []
+    async with connect(
+        f"wss://127.0.0.1:{daemon.port}/api/ws",
+        ssl=context,
+        origin=Origin(origin),
+        additional_headers={"Cookie": cookie},
+        open_timeout=10,
+        close_timeout=5,
+    ) as ws:
+        with contextlib.suppress(ConnectionClosed):  # a page sends it on open, not knowing it is refused
+            await ws.send(json.dumps(hello))
+        try:
+            while not got or got[-1]["type"] != "state":
+                got.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+        except ConnectionClosed as exc:
+            return got, exc.rcvd.code if exc.rcvd is not None else None
+    return got, None
+
+
 def http_client_plain(port: int) -> int | None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
@@ -175,7 +233,8 @@ def test_a_lan_address_without_tls_is_refused_unless_the_operator_chose_plain_ht
     chosen = Served(tmp_path / "plain", "allow_plain_http = true", host="0.0.0.0")
     served.append(chosen)
     chosen.start()
-    assert chosen.request("GET", "/api/health")[2] == {"status": "ok"}
+    _, headers, body = chosen.request("GET", "/api/health")
+    assert body == {"status": "ok"} and "strict-transport-security" not in headers  # no HTTPS to keep to
 
 
 def test_a_forged_forwarded_address_neither_dodges_the_limiter_nor_reaches_the_audit(

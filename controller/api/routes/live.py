@@ -3,7 +3,10 @@
 The hello is checked before anything is sent: a hello that is not `{"after": N}` with N a
 sequence number (0 to 2**53) is refused with close code 4400 and a message saying what to send;
 no credentials 4401; a role the access table does not open the feed to 4403; a locked-out
-address 4429. Each refusal is first sent as `{"type": "error", "error": ...}`.
+address 4429. A WebSocket opened by a page from another site (an `Origin` that is not this
+server's own) is refused with 4403 before its hello is read, whether it has a cookie or a token;
+one with no `Origin` (a script, not a browser) is not. Each refusal is first sent as
+`{"type": "error", "error": ...}`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import asyncio
 import json
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
@@ -35,6 +39,11 @@ async def live(ws: WebSocket) -> None:
     entry after N, the state, and each new entry as it is journaled."""
     rt: Runtime = ws.app.state.rt
     await ws.accept()
+    origin = ws.headers.get("origin")
+    if origin is not None and not _own_origin(origin, ws, rt.tls):
+        # A page on another site: the browser would send it the screens' cookie (cross-site hijacking).
+        await _refuse(ws, 4403, f"the live feed is for this table's own screens, not a page from {origin[:60]!a}")
+        return
     hello = await _hello(ws)
     if hello is None:
         return
@@ -42,7 +51,7 @@ async def live(ws: WebSocket) -> None:
     token = hello.get("token")
     if granted is None and token is not None:
         client = ws.client.host if ws.client else "unknown"
-        if not isinstance(token, str) or not token:
+        if not isinstance(token, str) or not token or not _is_text(token):
             await _refuse(ws, 4400, '"token" must be the token as text')
             return
         try:
@@ -103,6 +112,9 @@ async def _hello(ws: WebSocket) -> dict[str, Any] | None:
     except (json.JSONDecodeError, RecursionError):
         await _refuse(ws, 4400, f"the hello is not JSON: {HELLO}")
         return None
+    except ValueError:  # JSON, but a number with more digits than Python reads (4300)
+        await _refuse(ws, 4400, f"the hello has a number too long to read: {HELLO}")
+        return None
     if not isinstance(hello, dict):
         await _refuse(ws, 4400, f"the hello must be an object: {HELLO}")
         return None
@@ -113,9 +125,47 @@ async def _hello(ws: WebSocket) -> dict[str, Any] | None:
     return hello
 
 
+def _own_origin(origin: str, ws: WebSocket, tls: bool) -> bool:
+    """Whether `origin` (the Origin header a browser sends) is this server's own: the scheme it is
+    served with (https under TLS, or as a trusted proxy says) and the host and port of the Host header."""
+    secure = tls or ws.url.scheme in ("wss", "https")
+    own = _site("https" if secure else "http", ws.headers.get("host", ""))
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    if parts.path or parts.query or parts.fragment or parts.username is not None or parts.password is not None:
+        return False
+    return own is not None and _site(parts.scheme, parts.netloc) == own
+
+
+def _site(scheme: str, netloc: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of a scheme and `host[:port]`, the port filled in; None if it is no such thing."""
+    scheme = scheme.lower()
+    default = {"http": 80, "https": 443}.get(scheme)
+    try:
+        parts = urlsplit(f"//{netloc}")
+        port = parts.port
+    except ValueError:
+        return None
+    if default is None or not parts.hostname or parts.username is not None or parts.password is not None:
+        return None
+    return scheme, parts.hostname, port if port is not None else default
+
+
+def _is_text(value: str) -> bool:
+    """Whether `value` is text UTF-8 can carry (JSON lets a lone surrogate such as \\ud800 through)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 async def _refuse(ws: WebSocket, code: int, why: str) -> None:
     try:
         await ws.send_json({"type": "error", "error": why, "code": code})
-        await ws.close(code=code, reason=why[:120])
+        # A close frame's reason is at most 123 bytes: cut the words to 120 bytes, not characters.
+        await ws.close(code=code, reason=why.encode()[:120].decode(errors="ignore"))
     except (WebSocketDisconnect, RuntimeError):
         pass
