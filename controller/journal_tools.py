@@ -55,6 +55,12 @@ def _verify(config: Config, path: Path) -> int:
 def _rebuild(config: Config, path: Path) -> int:
     from controller.journal_head import HeadFile
 
+    # The entries first, read-only and without the snapshots: a damaged file is refused as it is.
+    reader = Journal(path, readonly=True, derived=False)
+    try:
+        reader.check(derived=False)
+    finally:
+        reader.close()
     # The derived tables go first, straight in SQLite: a damaged snapshot must not be read to open.
     db = sqlite3.connect(path)
     try:
