@@ -31,6 +31,7 @@ import errno
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
@@ -245,6 +246,30 @@ class _Db:
         self.raw.close()
 
 
+#: The journal's files are the service user's alone, whatever the umask (the unit's UMask=0077
+#: gives the same): every command that reads them runs as that user (hardware/install.md).
+FILE_MODE = 0o600
+
+
+def _private(path: Path, *, create: bool = False) -> None:
+    """Make `path` (created empty if `create`) readable and writable by its owner only."""
+    try:
+        if create:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            try:
+                os.fchmod(fd, FILE_MODE)  # the umask may have taken bits away, or left others
+            finally:
+                os.close(fd)
+        elif path.exists() and path.stat().st_mode & 0o777 != FILE_MODE:
+            path.chmod(FILE_MODE)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if create:
+            raise JournalError(f"{path}: a new journal cannot be made: {exc.strerror or exc}") from None
+        log.warning("journal: cannot make %s private to its owner: %s", path, exc)
+
+
 def _check_file(path: Path) -> None:
     """Refuse, before SQLite sees it, a journal file that cannot be one: SQLite would take an empty
     file for a new database (and delete a -wal beside it), and says little about a foreign one."""
@@ -300,6 +325,8 @@ class Journal:
             if readonly:
                 raise JournalError(f"{self.path}: there is no journal here")
             self._refuse_missing()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private(self.path, create=True)  # SQLite gives the -wal and -shm the database's mode
             self._db = self._connect()
             self._create()
             self._last_seq, self._hash = 0, GENESIS
@@ -323,6 +350,8 @@ class Journal:
         if readonly:
             return
         self._db.close()
+        for part in (self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm")), self.head_path):
+            _private(part)  # a journal made by an older tablectl, outside systemd, was 0644
         self._db = self._connect()
         if version == 1:
             self._upgrade_from_1()
