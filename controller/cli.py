@@ -18,6 +18,8 @@ EXIT_REFUSED = 2
 #: EX_CONFIG: a damaged journal (or missing tokens): a person must act; systemd does not restart into it
 #: (RestartPreventExitStatus in systemd/tablectl.service).
 EXIT_CONFIG = 78
+#: EX_TEMPFAIL: the journal's disk is full even for opening it: systemd starts the table again.
+EXIT_TEMPFAIL = 75
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -412,7 +414,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
-    from controller.journal import JournalCorrupt, JournalError
+    from controller.journal import JournalCorrupt, JournalError, JournalUnwritable
     from drivers.pins import PinError
 
     if args.demo and not args.sim:
@@ -447,6 +449,9 @@ def _run(args: argparse.Namespace) -> int:
         return asyncio.run(daemon.run())
     except JournalCorrupt as exc:
         _damaged(exc, "cannot start")
+    except JournalUnwritable as exc:  # the disk is full even for opening: systemd starts it again
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return EXIT_TEMPFAIL
     except (TokenError, JournalError, FloorConfigError, ConfigError, PinError) as exc:
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return EXIT_CONFIG  # EX_CONFIG: systemd does not restart into the same refusal forever

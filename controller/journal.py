@@ -34,7 +34,7 @@ import logging
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,6 +163,20 @@ def _unwritable(path: Path, exc: BaseException) -> JournalUnwritable:
     text = str(exc)
     full = code == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in text
     return JournalUnwritable(path, "full" if full else "failing", text)
+
+
+def _cannot_open(path: Path, exc: sqlite3.Error) -> JournalError:
+    """Why a sound journal cannot be opened: a full disk (SQLite cannot even make its -shm file,
+    and says "disk I/O error") is JournalUnwritable, never taken for damage."""
+    if _damaged(exc):
+        return JournalCorrupt(damage_message(path, str(exc)))
+    try:
+        full = os.statvfs(path.parent).f_bavail == 0
+    except OSError:
+        full = False
+    if full or (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_FULL:
+        return JournalUnwritable(path, "full", str(exc))
+    return JournalError(f"{path}: the journal cannot be opened: {exc}")
 
 
 def _damaged(exc: sqlite3.Error) -> bool:
@@ -343,6 +357,9 @@ class Journal:
             mark, first, last, chain = self._verify_open(version)
             if not readonly and self.require_head:
                 self._refuse_headless(mark, first, last)
+        except sqlite3.Error as exc:  # not damage (that is JournalCorrupt): a full or failing disk
+            self._db.close()
+            raise _cannot_open(self.path, exc) from None
         except BaseException:
             self._db.close()
             raise
@@ -364,7 +381,7 @@ class Journal:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'OFF'}")
         except sqlite3.Error as exc:
-            raise JournalError(f"{self.path}: the journal cannot be opened: {exc}") from None
+            raise _cannot_open(self.path, exc) from None
         return db
 
     def _create(self) -> None:
@@ -644,6 +661,24 @@ class Journal:
         self._hash = link(self._hash, seq, at, round_no, kind, text)
         self._write_head(seq, self._hash, at)
         return Entry(seq, at, round_no, kind, json.loads(text))
+
+    def probe_writable(self, on_unwritable: Callable[[JournalUnwritable], object] | None = None) -> bool:
+        """Whether the journal can be written right now, found by committing one small meta value
+        (`probed`, when): a full or failing disk is otherwise found only by the first input after
+        start-up, and the table says healthy until then. Writes no entry. When the journal cannot
+        be written, `on_unwritable` (the table's journal fault) is told so, with the same words
+        and reason an entry's write would give; returns False."""
+        if self.readonly or str(self.path) == ":memory:":
+            return True
+        try:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('probed', ?)", (utc_now(),))
+        except sqlite3.OperationalError as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if on_unwritable is not None:
+                on_unwritable(_unwritable(self.path, exc))
+            return False
+        return True
 
     def _write_head(self, seq: int, chain: str, at: str) -> None:
         if self.head is None:
