@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 EXIT_REFUSED = 2
+#: EX_CONFIG: a damaged journal (or missing tokens): a person must act; systemd does not restart into it
+#: (RestartPreventExitStatus in systemd/tablectl.service).
+EXIT_CONFIG = 78
+#: EX_TEMPFAIL: the journal's disk is full even for opening it: systemd starts the table again.
+EXIT_TEMPFAIL = 75
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,6 +175,19 @@ def _refuse(message: str) -> NoReturn:
     raise SystemExit(EXIT_REFUSED)
 
 
+def _damaged(exc: Exception, doing: str = "journal damaged") -> NoReturn:
+    """A journal that failed a check: one line saying what, which file and what to do, and exit
+    78. Nothing was written to it."""
+    words = " ".join(str(exc).split())
+    if "What to do" not in words and "tablectl journal" not in words:
+        words += (
+            ". What to do: the table will not play on it; keep the files for the investigation, run "
+            "`tablectl doctor`, and restore the journal from a good copy (hardware/install.md, step 13)"
+        )
+    print(f"tablectl: {doing}: {words}", file=sys.stderr)
+    raise SystemExit(EXIT_CONFIG)
+
+
 def _replay(args: argparse.Namespace) -> int:
     from controller.engine.base import RuleError
     from controller.replay import settle_round_file
@@ -270,7 +288,7 @@ def _sim_game(args: argparse.Namespace) -> None:
 
 def _recall(args: argparse.Namespace) -> int:
     from controller.config import DEFAULT_PATH, ConfigError, load
-    from controller.journal import Journal, JournalError
+    from controller.journal import Journal, JournalCorrupt, JournalError
     from controller.table import Table, TableError
 
     journal_needed = args.archive is None  # an archive is read as it is, with no table.toml
@@ -295,6 +313,8 @@ def _recall(args: argparse.Namespace) -> int:
             table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id, simulated=args.sim)
             found = table.rounds.get(args.round) if args.round is not None else None
             records = [found] if found is not None else [] if args.round is not None else table.last_rounds(args.last)
+    except JournalCorrupt as exc:
+        _damaged(exc)
     except (ConfigError, JournalError, TableError) as exc:
         _refuse(str(exc))
     except ValueError as exc:  # an entry of another game's round: the journal is not this game's table
@@ -355,13 +375,15 @@ def _recall_text(record: Any) -> str:
 def _journal(args: argparse.Namespace) -> int:
     from controller import journal_tools
     from controller.config import ConfigError, load
-    from controller.journal import JournalError
+    from controller.journal import JournalCorrupt, JournalError
     from controller.table import TableError
 
     try:
         config = load(args.config, simulated=args.sim or args.journal_command == "synth")
         state_dir = _state_dir(args, config)
         return journal_tools.run(args, config, state_dir)
+    except JournalCorrupt as exc:
+        _damaged(exc)
     except (ConfigError, JournalError, TableError, OSError) as exc:
         _refuse(str(exc))
 
@@ -392,7 +414,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
-    from controller.journal import JournalCorrupt, JournalError
+    from controller.journal import JournalCorrupt, JournalError, JournalUnwritable
     from drivers.pins import PinError
 
     if args.demo and not args.sim:
@@ -425,15 +447,14 @@ def _run(args: argparse.Namespace) -> int:
     )
     try:
         return asyncio.run(daemon.run())
+    except JournalCorrupt as exc:
+        _damaged(exc, "cannot start")
+    except JournalUnwritable as exc:  # the disk is full even for opening: systemd starts it again
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return EXIT_TEMPFAIL
     except (TokenError, JournalError, FloorConfigError, ConfigError, PinError) as exc:
-        words = str(exc)
-        if isinstance(exc, JournalCorrupt) and "What to do" not in words and "tablectl journal" not in words:
-            words += (
-                ". What to do: the table will not play on it; keep the files for the investigation, run "
-                "`tablectl doctor`, and restore the journal from a good copy (hardware/install.md, step 13)"
-            )
-        print(f"tablectl: cannot start: {words}", file=sys.stderr)
-        return 78  # EX_CONFIG: systemd does not restart into the same refusal forever
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return EXIT_CONFIG  # EX_CONFIG: systemd does not restart into the same refusal forever
     except OSError as exc:
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return 1

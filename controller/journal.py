@@ -31,9 +31,10 @@ import errno
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -165,6 +166,139 @@ def _unwritable(path: Path, exc: BaseException) -> JournalUnwritable:
     return JournalUnwritable(path, "full" if full else "failing", text)
 
 
+def _cannot_open(path: Path, exc: sqlite3.Error) -> JournalError:
+    """Why a sound journal cannot be opened: a full disk (SQLite cannot even make its -shm file,
+    and says "disk I/O error") is JournalUnwritable, never taken for damage."""
+    if _damaged(exc):
+        return JournalCorrupt(damage_message(path, str(exc)))
+    try:
+        full = os.statvfs(path.parent).f_bavail == 0
+    except OSError:
+        full = False
+    if full or (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_FULL:
+        return JournalUnwritable(path, "full", str(exc))
+    return JournalError(f"{path}: the journal cannot be opened: {exc}")
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error says the file's content is damaged (not that the disk is full,
+    failing or busy): a malformed page, not a database at all, or text that is not text."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "Could not decode" in str(exc)
+
+
+def damage_message(path: Path, detail: str) -> str:
+    """What a journal file SQLite cannot read is, in the words of the other JournalCorrupt texts."""
+    return (
+        f"{path}: the journal file is damaged ({detail}). The table will not start on it. What to do: keep the "
+        f"files for the investigation, and restore {path.name} together with its -wal and -shm files from a good "
+        f"copy (hardware/install.md, step 13), leaving {path.stem}.head as it is; rounds already exported are in "
+        f"the archive ({path.parent / 'archive'} unless state.archive_dir says otherwise)"
+    )
+
+
+def _as_damage(path: Path, exc: sqlite3.Error) -> Exception:
+    """JournalCorrupt naming the file for a damage error; any other SQLite error as it is."""
+    return JournalCorrupt(damage_message(path, str(exc))) if _damaged(exc) else exc
+
+
+class _Rows:
+    """A cursor whose damage errors are JournalCorrupt."""
+
+    def __init__(self, cursor: sqlite3.Cursor, path: Path) -> None:
+        self._cursor = cursor
+        self._path = path
+
+    def fetchone(self) -> Any:
+        try:
+            return self._cursor.fetchone()
+        except sqlite3.Error as exc:
+            raise _as_damage(self._path, exc) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return self._cursor.fetchall()
+        except sqlite3.Error as exc:
+            raise _as_damage(self._path, exc) from None
+
+    def __iter__(self) -> Iterator[Any]:
+        rows = iter(self._cursor)
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                return
+            except sqlite3.Error as exc:
+                raise _as_damage(self._path, exc) from None
+            yield row
+
+
+class _Db:
+    """The journal's SQLite connection: every read and write reports damage as JournalCorrupt
+    (SQLite's other errors, a full or failing disk, pass unchanged to the callers that handle them)."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.raw = db
+        self.path = path
+
+    def execute(self, sql: str, args: Iterable[Any] = ()) -> _Rows:
+        try:
+            return _Rows(self.raw.execute(sql, tuple(args)), self.path)
+        except sqlite3.Error as exc:
+            raise _as_damage(self.path, exc) from None
+
+    def executescript(self, script: str) -> None:
+        try:
+            self.raw.executescript(script)
+        except sqlite3.Error as exc:
+            raise _as_damage(self.path, exc) from None
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.in_transaction
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+#: The journal's files are the service user's alone, whatever the umask (the unit's UMask=0077
+#: gives the same): every command that reads them runs as that user (hardware/install.md).
+FILE_MODE = 0o600
+
+
+def _private(path: Path, *, create: bool = False) -> None:
+    """Make `path` (created empty if `create`) readable and writable by its owner only."""
+    try:
+        if create:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            try:
+                os.fchmod(fd, FILE_MODE)  # the umask may have taken bits away, or left others
+            finally:
+                os.close(fd)
+        elif path.exists() and path.stat().st_mode & 0o777 != FILE_MODE:
+            path.chmod(FILE_MODE)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if create:
+            raise JournalError(f"{path}: a new journal cannot be made: {exc.strerror or exc}") from None
+        log.warning("journal: cannot make %s private to its owner: %s", path, exc)
+
+
+def _check_file(path: Path) -> None:
+    """Refuse, before SQLite sees it, a journal file that cannot be one: SQLite would take an empty
+    file for a new database (and delete a -wal beside it), and says little about a foreign one."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(16)
+    except OSError as exc:
+        raise JournalError(f"{path}: the journal cannot be read: {exc.strerror or exc}") from None
+    if not start:
+        raise JournalCorrupt(damage_message(path, "it is empty: 0 bytes"))
+    if start != b"SQLite format 3\x00":
+        raise JournalCorrupt(damage_message(path, "it is not a SQLite database: another file is in its place"))
+
+
 class Journal:
     """The append-only journal in `path` (created if absent; checked when opened).
 
@@ -174,49 +308,137 @@ class Journal:
     """
 
     def __init__(
-        self, path: Path | str, *, readonly: bool = False, durable: bool = True, require_head: bool = True
+        self,
+        path: Path | str,
+        *,
+        readonly: bool = False,
+        durable: bool = True,
+        require_head: bool = True,
+        derived: bool = True,
     ) -> None:
         """Open (or, unless `readonly`, create) the journal. Read-only is for recall and checks
         beside a running daemon: SQLite's WAL lets them read while the daemon writes.
         `durable=False` (bulk writing by `tablectl journal synth` only) skips the fsync after each
         entry; `sync()` makes everything durable at the end. `require_head=False` is for checking
-        a backup copy, which has no head file beside it (the entries are checked alone)."""
+        a backup copy, which has no head file beside it (the entries are checked alone).
+        `derived=False` (read-only, for `tablectl journal rebuild`) checks every entry from the
+        first instead of trusting the snapshots, which are about to be made again."""
         self.require_head = require_head
+        self._derived = derived
         self.path = Path(path)
         self.readonly = readonly
         self.durable = durable
         memory = str(path) == ":memory:"
         self.head: HeadFile | None = None if memory else HeadFile(self.head_path, readonly=readonly)
         self._head_failing = False
-        if readonly and not self.path.exists():
-            raise JournalError(f"{self.path}: there is no journal here")
-        if not readonly:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
+        if memory:
+            self._db = _Db(sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False), self.path)
+            self._create()
+            self._last_seq, self._hash = 0, GENESIS
+            return
+        if not self.path.exists():
             if readonly:
-                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+                raise JournalError(f"{self.path}: there is no journal here")
+            self._refuse_missing()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private(self.path, create=True)  # SQLite gives the -wal and -shm the database's mode
+            self._db = self._connect()
+            self._create()
+            self._last_seq, self._hash = 0, GENESIS
+            self._kept_head(None, 0, GENESIS, 0)
+            return
+        # An existing file is checked read-only first: a damaged one is never written to, and its
+        # -wal is never checkpointed into it or deleted (SQLite does both when a writer closes).
+        _check_file(self.path)
+        self._db = _Db(
+            sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False), self.path
+        )
+        try:
+            version = self._schema()
+            mark, first, last, chain = self._verify_open(version)
+            if not readonly and self.require_head:
+                self._refuse_headless(mark, first, last)
+        except sqlite3.Error as exc:  # not damage (that is JournalCorrupt): a full or failing disk
+            self._db.close()
+            raise _cannot_open(self.path, exc) from None
+        except BaseException:
+            self._db.close()
+            raise
+        self._last_seq, self._hash = last, chain
+        if readonly:
+            return
+        self._db.close()
+        for part in (self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm")), self.head_path):
+            _private(part)  # a journal made by an older tablectl, outside systemd, was 0644
+        self._db = self._connect()
+        if version == 1:
+            self._upgrade_from_1()
+        self._kept_head(mark, first, chain, last)
+
+    def _connect(self) -> _Db:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db = _Db(sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=1.0), self.path)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'OFF'}")
+        except sqlite3.Error as exc:
+            raise _cannot_open(self.path, exc) from None
+        return db
+
+    def _create(self) -> None:
+        """A new journal: the schema, in the file just made (removed again if that fails)."""
+        try:
+            self._db.executescript(_SCHEMA)
+            self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            self._db.execute(_NO_DELETE)
+        except sqlite3.Error as exc:
+            self._db.close()
+            if str(self.path) != ":memory:":
+                for made in (self.path, self.path.with_name(self.path.name + "-wal")):
+                    made.unlink(missing_ok=True)  # made by this call, empty: a later start makes it again
+            raise JournalError(f"{self.path}: a new journal cannot be made: {exc}") from None
+
+    def _refuse_missing(self) -> None:
+        """No database, but a -wal or a head file that says entries were written: the database was
+        deleted or moved, and making a new one would lose them (SQLite would delete the -wal)."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            mark = self.head.read() if self.head is not None else None
+        except ValueError as exc:
+            raise JournalCorrupt(f"{exc}, and the database is missing: {self._restore_advice()}") from None
+        if wal.exists() or (mark is not None and mark.seq > 0):
+            if mark is not None and mark.seq > 0:
+                said = f"{self.head_path.name} says {mark.seq} entries were written"
             else:
-                self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=1.0)
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'OFF'}")
-                self._db.executescript(_SCHEMA)
-            version = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if version is None and not readonly:
-                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-                self._db.execute(_NO_DELETE)
-            elif version is not None and int(version[0]) == 1 and not readonly:
-                self._upgrade_from_1()
-            elif version is not None and int(version[0]) == 1:
+                said = f"{wal.name} is still there"
+            raise JournalCorrupt(
+                f"{self.path}: the journal database is missing, but {said}: it was deleted or moved. "
+                f"The table will not start a new journal over it. What to do: restore {self.path.name} with its "
+                f"-wal and -shm files from a good copy (hardware/install.md, step 13), leaving {self.head_path.name} "
+                "as it is"
+            )
+
+    def _schema(self) -> int:
+        """The schema version of a tablectl journal; anything else is refused as not one."""
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"meta", "entries"} <= tables:
+            held = ", ".join(sorted(str(t) for t in tables)) or "none"
+            raise JournalCorrupt(damage_message(self.path, f"it is not a tablectl journal: its tables are {held}"))
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        version = str(row[0]) if row is not None else ""
+        if version == "1":
+            if self.readonly and self._derived:
                 raise JournalError(
                     f"{self.path}: the journal was written by an older tablectl; start the table once to upgrade it"
                 )
-            elif version is not None and int(version[0]) != SCHEMA_VERSION:
-                raise JournalCorrupt(
-                    f"{self.path}: journal schema {version[0]} is not the {SCHEMA_VERSION} this tablectl writes"
-                )
-        except sqlite3.DatabaseError as exc:
-            raise JournalCorrupt(f"{self.path}: the journal cannot be opened: {exc}") from None
-        self._last_seq, self._hash = self._verify_open()
+            return 1
+        if version != str(SCHEMA_VERSION):
+            raise JournalCorrupt(
+                f"{self.path}: journal schema {version or '(none)'} is not the {SCHEMA_VERSION} this tablectl writes"
+            )
+        if not {"snapshots", "rounds"} <= tables:
+            raise JournalCorrupt(damage_message(self.path, "its snapshots or round index table is missing"))
+        return SCHEMA_VERSION
 
     @property
     def head_path(self) -> Path:
@@ -238,7 +460,8 @@ class Journal:
         return self._hash
 
     def _upgrade_from_1(self) -> None:
-        # Version 2 adds the derived tables (made above) and lets retention remove exported entries.
+        # Version 2 adds the derived tables and lets retention remove exported entries.
+        self._db.executescript(_SCHEMA)
         self._db.execute("BEGIN IMMEDIATE")
         self._db.execute("DROP TRIGGER IF EXISTS entries_no_delete")
         self._db.execute(_NO_DELETE)
@@ -253,23 +476,30 @@ class Journal:
             return 0, GENESIS
         return int(through), self.get_meta("retained.hash") or GENESIS
 
-    def _walk(self, after: int, chain: str, want: int | None = None) -> tuple[int, str, str | None]:
+    def _walk(self, after: int, chain: str, want: Iterable[int] = ()) -> tuple[int, str, dict[int, str]]:
         """Check every entry after `after` (CRC, no gap, the chain from `chain`); return the last
-        seq, the chain after it, and the chain's value at `want` (when the walk passes it)."""
+        seq, the chain after it, and the chain's value at each seq in `want` the walk passes."""
         expected = after + 1
-        at_want = chain if want == after else None
+        wanted = set(want)
+        at_want = {after: chain} if after in wanted else {}
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? ORDER BY seq", (after,)
         ):
+            self._check_crc(seq, at, round_no, kind, body, crc)
             if seq != expected:
                 chain = self._accepted_loss(expected, seq, kind, body)
-            if _crc(seq, at, round_no, kind, body) != crc:
-                raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
             chain = link(chain, seq, at, round_no, kind, body)
-            if seq == want:
-                at_want = chain
+            if seq in wanted:
+                at_want[seq] = chain
             expected = seq + 1
         return expected - 1, chain, at_want
+
+    def _check_crc(self, seq: int, at: str, round_no: int | None, kind: str, body: str, crc: int) -> None:
+        if not isinstance(body, str) or _crc(seq, at, round_no, kind, body) != crc:
+            raise JournalCorrupt(
+                f"{self.path}: entry {seq} ({kind if isinstance(kind, str) else '?'}) does not match its checksum: "
+                f"{self._restore_advice()}"
+            )
 
     def _accepted_loss(self, expected: int, seq: int, kind: str, body: str) -> str:
         """A gap is allowed only where a person accepted it (`tablectl journal accept-loss`): the
@@ -280,23 +510,40 @@ class Journal:
                 return str(doc["head_hash"])
         raise JournalCorrupt(f"{self.path}: entry {expected} is missing (next is {seq})")
 
-    def _verify_open(self) -> tuple[int, str]:
+    def _verify_open(self, version: int = SCHEMA_VERSION) -> tuple[HeadMark | None, int, int, str]:
+        """The checks at opening, read only: the head file against the database, and every entry
+        the table reads to start (from the snapshot before the last one: the table checks the last
+        snapshot by replaying the round before it). Returns the head mark, the first seq kept,
+        the last seq and the chain after it."""
         try:
             mark = self.head.read() if self.head is not None else None
         except ValueError as exc:
             raise JournalCorrupt(f"{exc}: {self._restore_advice()}") from None
         first, first_hash = self._retained()
         base, base_hash = first, first_hash
-        row = self._db.execute(
-            "SELECT seq, hash FROM snapshots WHERE seq <= (SELECT COALESCE(MAX(seq), 0) FROM entries) "
-            "ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        if row is not None and (mark is None or row[0] <= mark.seq):
-            base, base_hash = int(row[0]), str(row[1])
-        want = mark.seq if mark is not None else None
-        if want is not None and want < base:
-            base, base_hash = first, first_hash  # a head older than the snapshot: walk it all
+        kept: list[tuple[int, str]] = []
+        if version >= 2 and self._derived:
+            newest = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM entries").fetchone()[0]
+            limit = min(int(newest), mark.seq) if mark is not None else int(newest)
+            for seq, chain, text, crc in self._db.execute(
+                "SELECT seq, hash, body, crc FROM snapshots WHERE seq <= ? ORDER BY seq DESC LIMIT 2", (limit,)
+            ):
+                if not isinstance(text, str) or zlib.crc32(f"{seq}\x1f{chain}\x1f{text}".encode()) != crc:
+                    raise JournalCorrupt(
+                        f"{self.path}: the snapshot after entry {seq} does not match its checksum; "
+                        "run `tablectl journal rebuild` to make the snapshots again from the entries"
+                    )
+                kept.append((int(seq), str(chain)))
+        if len(kept) == 2 and kept[1][0] >= first:
+            base, base_hash = kept[1]
+        want = [seq for seq, _ in kept] + ([mark.seq] if mark is not None else [])
         last, chain, at_want = self._walk(base, base_hash, want)
+        for seq, kept_hash in kept:
+            if seq in at_want and at_want[seq] != kept_hash:
+                raise JournalCorrupt(
+                    f"{self.path}: the snapshot after entry {seq} is not of these entries (another hash chain); "
+                    "run `tablectl journal rebuild` to make the snapshots again from the entries"
+                )
         if mark is not None and mark.seq > last:
             lost = mark.seq - last
             raise JournalCorrupt(
@@ -305,27 +552,33 @@ class Journal:
                 f"so entries {last + 1} to {mark.seq} are gone: the -wal file beside it was deleted or damaged, or "
                 f"the database was restored from an older copy. {self._restore_advice(mark.at)}"
             )
-        if mark is not None and at_want != mark.hash:
+        if mark is not None and at_want.get(mark.seq) != mark.hash:
             raise JournalCorrupt(
                 f"{self.path}: entry {mark.seq} is not the entry that was written ({self.head_path.name} holds "
                 "another hash chain): the database was replaced by another copy or changed outside the table. "
                 f"{self._restore_advice(mark.at)}"
             )
-        if self.head is not None and not self.readonly and self.require_head:
-            if mark is None and self.get_meta("head") == "kept" and last > first:
-                raise JournalCorrupt(
-                    f"{self.head_path}: the head file is missing, so nothing shows that no entries were lost. "
-                    "Restore it from the same copy as the database; a person who is sure the database is "
-                    "complete may accept it as it is with `tablectl journal rebuild` (which writes a new head)."
-                )
-            if mark is None or mark.seq < last:
-                self._write_head(last, chain, utc_now())
-            if self.get_meta("head") != "kept":
-                try:
-                    self._db.execute("INSERT OR REPLACE INTO meta VALUES ('head', 'kept')")
-                except sqlite3.Error as exc:
-                    log.warning("journal: cannot note the head file in the database: %s", exc)
-        return last, chain
+        return mark, first, last, chain
+
+    def _refuse_headless(self, mark: HeadMark | None, first: int, last: int) -> None:
+        if mark is None and self.get_meta("head") == "kept" and last > first:
+            raise JournalCorrupt(
+                f"{self.head_path}: the head file is missing, so nothing shows that no entries were lost. "
+                "Restore it from the same copy as the database; a person who is sure the database is "
+                "complete may accept it as it is with `tablectl journal rebuild` (which writes a new head)."
+            )
+
+    def _kept_head(self, mark: HeadMark | None, first: int, chain: str, last: int) -> None:
+        """After the checks, on the writer only: the head file brought up to the database."""
+        if self.head is None or self.readonly or not self.require_head:
+            return
+        if mark is None or mark.seq < last:
+            self._write_head(last, chain, utc_now())
+        if self.get_meta("head") != "kept":
+            try:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('head', 'kept')")
+            except sqlite3.Error as exc:
+                log.warning("journal: cannot note the head file in the database: %s", exc)
 
     def _restore_advice(self, since: str | None = None) -> str:
         copy = f"a copy made after {since}" if since else "a good copy"
@@ -337,29 +590,42 @@ class Journal:
             "them: no sequence number already written is ever used again."
         )
 
-    def check(self) -> int:
+    def check(self, derived: bool = True) -> int:
         """The full check: SQLite's integrity, every entry's CRC, the sequence and the whole hash
-        chain, each kept snapshot's place in it, and the head file; return the entry count."""
+        chain, each kept snapshot's place in it, and the head file; return the entry count.
+        `derived=False` leaves out the snapshots and the round index (rebuild makes them again)."""
         try:
             result = self._db.execute("PRAGMA integrity_check").fetchall()
         except sqlite3.DatabaseError as exc:
-            raise JournalCorrupt(f"{self.path}: the journal file is damaged: {exc}") from None
+            raise JournalCorrupt(damage_message(self.path, str(exc))) from None
         if result != [("ok",)]:
-            raise JournalCorrupt(f"{self.path}: SQLite integrity check failed: {result[:3]}")
+            found = "; ".join(str(row[0]) for row in result[:3])
+            raise JournalCorrupt(damage_message(self.path, f"SQLite's integrity check failed: {found}"))
         first, chain = self._retained()
-        marks = dict(self._db.execute("SELECT seq, hash FROM snapshots").fetchall())
+        marks: dict[int, str] = {}
+        if derived:
+            marks = dict(self._db.execute("SELECT seq, hash FROM snapshots").fetchall())
+            self.snapshots(len(marks) + 1)  # each one's checksum
+            for number, text, crc in self._db.execute("SELECT round, body, crc FROM rounds"):
+                if not isinstance(text, str) or zlib.crc32(f"{number}\x1f{text}".encode()) != crc:
+                    raise JournalCorrupt(
+                        f"{self.path}: round {number} in the round index does not match its checksum; "
+                        "run `tablectl journal rebuild` to index the rounds again from the entries"
+                    )
         # The head first: a daemon writing meanwhile only takes the entries further than it.
-        mark = self.head.read() if self.head is not None else None
+        try:
+            mark = self.head.read() if self.head is not None else None
+        except ValueError as exc:
+            raise JournalCorrupt(f"{exc}: {self._restore_advice()}") from None
         at_mark = chain if mark is not None and mark.seq == first else None
         expected, count = first + 1, 0
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq"
         ):
             count += 1
+            self._check_crc(seq, at, round_no, kind, body, crc)
             if seq != expected:
                 chain = self._accepted_loss(expected, seq, kind, body)
-            if _crc(seq, at, round_no, kind, body) != crc:
-                raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
             chain = link(chain, seq, at, round_no, kind, body)
             if seq in marks and marks[seq] != chain:
                 raise JournalCorrupt(
@@ -397,6 +663,24 @@ class Journal:
         self._write_head(seq, self._hash, at)
         return Entry(seq, at, round_no, kind, json.loads(text))
 
+    def probe_writable(self, on_unwritable: Callable[[JournalUnwritable], object] | None = None) -> bool:
+        """Whether the journal can be written right now, found by committing one small meta value
+        (`probed`, when): a full or failing disk is otherwise found only by the first input after
+        start-up, and the table says healthy until then. Writes no entry. When the journal cannot
+        be written, `on_unwritable` (the table's journal fault) is told so, with the same words
+        and reason an entry's write would give; returns False."""
+        if self.readonly or str(self.path) == ":memory:":
+            return True
+        try:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('probed', ?)", (utc_now(),))
+        except sqlite3.OperationalError as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if on_unwritable is not None:
+                on_unwritable(_unwritable(self.path, exc))
+            return False
+        return True
+
     def _write_head(self, seq: int, chain: str, at: str) -> None:
         if self.head is None:
             return
@@ -431,20 +715,26 @@ class Journal:
     # -- reading --------------------------------------------------------------------------------
 
     def entries(self, after: int = 0, round_no: int | None = None, upto: int | None = None) -> Iterator[Entry]:
-        """Entries with seq > `after` (and <= `upto`) in order (only those of `round_no` if given)."""
+        """Entries with seq > `after` (and <= `upto`) in order (only those of `round_no` if given).
+        Each is checked against its checksum as it is read: a damaged one raises JournalCorrupt."""
         limit = upto if upto is not None else 2**62
         if round_no is None:
             rows = self._db.execute(
-                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq",
+                "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq",
                 (after, limit),
             )
         else:
             rows = self._db.execute(
-                "SELECT seq, at, round, kind, body FROM entries WHERE seq > ? AND seq <= ? AND round = ? ORDER BY seq",
+                "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? AND seq <= ? AND round = ? "
+                "ORDER BY seq",
                 (after, limit, round_no),
             )
-        for seq, at, rnd, kind, body in rows:  # row by row: a year of entries never sits in memory
-            yield Entry(seq, at, rnd, kind, json.loads(body))
+        for row in rows:  # row by row: a year of entries never sits in memory
+            yield self._entry(*row)
+
+    def _entry(self, seq: int, at: str, round_no: int | None, kind: str, body: str, crc: int) -> Entry:
+        self._check_crc(seq, at, round_no, kind, body, crc)
+        return Entry(seq, at, round_no, kind, json.loads(body))
 
     def retained(self) -> tuple[int, str]:
         """(seq, chain) of the last entry retention removed; (0, GENESIS) when none was."""
@@ -521,10 +811,10 @@ class Journal:
         """The last `count` entries of the given kinds, oldest first."""
         marks = ",".join("?" * len(kinds))
         rows = self._db.execute(
-            f"SELECT seq, at, round, kind, body FROM entries WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            f"SELECT seq, at, round, kind, body, crc FROM entries WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
             (*kinds, count),
         ).fetchall()
-        return [Entry(seq, at, rnd, kind, json.loads(body)) for seq, at, rnd, kind, body in reversed(rows)]
+        return [self._entry(*row) for row in reversed(rows)]
 
     def last_rounds(self, count: int) -> list[int]:
         """The numbers of the last `count` rounds, oldest first."""
@@ -622,10 +912,9 @@ class Journal:
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq", (after, want)
         ):
+            self._check_crc(seq, at, round_no, kind, body, crc)
             if seq != expected:
                 chain = self._accepted_loss(expected, seq, kind, body)
-            if _crc(seq, at, round_no, kind, body) != crc:
-                raise JournalCorrupt(f"{self.path}: entry {seq} ({kind}) does not match its checksum")
             chain = link(chain, seq, at, round_no, kind, body)
             expected = seq + 1
         return expected - 1, chain, chain if expected - 1 == want else None
@@ -655,14 +944,39 @@ class Journal:
         why, so the journal opens again and no lost number is ever used again. Returns the lost
         range, or None when nothing is missing."""
         head = HeadFile(path.with_name(path.stem + ".head"))
-        mark = head.read()
+        try:
+            mark = head.read()
+        except ValueError as exc:
+            raise JournalCorrupt(f"{exc}: restore it from the same copy as the database") from None
         if mark is None:
             raise JournalError(f"{head.path}: there is no head file, so nothing shows which entries were lost")
-        db = sqlite3.connect(path, isolation_level=None)
+        # Read first, read-only: a damaged database is refused as it is, not written to.
+        _check_file(path)
+        reader = _Db(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True), path)
         try:
-            last = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM entries").fetchone()[0])
-            if mark.seq <= last:
-                return None
+            tables = {row[0] for row in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "entries" not in tables:
+                raise JournalCorrupt(damage_message(path, "it is not a tablectl journal: it has no entries table"))
+            found = reader.execute("PRAGMA quick_check").fetchall()
+            if found != [("ok",)]:
+                raise JournalCorrupt(damage_message(path, f"SQLite's check failed: {found[0][0]}"))
+            last = 0
+            for seq, at, round_no, kind, text, crc in reader.execute(
+                "SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq"
+            ):
+                if not isinstance(text, str) or _crc(seq, at, round_no, kind, text) != crc:
+                    raise JournalCorrupt(
+                        f"{path}: entry {seq} does not match its checksum: the database is damaged, not only "
+                        "short; nothing was written. Restore it from a good copy (hardware/install.md, step 13)"
+                    )
+                last = int(seq)
+        finally:
+            reader.close()
+        if mark.seq <= last:
+            head.close()
+            return None
+        db = _Db(sqlite3.connect(path, isolation_level=None), path)
+        try:
             body = {"lost": [last + 1, mark.seq], "written_until": mark.at, "by": by, "reason": reason}
             text = json.dumps({**body, "head_hash": mark.hash}, separators=(",", ":"), sort_keys=True)
             seq, at = mark.seq + 1, utc_now()

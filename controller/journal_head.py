@@ -73,6 +73,7 @@ class HeadFile:
         if self._fd is None:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
             if os.fstat(fd).st_size < 2 * SLOT:  # both slots allocated once, at creation
+                os.fchmod(fd, 0o600)  # the owner's alone, whatever the umask
                 os.pwrite(fd, b"\0" * (2 * SLOT), 0)
                 os.fsync(fd)
                 _fsync_dir(self.path.parent)

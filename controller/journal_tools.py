@@ -35,9 +35,32 @@ def run(args: argparse.Namespace, config: Config, state_dir: Path) -> int:
     return _retain(args, config, state_dir, path)
 
 
+def journal_game(journal: Journal) -> str | None:
+    """The game whose rounds the journal holds, from its first round's opening (None before any)."""
+    for entry in journal.entries():
+        if entry.kind == "round-open":
+            kind = entry.body.get("event", {}).get("kind", "") if isinstance(entry.body, dict) else ""
+            return str(kind).removesuffix(".open") if str(kind).endswith(".open") else None
+    return None
+
+
+def _same_game(config: Config, journal: Journal) -> None:
+    """A journal is read with its own game's rules: another game's configuration is refused
+    (TableError, exit 2) before anything is read with the wrong rules or written."""
+    from controller.table import TableError
+
+    game = journal_game(journal)
+    if game is not None and game != config.game:
+        raise TableError(
+            f"the journal is of a {game} table, but the configuration says {config.game} ({config.source}): "
+            f'give that table\'s configuration with --config FILE (its [table] says game = "{game}")'
+        )
+
+
 def _table(config: Config, journal: Journal) -> object:
     from controller.table import Table
 
+    _same_game(config, journal)
     return Table(journal, game=config.game, rules=config.rules, table_id=config.table_id)
 
 
@@ -55,6 +78,13 @@ def _verify(config: Config, path: Path) -> int:
 def _rebuild(config: Config, path: Path) -> int:
     from controller.journal_head import HeadFile
 
+    # The entries first, read-only and without the snapshots: a damaged file is refused as it is.
+    reader = Journal(path, readonly=True, derived=False)
+    try:
+        reader.check(derived=False)
+        _same_game(config, reader)
+    finally:
+        reader.close()
     # The derived tables go first, straight in SQLite: a damaged snapshot must not be read to open.
     db = sqlite3.connect(path)
     try:

@@ -67,3 +67,18 @@ def test_the_wal_is_checkpointed_at_each_rounds_end_so_a_small_disk_holds_many_r
     journal = synthesize(disk, 60, seed=7, durable=True)
     assert journal.path.with_name("journal.sqlite3-wal").stat().st_size < 64 * 1024
     assert journal.last_seq > 400
+
+
+def test_the_journal_can_be_probed_for_a_full_disk_without_writing_an_entry(disk: Path) -> None:
+    journal = Journal(disk / "journal.sqlite3")
+    journal.append("card", {"card": "AS"})
+    journal.checkpoint()  # as at a round's end: the -wal is empty, so the next write needs free space
+    assert journal.probe_writable()
+    filler = fill(disk)
+    told: list[str] = []
+    assert not journal.probe_writable(lambda exc: told.append(f"{exc.reason}: {exc}"))
+    assert len(told) == 1 and told[0].startswith(f"full: {WORDS}")
+    filler.unlink()
+    assert journal.probe_writable()
+    assert journal.last_seq == 1 and [e.seq for e in journal.entries()] == [1]  # no entry was written
+    journal.close()

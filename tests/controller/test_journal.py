@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -98,3 +100,29 @@ def test_meta_values_are_kept_beside_the_entries_and_survive_a_reopen(tmp_path: 
     assert Journal(tmp_path / "j.sqlite3", readonly=True).get_meta("floor.acked") == "18"
     with pytest.raises(JournalError, match="schema version is not a setting"):
         Journal(tmp_path / "j.sqlite3").set_meta("schema", "9")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o000], ids=["umask-022", "umask-002", "umask-000"])
+def test_the_journal_files_are_the_owners_alone_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    """Outside systemd (whose UMask=0077 does it for the unit) a shell's umask made the database and
+    its -wal and -shm 0644: readable by every user of the Pi."""
+    state = tmp_path / "state"
+    was = os.umask(umask)
+    try:
+        journal = Journal(state / "journal.sqlite3")
+        journal.append("card", {"card": "AS"})  # the -wal, the -shm and the head file exist now
+        parts = ["journal.sqlite3", "journal.sqlite3-wal", "journal.sqlite3-shm", "journal.head"]
+        assert {p: oct(stat.S_IMODE((state / p).stat().st_mode)) for p in parts} == {p: "0o600" for p in parts}
+        journal.close()
+    finally:
+        os.umask(was)
+
+
+def test_a_journal_made_readable_to_others_is_made_the_owners_alone_when_the_table_opens_it(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    Journal(path).close()
+    path.chmod(0o644)  # as an older tablectl left it, started from a shell
+    Journal(path).close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    reader = Journal(path, readonly=True)  # a reader changes nothing
+    reader.close()

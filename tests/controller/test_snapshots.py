@@ -110,6 +110,32 @@ def test_journal_synth_and_verify_on_the_command_line(tmp_path: Path, capsys: py
     assert "hash chain, head file and snapshots all pass" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("command", ["verify", "rebuild", "retain"])
+def test_a_baseball_poker_journal_without_its_configuration_is_refused_in_one_line_and_left_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """With one snapshot (one round) the table replays from the first entry, and Grand Slam's rules
+    met a Baseball poker opening: a traceback (ValueError: unknown event kind, or a RuleError); rebuild had
+    already cleared the snapshots by then."""
+    state = tmp_path / "state"
+    synthesize(state, 1, game="baseball-poker", seed=3).close()
+    before = (state / "journal.sqlite3").read_bytes()
+    with pytest.raises(SystemExit) as refused:
+        main(["journal", command, "--sim", "--state-dir", str(state)])
+    assert refused.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(said) == 1 and "the journal is of a baseball-poker table, but the configuration says grand-slam" in said[0]
+    )
+    assert '--config FILE (its [table] says game = "baseball-poker")' in said[0]
+    if command == "rebuild":
+        assert (state / "journal.sqlite3").read_bytes() == before  # its snapshots are still there
+    config = tmp_path / "table.toml"
+    config.write_text('[table]\ngame = "baseball-poker"\n')
+    assert main(["journal", "verify", "--sim", "--config", str(config), "--state-dir", str(state)]) == 0
+    assert "hash chain, head file and snapshots all pass" in capsys.readouterr().out
+
+
 def test_a_journal_from_before_snapshots_is_upgraded_and_starts_at_the_same_state(tmp_path: Path) -> None:
     journal = synthesize(tmp_path, 8, seed=6)
     state = Table(journal, game="grand-slam", rules={}).snapshot_state()

@@ -5,11 +5,14 @@ shoe holds meanwhile are journaled in order when space returns, and the fault cl
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from pathlib import Path
 
-from benchmarks.rig import Daemon
+from benchmarks.rig import TABLECTL, Daemon, free_port
 from controller.journal import Journal
+from controller.synth import synthesize
 from tests.disk import fill, small_disk
 
 from .conftest import SimShoe, display_text, drain
@@ -67,3 +70,59 @@ def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held
         journal.close()
     assert after[0].kind == "journal-restored" and after[0].body["refused"] >= 5
     assert [e.body["card"] for e in after if e.kind == "card"] == drawn  # in the shoe's order, once each
+
+
+def test_a_table_started_again_on_a_full_disk_shows_the_journal_fault_from_its_first_answer(tmp_path: Path) -> None:
+    """The table lost power (its -wal and -shm left) and the disk is full when it starts again.
+    Before, it said healthy ("ok", no fault) until its first input failed to be journaled: start-up
+    only read the journal. Now start-up checks that it can be written."""
+    with small_disk(tmp_path / "state") as state_dir:
+        daemon = Daemon(tmp_path, '[table]\nid = "DISK-2"\n', state_dir=state_dir)
+        try:
+            daemon.start()
+            seats = {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10}}]}
+            assert daemon.post("/api/rounds", seats)[0] == 201
+            daemon.kill()  # a power cut
+            filler = fill(state_dir)
+            daemon.start()
+            assert daemon.get("/api/health")["status"] == "fault"  # its first answer, before any input
+            state = daemon.get("/api/state")
+            assert state["blocked"] and state["prompt"].startswith(f"STOP: {WORDS}"), state["prompt"]
+            status, answer = daemon.post("/api/confirm", {})
+            assert status == 503 and WORDS in answer["error"], answer
+
+            filler.unlink()  # space returns: the fault clears itself, and says so in the journal
+            daemon.wait_for("the fault to clear", lambda s: not s["blocked"], timeout=15)
+            assert daemon.get("/api/health")["status"] == "ok"
+            assert daemon.stop() == 0
+        finally:
+            if daemon.proc and daemon.proc.poll() is None:
+                daemon.proc.kill()
+        log = daemon.logfile.read_text(errors="replace")
+        assert log.count(WORDS) == 1 and "Traceback" not in log, log
+        journal = Journal(state_dir / "journal.sqlite3", readonly=True)
+        kinds = [e.kind for e in journal.entries()]
+        journal.close()
+    assert kinds[-1] == "journal-restored" and kinds.count("round-open") == 1
+
+
+def test_a_disk_too_full_to_open_the_journal_is_said_as_full_not_as_damage(tmp_path: Path) -> None:
+    """Stopped cleanly, the table leaves no -shm; on a full disk SQLite cannot make one and says
+    "disk I/O error". That was reported as a damaged journal to restore from a copy (exit 78, never
+    restarted); it is a full disk, and systemd may start the table again once space is freed."""
+    with small_disk(tmp_path / "state") as state_dir:
+        synthesize(state_dir, 2, seed=2, durable=True).close()
+        before = (state_dir / "journal.sqlite3").read_bytes()
+        fill(state_dir)
+        run = subprocess.run(
+            [*TABLECTL, "run", "--sim", "--state-dir", str(state_dir), "--http", f"127.0.0.1:{free_port()}"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TABLECTL_DEALER_TOKEN": "d" * 24, "TABLECTL_SUPERVISOR_TOKEN": "s" * 24},
+            timeout=60,
+            check=False,
+        )
+        assert run.returncode == 75, run.stderr  # EX_TEMPFAIL: not in RestartPreventExitStatus
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and WORDS in lines[0] and "restore" not in lines[0], run.stderr
+        assert (state_dir / "journal.sqlite3").read_bytes() == before
