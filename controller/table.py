@@ -412,14 +412,19 @@ class Table:
             self.keep_snapshot()
         return entry
 
-    def _journal_down(self, exc: JournalUnwritable) -> None:
+    def journal_down(self, exc: JournalUnwritable) -> None:
+        """The journal was found unwritable without an input being refused (the daemon's probe at
+        start): the journal fault shows at once, and clears itself as after a refused input."""
+        self._journal_down(exc, refused=0)
+
+    def _journal_down(self, exc: JournalUnwritable, *, refused: int = 1) -> None:
         if self.journal_fault is not None:
-            self._refused += 1
+            self._refused += refused
             return
         code = "disk-full" if exc.reason == "full" else "disk-failing"
         self.journal_fault = Fault(JOURNAL_FAULT_ID, code, str(exc), utc_now(), self.round_no)
         self.faults[JOURNAL_FAULT_ID] = self.journal_fault
-        self._refused = 1
+        self._refused = refused
         log.error("%s (%s)", exc, exc.detail)  # once: the count is logged when it ends
         self.redrive()
         self._status_changed("the journal's fault")
