@@ -79,6 +79,8 @@ SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY
 JOURNAL_WAIT_S = 10.0
 #: How often retention looks for rounds old enough to leave the live journal (between rounds).
 RETAIN_EVERY_S = 600.0
+#: How long a thread may keep the interpreter lock while another waits (controller's card path).
+SWITCH_INTERVAL_S = 0.001
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
 
@@ -174,6 +176,10 @@ class Daemon:
 
     async def run(self) -> int:
         self.loop = asyncio.get_running_loop()
+        # The table's, the shoe's and the API's threads share one interpreter lock: a thread woken
+        # by a card gets it within this long of asking, not CPython's default 5 ms (each card
+        # crosses it several times: shoe thread, table loop, lamps, acknowledgement).
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         check_listen(self.host, self.config.http, self.config.source)
         tokens = load_tokens(simulated=self.simulated)
         if tokens.generated:
@@ -535,6 +541,9 @@ class Daemon:
                 forwarded_allow_ips=list(http.trusted_proxies),
                 ssl_certfile=http.tls_cert,
                 ssl_keyfile=http.tls_key,
+                # Each screen's messages compressed one by one cost the API's thread more than the
+                # rest of the feed: a table's LAN carries them as they are.
+                ws_per_message_deflate=False,
             )
         )
         failed: list[BaseException] = []

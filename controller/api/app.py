@@ -15,7 +15,7 @@ plain words with the status code of their kind (`controller/api/errors.py`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from fastapi import Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from controller.api.deps import caller
 from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
@@ -54,28 +55,12 @@ def create_app(rt: Runtime) -> FastAPI:
         title="tablectl",
         docs_url=None,
         redoc_url=None,
-        openapi_url="/api/openapi.json",
+        openapi_url=None,  # served below, encoded once
         dependencies=[Depends(caller)],
     )
     app.state.rt = rt
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        response = await call_next(request)
-        response.headers.update({**SECURITY_HEADERS, **(HSTS if rt.tls else {})})
-        if request.url.path.startswith("/api/"):
-            response.headers["Cache-Control"] = "no-store"
-        return response
-
-    @app.middleware("http")
-    async def journal_unwritable(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        # While the journal cannot be written nothing can be taken: every POST says so, in plain words.
-        if request.method == "POST":
-            fault = (await rt.gate.view()).journal_fault
-            if fault is not None:
-                headers = {**SECURITY_HEADERS, **(HSTS if rt.tls else {}), "Cache-Control": "no-store"}
-                return JSONResponse({"error": fault, "kind": "unavailable"}, status_code=503, headers=headers)
-        return await call_next(request)
+    app.add_middleware(Guard, rt=rt)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -109,6 +94,14 @@ def create_app(rt: Runtime) -> FastAPI:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    encoded: list[bytes] = []
+
+    @app.get("/api/openapi.json", include_in_schema=False)
+    async def openapi_json() -> Response:
+        """What the API is (no table data): the same for every caller, so encoded once."""
+        if not encoded:
+            encoded.append(json_bytes(app.openapi()))
+        return Response(encoded[0], media_type="application/json")
 
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -122,6 +115,48 @@ def create_app(rt: Runtime) -> FastAPI:
         return _page("supervisor.html")
 
     return app
+
+
+class Guard:
+    """Every answer's security headers, and while the journal cannot be written a 503 for every
+    POST, in plain words (nothing can be taken). Plain ASGI: it adds nothing to a request's cost
+    but the headers, where a `BaseHTTPMiddleware` costs a task and two streams a request."""
+
+    def __init__(self, app: ASGIApp, rt: Runtime) -> None:
+        self.app = app
+        self.rt = rt
+        headers = {**SECURITY_HEADERS, **(HSTS if rt.tls else {})}
+        self.headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        self.names = {k for k, _ in self.headers}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = str(scope.get("path", "")).startswith("/api/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                drop = self.names | ({b"cache-control"} if api else set())
+                raw = [(k, v) for k, v in message.get("headers", []) if k not in drop]
+                raw.extend(self.headers)
+                if api:
+                    raw.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": raw}
+            await send(message)
+
+        if scope.get("method") == "POST":
+            fault = (await self.rt.gate.view()).journal_fault
+            if fault is not None:
+                refusal = JSONResponse({"error": fault, "kind": "unavailable"}, status_code=503)
+                await refusal(scope, receive, send_with_headers)
+                return
+        await self.app(scope, receive, send_with_headers)
+
+
+def json_bytes(doc: Any) -> bytes:
+    """`doc` as a JSON answer's body (as FastAPI's JSONResponse writes it)."""
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
 def _page(name: str) -> FileResponse:

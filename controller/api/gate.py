@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -60,9 +61,19 @@ class TableView:
     prompts: Mapping[bool, str]
     hidden: frozenset[str]  # the cards the dealer may not see now
     meters: dict[str, Any] = field(default_factory=dict)
+    _encoded: dict[bool, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     def state(self, everything: bool) -> dict[str, Any]:
         return self.states[everything]
+
+    def state_json(self, everything: bool) -> bytes:
+        """The state as a JSON answer's body, encoded once per view and audience."""
+        body = self._encoded.get(everything)
+        if body is None:
+            body = self._encoded[everything] = json.dumps(
+                self.states[everything], ensure_ascii=False, allow_nan=False, separators=(",", ":")
+            ).encode("utf-8")
+        return body
 
     def prompt(self, everything: bool) -> str:
         return self.prompts[everything]

@@ -86,3 +86,10 @@ class Runtime:
 
         view = await self.gate.view()
         return view.state(role in SEES_EVERY_CARD)
+
+    async def snapshot_json(self, role: str | None) -> bytes:
+        """`snapshot(role)` as a JSON body, encoded once per change of the table and audience."""
+        from controller.visibility import SEES_EVERY_CARD
+
+        view = await self.gate.view()
+        return view.state_json(role in SEES_EVERY_CARD)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from controller.api.deps import Anyone, Caller, Rt
 from controller.api.errors import ApiError
@@ -40,9 +40,10 @@ async def health(rt: Rt, role: Anyone) -> dict[str, Any]:
     }
 
 
-@router.get("/state")
-async def state(rt: Rt, role: Caller) -> dict[str, Any]:
-    return await rt.snapshot(role)
+@router.get("/state", response_model=dict[str, Any])
+async def state(rt: Rt, role: Caller) -> Response:
+    """The table as `role` sees it (encoded once per change of the table, however many ask)."""
+    return Response(await rt.snapshot_json(role), media_type="application/json")
 
 
 @router.get("/meters")
