@@ -5,14 +5,15 @@ or grow the daemon's memory?
 127.0.0.1 port, the simulated dealer stepping every DEMO_INTERVAL_S), seen only from outside:
 
   quiet    WINDOW_S seconds with nothing but this benchmark's own few reads
-  load     WINDOW_S seconds of: SCREENS WebSocket screens (one process, the `websockets` client:
-           the hello with the dealer's token, then every message read and parsed, a feed the
-           daemon ends reconnected from the last seq), and RATE requests a second from
-           HTTP_PROCESSES other processes (asyncio + httpx, paced open-loop: a request falling
-           due while 64 of its process's are unanswered is skipped and counted) in turn:
-           GET /api/state (dealer), /api/health and /api/openapi.json (no token), GET /api/state
-           with a wrong token (from 16 loopback addresses a process, 127.N.0.x), GET /api/rounds
-           (dealer)
+  load     from starting the load processes (the screens connecting with `{"after": 0}`
+           included) until WINDOW_S seconds after all are ready: SCREENS WebSocket screens (one
+           process, the `websockets` client: the hello with the dealer's token, then every
+           message read and parsed, a feed the daemon ends reconnected from the last seq), and
+           RATE requests a second from HTTP_PROCESSES other processes (asyncio + httpx, paced
+           open-loop: a request falling due while 64 of its process's are unanswered is skipped
+           and counted) in turn: GET /api/state (dealer), /api/health and /api/openapi.json (no
+           token), GET /api/state with a wrong token (from 16 loopback addresses a process,
+           127.N.0.x), GET /api/rounds (dealer)
   after    SETTLE_S seconds with the load gone, for the memory
 
 Over each window, from GET /metrics (the surveillance token, as a fleet's scraper reads): cards
@@ -251,44 +252,45 @@ class Loadgen:
             self.proc.wait()
 
 
-def _load(daemon: Daemon, results: dict[str, Any]) -> tuple[Callable[[], None], Callable[[], None]]:
-    """Start the load processes and wait until each is ready (screens connected and greeted);
-    then the window's body (go, WINDOW_S of load) and what collects their summaries after it
-    (each finishes its last requests, then reports)."""
-    gens = {
-        "screens": Loadgen("ws", "--port", str(daemon.port), "--clients", str(SCREENS), "--seconds", str(WINDOW_S)),
-        **{
-            f"http_{n}": Loadgen(
-                "http",
-                "--port",
-                str(daemon.port),
-                "--rate",
-                str(RATE / HTTP_PROCESSES),
-                "--seconds",
-                str(WINDOW_S),
-                "--net",
-                str(11 + n),
-            )
-            for n in range(HTTP_PROCESSES)
-        },
-    }
-    for gen in gens.values():
-        gen.ready()
+class Load:
+    """The load processes: `body` is the load window's (start them, wait until each is ready:
+    the screens connected and greeted, the daemon's memory then noted; go; WINDOW_S of load);
+    `collect` takes their summaries after it (each finishes its last requests, then reports)."""
 
-    def body() -> None:
-        for gen in gens.values():
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.gens: dict[str, Loadgen] = {}
+        self.results: dict[str, Any] = {}
+        self.screens_connected: dict[str, int] = {}
+        self.screens_connect_s = 0.0
+
+    def body(self) -> None:
+        port = str(self.daemon.port)
+        started = time.monotonic()
+        self.gens["screens"] = Loadgen("ws", "--port", port, "--clients", str(SCREENS), "--seconds", str(WINDOW_S))
+        for n in range(HTTP_PROCESSES):
+            rate = str(RATE / HTTP_PROCESSES)
+            self.gens[f"http_{n}"] = Loadgen(
+                "http", "--port", port, "--rate", rate, "--seconds", str(WINDOW_S), "--net", str(11 + n)
+            )
+        for gen in self.gens.values():
+            gen.ready()
+        self.screens_connect_s = time.monotonic() - started
+        self.screens_connected = self.daemon.status()
+        for gen in self.gens.values():
             gen.go()
         time.sleep(WINDOW_S)
 
-    def collect() -> None:
+    def collect(self) -> None:
         try:
-            for name, gen in gens.items():
-                results[name] = gen.result(timeout=WAIT_S)
+            for name, gen in self.gens.items():
+                self.results[name] = gen.result(timeout=WAIT_S)
         finally:
-            for gen in gens.values():
-                gen.stop()
+            self.stop()
 
-    return body, collect
+    def stop(self) -> None:
+        for gen in self.gens.values():
+            gen.stop()
 
 
 def _http_total(results: dict[str, Any]) -> dict[str, Any]:
@@ -319,27 +321,26 @@ def _session(workdir: Path) -> dict[str, Any]:
         env={"TABLECTL_SURVEILLANCE_TOKEN": SURVEILLANCE},
     )
     daemon.start(timeout=60)
-    load: dict[str, Any] = {}
+    gens = Load(daemon)
     try:
         time.sleep(WARMUP_S)
         quiet = _measure(daemon, "quiet", WINDOW_S)
-        before_load = daemon.status()
-        body, collect = _load(daemon, load)
-        screens_connected = daemon.status()
-        loaded = _measure(daemon, "load", WINDOW_S, body)
-        collect()
+        loaded = _measure(daemon, "load", WINDOW_S, gens.body)
+        gens.collect()
         time.sleep(SETTLE_S)
         after = daemon.status()
         state = daemon.get("/api/state", token=SUPERVISOR, timeout=60)
     finally:
+        gens.stop()
         code = daemon.stop()
+    load = gens.results
     log = daemon.logfile.read_text(errors="replace")
     return {
         "quiet": quiet.summary(),
         "load": loaded.summary(),
         "rss_mb": {
-            "before_load": round(before_load["VmRSS"] / 1024, 1),
-            "screens_connected": round(screens_connected["VmRSS"] / 1024, 1),
+            "before_load": round(loaded.status_start["VmRSS"] / 1024, 1),
+            "screens_connected": round(gens.screens_connected["VmRSS"] / 1024, 1),
             "end_of_load": round(loaded.status_end["VmRSS"] / 1024, 1),
             f"{SETTLE_S:g}_s_after_load": round(after["VmRSS"] / 1024, 1),
             "vmhwm": round(after["VmHWM"] / 1024, 1),
@@ -347,7 +348,7 @@ def _session(workdir: Path) -> dict[str, Any]:
         "faults_latched_after_settle": [f["code"] for f in state["faults"]],
         "http_load": _http_total(load),
         "http_by_process": {k: v for k, v in load.items() if k.startswith("http_")},
-        "screens": load["screens"],
+        "screens": {**load["screens"], "seconds_to_connect_and_greet_all": round(gens.screens_connect_s, 1)},
         "exit_code_after_sigterm": code,
         "daemon_log": {
             "tracebacks": log.count("Traceback (most recent call last)"),
