@@ -56,6 +56,8 @@ DEMO_INTERVAL_S = float(os.environ.get("API_LOAD_DEMO_INTERVAL_S", "0.25"))
 RATE = float(os.environ.get("API_LOAD_RATE", "200"))
 SCREENS = int(os.environ.get("API_LOAD_SCREENS", "100"))
 HTTP_PROCESSES = 2
+#: A p99 of fewer cards is little more than their slowest: the p99 goal is not judged on it.
+MIN_CARDS_FOR_P99 = 50
 WAIT_S = 180.0  # the bound on a load process's last requests and report after its window
 SEED = 20261202
 SURVEILLANCE = "api-load-surveillance-token-0123456789"
@@ -375,22 +377,21 @@ def _ratio(a: float | str | None, b: float | str | None) -> float | None:
     return round(a / b, 3)
 
 
-def run() -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="tablectl-api-load-") as tmp:
-        session = _session(Path(tmp))
+def goals(session: dict[str, Any]) -> dict[str, Any]:
+    """The issue's goals judged from a session's measurements."""
     quiet, load, rss = session["quiet"], session["load"], session["rss_mb"]
     p99 = _ratio(load["card_to_lamp"]["p99_ms"], quiet["card_to_lamp"]["p99_ms"])
+    timed = {"quiet": quiet["card_to_lamp"]["cards"], "load": load["card_to_lamp"]["cards"]}
     cards = _ratio(load["cards_a_minute"], quiet["cards_a_minute"])
     memory = _ratio(rss[f"{SETTLE_S:g}_s_after_load"], rss["before_load"])
     faults = sum(load["faults_raised"].values())
-    http = session["http_load"]
-    server_errors = sum(n for status, n in http["status"].items() if int(status) >= 500)
-    goals = {
+    server_errors = sum(n for status, n in session["http_load"]["status"].items() if int(status) >= 500)
+    return {
         "card_to_lamp_p99_load_over_quiet": {
             "ratio": p99,
-            "goal": "2 or less",
-            "met": p99 is not None and p99 <= 2,
-            "cards_timed": {"quiet": quiet["card_to_lamp"]["cards"], "load": load["card_to_lamp"]["cards"]},
+            "goal": f"2 or less, judged only with {MIN_CARDS_FOR_P99} cards or more in each window",
+            "met": p99 is not None and p99 <= 2 and min(timed.values()) >= MIN_CARDS_FOR_P99,
+            "cards_timed": timed,
         },
         "cards_a_minute_load_over_quiet": {
             "ratio": cards,
@@ -405,6 +406,18 @@ def run() -> dict[str, Any]:
             "met": memory is not None and memory <= 1.05,
         },
     }
+
+
+def run() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tablectl-api-load-") as tmp:
+        session = _session(Path(tmp))
+    return result(session, _source())
+
+
+def result(session: dict[str, Any], source: str) -> dict[str, Any]:
+    """The benchmark's answer from a session's measurements."""
+    judged = goals(session)
+    p99 = judged["card_to_lamp_p99_load_over_quiet"]["ratio"]
     return {
         "name": "api_load",
         "what": (
@@ -423,8 +436,8 @@ def run() -> dict[str, Any]:
         ),
         "ratio": p99 if p99 is not None else 0.0,  # 0: a window without a card (see results)
         "results": {
-            "daemon_source": _source(),
-            "goals": goals,
+            "daemon_source": source,
+            "goals": judged,
             **session,
             "how": {
                 "window_s": WINDOW_S,
