@@ -5,14 +5,15 @@ or grow the daemon's memory?
 127.0.0.1 port, the simulated dealer stepping every DEMO_INTERVAL_S), seen only from outside:
 
   quiet    WINDOW_S seconds with nothing but this benchmark's own few reads
-  load     WINDOW_S seconds of: SCREENS WebSocket screens (one process, the `websockets` client:
-           the hello with the dealer's token, then every message read and parsed, a feed the
-           daemon ends reconnected from the last seq), and RATE requests a second from
-           HTTP_PROCESSES other processes (asyncio + httpx, paced open-loop: a request falling
-           due while 64 of its process's are unanswered is skipped and counted) in turn:
-           GET /api/state (dealer), /api/health and /api/openapi.json (no token), GET /api/state
-           with a wrong token (from 16 loopback addresses a process, 127.N.0.x), GET /api/rounds
-           (dealer)
+  load     from starting the load processes (the screens connecting with `{"after": 0}`
+           included) until WINDOW_S seconds after all are ready: SCREENS WebSocket screens (one
+           process, the `websockets` client: the hello with the dealer's token, then every
+           message read and parsed, a feed the daemon ends reconnected from the last seq), and
+           RATE requests a second from HTTP_PROCESSES other processes (asyncio + httpx, paced
+           open-loop: a request falling due while 64 of its process's are unanswered is skipped
+           and counted) in turn: GET /api/state (dealer), /api/health and /api/openapi.json (no
+           token), GET /api/state with a wrong token (from 16 loopback addresses a process,
+           127.N.0.x), GET /api/rounds (dealer)
   after    SETTLE_S seconds with the load gone, for the memory
 
 Over each window, from GET /metrics (the surveillance token, as a fleet's scraper reads): cards
@@ -55,11 +56,14 @@ DEMO_INTERVAL_S = float(os.environ.get("API_LOAD_DEMO_INTERVAL_S", "0.25"))
 RATE = float(os.environ.get("API_LOAD_RATE", "200"))
 SCREENS = int(os.environ.get("API_LOAD_SCREENS", "100"))
 HTTP_PROCESSES = 2
+#: A p99 of fewer cards is little more than their slowest: the p99 goal is not judged on it.
+MIN_CARDS_FOR_P99 = 50
 WAIT_S = 180.0  # the bound on a load process's last requests and report after its window
 SEED = 20261202
 SURVEILLANCE = "api-load-surveillance-token-0123456789"
 CONFIG = '[table]\nid = "LOAD-1"\ngame = "grand-slam"\n'
 LOADGEN = [sys.executable, "-m", "benchmarks.lan_load"]
+_EXCEPTION = re.compile(r"^[a-zA-Z_][\w.]*(Error|Exception|Group): ")
 SETTLED = 'tablectl_rounds_total{status="settled"}'
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$")
 
@@ -140,6 +144,7 @@ class Window:
     load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
     faults_open: list[dict[str, Any]] = field(default_factory=list)
+    table_at_end: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         minutes = self.seconds / 60
@@ -166,6 +171,7 @@ class Window:
             },
             "faults_raised": raised,
             "faults_latched_at_end": self.faults_open,
+            "table_at_end": self.table_at_end,
             "daemon_cpu_share": round(ticks / os.sysconf("SC_CLK_TCK") / self.seconds, 3),
             "rss_mb": {
                 "start": round(self.status_start["VmRSS"] / 1024, 1),
@@ -205,6 +211,7 @@ def _measure(daemon: Daemon, name: str, seconds: float, during: Callable[[], Non
     sampler.join()
     state = daemon.get("/api/state", token=SUPERVISOR, timeout=60)
     window.faults_open = [{k: f.get(k) for k in ("code", "message")} for f in state["faults"]]
+    window.table_at_end = {k: state[k] for k in ("blocked", "prompt")} | {"awaiting": state["awaiting"]["kind"]}
     return window
 
 
@@ -247,44 +254,45 @@ class Loadgen:
             self.proc.wait()
 
 
-def _load(daemon: Daemon, results: dict[str, Any]) -> tuple[Callable[[], None], Callable[[], None]]:
-    """Start the load processes and wait until each is ready (screens connected and greeted);
-    then the window's body (go, WINDOW_S of load) and what collects their summaries after it
-    (each finishes its last requests, then reports)."""
-    gens = {
-        "screens": Loadgen("ws", "--port", str(daemon.port), "--clients", str(SCREENS), "--seconds", str(WINDOW_S)),
-        **{
-            f"http_{n}": Loadgen(
-                "http",
-                "--port",
-                str(daemon.port),
-                "--rate",
-                str(RATE / HTTP_PROCESSES),
-                "--seconds",
-                str(WINDOW_S),
-                "--net",
-                str(11 + n),
-            )
-            for n in range(HTTP_PROCESSES)
-        },
-    }
-    for gen in gens.values():
-        gen.ready()
+class Load:
+    """The load processes: `body` is the load window's (start them, wait until each is ready:
+    the screens connected and greeted, the daemon's memory then noted; go; WINDOW_S of load);
+    `collect` takes their summaries after it (each finishes its last requests, then reports)."""
 
-    def body() -> None:
-        for gen in gens.values():
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.gens: dict[str, Loadgen] = {}
+        self.results: dict[str, Any] = {}
+        self.screens_connected: dict[str, int] = {}
+        self.screens_connect_s = 0.0
+
+    def body(self) -> None:
+        port = str(self.daemon.port)
+        started = time.monotonic()
+        self.gens["screens"] = Loadgen("ws", "--port", port, "--clients", str(SCREENS), "--seconds", str(WINDOW_S))
+        for n in range(HTTP_PROCESSES):
+            rate = str(RATE / HTTP_PROCESSES)
+            self.gens[f"http_{n}"] = Loadgen(
+                "http", "--port", port, "--rate", rate, "--seconds", str(WINDOW_S), "--net", str(11 + n)
+            )
+        for gen in self.gens.values():
+            gen.ready()
+        self.screens_connect_s = time.monotonic() - started
+        self.screens_connected = self.daemon.status()
+        for gen in self.gens.values():
             gen.go()
         time.sleep(WINDOW_S)
 
-    def collect() -> None:
+    def collect(self) -> None:
         try:
-            for name, gen in gens.items():
-                results[name] = gen.result(timeout=WAIT_S)
+            for name, gen in self.gens.items():
+                self.results[name] = gen.result(timeout=WAIT_S)
         finally:
-            for gen in gens.values():
-                gen.stop()
+            self.stop()
 
-    return body, collect
+    def stop(self) -> None:
+        for gen in self.gens.values():
+            gen.stop()
 
 
 def _http_total(results: dict[str, Any]) -> dict[str, Any]:
@@ -315,26 +323,26 @@ def _session(workdir: Path) -> dict[str, Any]:
         env={"TABLECTL_SURVEILLANCE_TOKEN": SURVEILLANCE},
     )
     daemon.start(timeout=60)
-    load: dict[str, Any] = {}
+    gens = Load(daemon)
     try:
         time.sleep(WARMUP_S)
         quiet = _measure(daemon, "quiet", WINDOW_S)
-        before_load = daemon.status()
-        body, collect = _load(daemon, load)
-        screens_connected = daemon.status()
-        loaded = _measure(daemon, "load", WINDOW_S, body)
-        collect()
+        loaded = _measure(daemon, "load", WINDOW_S, gens.body)
+        gens.collect()
         time.sleep(SETTLE_S)
         after = daemon.status()
         state = daemon.get("/api/state", token=SUPERVISOR, timeout=60)
     finally:
+        gens.stop()
         code = daemon.stop()
+    load = gens.results
+    log = daemon.logfile.read_text(errors="replace")
     return {
         "quiet": quiet.summary(),
         "load": loaded.summary(),
         "rss_mb": {
-            "before_load": round(before_load["VmRSS"] / 1024, 1),
-            "screens_connected": round(screens_connected["VmRSS"] / 1024, 1),
+            "before_load": round(loaded.status_start["VmRSS"] / 1024, 1),
+            "screens_connected": round(gens.screens_connected["VmRSS"] / 1024, 1),
             "end_of_load": round(loaded.status_end["VmRSS"] / 1024, 1),
             f"{SETTLE_S:g}_s_after_load": round(after["VmRSS"] / 1024, 1),
             "vmhwm": round(after["VmHWM"] / 1024, 1),
@@ -342,9 +350,23 @@ def _session(workdir: Path) -> dict[str, Any]:
         "faults_latched_after_settle": [f["code"] for f in state["faults"]],
         "http_load": _http_total(load),
         "http_by_process": {k: v for k, v in load.items() if k.startswith("http_")},
-        "screens": load["screens"],
+        "screens": {**load["screens"], "seconds_to_connect_and_greet_all": round(gens.screens_connect_s, 1)},
         "exit_code_after_sigterm": code,
+        "daemon_log": {
+            "tracebacks": log.count("Traceback (most recent call last)"),
+            "exceptions": _exceptions(log),
+        },
     }
+
+
+def _exceptions(log: str) -> dict[str, int]:
+    """The daemon log's exception lines (the last line of a traceback), counted."""
+    found: dict[str, int] = {}
+    for line in log.splitlines():
+        if _EXCEPTION.match(line.strip(" |")):
+            key = line.strip(" |")[:160]
+            found[key] = found.get(key, 0) + 1
+    return dict(sorted(found.items(), key=lambda kv: -kv[1]))
 
 
 def _ratio(a: float | str | None, b: float | str | None) -> float | None:
@@ -352,21 +374,25 @@ def _ratio(a: float | str | None, b: float | str | None) -> float | None:
     a = 5000.0 if isinstance(a, str) else a
     if a is None or not isinstance(b, float | int) or not b:
         return None
-    return round(a / b, 2)
+    return round(a / b, 3)
 
 
-def run() -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="tablectl-api-load-") as tmp:
-        session = _session(Path(tmp))
+def goals(session: dict[str, Any]) -> dict[str, Any]:
+    """The issue's goals judged from a session's measurements."""
     quiet, load, rss = session["quiet"], session["load"], session["rss_mb"]
     p99 = _ratio(load["card_to_lamp"]["p99_ms"], quiet["card_to_lamp"]["p99_ms"])
+    timed = {"quiet": quiet["card_to_lamp"]["cards"], "load": load["card_to_lamp"]["cards"]}
     cards = _ratio(load["cards_a_minute"], quiet["cards_a_minute"])
     memory = _ratio(rss[f"{SETTLE_S:g}_s_after_load"], rss["before_load"])
     faults = sum(load["faults_raised"].values())
-    http = session["http_load"]
-    server_errors = sum(n for status, n in http["status"].items() if int(status) >= 500)
-    goals = {
-        "card_to_lamp_p99_load_over_quiet": {"ratio": p99, "goal": "2 or less", "met": p99 is not None and p99 <= 2},
+    server_errors = sum(n for status, n in session["http_load"]["status"].items() if int(status) >= 500)
+    return {
+        "card_to_lamp_p99_load_over_quiet": {
+            "ratio": p99,
+            "goal": f"2 or less, judged only with {MIN_CARDS_FOR_P99} cards or more in each window",
+            "met": p99 is not None and p99 <= 2 and min(timed.values()) >= MIN_CARDS_FOR_P99,
+            "cards_timed": timed,
+        },
         "cards_a_minute_load_over_quiet": {
             "ratio": cards,
             "goal": "1 (unchanged; the dealer's pace sets it; met at 0.95 or more)",
@@ -380,6 +406,18 @@ def run() -> dict[str, Any]:
             "met": memory is not None and memory <= 1.05,
         },
     }
+
+
+def run() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tablectl-api-load-") as tmp:
+        session = _session(Path(tmp))
+    return result(session, _source())
+
+
+def result(session: dict[str, Any], source: str) -> dict[str, Any]:
+    """The benchmark's answer from a session's measurements."""
+    judged = goals(session)
+    p99 = judged["card_to_lamp_p99_load_over_quiet"]["ratio"]
     return {
         "name": "api_load",
         "what": (
@@ -398,8 +436,8 @@ def run() -> dict[str, Any]:
         ),
         "ratio": p99 if p99 is not None else 0.0,  # 0: a window without a card (see results)
         "results": {
-            "daemon_source": _source(),
-            "goals": goals,
+            "daemon_source": source,
+            "goals": judged,
             **session,
             "how": {
                 "window_s": WINDOW_S,
