@@ -15,6 +15,8 @@ or grow the daemon's memory?
            token), GET /api/state with a wrong token (from 16 loopback addresses a process,
            127.N.0.x), GET /api/rounds (dealer)
   after    SETTLE_S seconds with the load gone, for the memory
+  again    the same load once more, then SETTLE_S seconds: memory a leak keeps grows again, what a
+           first load only brings in (lazily imported modules, caches, the allocator's pools) not
 
 Over each window, from GET /metrics (the surveillance token, as a fleet's scraper reads): cards
 journaled a minute (`tablectl_cards_read` delta), card-to-lamp (`tablectl_card_to_lamp_seconds`:
@@ -324,6 +326,7 @@ def _session(workdir: Path) -> dict[str, Any]:
     )
     daemon.start(timeout=60)
     gens = Load(daemon)
+    again = Load(daemon)
     try:
         time.sleep(WARMUP_S)
         quiet = _measure(daemon, "quiet", WINDOW_S)
@@ -331,9 +334,16 @@ def _session(workdir: Path) -> dict[str, Any]:
         gens.collect()
         time.sleep(SETTLE_S)
         after = daemon.status()
+        # The same load once more: memory a leak keeps grows again; what a first load only
+        # brings in (modules, caches, the allocator's pools) does not.
+        _measure(daemon, "load again", WINDOW_S, again.body)
+        again.collect()
+        time.sleep(SETTLE_S)
+        after_again = daemon.status()
         state = daemon.get("/api/state", token=SUPERVISOR, timeout=60)
     finally:
         gens.stop()
+        again.stop()
         code = daemon.stop()
     load = gens.results
     log = daemon.logfile.read_text(errors="replace")
@@ -345,7 +355,8 @@ def _session(workdir: Path) -> dict[str, Any]:
             "screens_connected": round(gens.screens_connected["VmRSS"] / 1024, 1),
             "end_of_load": round(loaded.status_end["VmRSS"] / 1024, 1),
             f"{SETTLE_S:g}_s_after_load": round(after["VmRSS"] / 1024, 1),
-            "vmhwm": round(after["VmHWM"] / 1024, 1),
+            f"{SETTLE_S:g}_s_after_the_same_load_again": round(after_again["VmRSS"] / 1024, 1),
+            "vmhwm": round(after_again["VmHWM"] / 1024, 1),
         },
         "faults_latched_after_settle": [f["code"] for f in state["faults"]],
         "http_load": _http_total(load),
@@ -384,6 +395,7 @@ def goals(session: dict[str, Any]) -> dict[str, Any]:
     timed = {"quiet": quiet["card_to_lamp"]["cards"], "load": load["card_to_lamp"]["cards"]}
     cards = _ratio(load["cards_a_minute"], quiet["cards_a_minute"])
     memory = _ratio(rss[f"{SETTLE_S:g}_s_after_load"], rss["before_load"])
+    growth = _ratio(rss[f"{SETTLE_S:g}_s_after_the_same_load_again"], rss[f"{SETTLE_S:g}_s_after_load"])
     faults = sum(load["faults_raised"].values())
     server_errors = sum(n for status, n in session["http_load"]["status"].items() if int(status) >= 500)
     return {
@@ -404,6 +416,11 @@ def goals(session: dict[str, Any]) -> dict[str, Any]:
             "ratio": memory,
             "goal": "1 (flat; met at 1.05 or less)",
             "met": memory is not None and memory <= 1.05,
+        },
+        "rss_after_a_second_load_over_after_the_first": {
+            "ratio": growth,
+            "goal": "1 (no growth from load to load: no leak; met at 1.02 or less)",
+            "met": growth is not None and growth <= 1.02,
         },
     }
 

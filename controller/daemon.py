@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import dataclasses
 import logging
 import random
@@ -79,6 +80,9 @@ SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY
 JOURNAL_WAIT_S = 10.0
 #: How often retention looks for rounds old enough to leave the live journal (between rounds).
 RETAIN_EVERY_S = 600.0
+#: How often the C heap's free pages go back to the system (after a burst of API load the
+#: daemon's memory returns to what the table needs).
+TRIM_EVERY_S = 10.0
 #: How long a thread may keep the interpreter lock while another waits (controller's card path).
 SWITCH_INTERVAL_S = 0.001
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
@@ -694,7 +698,7 @@ class Daemon:
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval() or 5.0
-        retained = time.monotonic()
+        retained = trimmed = time.monotonic()
         while True:
             self.notifier.watchdog()
             table = self.table
@@ -709,6 +713,9 @@ class Daemon:
                 _trim_pin_history(self.pin_factory)
             if self.display is not None and self.table is not None and self.table.faults:
                 self.display.next_page()  # a long fault text pages through the two lines
+            if time.monotonic() - trimmed > TRIM_EVERY_S:
+                trimmed = time.monotonic()
+                _give_back_memory()
             await asyncio.sleep(min(interval, 3.0))
 
     async def _demo_dealer(self) -> None:
@@ -744,6 +751,18 @@ class Daemon:
                     table.decide(table.adapter.demo_choice(awaiting, rng), by="demo-player")
             except TableError as exc:
                 log.info("demo dealer: %s", exc)
+            except Exception:  # a bug, never a silent end of the simulated dealer: said, and it goes on
+                log.exception("demo dealer: an unexpected error; dealing on")
+
+
+def _give_back_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's malloc_trim): memory a burst of
+    requests or screens used and freed is otherwise kept by the process for good."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim this way
+        return
 
 
 def _display_dialect(name: str) -> str:
