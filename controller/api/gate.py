@@ -149,7 +149,7 @@ class TableGate:
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         with self._lock:
             if not urgent and self._waiting >= self._limit:
-                raise TableBusy(f"the table has {self._waiting} requests waiting; try again in a moment")
+                raise TableBusy(f"the table is busy ({self._waiting} requests waiting); try again in a moment")
             self._waiting += 1
             self._jobs.append(_Job(fn, future))
             kick = not self._scheduled

@@ -82,3 +82,30 @@ def test_the_journal_can_be_probed_for_a_full_disk_without_writing_an_entry(disk
     assert journal.probe_writable()
     assert journal.last_seq == 1 and [e.seq for e in journal.entries()] == [1]  # no entry was written
     journal.close()
+
+
+def test_a_wrong_token_on_a_full_disk_is_a_503_that_says_so_not_a_500(disk: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from controller.api.app import create_app
+    from controller.api.auth import Tokens
+    from controller.api.runtime import Runtime
+
+    table = Table(Journal(disk / "journal.sqlite3"), game="grand-slam", rules={})
+    rt = Runtime(table=table, tokens=Tokens("dealer-token-0123456789", "supervisor-token-0123456789"))
+    try:
+        client = TestClient(create_app(rt))
+        filler = fill(disk)
+        for ask in (
+            lambda: client.get("/api/state", headers={"Authorization": "Bearer wrong-token"}),
+            lambda: client.post("/api/login", json={"token": "wrong-token"}),
+        ):
+            answer = ask()  # the failed login cannot be journaled: nothing is taken, and it says why
+            assert answer.status_code == 503 and answer.json()["kind"] == "unavailable", answer.text
+            assert "disk is full" in answer.json()["error"]
+        filler.unlink()
+        rt.gate.submit(lambda t: t.retry_journal()).result(timeout=10)  # as the daemon's watchdog does
+        assert client.post("/api/login", json={"token": "wrong-token"}).status_code == 401
+        assert [e.body["ok"] for e in table.journal.entries() if e.kind == "login"] == [False]
+    finally:
+        rt.gate.close()

@@ -1,0 +1,119 @@
+"""One writer: whatever the API's callers do, at once and from many threads, every journal entry is
+written by the table's own loop, and a request handler has no way to the table or its journal.
+
+The app runs here as it runs in the daemon: its routes on the API's loop (the test client's), the
+table's jobs on the gate's loop in a thread of its own (the daemon's main thread in production).
+The journal's `append` notes the thread of every write."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from controller.api.app import create_app
+from controller.api.auth import LoginLimiter, Tokens
+from controller.api.runtime import Runtime
+from controller.journal import Journal
+from controller.table import Table
+
+DEALER = "dealer-token-0123456789"
+SUPERVISOR = "supervisor-token-0123456789"
+
+
+def test_a_runtime_keeps_no_table_and_no_journal(tmp_path: Path) -> None:
+    table = Table(Journal(tmp_path / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR))
+    try:
+        public = {f.name: getattr(rt, f.name) for f in dataclasses.fields(rt)}
+        public |= {name: getattr(rt.gate, name) for name in dir(rt.gate) if not name.startswith("_")}
+        reachable = [name for name, value in public.items() if isinstance(value, Table | Journal)]
+        assert reachable == [], f"a route could reach the table's writer through {reachable}"
+    finally:
+        rt.gate.close()
+
+
+def test_every_entry_is_written_by_the_tables_loop_however_many_callers_write_at_once(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite3")
+    writers: Counter[str] = Counter()
+    append = journal.append
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        writers[threading.current_thread().name] += 1
+        return append(*args, **kwargs)
+
+    journal.append = noted  # type: ignore[method-assign]
+    table = Table(journal, game="grand-slam", rules={}, simulated=True)
+    rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR))
+    # Every wrong token is journaled (the limiter never locks anyone out here): the most writes.
+    rt.limiter = LoginLimiter(limit=10**6, window_s=60, lockout_s=1)
+    seat = {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 10}}]}
+
+    def caller(n: int) -> list[int]:
+        codes = []
+        with TestClient(create_app(rt), client=(f"10.0.{n}.1", 50000)) as client:
+            for i in range(40):
+                kind = (n + i) % 5
+                if kind == 0:
+                    r = client.post("/api/login", json={"token": f"wrong-{n}-{i}"})
+                elif kind == 1:
+                    r = client.get("/api/state", headers={"Authorization": f"Bearer wrong-{n}-{i}"})
+                elif kind == 2:
+                    r = client.post("/api/login", json={"token": DEALER})
+                elif kind == 3:
+                    r = client.post("/api/rounds", json=seat, headers={"Authorization": f"Bearer {DEALER}"})
+                else:
+                    r = client.post("/api/confirm", headers={"Authorization": f"Bearer {SUPERVISOR}"})
+                codes.append(r.status_code)
+        return codes
+
+    try:
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            codes = [c for part in pool.map(caller, range(12)) for c in part]
+    finally:
+        rt.gate.close()
+    assert len(codes) == 480 and not [c for c in codes if c >= 500], Counter(codes)
+    assert set(writers) == {"table"}, writers  # the gate's loop: no request handler's thread wrote
+    assert sum(writers.values()) == journal.last_seq
+    logins = [e for e in journal.entries() if e.kind == "login"]
+    assert len([e for e in logins if not e.body["ok"]]) == sum(1 for c in codes if c == 401)
+    assert journal.check() == journal.last_seq  # the chain holds: no entry lost, none twice
+
+
+@pytest.mark.parametrize("limit", [1, 4])
+def test_a_full_queue_refuses_at_once_with_503_and_does_nothing(tmp_path: Path, limit: int) -> None:
+    table = Table(Journal(tmp_path / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR))
+    rt.gate._limit = limit  # as a Pi's table would be under a flood
+    hold = threading.Event()
+    started = threading.Event()
+
+    def stuck(_table: Table) -> None:  # the table's loop busy with a card, as long as the test says
+        started.set()
+        hold.wait(30)
+
+    try:
+        client = TestClient(create_app(rt))
+        assert client.get("/api/health").json() == {"status": "ok"}  # the table's view is published
+        waiting = [rt.gate.submit(stuck) for _ in range(limit)]
+        assert started.wait(10)
+        r = client.post(
+            "/api/rounds",
+            json={"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 10}}]},
+            headers={"Authorization": f"Bearer {DEALER}"},
+        )
+        assert r.status_code == 503 and r.headers["retry-after"] == "1", r.text
+        assert "busy" in r.json()["error"]
+        hold.set()
+        for job in waiting:
+            job.result(timeout=10)
+        assert [e.kind for e in table.journal.entries()] == []  # the refused round was not opened
+    finally:
+        hold.set()
+        rt.gate.close()
