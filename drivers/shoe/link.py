@@ -156,7 +156,11 @@ HANDLING: dict[Case, Handling] = {
     Case.GAP: Handling(
         Reply.ACK_AFTER, True, "sequence-gap fault naming the missing SEQs, then as new"
     ),
-    Case.DUPLICATE: Handling(Reply.ACK_NOW, False, "repeated frame (logged; not used twice)"),
+    Case.DUPLICATE: Handling(
+        Reply.ACK_NOW, False,
+        "repeated frame (logged; not used twice); the 8th repeat of one frame one by one: "
+        "the shoe does not hear the table (`shoe-duplicate`)",
+    ),
     Case.CONFLICT: Handling(
         Reply.ACK_AFTER, True,
         "a misread naming both frames (the new card is not used; enter it by hand)",
