@@ -62,12 +62,11 @@ async def sim_draw(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, SimDrawBody)
     shoe = _shoe(rt)
     count = body.count if body else 1
-    seen = sight(rt.table, role)
-    face_down = not seen.everything and rt.table.adapter.next_card_hidden(rt.table.awaiting)
+    # The round as it stands before the draw: where each card goes is judged from it.
+    state, stopped = rt.table.state, rt.table.blocked
     drawn = [str(c) for c in await asyncio.to_thread(shoe.draw, count)]
     # The dealer learns no card that goes face down, even by drawing it here.
-    hidden = frozenset(drawn) if face_down else seen.current()
-    return {"drawn": seen.mask(drawn, hidden)}
+    return {"drawn": sight(rt.table, role).drawn(drawn, state, stopped)}
 
 
 @router.post("/fault", openapi_extra=body_schema(SimFaultBody))
