@@ -16,7 +16,8 @@ to seat 2": "face-down card to seat 2"), in a suit's symbol ("A♠", "10♥"), a
 bytes: a frame the journal keeps as hex ("source": {"frame": "104153"}: TYPE 0x10, then "AS" in
 ASCII; drivers/shoe/protocol.py) is withheld whole, and bytes spelled out in a message ("bytes
 41 53") are masked. Masking whole documents, not chosen fields, is what keeps a new field from
-leaking.
+leaking. What a game works out from a hand's cards beside them (`derived_keys`: a Jokers 22
+hand's total) is masked with a hidden card there.
 
 `last_card` is the card of the round it was dealt in: until the next round deals its first card
 it is judged by that round's rules (a folded player's 7th-street card stays face down when the
@@ -118,7 +119,8 @@ class Sight:
         """`doc` (JSON: dicts, lists, text) with every hidden card's text replaced by MASK."""
         if not hidden:
             return doc
-        return _mask(doc, hidden, self.table.adapter.shown_hand_keys)  # type: ignore[no-any-return]
+        game = self.table.adapter
+        return _mask(doc, hidden, game.shown_hand_keys, game.derived_keys)  # type: ignore[no-any-return]
 
     def snapshot(self, snap: T) -> T:
         """The table's state (GET /api/state, the feed's "state") as this audience sees it."""
@@ -168,21 +170,30 @@ class Sight:
 _LOOK_BACK = 50
 
 
-def _mask(doc: Any, hidden: frozenset[str], shown: frozenset[str]) -> Any:
+def _mask(doc: Any, hidden: frozenset[str], shown: frozenset[str], derived: frozenset[str]) -> Any:
     if isinstance(doc, str):
         return _mask_text(doc, hidden)
     if isinstance(doc, dict):
         out: dict[Any, Any] = {}
+        beside = False  # a hidden card stands in this object itself (a value, or in a list of them)
         for key, value in doc.items():
-            masked = value if key in shown else _mask(value, hidden, shown)
+            masked = value if key in shown else _mask(value, hidden, shown, derived)
+            if masked != value and (isinstance(value, str) or _texts(value)):
+                beside = True
             name = _mask_text(key, hidden) if isinstance(key, str) else key
             while name in out:  # two hidden cards as keys: both kept
                 name = f"{name} "
             out[name] = masked
+        if beside:
+            out.update({key: MASK for key in derived if key in out})
         return out
     if isinstance(doc, list | tuple):
-        return [_mask(value, hidden, shown) for value in doc]
+        return [_mask(value, hidden, shown, derived) for value in doc]
     return doc
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
 
 
 def _mask_text(text: str, hidden: frozenset[str]) -> str:

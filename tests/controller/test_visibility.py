@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from controller.engine.base import to_json
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table
+from controller.view import prompt
 from controller.visibility import MASK, sight
 
 # Grand Slam, a solo player on seat 3 with the blind puck on seat 4: 5C to the player (face up),
@@ -69,3 +71,20 @@ def test_the_last_card_is_judged_by_the_round_it_was_dealt_in(table: Table) -> N
     # Once the new round deals, its own card is the last one and lies face up.
     table.card(parse_card("7C"), {"via": "test"})
     assert sight(table, "dealer").snapshot({"last_card": table.last_card}) == {"last_card": "7C"}
+
+
+def test_a_jokers22_double_down_card_s_total_is_masked_with_it(tmp_path: Path) -> None:
+    # ann: 5C and 6D (11) doubles; her face-down card 8S would make 19, which would tell its value.
+    table = Table(Journal(tmp_path / "j.sqlite3"), game="jokers-22", rules={}, simulated=True)
+    table.open_round(
+        {"banker": {"stake": 500}, "spots": [{"spot": 1, "wagers": [{"player": "ann", "amount": 10}]}]}, by="dealer"
+    )
+    for card in ("5C", "9H", "6D"):
+        table.card(parse_card(card), {"via": "test"})
+    table.decide({"spot": 1, "action": "double"}, by="dealer")
+    assert sight(table, "dealer").text(prompt(table)) == "Deal to spot 1, hand 1, face down"
+    entry = table.card(parse_card("8S"), {"via": "test"})
+    told = {"effects": [to_json(e) for e in table.recent_effects[entry.seq]]}
+    placed = sight(table, "dealer").entry(told, entry.round)["effects"][0]
+    assert placed == {"kind": "jokers-22.card-placed", "spot": 1, "hand": 1, "card": MASK, "total": MASK}
+    assert sight(table, "supervisor").entry(told, entry.round)["effects"][0]["total"] == "19"

@@ -49,6 +49,8 @@ class Jokers22Adapter(GameAdapter):
 
     # -- what the dealer may see: a double down's card lies face down until the hand is shown ----
 
+    derived_keys = frozenset({"total", "soft"})  # a hand's total beside its cards (a card placed, a settled hand)
+
     def hidden_cards(self, state: Any) -> frozenset[str]:
         """The card each doubled hand took for its double (its third: a double is on the first two
         cards only), face down while the round is dealt (GAMES.md). A 6-deck shoe may hold the
