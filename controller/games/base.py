@@ -271,6 +271,10 @@ class GameAdapter:
     #: a hand is only ever shown (a wild card standing for 8H is not the dealt 8H).
     shown_hand_keys: frozenset[str] = frozenset()
 
+    #: Keys whose value is worked out from the cards beside them (a hand's total): where a hidden
+    #: card is masked, these beside it are masked too, or a total would tell the card's value.
+    derived_keys: frozenset[str] = frozenset()
+
     def next_card_hidden(self, awaiting: Awaiting) -> bool:
         """Whether the card the table waits for goes face down (a card a fault holds then stays hidden)."""
         return False

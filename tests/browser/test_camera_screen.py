@@ -44,7 +44,7 @@ FELT = {
     "seat6.three_outs": [R] * 4,
 }
 # GAMES.md 1: 5H at first base moves the stack to second; 3D at second and 4S at third go home;
-# the blind hand at seat 7 takes a card after each of seat 6's. Every base wager is home at even
+# the blind hand at seat 7 takes a card after each of seat 6's (face down: 2C, 7C, KH). Every base wager is home at even
 # money, so 40 + 20 + 20 = 80 is owed beside home plate; the insurance loses.
 CARDS = ["5H", "2C", "3D", "7C", "4S", "KH"]
 OWED = 40 + 20 + 20
@@ -183,8 +183,12 @@ def test_chips_on_the_felt_open_the_round_and_a_short_payout_is_shown_then_stops
 
     status, stacked = daemon.post("/api/sim/shoe", {"cards": CARDS})
     assert status == 200, stacked
-    for card in CARDS:
-        draw_and_see(page, card)
+    for card in CARDS[0::2]:
+        draw_and_see(page, card)  # seat 6's card, face up
+        # The blind hand's, face down (GAMES.md 1): the dealer's screen shows its back.
+        page.click("#draw-card")
+        expect(page.locator("#last-card-where")).to_contain_text("face-down card to seat 7")
+        expect(page.locator("#last-card .card.back")).to_be_visible()
     expect(page.locator("#prompt")).to_have_text(f"Pay seat 6: {OWED}")
 
     # The simulated dealer pays the 80 beside home plate; the camera sees it right.

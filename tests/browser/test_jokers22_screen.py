@@ -151,8 +151,14 @@ def test_dealer_deals_a_jokers22_round_with_a_split_and_a_double_from_the_screen
     expect(bob).to_have_attribute("data-amount", "40")
     expect(bob).to_have_class(re.compile(r"\bdoubled\b"))
 
-    draw_and_see(page, "9H")
+    # A double down's card is dealt face down (GAMES.md): the dealer's screen shows its back, and
+    # neither the card nor the total it makes, until the hands are shown.
+    expect(page.locator("#prompt")).to_have_text("Deal to spot 2, hand 1, face down")
+    page.click("#draw-card")
+    expect(page.locator("#last-card .card.back")).to_be_visible()
+    expect(page.locator("#event-log li").first).to_have_text(re.compile(r"face-down card to spot 2$"))
     expect(page.locator("#table g.banker")).to_have_class(NEXT)
+    expect(page.locator(f"{hand(2, 1)} .hand-total")).to_have_text("11")
     draw_and_see(page, "7C")
     expect(page.locator("#prompt")).to_contain_text("ACTION spot: 1")
     draw_and_see(page, "8S")

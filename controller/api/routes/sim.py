@@ -16,7 +16,6 @@ from controller.api.models import SimDrawBody, SimFaultBody, SimShoeBody
 from controller.api.routes import table_call
 from controller.api.runtime import SimControls
 from controller.engine.cards import CardError, parse_card
-from controller.table import Table
 from controller.visibility import sight
 
 router = APIRouter(prefix="/api/sim")
@@ -64,17 +63,11 @@ async def sim_draw(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, SimDrawBody)
     shoe = _shoe(rt)
     count = body.count if body else 1
-    face_down = await table_call(
-        rt, lambda table: not sight(table, role).everything and table.adapter.next_card_hidden(table.awaiting)
-    )
+    # The round as it stands before the draw: where each card goes is judged from it.
+    state, stopped = await table_call(rt, lambda table: (table.state, table.blocked))
     drawn = [str(c) for c in await asyncio.to_thread(shoe.draw, count)]
-
-    def masked(table: Table) -> list[str]:
-        # The dealer learns no card that goes face down, even by drawing it here.
-        seen = sight(table, role)
-        return seen.mask(drawn, frozenset(drawn) if face_down else seen.current())
-
-    return {"drawn": await table_call(rt, masked)}
+    # The dealer learns no card that goes face down, even by drawing it here.
+    return {"drawn": await table_call(rt, lambda table: sight(table, role).drawn(drawn, state, stopped))}
 
 
 @router.post("/fault", openapi_extra=body_schema(SimFaultBody))

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controller.engine.base import Effect, RoundVoided
+from controller.engine.base import Awaiting, Effect, RoundVoided
 from controller.games.base import GameAdapter, LampMove, LampPicture, Lines, Show, TableView, Words
 from controller.games.grand_slam.rules import BASES, GAME, SEATS_MAX, GrandSlamScored, NextCard, StackMoved
 
@@ -45,6 +45,24 @@ class GrandSlamAdapter(GameAdapter):
         from controller.games.grand_slam.api import OpenRoundBody
 
         return OpenRoundBody
+
+    # -- what the dealer may see: the blind hand is dealt face down and never turned over ---------
+
+    def hidden_cards(self, state: Any) -> frozenset[str]:
+        """The blind hand's cards (GAMES.md: "it receives a card ... face down"). A 6-deck shoe
+        may hold the same card face up at a seat too: its text is hidden with the blind one's."""
+        blind = state.blind
+        return frozenset(str(c) for c in blind.cards) if blind is not None else frozenset()
+
+    def hidden_after(
+        self, settlement: Mapping[str, Any], round_file: Mapping[str, Any] | None, cards: Sequence[str]
+    ) -> frozenset[str]:
+        """The blind hand has no money and nothing turns it over: its cards stay face down."""
+        blind = settlement.get("blind")
+        return frozenset(str(c) for c in blind.get("cards", [])) if isinstance(blind, Mapping) else frozenset()
+
+    def next_card_hidden(self, awaiting: Awaiting) -> bool:
+        return awaiting.kind == "card" and bool(awaiting.target.get("blind"))
 
     # -- lamps: one per base and home plate in front of every seat --------------------------------
 

@@ -47,6 +47,38 @@ class Jokers22Adapter(GameAdapter):
 
         return DecisionBody
 
+    # -- what the dealer may see: a double down's card lies face down until the hand is shown ----
+
+    derived_keys = frozenset({"total", "soft"})  # a hand's total beside its cards (a card placed, a settled hand)
+
+    def hidden_cards(self, state: Any) -> frozenset[str]:
+        """The card each doubled hand took for its double (its third: a double is on the first two
+        cards only), face down while the round is dealt (GAMES.md). A 6-deck shoe may hold the
+        same card face up elsewhere: its text is hidden with the face-down one's."""
+        if state.phase != "dealing":
+            return frozenset()
+        return frozenset(str(h.cards[2]) for s in state.spots for h in s.hands if h.doubled and len(h.cards) > 2)
+
+    def hidden_after(
+        self, settlement: Mapping[str, Any], round_file: Mapping[str, Any] | None, cards: Sequence[str]
+    ) -> frozenset[str]:
+        """A settled round turned every hand over at the banker's showdown: nothing stays hidden.
+        A void round turned nothing over, and its settlement does not say which hands doubled: the
+        third card of every hand that may have been a double (three cards, no ace or joker in the
+        first two) stays hidden."""
+        if "void" not in settlement:
+            return frozenset()
+        hidden = set()
+        for spot in settlement.get("spots", []):
+            for hand in spot.get("hands", []):
+                held = [str(c) for c in hand.get("cards", [])]
+                if len(held) == 3 and not any(c == "JK" or c.startswith("A") for c in held[:2]):
+                    hidden.add(held[2])
+        return frozenset(hidden)
+
+    def next_card_hidden(self, awaiting: Awaiting) -> bool:
+        return awaiting.kind == "card" and awaiting.target.get("face") == "down"
+
     def in_play(self, state: Any) -> set[int]:
         return {spot.spot for spot in state.spots} if state.phase == "dealing" else set()
 

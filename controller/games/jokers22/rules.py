@@ -719,6 +719,8 @@ class Jokers22:
             return Awaiting("decision", who=_who(state, need), allowed=need.allowed)
         assert need.kind == "card", "a dealing round always needs a card or a decision"
         target: dict[str, JSON] = {"banker": True} if need.spot is None else {"spot": need.spot, "hand": need.hand}
+        if need.why == "double":
+            target["face"] = "down"  # GAMES.md: a double down is one card, face down
         return Awaiting("card", target=target)
 
     # -- opening ------------------------------------------------------------------------------

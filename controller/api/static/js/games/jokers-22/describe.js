@@ -38,7 +38,8 @@ export function opened(round, body, effects, lines) {
 export function card(card, effects, lines) {
   const dealt = effects.find((e) => e.kind === "jokers-22.card-placed");
   if (!dealt) return null;
-  const total = dealt.total ? `: ${dealt.total}` : "";
+  // A face-down card's total is masked with it (the same words): not said twice.
+  const total = dealt.total && dealt.total !== dealt.card ? `: ${dealt.total}` : "";
   return [`${cardLabel(card)} to ${handWords(dealt)}${total}`, ...lines(effects.filter((e) => e !== dealt))];
 }
 
