@@ -230,4 +230,4 @@ def mask_cards(doc: T, hidden: frozenset[str], game: Any) -> T:
     hidden set the table published (controller/api/gate.py) rather than the table."""
     if not hidden:
         return doc
-    return _mask(doc, hidden, game.shown_hand_keys)  # type: ignore[no-any-return]
+    return _mask(doc, hidden, game.shown_hand_keys, game.derived_keys)  # type: ignore[no-any-return]
