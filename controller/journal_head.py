@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,10 +79,13 @@ class HeadFile:
                 os.fsync(fd)
                 _fsync_dir(self.path.parent)
             self._fd = fd
+            # A head file dropped without close() (a journal no one closed) gives its descriptor back.
+            self._closer = weakref.finalize(self, os.close, fd)
         return self._fd
 
     def close(self) -> None:
         if self._fd is not None:
+            self._closer.detach()
             os.close(self._fd)
             self._fd = None
 

@@ -94,14 +94,7 @@ def create_app(rt: Runtime) -> FastAPI:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-    encoded: list[bytes] = []
-
-    @app.get("/api/openapi.json", include_in_schema=False)
-    async def openapi_json() -> Response:
-        """What the API is (no table data): the same for every caller, so encoded once."""
-        if not encoded:
-            encoded.append(json_bytes(app.openapi()))
-        return Response(encoded[0], media_type="application/json")
+    app.add_api_route("/api/openapi.json", openapi_json, methods=["GET"], include_in_schema=False)
 
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -115,6 +108,15 @@ def create_app(rt: Runtime) -> FastAPI:
         return _page("supervisor.html")
 
     return app
+
+
+async def openapi_json(request: Request) -> Response:
+    """What the API is (no table data): the same for every caller, so encoded once. (A module-level
+    function: FastAPI caches each route's function for good, which must not keep an app alive.)"""
+    state = request.app.state
+    if getattr(state, "openapi_json", None) is None:
+        state.openapi_json = json_bytes(request.app.openapi())
+    return Response(state.openapi_json, media_type="application/json")
 
 
 class Guard:

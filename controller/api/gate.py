@@ -88,8 +88,9 @@ class _Job(Generic[T]):
 class TableGate:
     """Runs the API's jobs on the table's loop, one at a time, between the table's own work.
 
-    `loop` is the table's loop (the daemon's). Without one (a test's app, a tool) the gate starts
-    a thread of its own to be the table's loop, so the app still never touches the table itself.
+    `loop` is the table's loop (the daemon's). Without one (a test's app, a tool) the gate runs its
+    jobs on one loop in a thread of its own (shared by all such gates), so the app still never
+    touches the table itself.
     """
 
     def __init__(
@@ -101,12 +102,7 @@ class TableGate:
         limit: int = JOB_LIMIT,
     ) -> None:
         self._table = table
-        self._own_thread: threading.Thread | None = None
-        if loop is None:
-            loop = asyncio.new_event_loop()
-            self._own_thread = threading.Thread(target=loop.run_forever, name="table", daemon=True)
-            self._own_thread.start()
-        self._loop = loop
+        self._loop = loop if loop is not None else _tables_loop()
         self._limit = limit
         self._jobs: deque[_Job[Any]] = deque()
         self._lock = threading.Lock()
@@ -212,11 +208,24 @@ class TableGate:
         return view
 
     def close(self) -> None:
-        """Stop the gate's own thread (a gate given the daemon's loop has none)."""
-        if self._own_thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._own_thread.join(timeout=5)
-            self._own_thread = None
+        """Nothing to stop: the daemon's loop is the daemon's, and the one loop of gates given
+        none lives as long as the process (one thread and its selector, however many gates)."""
+
+
+_LOOP: asyncio.AbstractEventLoop | None = None
+_LOOP_LOCK = threading.Lock()
+
+
+def _tables_loop() -> asyncio.AbstractEventLoop:
+    """The loop that runs the jobs of gates given no loop (a test's app, a tool): one thread named
+    "table" for the whole process, so the app still never touches a table on its own loop."""
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="table", daemon=True).start()
+            _LOOP = loop
+        return _LOOP
 
 
 def _whole_state(table: Table) -> dict[str, Any]:
