@@ -114,7 +114,7 @@ class LiveFeed:
             )
             for everything, role in ((True, "supervisor"), (False, None))
         }
-        self._hand_over(texts, ends=False)
+        self._hand_over(texts)
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         if not self._count:
@@ -125,9 +125,9 @@ class LiveFeed:
             everything: _encode(sight(table, role).entry(message, entry.round))
             for everything, role in ((True, "supervisor"), (False, None))
         }
-        self._hand_over(texts, ends=False)
+        self._hand_over(texts)
 
-    def _hand_over(self, texts: dict[bool, str], *, ends: bool) -> None:
+    def _hand_over(self, texts: dict[bool, str]) -> None:
         loop = self._api_loop
         if loop is None or loop.is_closed():
             return
