@@ -242,9 +242,11 @@ class Daemon:
                     table_loop=self.loop,
                 )
             )
-            server = await self._start_http(app)
+            # Before the API answers: a SIGTERM from the moment a client can see the table stops it
+            # cleanly (it once killed it outright while the server was coming up).
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self.loop.add_signal_handler(sig, self.stopping.set)
+            server = await self._start_http(app)
             tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
             if self.demo:
                 tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))

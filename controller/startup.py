@@ -176,9 +176,9 @@ def lock_state_dir(directory: Path, holder: str) -> StateLock:
         pid, _, who = text.decode(errors="replace").strip().partition(" ")
         raise StateDirBusy(directory, int(pid) if pid.isdigit() else None, who or "tablectl") from None
     try:
+        _check_journal_files(directory)  # before the PID is written: a refusal writes nothing
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {holder}\n".encode(), 0)
-        _check_journal_files(directory)
     except OSError as exc:
         os.close(fd)
         raise _cannot_write(path, exc, "its lock file", directory) from None
