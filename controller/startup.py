@@ -180,8 +180,11 @@ def lock_state_dir(directory: Path, holder: str) -> StateLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {holder}\n".encode(), 0)
     except OSError as exc:
-        os.close(fd)
-        raise _cannot_write(path, exc, "its lock file", directory) from None
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            os.close(fd)
+            raise _cannot_write(path, exc, "its lock file", directory) from None
+        # A full disk: the lock holds all the same (only the PID is not named); the journal says
+        # the disk is full in its own words, as a fault the table clears itself.
     except StartRefused:
         os.close(fd)
         raise
