@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The game `make run` plays: grand-slam, jokers-22 or baseball-poker (make run GAME=jokers-22).
 GAME   ?= grand-slam
+# The port its screens are served on, on 127.0.0.1 (make run PORT=8100).
+PORT   ?= 8000
 
 .PHONY: run test lint bench clean
 
@@ -17,7 +19,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/tablectl run --sim --demo --game $(GAME)
+	$(BIN)/tablectl run --sim --demo --game $(GAME) --http 127.0.0.1:$(PORT)
 
 # The suite runs on every core (pytest-xdist, one test file to a worker, at most 4 workers),
 # except the schemathesis API fuzzing: its tests share one name per operation, which xdist

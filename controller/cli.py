@@ -8,9 +8,10 @@ standard error naming the field, the seat and the rule.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -381,11 +382,41 @@ def _journal(args: argparse.Namespace) -> int:
     try:
         config = load(args.config, simulated=args.sim or args.journal_command == "synth")
         state_dir = _state_dir(args, config)
-        return journal_tools.run(args, config, state_dir)
+        with _journal_writer(args.journal_command, state_dir):
+            return journal_tools.run(args, config, state_dir)
     except JournalCorrupt as exc:
         _damaged(exc)
     except (ConfigError, JournalError, TableError, OSError) as exc:
         _refuse(str(exc))
+
+
+#: The journal commands that write the journal: never beside a running table (or each other).
+JOURNAL_WRITERS = ("rebuild", "retain", "accept-loss", "synth")
+
+
+@contextlib.contextmanager
+def _journal_writer(command: str, state_dir: Path) -> Iterator[None]:
+    """Hold the state directory's lock (controller/startup.py) while a journal command writes: a
+    running table, or another writer, holds it, and the command is refused in one line. Commands
+    that only read (verify) take no lock and run beside the table."""
+    from controller.startup import StartRefused, StateDirBusy, lock_state_dir
+
+    if command not in JOURNAL_WRITERS or not (state_dir.is_dir() or command == "synth"):
+        yield  # a read, or no journal here: journal_tools says so
+        return
+    try:
+        lock = lock_state_dir(state_dir, f"tablectl journal {command}")
+    except StateDirBusy as exc:
+        _refuse(
+            f"{exc}: `tablectl journal {command}` writes the journal, which only one process may do; stop the "
+            "table first (`sudo systemctl stop tablectl`, or Ctrl+C where it runs) and run it again"
+        )
+    except StartRefused as exc:
+        _refuse(str(exc))
+    try:
+        yield
+    finally:
+        lock.close()
 
 
 def _analyze(args: argparse.Namespace) -> int:
@@ -415,6 +446,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
     from controller.journal import JournalCorrupt, JournalError, JournalUnwritable
+    from controller.startup import StartRefused, StateDirBusy
     from drivers.pins import PinError
 
     if args.demo and not args.sim:
@@ -429,8 +461,10 @@ def _run(args: argparse.Namespace) -> int:
     host, port = config.http.host, config.http.port
     if args.http:
         host, _, port_text = args.http.rpartition(":")
+        if host.startswith("[") and host.endswith("]"):  # [::]:8000, an IPv6 address as in a URL
+            host = host[1:-1]
         if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-            _refuse(f"--http {args.http}: give HOST:PORT, such as 127.0.0.1:8000")
+            _refuse(f"--http {args.http}: give HOST:PORT, such as 127.0.0.1:8000 (0.0.0.0:8000 for every address)")
         port = int(port_text)
     state_dir = _state_dir(args, config)
     from controller.daemon import Daemon
@@ -447,6 +481,17 @@ def _run(args: argparse.Namespace) -> int:
     )
     try:
         return asyncio.run(daemon.run())
+    except StateDirBusy as exc:  # one table daemon a state directory: nothing written, no token made
+        stop = f"`kill {exc.pid}`" if exc.pid is not None else "Ctrl+C where it runs"
+        print(
+            f"tablectl: cannot start: {exc}: one table a journal; stop that one first (`sudo systemctl stop "
+            f"tablectl`, or {stop}) or give this one another --state-dir",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
+    except StartRefused as exc:  # the port, the state directory: nothing was written, no token made
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except JournalCorrupt as exc:
         _damaged(exc, "cannot start")
     except JournalUnwritable as exc:  # the disk is full even for opening: systemd starts it again

@@ -41,6 +41,14 @@ from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnw
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
+from controller.startup import (
+    WILDCARDS,
+    bind_http,
+    check_state_path,
+    host_addresses,
+    lock_state_dir,
+    ready_addresses,
+)
 from controller.table import Output, Table, TableError, TableUnavailable
 from controller.view import prompt
 from controller.visibility import sight
@@ -175,6 +183,7 @@ class Daemon:
         self.metrics: TableMetrics | None = None  # GET /metrics
         self.api_loop: asyncio.AbstractEventLoop | None = None  # the HTTP server's, in its own thread
         self._http_thread = threading.Thread()  # replaced by _start_http
+        self._sockets: list[Any] = []  # the API's, bound before anything is written (bind_http)
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -185,10 +194,20 @@ class Daemon:
         # crosses it several times: shoe thread, table loop, lamps, acknowledgement).
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         check_listen(self.host, self.config.http, self.config.source)
-        tokens = load_tokens(simulated=self.simulated)
-        if tokens.generated:
-            _announce_tokens(tokens)
-        journal = Journal(self.state_dir / "journal.sqlite3")
+        # Before anything is written or printed (controller/startup.py): the state directory can be
+        # one, the port is ours (bound here, served by uvicorn), the state directory is ours alone.
+        check_state_path(self.state_dir)
+        self._sockets = bind_http(self.host, self.port)
+        self._closers.append(lambda: [sock.close() for sock in self._sockets])
+        try:
+            self._closers.append(lock_state_dir(self.state_dir, "tablectl run").close)
+            tokens = load_tokens(simulated=self.simulated)
+            if tokens.generated:
+                _announce_tokens(tokens)
+            journal = Journal(self.state_dir / "journal.sqlite3")
+        except BaseException:
+            self._close_all()
+            raise
         self._closers.append(journal.close)
         try:
             self._check_layout_seats()
@@ -223,24 +242,32 @@ class Daemon:
                     table_loop=self.loop,
                 )
             )
-            server = await self._start_http(app)
+            # Before the API answers: a SIGTERM from the moment a client can see the table stops it
+            # cleanly (it once killed it outright while the server was coming up).
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self.loop.add_signal_handler(sig, self.stopping.set)
+            server = await self._start_http(app)
             tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
             if self.demo:
                 tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))
             mode = "SIMULATED table" if self.simulated else "live table"
-            base = f"{'https' if self.config.http.tls else 'http'}://{self.host}:{self.port}"
+            base, also = self._screen_addresses()
             log.info(
-                "%s %s (%s) ready: dealer screen %s/ supervisor screen %s/supervisor; journal %s at entry %d",
+                "%s %s (%s) ready: dealer screen %s/ supervisor screen %s/supervisor%s; journal %s at entry %d",
                 mode,
                 self.config.table_id,
                 self.config.game,
                 base,
                 base,
+                also,
                 journal.path,
                 journal.last_seq,
             )
+            if self.demo:
+                log.info(
+                    "demo: the simulated dealer opens rounds, deals and plays every seat by itself (--demo); to "
+                    "play yourself, start `tablectl run --sim` without --demo and deal from the dealer screen"
+                )
             # systemd's status line is read by operators, not only supervisors: the dealer's view.
             self.notifier.ready(f"{mode} {self.config.table_id}: {sight(table, None).text(prompt(table))}")
             self._start_full_check(journal.path)
@@ -256,9 +283,19 @@ class Daemon:
             await asyncio.to_thread(self._http_thread.join, 5)
             return 0
         finally:
-            for close in reversed(self._closers):
-                with contextlib.suppress(Exception):
-                    close()
+            self._close_all()
+
+    def _close_all(self) -> None:
+        for close in reversed(self._closers):
+            with contextlib.suppress(Exception):
+                close()
+        self._closers.clear()
+
+    def _screen_addresses(self) -> tuple[str, str]:
+        """The ready line's base URL of the screens and its note: on 0.0.0.0 or ::, the addresses a
+        laptop on the LAN can open (found without network traffic), never 0.0.0.0 itself."""
+        addresses = host_addresses() if self.host in WILDCARDS else []
+        return ready_addresses("https" if self.config.http.tls else "http", self.host, self.port, addresses)
 
     def _check_layout_seats(self) -> None:
         """A camera layout must print zones for every seat the table seats, or the camera would never
@@ -557,7 +594,7 @@ class Daemon:
             loop = asyncio.new_event_loop()
             self.api_loop = loop
             try:
-                loop.run_until_complete(server.serve())
+                loop.run_until_complete(server.serve(sockets=self._sockets))
             except BaseException as exc:  # said by the table's loop below
                 failed.append(exc)
             finally:

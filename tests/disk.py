@@ -44,3 +44,14 @@ def fill(disk: Path) -> Path:
     finally:
         os.close(fd)
     return filler
+
+
+@contextlib.contextmanager
+def read_only(disk: Path) -> Iterator[Path]:
+    """`disk` (a small_disk) remounted read-only for the block, then read-write again: what the
+    kernel does to a failing SD card, and what root itself cannot write through."""
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
