@@ -24,8 +24,9 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from controller.api.gate import TableBusy
 from controller.engine.base import Effect, to_json
 from controller.journal import Entry
 from controller.visibility import SEES_EVERY_CARD, sight
@@ -35,10 +36,12 @@ if TYPE_CHECKING:
     from controller.table import Table
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 QUEUE_LIMIT = 100  # messages a screen may fall behind before it is told to reconnect
 DEVICES_EVERY_S = 1.0  # the most often a change of devices alone sends the screens the state
 BACKLOG_SLICE = 200  # entries of a backlog read in one job on the table's loop
+PATIENCE_S = 15.0  # how long a connecting screen waits for room in the table's queue
 
 #: (tick, text): tick orders every message the table hands over; None ends the feed.
 Message = tuple[int, str] | None
@@ -190,12 +193,12 @@ class LiveFeed:
     async def history(self, gate: TableGate, sub: Subscriber, after: int) -> tuple[list[str], int]:
         """The backlog after `after` and the state, as `sub`'s role sees them, read slice by slice
         on the table's loop; and the tick after which `sub`'s queue holds what is new."""
-        joined = await gate.call(lambda table: self.join(table, sub.role))
+        joined = await _patiently(gate, lambda table: self.join(table, sub.role))
         texts: list[str] = []
         at = after
         while at < joined.seq:
-            part, at = await gate.call(
-                lambda table, start=at: self.backlog(table, start, joined.seq, sub.role)  # type: ignore[misc]
+            part, at = await _patiently(
+                gate, lambda table, start=at: self.backlog(table, start, joined.seq, sub.role)  # type: ignore[misc]
             )
             texts.extend(part)
         texts.append(joined.state)
@@ -218,6 +221,23 @@ class LiveFeed:
         if self._devices_due is not None:
             self._devices_due.cancel()
             self._devices_due = None
+
+
+async def _patiently(gate: TableGate, job: Callable[[Table], T]) -> T:
+    """`job` on the table's loop, waiting (on the API's loop, which costs the table nothing) while
+    the gate's queue is full rather than refusing at once: a crowd of screens connecting together
+    is served in turn instead of told to come back and so connecting again and again. Refused
+    (TableBusy) only after PATIENCE_S."""
+    waited, pause = 0.0, 0.02
+    while True:
+        try:
+            return await gate.call(job)
+        except TableBusy:
+            if waited >= PATIENCE_S:
+                raise
+            await asyncio.sleep(pause)
+            waited += pause
+            pause = min(pause * 2, 0.5)
 
 
 def _snapshot(table: Table) -> dict[str, Any]:
