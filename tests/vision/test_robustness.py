@@ -20,6 +20,7 @@ from vision.reader import FrameReading, Reader
 from vision.render import Drawn, draw, expose, render
 from vision.robustness import CONDITIONS, lighting_only
 from vision.scene import CameraSetup, Lighting, Scene, Stack
+from vision.stages import check_colours, name_colours
 
 render_module = importlib.import_module("vision.render")  # the module (vision.render is also the function)
 
@@ -249,7 +250,7 @@ def _moving(px: float, degrees: float) -> Scene:
 @pytest.mark.parametrize("degrees", [20.0, 65.0, 135.0])
 def test_the_blur_is_measured_with_its_direction(degrees: float, drawn: Drawn, left_reader: Reader) -> None:
     _read(left_reader, expose(drawn, _moving(5.0, degrees)))
-    values, vectors = np.linalg.eigh(left_reader.blur_cov)
+    values, vectors = np.linalg.eigh(left_reader.conditions.blur_cov)
     longest, shortest = np.sqrt(values[::-1])
     direction = math.degrees(math.atan2(vectors[1, 1], vectors[0, 1])) % 180
     off = abs((direction - degrees + 90) % 180 - 90)
@@ -257,13 +258,13 @@ def test_the_blur_is_measured_with_its_direction(degrees: float, drawn: Drawn, l
     # a 5 px line has a spread (sd) of 1.44 px, added to the lens's 0.6-0.8 px; across it, the lens's only
     assert 1.4 < longest < 2.3
     assert shortest < 1.2
-    assert left_reader.smeared
+    assert left_reader.conditions.smeared
 
 
 def test_a_sharp_frame_is_not_smeared(drawn: Drawn, left_reader: Reader) -> None:
     reading = _read(left_reader, expose(drawn, SCENE))
-    assert not left_reader.smeared
-    longest = math.sqrt(float(np.linalg.eigvalsh(left_reader.blur_cov)[1]))
+    assert not left_reader.conditions.smeared
+    longest = math.sqrt(float(np.linalg.eigvalsh(left_reader.conditions.blur_cov)[1]))
     assert longest < 1.2
     assert _wrong(reading, SCENE) == []
 
@@ -273,7 +274,7 @@ def test_stacks_under_5_px_of_motion_blur_are_counted_and_never_wrong(drawn: Dra
     for degrees in (0.0, 20.0, 150.0, 92.6):  # across the stacks' axes (about vertical here) ... along them
         scene = _moving(5.0, degrees)
         reading = _read(left_reader, expose(drawn, scene))
-        assert left_reader.smeared
+        assert left_reader.conditions.smeared
         assert _wrong(reading, scene) == [], degrees
         exact += sum(reading.zones[n].state == "ok" and reading.zones[n].value == scene.value_of(n) for n in STACKS)
         assert all(reading.zones[n].why for n in STACKS if reading.zones[n].state == "unsure")
@@ -311,18 +312,22 @@ def test_a_jpeg_frames_bottom_chips_keep_their_colour_against_the_felt(layout: L
     reader = Reader(left, Calibration.from_frame(render(empty, layout), left, camera=LEFT_MOUNT.model()))
     frame = render(scene, layout)
     reading = _read(reader, frame)
-    assert reader.compressed
+    assert reader.conditions.compressed
     assert _wrong(reading, scene) == []
     unsure = 0
     for zone, chips in stacks.items():
-        named = reader._denominations(
-            np.array([left.zones[zone].x, left.zones[zone].y]), len(chips), frame, reader.gain
+        centre = np.array([left.zones[zone].x, left.zones[zone].y])
+        blur = reader.conditions.blur_for(zone)
+        view = reader.frame_view(frame)
+        named = name_colours(
+            centre, len(chips), blur, view, reader.conditions, left.chips, reader.felt_rgb, reader.tuning
         )
-        if isinstance(named, str):
-            assert "could be more than one colour" in named
+        doubt = check_colours(named, reader.conditions, reader.tuning)
+        if doubt is not None:
+            assert "could be more than one colour" in doubt
             unsure += 1
         else:
-            assert named == chips, zone
+            assert named.chips == chips, zone
     assert unsure <= 9  # 6 now
 
 
