@@ -7,7 +7,6 @@ benchmark's (`python -m benchmarks vision_robustness`)."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from pathlib import Path
 
@@ -19,10 +18,8 @@ from vision.layout import Layout
 from vision.reader import FrameReading, Reader
 from vision.render import Drawn, draw, expose, render
 from vision.robustness import CONDITIONS, lighting_only
-from vision.scene import CameraSetup, Lighting, Scene, Stack
+from vision.scene import CameraSetup, Lighting, Scene, SceneError, Stack
 from vision.stages import check_colours, name_colours
-
-render_module = importlib.import_module("vision.render")  # the module (vision.render is also the function)
 
 LEFT_MOUNT = CameraSetup(hfov_deg=44.0, position=(470.0, -1000.0, 1600.0), look_at=(470.0, 500.0, 0.0))
 STACKS = {
@@ -300,7 +297,7 @@ def test_a_jpeg_frames_bottom_chips_keep_their_colour_against_the_felt(layout: L
     """JPEG keeps colour at half the resolution: the blue felt's colour bleeds into the bottom
     chip far more than its lightness, and a red bottom chip (purple's lightness) looked purple,
     an orange one whitish. The reader takes the felt's extra share off the bottom chip's colour
-    (JPEG_BOTTOM_CHROMA): named at their true place and count, red and orange stacks on a JPEG 75
+    (Tuning.jpeg_bottom_chroma): named at their true place and count, red and orange stacks on a JPEG 75
     frame are sure of their colours far more often (before: 15 of these 30 "could be more than
     one colour", one bottom chip named white), and never named wrong."""
     zones = [z.name for z in left.chip_zones()][:30]
@@ -352,9 +349,7 @@ WORN_LIGHT = Lighting(
 WORN_GREENS = ((113, 175, 107), (113, 170, 102))  # green (31, 138, 63) moved 20 Lab, lighter and greyer
 
 
-def test_green_chips_worn_toward_white_are_unsure_with_the_reason_never_white(
-    layout: Layout, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_green_chips_worn_toward_white_are_unsure_with_the_reason_never_white(layout: Layout) -> None:
     right = Layout.load("grand-slam-7-right")
     zone = "seat7.first.payout"
     scene = Scene(
@@ -364,15 +359,20 @@ def test_green_chips_worn_toward_white_are_unsure_with_the_reason_never_white(
         blur=0.455,
         noise=1.95,
         wear=20.0,
-        zones={zone: (Stack((25, 25), offset=(-0.84, 6.96)),)},
+        # each chip's edge as the renderer's wear left it in that scene (vision/render.py `_worn`)
+        zones={zone: (Stack((25, 25), offset=(-0.84, 6.96), edges=WORN_GREENS),)},
     )
     empty = Scene(camera=WORN_MOUNT, lighting=WORN_LIGHT, seed=60, blur=0.455, noise=1.95)
     reader = Reader(right, Calibration.from_frame(render(empty, layout), right, camera=WORN_MOUNT.model()))
-    # each chip's edge as the renderer's wear leaves it (vision/render.py `_worn`), these two
-    worn = iter(WORN_GREENS)
-    monkeypatch.setattr(render_module, "_worn", lambda colour, wear, rng: next(worn))
     reading = _read(reader, render(scene, layout))
     seen = reading.zones[zone]
     assert seen.state == "unsure", (seen.state, seen.value)
     assert "nearer 25's than 1's (worn or dirty?)" in seen.why
     assert reading.zones[zone].value is None
+
+
+def test_a_stacks_worn_edges_go_through_a_scene_file_and_are_checked() -> None:
+    scene = Scene(zones={"seat1.first": (Stack((25, 25), edges=WORN_GREENS),)})
+    assert Scene.from_dict(scene.to_dict()) == scene
+    with pytest.raises(SceneError, match="edges: must be a list of"):
+        Scene.from_dict({"zones": {"seat1.first": {"stacks": [{"chips": [5, 5], "edges": [[1, 2, 3]]}]}}})
