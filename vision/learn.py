@@ -36,7 +36,7 @@ from vision.chips import (
     to_lab,
 )
 from vision.layout import Layout
-from vision.reader import SIDE_ANGLES, Reader
+from vision.reader import Reader
 
 FloatArray = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
@@ -116,7 +116,8 @@ def _samples(reader: Reader, frame: Image, centre: FloatArray, n: int) -> tuple[
     toward = reader.foot - centre
     toward /= np.linalg.norm(toward)
     across = np.array([toward[1], -toward[0]])
-    dirs = np.cos(SIDE_ANGLES)[:, None] * toward + np.sin(SIDE_ANGLES)[:, None] * across
+    angles = reader.tuning.side_angles
+    dirs = np.cos(angles)[:, None] * toward + np.sin(angles)[:, None] * across
     z = (np.arange(1, n - 1) + 0.5) * CHIP_THICKNESS_MM
     side = np.concatenate([np.concatenate([centre + r * dirs, np.full((len(dirs), 1), h)], axis=1) for h in z])
     seen = reader.sample_frame(frame, np.concatenate([ring, side]))  # RGB

@@ -304,7 +304,7 @@ def _stack(
         except KeyError as exc:
             raise SceneError(f"scene: a stack at ({x:.0f}, {y:.0f}) mm: {exc.args[0]}") from None
         spin = float(rng.uniform(0, 360))
-        edge = _worn(chip.colour, wear, chip_rng) if wear else chip.colour
+        edge = stack.edges[level] if stack.edges else (_worn(chip.colour, wear, chip_rng) if wear else chip.colour)
         colours = []
         for i in range(FACETS):
             angle = (i + 0.5) * 360 / FACETS

@@ -108,6 +108,9 @@ class Stack:
     offset: tuple[float, float] = (0.0, 0.0)  # from the zone's centre, mm
     lean: tuple[float, float] = (0.0, 0.0)  # each chip this far (mm) from the one below it
     sloppy: float = 0.0  # each chip also up to this far (mm) off sideways, at random
+    # each chip's edge colour (RGB), bottom to top, as worn; () for the chip's own, worn by the
+    # scene's `wear` at random (a stack whose edges are given draws no wear)
+    edges: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,13 @@ class Scene:
             "zones": {
                 name: {
                     "stacks": [
-                        {"chips": list(s.chips), "offset": list(s.offset), "lean": list(s.lean), "sloppy": s.sloppy}
+                        {
+                            "chips": list(s.chips),
+                            "offset": list(s.offset),
+                            "lean": list(s.lean),
+                            "sloppy": s.sloppy,
+                            **({"edges": [list(e) for e in s.edges]} if s.edges else {}),
+                        }
                         for s in stacks
                     ]
                 }
@@ -376,15 +385,23 @@ def _stacks(f: _Fields, key: str, value: Any) -> tuple[Stack, ...]:
         f.fail(f"{key}.stacks", "must be a list of {chips, offset}")
     out = []
     for i, stack in enumerate(stacks):
-        f.object(f"{key}.stacks[{i}]", stack, {"chips", "offset", "lean", "sloppy"})
+        f.object(f"{key}.stacks[{i}]", stack, {"chips", "offset", "lean", "sloppy", "edges"})
         chips = _chips(f, f"{key}.stacks[{i}].chips", stack.get("chips"))
         if not chips:
             continue
         offset = f.numbers(f"{key}.stacks[{i}].offset", stack.get("offset", (0.0, 0.0)), 2, -500, 500)
         lean = f.numbers(f"{key}.stacks[{i}].lean", stack.get("lean", (0.0, 0.0)), 2, -5, 5)
         sloppy = f.number(f"{key}.stacks[{i}].sloppy", stack.get("sloppy", 0.0), 0.0, 10.0)
-        out.append(Stack(chips, (offset[0], offset[1]), (lean[0], lean[1]), sloppy))
+        edges = stack.get("edges", [])
+        if not isinstance(edges, list) or (edges and len(edges) != len(chips)):
+            f.fail(f"{key}.stacks[{i}].edges", "must be a list of [r, g, b], one a chip")
+        worn = tuple(_rgb(f.numbers(f"{key}.stacks[{i}].edges[{j}]", e, 3, 0, 255)) for j, e in enumerate(edges))
+        out.append(Stack(chips, (offset[0], offset[1]), (lean[0], lean[1]), sloppy, worn))
     return tuple(out)
+
+
+def _rgb(values: list[float]) -> tuple[int, int, int]:
+    return (round(values[0]), round(values[1]), round(values[2]))
 
 
 def _chips(f: _Fields, key: str, value: Any) -> tuple[int, ...]:

@@ -14,10 +14,11 @@ import pytest
 from vision.calibration import Calibration
 from vision.chips import ChipSet
 from vision.layout import Layout
-from vision.reader import MAX_COLOUR_MISFIT, MIN_COLOUR_MARGIN, Reader
+from vision.reader import Reader
 from vision.render import render
 from vision.scene import CameraSetup, Scene, Stack
 from vision.stack_colours import SAMPLE_HEIGHTS, StackNamer, viterbi
+from vision.tuning import TUNING
 
 CHIPS = ChipSet.default()
 VALUES = CHIPS.values
@@ -92,7 +93,7 @@ def test_a_mixed_stack_blurred_at_each_change_of_colour_is_named_right_and_sure(
     samples, felt = _side(chips, blur=0.5, spots_at={1: (2, 3), 3: (7,), 5: (0, 9, 10), 7: (4, 5)})
     named = _namer().name(samples, felt, PX_PER_CHIP)
     assert _values(named.colours) == chips
-    assert named.margins.min() >= MIN_COLOUR_MARGIN
+    assert named.margins.min() >= TUNING.min_colour_margin
 
 
 def test_each_chip_alone_would_be_misnamed_where_the_blur_mixes_its_neighbours_in() -> None:
@@ -112,7 +113,7 @@ def test_a_chip_halfway_between_two_colours_is_doubted_not_guessed() -> None:
     chips = (25, 25, 5, 25, 25)
     samples, felt = _side(chips, blur=0.4, odd_colour={2: between})  # type: ignore[dict-item]
     named = _namer().name(samples, felt, PX_PER_CHIP)
-    assert named.margins[2] < MIN_COLOUR_MARGIN
+    assert named.margins[2] < TUNING.min_colour_margin
     assert named.weakest == 2
 
 
@@ -121,7 +122,7 @@ def test_a_single_colour_stack_in_any_light_is_named_sure() -> None:
         samples, felt = _side((value,) * 6, blur=0.35, level=level, spots_at={2: (3, 4), 4: (8,)}, seed=value)
         named = _namer().name(samples, felt, PX_PER_CHIP)
         assert _values(named.colours) == (value,) * 6, (value, level)
-        assert named.margins.min() >= MIN_COLOUR_MARGIN, (value, level)
+        assert named.margins.min() >= TUNING.min_colour_margin, (value, level)
 
 
 def test_random_mixed_stacks_are_named_right_or_doubted_never_misnamed() -> None:
@@ -139,7 +140,7 @@ def test_random_mixed_stacks_are_named_right_or_doubted_never_misnamed() -> None
         blur, level = float(rng.uniform(0.2, 0.55)), float(rng.uniform(0.5, 1.15))
         samples, felt = _side(chips, blur=blur, level=level, spots_at=spots, seed=trial)
         named = _namer().name(samples, felt, PX_PER_CHIP)
-        if named.margins.min() >= MIN_COLOUR_MARGIN and named.misfit <= MAX_COLOUR_MISFIT:
+        if named.margins.min() >= TUNING.min_colour_margin and named.misfit <= TUNING.max_colour_misfit:
             assert _values(named.colours) == chips, (chips, blur, level)
             named_right += 1
     assert named_right >= 110

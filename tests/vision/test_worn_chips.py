@@ -6,16 +6,17 @@ lightness: a chip darkened by wear toward another colour keeps its hue."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
-import vision.reader as reader_module
 from vision.calibration import Calibration
 from vision.layout import Layout
 from vision.reader import FrameReading, Reader
 from vision.render import render
 from vision.scene import CameraSetup, Scene, Stack
+from vision.tuning import TUNING
 
 # The left camera of vision/README.md's two-camera mount, over seats 1-4.
 LEFT_MOUNT = CameraSetup(hfov_deg=44.0, position=(470.0, -1000.0, 1600.0), look_at=(470.0, 500.0, 0.0))
@@ -53,21 +54,23 @@ def _read(reader: Reader, scene: Scene, layout: Layout) -> FrameReading:
 
 
 def test_a_worn_chip_once_named_as_another_denomination_is_unsure_with_the_reason(
-    layout: Layout, left_reader: Reader, monkeypatch: pytest.MonkeyPatch
+    layout: Layout, left_reader: Reader
 ) -> None:
     scene = _scene(20.0)
     # the plain margin alone (the rule before, without the Lab check either): the top chip is
     # named white, a wrong value
-    with monkeypatch.context() as plain:
-        plain.setattr(reader_module, "FIT_LEAD", 0.0)
-        plain.setattr(reader_module, "LAB_LEAD", math.inf)
-        before = _read(left_reader, scene, layout).zones[WORN]
+    plain = Reader(
+        left_reader.layout,
+        left_reader.calibration,
+        tuning=dataclasses.replace(TUNING, fit_lead=0.0, lab_lead=math.inf),
+    )
+    before = _read(plain, scene, layout).zones[WORN]
     assert before.state == "ok" and before.value == 51, before
-    evidence = left_reader.evidence[WORN]
+    evidence = plain.evidence[WORN].to_dict()
     assert evidence["margin"] >= evidence["wanted"]  # its lead over the runner-up passed the plain margin
     assert evidence["named"] == [25, 25, 1]
     # but that chip, an odd chip (unlike the chip below it), fits white worse than its lead allows
-    assert evidence["fits"][2] > reader_module.FIT_LIMIT_ODD + evidence["margins"][2] - evidence["wanted"]
+    assert evidence["fits"][2] > TUNING.fit_limit_odd + evidence["margins"][2] - evidence["wanted"]
 
     reading = _read(left_reader, scene, layout)
     zone = reading.zones[WORN]
@@ -105,19 +108,15 @@ def _benchmark_view(seed: int, condition: str) -> tuple[Reader, Scene, Layout]:
     return Reader(half, calibration), scene, whole
 
 
-def test_a_worn_chip_whose_hue_disagrees_with_its_name_is_unsure_with_the_reason(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_worn_chip_whose_hue_disagrees_with_its_name_is_unsure_with_the_reason() -> None:
     reader, scene, whole = _benchmark_view(HUE_SEED, "worn 20")
     assert [list(s.chips) for s in scene.zones[HUE_ZONE]] == [[25, 25, 25]]
     frame = render(scene, whole)
     # without the second opinion (the rule before): a wrong value
-    with monkeypatch.context() as before:
-        before.setattr(reader_module, "HUE_SHARE", -math.inf)
-        reader.forget(markers=True)
-        plain = reader.read(frame).zones[HUE_ZONE]
+    before = Reader(reader.layout, reader.calibration, tuning=dataclasses.replace(TUNING, hue_share=-math.inf))
+    plain = before.read(frame).zones[HUE_ZONE]
     assert plain.state == "ok" and plain.stacks[0].chips == (25, 100, 25), plain
-    evidence = reader.evidence[HUE_ZONE]
+    evidence = before.evidence[HUE_ZONE].to_dict()
     assert evidence["margin"] >= evidence["wanted"]  # the plain margin and the odd-chip rule let it through
 
     reader.forget(markers=True)
