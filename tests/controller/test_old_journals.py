@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal
-from controller.table import Table
+from controller.table import Table, TableSetup, TableState, parse_entry
+from controller.table.snapshots import snapshot_state
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GAMES = ("grand-slam", "jokers-22", "baseball-poker")
@@ -46,9 +47,9 @@ def test_an_old_journal_replayed_from_its_first_entry_gives_the_same_state(tmp_p
     path = _copy(game, tmp_path)
     reader = Journal(path, readonly=True, derived=False)
     try:
-        table = Table(Journal(":memory:"), game=game, rules={})
+        state = TableState.initial(TableSetup.of(game, {}))
         for entry in reader.entries():
-            table.follow(entry)
-        assert table.snapshot_state() == _recorded(game)
+            state, _ = state.apply(parse_entry(entry))
+        assert snapshot_state(state) == _recorded(game)
     finally:
         reader.close()
