@@ -7,9 +7,14 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.config import Config
 from controller.journal import Journal, JournalError
+from controller.rounds import RoundBook
+
+if TYPE_CHECKING:
+    from controller.table import TableState
 
 
 def run(args: argparse.Namespace, config: Config, state_dir: Path) -> int:
@@ -57,18 +62,21 @@ def _same_game(config: Config, journal: Journal) -> None:
         )
 
 
-def _table(config: Config, journal: Journal) -> object:
-    from controller.table import Table
+def _restore(config: Config, journal: Journal) -> TableState:
+    """The table's state from the journal, as start-up restores it: the last snapshot checked
+    against its entries, then the entries after it, through the table's reducer (snapshots are
+    kept as start-up keeps them)."""
+    from controller.table import TableSetup, snapshots
 
     _same_game(config, journal)
-    return Table(journal, game=config.game, rules=config.rules, table_id=config.table_id)
+    return snapshots.restore(journal, TableSetup.of(config.game, config.rules))
 
 
 def _verify(config: Config, path: Path) -> int:
     journal = Journal(path, readonly=True)  # without a head file beside it (a backup), the entries alone
     try:
         count = journal.check()
-        _table(config, journal)  # the last snapshot checked against its entries
+        _restore(config, journal)  # the last snapshot checked against its entries
     finally:
         journal.close()
     print(f"{path}: {count} entries: integrity, checksums, sequence, hash chain, head file and snapshots all pass")
@@ -106,8 +114,8 @@ def _rebuild(config: Config, path: Path) -> int:
     journal = Journal(path)
     try:
         journal.check()
-        table = _table(config, journal)
-        rounds = len(getattr(table, "rounds"))  # noqa: B009 - the Table, imported late
+        state = _restore(config, journal)
+        rounds = len(RoundBook(journal, state.rounds))
     finally:
         journal.close()
     print(
@@ -148,7 +156,7 @@ def _retain(args: argparse.Namespace, config: Config, state_dir: Path, path: Pat
     archive = Path(config.archive_dir) if config.archive_dir else state_dir / "archive"
     journal = Journal(path)
     try:
-        _table(config, journal)  # the snapshots retention relies on, checked first
+        _restore(config, journal)  # the snapshots retention relies on, checked first
         done = retain(journal, archive, days=days, floor_required=config.floor is not None, most=None)
     finally:
         journal.close()

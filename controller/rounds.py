@@ -1,9 +1,10 @@
 """Rounds as the table keeps them for recall: each one's number, status, cards, settlement and
 round file, and the book of them that recall reads by number.
 
-The book holds in memory only the rounds not yet in the journal's round index (those finished
-since the last snapshot) and the current one; every older round is read from the index when asked
-for, so memory does not grow with history and recall never replays the journal.
+The table's state holds in memory only the rounds not yet in the journal's round index (those
+finished since the last snapshot) and the current one (`RecentRounds`); the book (`RoundBook`)
+reads every older round from the index when asked for, so memory does not grow with history and
+recall never replays the journal.
 """
 
 from __future__ import annotations
@@ -57,13 +58,63 @@ class RoundRecord:
         )
 
 
-class RoundBook(Mapping[int, RoundRecord]):
-    """Round number -> RoundRecord: the recent ones in memory, the rest from the round index."""
+class RecentRounds:
+    """The rounds the table holds in memory: the current one and those finished since the last
+    snapshot (with the seq of the entry that ended each). Part of the table's state: no I/O."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, recent: dict[int, RoundRecord] | None = None, ended: dict[int, int] | None = None) -> None:
+        self._recent: dict[int, RoundRecord] = recent or {}
+        self._ended: dict[int, int] = ended or {}  # round -> the seq of the entry that ended it
+
+    @classmethod
+    def from_snapshot(cls, current: RoundRecord | None, ended_at: int | None) -> RecentRounds:
+        """Start from a snapshot: only its current round is held in memory."""
+        recent = {current.number: current} if current is not None else {}
+        ended = {current.number: ended_at} if current is not None and ended_at is not None else {}
+        return cls(recent, ended)
+
+    def get(self, number: int | None) -> RoundRecord | None:
+        return self._recent.get(number) if number is not None else None
+
+    def __getitem__(self, number: int) -> RoundRecord:
+        return self._recent[number]
+
+    def numbers(self) -> set[int]:
+        return set(self._recent)
+
+    def add(self, record: RoundRecord) -> None:
+        self._recent[record.number] = record
+
+    def ended(self, number: int, seq: int) -> None:
+        self._ended[number] = seq
+
+    def ended_at(self, number: int | None) -> int | None:
+        """The seq of the entry that ended round `number` (None while it is open)."""
+        return self._ended.get(number) if number is not None else None
+
+    def to_index(self) -> list[tuple[int, int, dict[str, Any]]]:
+        """Rounds for the round index: every finished one held in memory (and the current one
+        again when it has ended: its `paid` may have changed since)."""
+        out = []
+        for number, record in sorted(self._recent.items()):
+            if record.status != "open" and number in self._ended:
+                out.append((number, self._ended[number], record.record_json()))
+        return out
+
+    def forget_finished(self, current: int | None) -> None:
+        """The rounds `to_index` gave are kept elsewhere now (the round index, or nowhere for a
+        replica): keep only the current one in memory."""
+        self._recent = {n: r for n, r in self._recent.items() if n == current}
+        self._ended = {n: s for n, s in self._ended.items() if n == current}
+
+
+class RoundBook(Mapping[int, RoundRecord]):
+    """Round number -> RoundRecord: the recent ones from the table's state, the rest from the
+    journal's round index (a view for recall: it holds nothing of its own)."""
+
+    def __init__(self, journal: Journal, recent: RecentRounds) -> None:
         self._journal = journal
-        self._recent: dict[int, RoundRecord] = {}
-        self._ended: dict[int, int] = {}  # round -> the seq of the entry that ended it
+        self._recent = recent
 
     def __getitem__(self, number: int) -> RoundRecord:
         record = self._recent.get(number)
@@ -77,46 +128,17 @@ class RoundBook(Mapping[int, RoundRecord]):
     def __contains__(self, number: object) -> bool:
         if not isinstance(number, int):
             return False
-        return number in self._recent or self._journal.round_record(number) is not None
+        return self._recent.get(number) is not None or self._journal.round_record(number) is not None
 
     def __iter__(self) -> Iterator[int]:
-        return iter(sorted({*self._journal.indexed_rounds(), *self._recent}))
+        return iter(sorted({*self._journal.indexed_rounds(), *self._recent.numbers()}))
 
     def __len__(self) -> int:
-        return len({*self._journal.indexed_rounds(), *self._recent})
-
-    def add(self, record: RoundRecord) -> None:
-        self._recent[record.number] = record
-
-    def ended(self, number: int, seq: int) -> None:
-        self._ended[number] = seq
-
-    def ended_at(self, number: int | None) -> int | None:
-        """The seq of the entry that ended round `number` (None while it is open)."""
-        return self._ended.get(number) if number is not None else None
+        return len({*self._journal.indexed_rounds(), *self._recent.numbers()})
 
     def last(self, count: int) -> list[RoundRecord]:
         """The last `count` rounds, oldest first, read by number (never by replaying)."""
         if count <= 0:
             return []
-        numbers = sorted({*self._journal.indexed_rounds(count), *self._recent})[-count:]
+        numbers = sorted({*self._journal.indexed_rounds(count), *self._recent.numbers()})[-count:]
         return [self[n] for n in numbers]
-
-    def to_index(self, current: int | None) -> list[tuple[int, int, dict[str, Any]]]:
-        """Rounds for the round index: every finished one held in memory (and the current one
-        again when it has ended: its `paid` may have changed since)."""
-        out = []
-        for number, record in sorted(self._recent.items()):
-            if record.status != "open" and number in self._ended:
-                out.append((number, self._ended[number], record.record_json()))
-        return out
-
-    def indexed(self, current: int | None) -> None:
-        """The rounds `to_index` gave are in the index now: keep only the current one in memory."""
-        self._recent = {n: r for n, r in self._recent.items() if n == current}
-        self._ended = {n: s for n, s in self._ended.items() if n == current}
-
-    def restore(self, current: RoundRecord | None, ended_at: int | None) -> None:
-        """Start from a snapshot: only its current round is held in memory."""
-        self._recent = {current.number: current} if current is not None else {}
-        self._ended = {current.number: ended_at} if current is not None and ended_at is not None else {}

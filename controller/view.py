@@ -17,21 +17,46 @@ if TYPE_CHECKING:
     from controller.journal import Journal
 
     class Shown(TableView, Protocol):
-        """What the prompt and the snapshot read of the table (the `Table` is one)."""
+        """What the prompt and the snapshot read of the table (the `Table` is one; read only)."""
 
-        adapter: GameAdapter
-        faults: dict[int, Fault]
-        held: list[tuple[int, Card]]
-        shuffle_due: str | None
-        camera: SceneWatch
-        table_id: str
-        game_name: str
-        simulated: bool
-        seats: int
-        journal: Journal
-        round_no: int | None
-        shoe: ShoeTracker
-        devices: dict[str, dict[str, JSON]]
+        @property
+        def adapter(self) -> GameAdapter: ...
+
+        @property
+        def faults(self) -> dict[int, Fault]: ...
+
+        @property
+        def held(self) -> list[tuple[int, Card]]: ...
+
+        @property
+        def shuffle_due(self) -> str | None: ...
+
+        @property
+        def camera(self) -> SceneWatch: ...
+
+        @property
+        def table_id(self) -> str: ...
+
+        @property
+        def game_name(self) -> str: ...
+
+        @property
+        def simulated(self) -> bool: ...
+
+        @property
+        def seats(self) -> int: ...
+
+        @property
+        def journal(self) -> Journal: ...
+
+        @property
+        def round_no(self) -> int | None: ...
+
+        @property
+        def shoe(self) -> ShoeTracker: ...
+
+        @property
+        def devices(self) -> dict[str, dict[str, JSON]]: ...
 
 
 def prompt(table: Shown) -> str:

@@ -34,7 +34,7 @@ from controller.engine.base import CardDealt, RuleError
 from controller.engine.cards import CardError, parse_card
 
 if TYPE_CHECKING:
-    from controller.table import Table
+    from controller.table import Table, TableState
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ _HEX_BYTES = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{2}(?: [0-9A-Fa-f]{2})+(?![
 class Sight:
     """What one audience sees of `table`: everything, or what the dealer may see."""
 
-    def __init__(self, table: Table, *, everything: bool) -> None:
+    def __init__(self, table: Table | TableState, *, everything: bool) -> None:
         self.table = table
         self.everything = everything
         self._hidden: dict[int | None, frozenset[str]] = {}
@@ -219,7 +219,7 @@ def _carries(hex_text: str, hidden: frozenset[str]) -> bool:
     return any(card.encode("ascii") in data for card in hidden if card.isascii())
 
 
-def sight(table: Table, role: str | None) -> Sight:
+def sight(table: Table | TableState, role: str | None) -> Sight:
     """What `role` sees: "supervisor" and "surveillance" everything; the dealer, the pole
     display and anyone else (None) what the dealer may see."""
     return Sight(table, everything=role in SEES_EVERY_CARD)

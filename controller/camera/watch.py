@@ -1,21 +1,24 @@
 """SceneWatch: what the overhead camera has seen, as the table holds it.
 
-It lives inside the `Table` and is rebuilt from the journal: the camera's settled view (kept from
-`scene` entries, each one a change of the view) and whether the camera can be trusted (ok, bumped,
-unverified, offline, uncalibrated). What the view means for the round (the proposal of wagers,
-past posting, the payout check) is the game's (`GameAdapter.camera()`); a game without one only
-keeps the view. Zones are named by the layout (`seatN.first`, `seatN.first.payout`, `seatN.puck`).
+It is part of the table's state (`TableState.camera`), rebuilt from the journal: the camera's
+settled view (kept from `scene` entries, each one a change of the view) and whether the camera
+can be trusted (ok, bumped, unverified, offline, uncalibrated). What the view means for the
+round (the proposal of wagers, past posting, the payout check) is the game's
+(`GameAdapter.camera()`); a game without one only keeps the view. Zones are named by the layout
+(`seatN.first`, `seatN.first.payout`, `seatN.puck`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.engine.base import Effect
 from controller.games.base import CameraMeaning, TableView
-from controller.journal import Entry
+
+if TYPE_CHECKING:
+    from controller.table.entries import SceneChanged, TableEntry
 
 VIEW_STATES = ("ok", "blocked", "unsure")
 CAMERA_STATES = ("ok", "bumped", "unverified", "offline", "uncalibrated")
@@ -107,24 +110,23 @@ class SceneWatch:
 
     # -- following the journal ------------------------------------------------------------------
 
-    def follow(self, table: TableView, entry: Entry, effects: tuple[Effect, ...]) -> tuple[str, str] | None:
-        """Apply one journaled entry; returns the fault (code, message) it raises, if any."""
-        if entry.kind == "scene":
-            return self._seen(table, entry)
+    def follow(self, table: TableView, entry: TableEntry, effects: tuple[Effect, ...]) -> tuple[str, str] | None:
+        """Follow one journaled entry other than a scene (the game's meaning of the round);
+        returns the fault (code, message) it raises, if any."""
         if self.meaning is None:
             return None
-        return self.meaning.follow(table, self, entry.kind, entry.body, effects)
+        return self.meaning.follow(table, self, entry, effects)
 
-    def _seen(self, table: TableView, entry: Entry) -> tuple[str, str] | None:
-        body = entry.body
+    def seen(self, table: TableView, entry: SceneChanged) -> tuple[str, str] | None:
+        """Apply a `scene` entry (a change of the view); returns the fault it raises, if any."""
         self.seq = entry.seq
         newly_bumped = False
-        if "camera" in body:
-            newly_bumped = body["camera"] == "bumped" and self.status != "bumped"
-            self.status = body["camera"]
-            self.why = body.get("why", "")
+        if entry.camera is not None:
+            newly_bumped = entry.camera == "bumped" and self.status != "bumped"
+            self.status = entry.camera
+            self.why = entry.why
         changed: list[tuple[str, int | None, int]] = []
-        for name, seen in body.get("zones", {}).items():
+        for name, seen in entry.zones.items():
             zone = ZoneView(seen["state"], seen.get("value"), seen.get("why", ""))
             self.zones[name] = zone
             if zone.state == "ok" and zone.value is not None:
@@ -132,7 +134,7 @@ class SceneWatch:
                 self.last_ok[name] = zone.value
                 if before != zone.value:
                     changed.append((name, before, zone.value))
-        self.pucks.update(body.get("pucks", {}))
+        self.pucks.update(entry.pucks)
         if newly_bumped:
             return (
                 "camera-bumped",

@@ -26,9 +26,10 @@ replica cannot follow is sent on the general topic without its body (`"withheld"
 then nobody can tell which of its cards lie face down.
 
 Settlements, fault changes and meters are derived, so they must come out the same however often
-an entry is sent: the publisher keeps its own replica of the table, built by the same `Table` code
-from the same entries, and compares it before and after each entry. The replica is rebuilt from
-the journal at start, on the publisher's thread, so the table loop never waits for it.
+an entry is sent: the publisher keeps its own replica of the table's state, a `TableState` that
+the table's own reducer (`TableState.apply`) moves entry by entry, and compares it before and
+after each entry. The replica is rebuilt from the journal at start, on the publisher's thread,
+so the table loop never waits for it.
 
     publisher = FloorPublisher(config.floor, journal.path, table_id="GS-01", game="grand-slam",
                                rules={}, mark=loop_mark(journal, loop))
@@ -55,11 +56,12 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from controller.engine.base import Effect
 from controller.floor import schema
 from controller.floor.catchup import CatchupResponder, new_client
 from controller.floor.config import FloorConfig, check_level
 from controller.journal import Entry, Journal, JournalError
-from controller.table import Table
+from controller.table import Table, TableSetup, TableState, parse_entry
 from controller.visibility import sight
 
 log = logging.getLogger("tablectl.floor")
@@ -303,12 +305,12 @@ class FloorPublisher:
     def _pump_journal(self, reader: Journal) -> None:
         text = reader.get_meta(MARK_KEY)
         start = int(text) if text and text.isdigit() else 0
-        replica = Table(Journal(":memory:"), game=self.game, rules=self.rules, table_id=self.table_id)
+        replica = Replica(self.game, self.rules)
         backlog: deque[Entry] = deque()
         for entry in reader.entries():
             self._journal_last = entry.seq
             if entry.seq <= start:
-                _follow(replica, entry)  # state before the first entry to send: no messages
+                replica.follow(entry)  # state before the first entry to send: no messages
             else:
                 backlog.append(entry)
         self._sent = start
@@ -400,16 +402,16 @@ class FloorPublisher:
             payload["reason"] = reason
         return payload
 
-    def _messages(self, replica: Table, entry: Entry) -> Iterator[Message]:
+    def _messages(self, replica: Replica, entry: Entry) -> Iterator[Message]:
         envelope = self._envelope(entry)
         whole = {**envelope, "round": entry.round, "kind": entry.kind, "body": entry.body}
         yield SURVEILLANCE, whole
         try:
             # What the dealer may not see as the entry comes, on the replica as it stands before it.
-            before = sight(replica, None)
+            before = sight(replica.state, None)
             hidden = before.hidden(entry.round) | before.current()
             derived = _derive(replica, entry)
-            after = sight(replica, None)  # ... and as it stands after it: both are masked
+            after = sight(replica.state, None)  # ... and as it stands after it: both are masked
             general = [("entry", {"round": entry.round, "kind": entry.kind, "body": entry.body}), *derived]
             masked = [
                 (kind, {**envelope, **after.entry(after.mask(fields, hidden), entry.round)}) for kind, fields in general
@@ -444,21 +446,30 @@ def loop_mark(journal: Journal, loop: asyncio.AbstractEventLoop) -> LoopMark:
     return LoopMark(journal, loop)
 
 
-def _follow(replica: Table, entry: Entry) -> Any:
-    # Table has no public "apply an entry that is already journaled": its constructor replays the
-    # whole journal. The replica must advance entry by entry, so it uses the same private path the
-    # constructor does (tablectl issue 10 asks for Table.follow to make this public).
-    return replica.follow(entry)
+class Replica:
+    """The publisher's copy of the table's state: the table's reducer, fed the journal's entries
+    one by one. Nothing is journaled or shown, and no history is kept: after a round ends only
+    the round being dealt stays in memory."""
+
+    def __init__(self, game: str, rules: Mapping[str, Any]) -> None:
+        self.state = TableState.initial(TableSetup.of(game, rules))
+
+    def follow(self, entry: Entry) -> tuple[Effect, ...]:
+        self.state, effects = self.state.apply(parse_entry(entry))
+        if self.state.ended_by(entry.seq):
+            self.state.rounds.forget_finished(self.state.round_no)
+        return effects
 
 
-def _derive(replica: Table, entry: Entry) -> list[Message]:
+def _derive(replica: Replica, entry: Entry) -> list[Message]:
     """What `entry` changed on the replica: a settled or voided round, faults, meters."""
-    round_no = replica.round_no
-    record = replica.rounds.get(round_no) if round_no is not None else None
+    was_state = replica.state
+    record = was_state.current
     was = record.status if record is not None else None
-    faults_before = {fid: f.to_json() for fid, f in replica.faults.items()}
-    meters_before = replica.meters.to_json()
-    _follow(replica, entry)
+    faults_before = {fid: f.to_json() for fid, f in was_state.faults.items()}
+    meters_before = was_state.meters.to_json()
+    replica.follow(entry)
+    state = replica.state
     out: list[Message] = []
     if record is not None and was == "open" and record.status != "open":
         settled: dict[str, Any] = {
@@ -469,15 +480,15 @@ def _derive(replica: Table, entry: Entry) -> list[Message]:
             "settlement": record.settlement,
         }
         if record.status == "settled":
-            settled["payouts"] = replica.payouts()
+            settled["payouts"] = state.payouts()
         out.append(("settlement", settled))
-    faults_after = {fid: f.to_json() for fid, f in replica.faults.items()}
+    faults_after = {fid: f.to_json() for fid, f in state.faults.items()}
     if faults_after != faults_before:
         how = {key: entry.body.get(key) for key in ("action", "by", "reason")}
         cleared = [{"id": fid, "code": f["code"], **how} for fid, f in faults_before.items() if fid not in faults_after]
         raised = [f for fid, f in faults_after.items() if fid not in faults_before]
         out.append(("fault", {"raised": raised, "cleared": cleared, "open": list(faults_after.values())}))
-    meters = replica.meters.to_json()
+    meters = state.meters.to_json()
     if meters != meters_before:
-        out.append(("meters", {"game": replica.game_name, "meters": meters}))
+        out.append(("meters", {"game": state.game_name, "meters": meters}))
     return out

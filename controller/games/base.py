@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 
     from controller.analysis.base import GameAnalysis
     from controller.rounds import RoundRecord
+    from controller.table.entries import TableEntry
 
 
 class TableView(Protocol):
-    """What an adapter may read of the table (the `Table` is one)."""
+    """What an adapter may read of the table (the `Table` is one, and so is the `TableState` the
+    reducer passes while it applies an entry)."""
 
     @property
     def state(self) -> Any: ...
@@ -150,8 +152,11 @@ class CameraMeaning(Protocol):
     dealer's hands move the chips. Decided from journaled entries only, so a replay agrees."""
 
     def follow(
-        self, table: TableView, view: SceneView, kind: str, body: Mapping[str, Any], effects: tuple[Effect, ...]
-    ) -> tuple[str, str] | None: ...
+        self, table: TableView, view: SceneView, entry: TableEntry, effects: tuple[Effect, ...]
+    ) -> tuple[str, str] | None:
+        """Follow one journaled entry (a typed record; any kind but a scene, which is `changed`),
+        `table` as it stands after it; the fault (code, message) it raises, if any."""
+        ...
 
     def changed(
         self, table: TableView, view: SceneView, changed: list[tuple[str, int | None, int]]

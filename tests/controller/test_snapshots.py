@@ -15,17 +15,18 @@ import pytest
 from controller.cli import main
 from controller.journal import Journal, JournalCorrupt
 from controller.synth import synthesize
-from controller.table import Table
+from controller.table import Table, TableSetup, TableState, parse_entry
+from controller.table.snapshots import snapshot_state
 
 GAMES = ("grand-slam", "jokers-22", "baseball-poker")
 
 
-def _full_replay(journal: Journal, game: str) -> Table:
-    """The table as replaying every entry from the first gives it (no snapshot read)."""
-    table = Table(journal, game=game, rules={}, replay=False)
+def _full_replay(journal: Journal, game: str) -> TableState:
+    """The table's state as the reducer gives it from every entry from the first (no snapshot read)."""
+    state = TableState.initial(TableSetup.of(game, {}))
     for entry in journal.entries():
-        table._apply(entry)
-    return table
+        state, _ = state.apply(parse_entry(entry))
+    return state
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -42,7 +43,7 @@ def test_a_restart_from_the_last_snapshot_is_the_table_a_full_replay_gives(tmp_p
     # Only what follows the last round's end is replayed: the dealer's confirm and the new round.
     assert [e.kind for e in journal.entries(after=last.seq)] == ["button", "round-open"]
     restarted = Table(journal, game=game, rules={})
-    assert restarted.snapshot_state() == live == _full_replay(journal, game).snapshot_state()
+    assert restarted.snapshot_state() == live == snapshot_state(_full_replay(journal, game))
     assert restarted.meters.rounds + restarted.meters.voids == 12
 
 

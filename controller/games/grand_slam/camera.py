@@ -29,6 +29,7 @@ from controller.games.grand_slam.rules import (
     SeatState,
     StackMoved,
 )
+from controller.table.entries import ConfirmPressed, RoundOpened, TableEntry
 
 WAGER_SPOTS = (*BASES, *SIDE_BETS)
 PAYOUT_SPOTS = (*BASES, "home", *SIDE_BETS)  # a betting seat's zones: each has its payout circle
@@ -106,10 +107,10 @@ class GrandSlamCamera:
     # -- following the round --------------------------------------------------------------------
 
     def follow(
-        self, table: TableView, view: SceneView, kind: str, body: Mapping[str, Any], effects: tuple[Effect, ...]
+        self, table: TableView, view: SceneView, entry: TableEntry, effects: tuple[Effect, ...]
     ) -> tuple[str, str] | None:
         state = table.state
-        if kind == "round-open":
+        if isinstance(entry, RoundOpened):
             self.stood.clear()
             self.flagged.clear()
             self.home_left = {seat.seat: view.last_ok.get(f"seat{seat.seat}.home", 0) for seat in state.seats}
@@ -118,7 +119,7 @@ class GrandSlamCamera:
                 for position, wagers in seat.stacks.items():
                     for wager in wagers:
                         self.stood.setdefault((seat.seat, wager), set()).add(position)
-        if kind == "button" and body.get("button") == "confirm":
+        if isinstance(entry, ConfirmPressed):
             record = table.current
             paid = record is not None and record.status == "settled" and record.paid
             if paid and record is not None and self.checked_round != record.number:

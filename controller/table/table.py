@@ -1,0 +1,481 @@
+"""The table: every input is journaled, then applied by the reducer, then its effects go out.
+
+`Table` is the one owner of the table's state and the one writer of its journal. The daemon calls
+its methods from a single asyncio loop (device threads post to that loop; nothing else touches a
+Table). Each method validates its input against the state, appends one journal entry (committed
+before anything else happens), applies the entry with the reducer (`TableState.apply`, the same
+code every replay runs), and tells the outputs (LEDs, display, screens) what changed. Starting a
+Table restores the state from the journal (controller/table/snapshots.py), then re-drives the
+outputs.
+
+Faults (GAMES.md section 4) are latched in the journal: they block the card flow until a
+supervisor clears them with a journaled action naming who and why, and they survive restarts.
+A card that arrives while play is blocked is journaled and held, never dropped; it is dealt
+when the fault is cleared (or returned to the supervisor's judgement by `replace` and `void`).
+The journal's own fault (its disk cannot be written) is the Table's: nothing can be journaled
+while it lasts, so it is shown beside the latched faults and ended by a `journal-restored` entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
+
+from controller.camera.watch import SceneWatch
+from controller.engine.base import JSON, Awaiting, Effect, Game, RuleError, to_json
+from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
+from controller.faults import FAULTS, JOURNAL_FAULT_ID, Fault
+from controller.games.base import GameAdapter
+from controller.journal import Entry, Journal, JournalUnwritable, utc_now
+from controller.meters import Meters
+from controller.rounds import RoundBook, RoundRecord
+from controller.table import snapshots
+from controller.table.entries import parse_entry
+from controller.table.errors import TableError, TableUnavailable
+from controller.table.state import TableSetup, TableState
+from controller.view import prompt
+
+log = logging.getLogger("controller.table")
+
+RECENT_EFFECTS = 200  # entries whose effects a late screen is told (the screens ask for the last 10)
+
+
+class Output(Protocol):
+    """Something that shows the table (LEDs, pole display, dealer screen feed)."""
+
+    def redrive(self, table: Table) -> None:
+        """Show the whole current state (at start and after recovery)."""
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        """Show what one journaled entry changed."""
+
+
+class Table:
+    """The table's state, rebuilt from `journal` at start and kept by journaling every input."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        game: str,
+        rules: Mapping[str, Any],
+        table_id: str = "TABLE-1",
+        simulated: bool = False,
+        outputs: list[Output] | None = None,
+        replay: bool = True,
+        seats: int | None = None,
+    ) -> None:
+        """`replay=False` gives the table as it stands before any entry; `seats`: the seats the
+        table has (config `table.seats`; None: the game's table card's)."""
+        self.journal = journal
+        self.setup = TableSetup.of(game, rules, seats)
+        self.table_id = table_id
+        self.simulated = simulated
+        self.outputs: list[Output] = outputs or []
+        # The effects of the last entries applied (seq -> effects), for screens that join late: the
+        # live feed's backlog tells each entry with what it did, as it was told live.
+        self.recent_effects: dict[int, tuple[Effect, ...]] = {}
+        self.devices: dict[str, dict[str, JSON]] = {}
+        self.listeners: list[Output] = []  # the API's live feed; told after the devices
+        # Told when a device's status changes (no entry is journaled for it): the live feed sends
+        # the screens the state again, so a Devices panel follows the shoe as it comes and goes.
+        self.device_watchers: list[Callable[[Table], None]] = []
+        self.journal_fault: Fault | None = None  # the journal cannot be written (never journaled itself)
+        self._refused = 0  # inputs refused while it lasts
+        if replay:
+            self.now = snapshots.restore(journal, self.setup, applied=self._remember)
+            self.redrive()
+        else:
+            self.now = TableState.initial(self.setup)
+
+    def redrive(self) -> None:
+        """Show the whole state on every output (at start, after recovery, after a device returns)."""
+        for output in self.outputs:
+            try:
+                output.redrive(self)
+            except Exception as exc:
+                log.exception("output %s failed to re-drive", type(output).__name__)
+                self.devices[type(output).__name__] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    # -- what the table looks like: the reducer's state, and the journal's own fault -------------
+
+    @property
+    def adapter(self) -> GameAdapter:
+        return self.setup.adapter
+
+    @property
+    def game(self) -> Game[Any]:
+        return self.setup.game
+
+    @property
+    def game_name(self) -> str:
+        return self.setup.game_name
+
+    @property
+    def rules_doc(self) -> dict[str, Any]:
+        return dict(self.setup.rules_doc)
+
+    @property
+    def seats(self) -> int:
+        return self.setup.seats
+
+    @property
+    def state(self) -> Any:
+        """The engine's state."""
+        return self.now.engine
+
+    @property
+    def faults(self) -> dict[int, Fault]:
+        """Every fault that stops play: those latched by entries, and the journal's own."""
+        if self.journal_fault is None:
+            return self.now.faults
+        return {**self.now.faults, JOURNAL_FAULT_ID: self.journal_fault}
+
+    @property
+    def held(self) -> list[tuple[int, Card]]:
+        return self.now.held
+
+    @property
+    def round_no(self) -> int | None:
+        return self.now.round_no
+
+    @property
+    def rounds(self) -> RoundBook:
+        """Every round by number: the recent ones from the state, the rest from the round index."""
+        return RoundBook(self.journal, self.now.rounds)
+
+    @property
+    def meters(self) -> Meters:
+        return self.now.meters
+
+    @property
+    def shoe(self) -> ShoeTracker:
+        return self.now.shoe
+
+    @property
+    def camera(self) -> SceneWatch:
+        """What the overhead camera has seen (from `scene` entries) and what it means for this game."""
+        return self.now.camera
+
+    @property
+    def last_card(self) -> str | None:
+        return self.now.last_card
+
+    @property
+    def shoe_link(self) -> dict[str, Any] | None:
+        return self.now.shoe_link
+
+    @property
+    def notice(self) -> str | None:
+        return self.now.notice
+
+    @property
+    def shuffle_due(self) -> str | None:
+        return self.now.shuffle_due
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.faults)
+
+    @property
+    def awaiting(self) -> Awaiting:
+        return self.now.awaiting
+
+    @property
+    def current(self) -> RoundRecord | None:
+        """The round being dealt, or the last one (settled or void); None before the first."""
+        return self.now.current
+
+    def payouts(self) -> list[dict[str, Any]]:
+        """What the dealer pays and takes at each seat for the last settled round."""
+        return self.now.payouts()
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def open_round(self, body: Mapping[str, Any], by: str, *, via: str | None = None) -> int:
+        """Open a round with `body` = {"seats": [...], "blind_seat": n | null} as in a round file
+        (`via` = "camera" when the wagers are the camera's proposal, which the dealer confirmed)."""
+        if self.faults:
+            raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
+        if self.awaiting.kind != "round":
+            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first", kind="conflict")
+        event = self.setup.open_event(body)
+        # Ask the engine before journaling, so a refused opening leaves no trace but the refusal.
+        try:
+            self.game.apply(self.state, event)
+        except RuleError as exc:
+            raise TableError.of_rule(exc) from None
+        number = (self.round_no or 0) + 1
+        entry: dict[str, JSON] = {"event": to_json(event), "by": by}
+        if via is not None:
+            entry |= {"via": via, "scene_seq": self.camera.seq}
+        self._commit("round-open", entry, number)
+        return number
+
+    def opening_refused(self, body: Mapping[str, Any]) -> str | None:
+        """Why `body` would not open a round now (the engine's words), or None if it would."""
+        return self.now.opening_refused(body)
+
+    def open_from_camera(self, by: str, scene_seq: int | None = None) -> int:
+        """Open the round the camera proposes, as the dealer confirmed it. `scene_seq` is the view
+        the dealer looked at: if the felt has changed since, the dealer must look again."""
+        if self.faults:
+            raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
+        if self.awaiting.kind != "round":
+            raise TableError(f"round {self.round_no} is still being dealt; settle or void it first", kind="conflict")
+        proposal = self.camera.proposal(self)
+        if proposal is None:
+            raise TableError("round not opened: this table's camera has not reported any wagers", kind="conflict")
+        if scene_seq is not None and scene_seq != proposal["scene_seq"]:
+            raise TableError(
+                f"round not opened: the wagers on the felt changed since you looked (view {scene_seq}, now "
+                f"{proposal['scene_seq']}); check the proposal again",
+                kind="conflict",
+            )
+        if not proposal["ready"]:
+            raise TableError(f"round not opened from the camera: {proposal['why_not']}", kind="conflict")
+        return self.open_round(proposal["opening"], by, via="camera")
+
+    def scene_seen(self, view: Mapping[str, Any]) -> Entry | None:
+        """The camera's settled view (from the reading thread): journaled only when it changes
+        something (a zone's value or state, a puck, the camera's own state)."""
+        body = self.camera.changes(view)
+        if body is None:
+            return None
+        return self._commit("scene", body, self.round_no)
+
+    def decide(self, body: Mapping[str, Any], by: str) -> Entry:
+        """A player's choice (Jokers 22: hit, stand, double, split, surrender, match, decline), in
+        the form a round file writes it. The engine is asked first: a refusal leaves no trace."""
+        if self.faults:
+            raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
+        if self.awaiting.kind != "decision":
+            raise TableError(f"round {self.round_no} needs no decision now: {prompt(self)}", kind="conflict")
+        try:
+            event = self.game.parse_decision(body, "decision")
+            self.game.apply(self.state, event)
+        except RuleError as exc:
+            raise TableError.of_rule(exc) from None
+        return self._commit("decision", {"event": to_json(event), "by": by}, self.round_no)
+
+    def card(self, card: Card, source: Mapping[str, JSON]) -> Entry:
+        """A card came out of the shoe (`source` says from where: the shoe's session and seq,
+        or a dealer's entry). Always journaled: a card is never lost, even when play is stopped."""
+        return self._commit("card", {"card": str(card), "source": dict(source)}, self.round_no)
+
+    def misread(self, message: str, source: Mapping[str, JSON]) -> Entry:
+        return self.raise_fault("misread", message, source=source)
+
+    def raise_fault(self, code: str, message: str, **extra: Any) -> Entry:
+        if code not in FAULTS:
+            raise TableError(f"unknown fault code {code!r}")
+        return self._commit("fault", {"code": code, "message": message, **extra}, self.round_no)
+
+    def clear_fault(self, fault_id: int, action: str, by: str, reason: str, card: str | None = None) -> Entry:
+        """A supervisor clears a latched fault: confirm the held card, replace it, dismiss, or void."""
+        fault = self.faults.get(fault_id)
+        if fault is None:
+            raise TableError(f"there is no open fault {fault_id}", kind="conflict")
+        if fault_id == JOURNAL_FAULT_ID:
+            raise TableError("this fault clears itself as soon as the journal can be written again", kind="conflict")
+        allowed = fault.actions
+        if action not in allowed:
+            raise TableError(f"fault {fault_id} ({fault.code}) is cleared by {', '.join(allowed)}, not {action!r}")
+        if not by.strip() or not reason.strip():
+            raise TableError("clearing a fault needs who clears it and why")
+        body: dict[str, JSON] = {"fault": fault_id, "action": action, "by": by, "reason": reason}
+        if action == "replace":
+            if card is None:
+                raise TableError("replace needs the card the supervisor sees (such as 'AS')")
+            try:
+                replacement = parse_card(card)
+            except CardError as exc:
+                raise TableError(str(exc), field="card") from None
+            if self.shoe.composition.count(replacement) == 0:
+                raise TableError(
+                    f"{replacement} cannot come from the {self.shoe.composition.describe()}: replace with the card "
+                    "in hand, one this shoe holds",
+                    field="card",
+                )
+            body["card"] = str(replacement)
+        if action == "void" and (self.round_no is None or self.awaiting.kind == "round"):
+            raise TableError("there is no round being dealt to void; dismiss the fault instead", kind="conflict")
+        if fault.code == "camera-bumped" and self.camera.status == "bumped":
+            raise TableError(
+                f"there is no recalibration yet for fault {fault_id}: the camera still sees its markers moved; "
+                "recalibrate it first (POST /api/camera/recalibrate), then dismiss",
+                kind="conflict",
+            )
+        return self._commit("fault-cleared", body, self.round_no)
+
+    def acknowledge_fault(self, fault_id: int, by: str) -> Entry:
+        if fault_id not in self.faults:
+            raise TableError(f"there is no open fault {fault_id}", kind="conflict")
+        return self._commit("fault-acknowledged", {"fault": fault_id, "by": by}, self.round_no)
+
+    def void(self, by: str, reason: str) -> Entry:
+        if self.round_no is None or self.awaiting.kind == "round":
+            raise TableError("there is no round being dealt to void", kind="conflict")
+        if not by.strip() or not reason.strip():
+            raise TableError("voiding a round needs who voids it and why")
+        return self._commit("void", {"by": by, "reason": reason}, self.round_no)
+
+    def button(self, name: str, by: str, source: Mapping[str, JSON] | None = None) -> Entry:
+        """A dealer button. `confirm` after a settled round means the seats are paid (the
+        home-plate lamps go dark, the display returns to idle; with a camera, the payouts on the
+        felt are checked); pressed again after the cut card, it means a freshly shuffled shoe is
+        loaded; pressed between rounds with nothing else to confirm, it opens the round the
+        camera proposes. `source` is the shoe's message when the shoe's own button was pressed
+        (kept like a card's, so a restarted reader resumes after it)."""
+        record = self.current
+        idle = (
+            name == "confirm"
+            and self.awaiting.kind == "round"
+            and not self.shuffle_due
+            and not (record is not None and record.status == "settled" and not record.paid)
+        )
+        body: dict[str, JSON] = {"button": name, "by": by}
+        if source is not None:
+            body["source"] = dict(source)
+        entry = self._commit("button", body, self.round_no)
+        if idle and not self.faults:
+            proposal = self.camera.proposal(self)
+            if proposal is not None and proposal["ready"]:
+                with contextlib.suppress(TableError):  # the press is journaled either way
+                    self.open_from_camera(by, proposal["scene_seq"])
+        return entry
+
+    def shoe_reshuffled(self, by: str) -> Entry:
+        """A freshly shuffled shoe is loaded (between rounds): every card is back in the count."""
+        if self.awaiting.kind != "round":
+            raise TableError(
+                f"round {self.round_no} is still being dealt; load a new shoe between rounds", kind="conflict"
+            )
+        return self._commit("shoe-reshuffled", {"by": by}, self.round_no)
+
+    def shoe_event(self, event: str, source: Mapping[str, JSON]) -> Entry:
+        """The shoe says the cut card came out or the shoe is empty: shuffle after this round."""
+        return self._commit("shoe-event", {"event": event, "source": dict(source)}, self.round_no)
+
+    def access(self, kind: Literal["login", "camera-recalibrated"], body: Mapping[str, JSON]) -> Entry:
+        """An access to the table or its devices (a login, good or refused; a recalibration):
+        journaled for the audit trail; it changes nothing in the game."""
+        return self._commit(kind, dict(body), self.round_no)
+
+    def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
+        """Record a device's status for the screens (not journaled: it is not an input)."""
+        if self.devices.get(device) == dict(status):
+            return
+        self.devices[device] = dict(status)
+        self._status_changed(f"the {device}'s status")
+
+    def _status_changed(self, what: str) -> None:
+        # Something the screens show changed without an entry (a device, the journal's disk).
+        for watcher in self.device_watchers:
+            try:
+                watcher(self)
+            except Exception:  # a screen's feed never stops the table
+                log.exception("telling the screens of %s failed", what)
+
+    def retry_journal(self) -> Entry | None:
+        """While the journal cannot be written, try again (the daemon calls this every few
+        seconds): the entry that says the fault is over, or None if there was no fault."""
+        if self.journal_fault is None:
+            return None
+        return self._journal_back()
+
+    # -- the one path every entry takes ---------------------------------------------------------
+
+    def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:
+        """Write-ahead: the entry is in the journal, then applied, then its effects go out."""
+        if self.journal_fault is not None:
+            self._journal_back()
+        try:
+            entry = self.journal.append(kind, body, round_no)
+        except JournalUnwritable as exc:
+            self._journal_down(exc)
+            raise TableUnavailable(str(exc)) from None
+        effects = self._apply(entry)
+        self._tell(entry, effects)
+        if self.now.ended_by(entry.seq):
+            self.keep_snapshot()
+        return entry
+
+    def _apply(self, entry: Entry) -> tuple[Effect, ...]:
+        self.now, effects = self.now.apply(parse_entry(entry))
+        self._remember(entry.seq, effects)
+        return effects
+
+    def _remember(self, seq: int, effects: tuple[Effect, ...]) -> None:
+        self.recent_effects[seq] = effects
+        if len(self.recent_effects) > RECENT_EFFECTS:
+            del self.recent_effects[next(iter(self.recent_effects))]
+
+    def journal_down(self, exc: JournalUnwritable) -> None:
+        """The journal was found unwritable without an input being refused (the daemon's probe at
+        start): the journal fault shows at once, and clears itself as after a refused input."""
+        self._journal_down(exc, refused=0)
+
+    def _journal_down(self, exc: JournalUnwritable, *, refused: int = 1) -> None:
+        if self.journal_fault is not None:
+            self._refused += refused
+            return
+        code = "disk-full" if exc.reason == "full" else "disk-failing"
+        self.journal_fault = Fault(JOURNAL_FAULT_ID, code, str(exc), utc_now(), self.round_no)
+        self._refused = refused
+        log.error("%s (%s)", exc, exc.detail)  # once: the count is logged when it ends
+        self.redrive()
+        self._status_changed("the journal's fault")
+
+    def _journal_back(self) -> Entry:
+        fault = self.journal_fault
+        assert fault is not None
+        body: dict[str, JSON] = {
+            "code": fault.code,
+            "message": fault.message,
+            "since": fault.at,
+            "refused": self._refused,
+        }
+        try:
+            entry = self.journal.append("journal-restored", body, self.round_no)
+        except JournalUnwritable:
+            self._refused += 1
+            raise TableUnavailable(fault.message) from None
+        self.journal_fault = None
+        effects = self._apply(entry)
+        log.warning(
+            "the journal can be written again (%s since %s; %d inputs refused meanwhile, to be offered again)",
+            fault.code,
+            fault.at,
+            self._refused,
+        )
+        self._tell(entry, effects)
+        self.redrive()
+        return entry
+
+    def _tell(self, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        for output in [*self.outputs, *self.listeners]:
+            try:
+                output.update(self, entry, effects)
+            except Exception as exc:  # a broken lamp or display never loses the journaled entry
+                log.exception("output %s failed on journal entry %d", type(output).__name__, entry.seq)
+                self.devices[type(output).__name__] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    # -- snapshots ------------------------------------------------------------------------------
+
+    def snapshot_state(self) -> dict[str, JSON]:
+        """The whole table state as plain JSON (controller/table/snapshots.py)."""
+        return snapshots.snapshot_state(self.now)
+
+    def keep_snapshot(self) -> bool:
+        """Keep the state after the last entry, and the rounds finished since the last one, in
+        the journal's database (a read-only table keeps nothing)."""
+        return snapshots.keep(self.journal, self.now)
+
+    # -- recall ---------------------------------------------------------------------------------
+
+    def last_rounds(self, count: int) -> list[RoundRecord]:
+        """The last `count` rounds, oldest first, read by number from the round index."""
+        return self.rounds.last(count)
