@@ -77,7 +77,8 @@ async def journal_access(
     """An access journaled for the audit trail, by the table's loop (never refused as busy: a
     failed login is always recorded; the limiter bounds how many one address can cause)."""
     try:
-        await asyncio.wrap_future(rt.gate.submit(lambda table: table.access(kind, body), urgent=True))
+        # Shielded: a caller that hangs up does not take its failed login out of the audit trail.
+        await asyncio.shield(asyncio.wrap_future(rt.gate.submit(lambda table: table.access(kind, body), urgent=True)))
     except TableError as exc:  # the journal cannot be written: 503, said once by the table
         raise ApiError.of_table(exc) from None
 
