@@ -22,7 +22,7 @@ import contextlib
 import itertools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -190,19 +190,19 @@ class LiveFeed:
         self._count = len(self.subscribers)
         return sub
 
-    async def history(self, gate: TableGate, sub: Subscriber, after: int) -> tuple[list[str], int]:
+    async def history(self, gate: TableGate, sub: Subscriber, after: int) -> AsyncIterator[list[str] | int]:
         """The backlog after `after` and the state, as `sub`'s role sees them, read slice by slice
-        on the table's loop; and the tick after which `sub`'s queue holds what is new."""
+        on the table's loop and yielded a slice at a time (so a long history is never held whole
+        in memory), then the tick after which `sub`'s queue holds what is new."""
         joined = await _patiently(gate, lambda table: self.join(table, sub.role))
-        texts: list[str] = []
         at = after
         while at < joined.seq:
             part, at = await _patiently(
                 gate, lambda table, start=at: self.backlog(table, start, joined.seq, sub.role)  # type: ignore[misc]
             )
-            texts.extend(part)
-        texts.append(joined.state)
-        return texts, joined.tick
+            yield part
+        yield [joined.state]
+        yield joined.tick
 
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)

@@ -73,13 +73,17 @@ async def live(ws: WebSocket) -> None:
         return
     sub = rt.live.subscribe(granted)
     try:
+        since = 0
         try:
-            backlog, since = await rt.live.history(rt.gate, sub, after)
+            async for part in rt.live.history(rt.gate, sub, after):
+                if isinstance(part, int):
+                    since = part  # the last thing said: where the live messages take over
+                    continue
+                for message in part:  # the backlog, a slice at a time, then the state
+                    await ws.send_text(message)
         except TableBusy:
             await _refuse(ws, 1013, "the table is busy; reconnect in a moment")
             return
-        for message in backlog:
-            await ws.send_text(message)
         while True:
             live_message = await sub.queue.get()
             if live_message is None:  # too far behind, or the daemon is stopping: reconnect
