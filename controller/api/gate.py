@@ -187,7 +187,8 @@ class TableGate:
         building = self._building
         if building is None or building.done():
             building = self._building = self.submit(self._build, urgent=True)
-        return await asyncio.wrap_future(building)
+        # Shielded: the build is shared, and one caller that goes away must not cancel it for all.
+        return await asyncio.shield(asyncio.wrap_future(building))
 
     def _build(self, table: Table) -> TableView:
         version = self._version

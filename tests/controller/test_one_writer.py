@@ -117,3 +117,32 @@ def test_a_full_queue_refuses_at_once_with_503_and_does_nothing(tmp_path: Path, 
     finally:
         hold.set()
         rt.gate.close()
+
+
+def test_a_caller_that_goes_away_does_not_cancel_the_view_the_others_wait_for(tmp_path: Path) -> None:
+    import asyncio
+
+    table = Table(Journal(tmp_path / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR))
+    hold, started = threading.Event(), threading.Event()
+
+    def busy(_table: Table) -> None:  # the table's loop dealing a card while the view is asked for
+        started.set()
+        hold.wait(30)
+
+    async def two_readers() -> Any:
+        rt.gate.submit(busy)
+        assert await asyncio.to_thread(started.wait, 10)
+        leaving = asyncio.create_task(rt.gate.view())
+        staying = asyncio.create_task(rt.gate.view())
+        await asyncio.sleep(0)
+        leaving.cancel()  # a client that hung up
+        hold.set()
+        return await asyncio.wait_for(staying, 10)
+
+    try:
+        view = asyncio.run(two_readers())
+        assert view.seq == table.journal.last_seq and view.blocked is False
+    finally:
+        hold.set()
+        rt.gate.close()
