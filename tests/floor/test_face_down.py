@@ -420,21 +420,23 @@ def test_a_live_view_read_line_widened_to_everything_still_gets_no_surveillance_
     assert "user floor-view\n" in shipped and "topic read tablectl/+/+/+\n" in shipped
     widened = shipped.replace("topic read tablectl/+/+/+\n", "topic read tablectl/#\n")
     broker = start_shipped_broker(mosquitto_bin, certificates, tmp_path, widened)
-    view = Watcher(broker, "floor-view", certificates["ca_pem"], VIEW_FILTERS)
-    surveillance = Watcher(broker, "surveillance", certificates["ca_pem"], (schema.SURVEILLANCE_FILTER,))
-    table = Table(Journal(tmp_path / "journal.sqlite3"), game="baseball-poker", rules={}, table_id="BP-01",
-                  simulated=True)  # fmt: skip
-    publisher = make_publisher(shipped_config(broker, "BP-01", tmp_path, certificates), table, boot="b0")
-    publisher.start()
+    stops = [broker.stop]  # whatever fails below, the broker this test started is stopped
     try:
+        view = Watcher(broker, "floor-view", certificates["ca_pem"], VIEW_FILTERS)
+        stops.insert(0, view.stop)
+        surveillance = Watcher(broker, "surveillance", certificates["ca_pem"], (schema.SURVEILLANCE_FILTER,))
+        stops.insert(0, surveillance.stop)
+        table = Table(Journal(tmp_path / "journal.sqlite3"), game="baseball-poker", rules={}, table_id="BP-01",
+                      simulated=True)  # fmt: skip
+        publisher = make_publisher(shipped_config(broker, "BP-01", tmp_path, certificates), table, boot="b0")
+        publisher.start()
+        stops.insert(0, publisher.stop)
         StudHand(table, [1, 2, 3], STUD_2, folds={1, 2})
         last = table.journal.last_seq
         assert view.wait_for_seq(last) and surveillance.wait_for_seq(last)
     finally:
-        publisher.stop()
-        view.stop()
-        surveillance.stop()
-        broker.stop()
+        for stop in stops:
+            stop()
     assert len(surveillance.messages) == last
     assert {t.rsplit("/", 1)[1] for t, _ in view.messages} == {"entry", "settlement", "meters", "status"}
     assert not any("/surveillance/" in t for t, _ in view.messages)
