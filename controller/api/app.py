@@ -15,7 +15,6 @@ plain words with the status code of their kind (`controller/api/errors.py`).
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from controller.api.deps import caller
 from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
+from controller.api.gate import json_bytes
 from controller.api.routes import camera, live, metrics, play, reads, session, sim
 from controller.api.runtime import Runtime
 from controller.visibility import SEES_EVERY_CARD, mask_cards
@@ -154,11 +154,6 @@ class Guard:
                 await refusal(scope, receive, send_with_headers)
                 return
         await self.app(scope, receive, send_with_headers)
-
-
-def json_bytes(doc: Any) -> bytes:
-    """`doc` as a JSON answer's body (as FastAPI's JSONResponse writes it)."""
-    return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
 def _page(name: str) -> FileResponse:

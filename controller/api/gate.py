@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from controller.engine.base import Effect
 from controller.journal import Entry
-from controller.view import prompt
+from controller.view import prompt, snapshot
 from controller.visibility import sight
 
 if TYPE_CHECKING:
@@ -70,9 +70,7 @@ class TableView:
         """The state as a JSON answer's body, encoded once per view and audience."""
         body = self._encoded.get(everything)
         if body is None:
-            body = self._encoded[everything] = json.dumps(
-                self.states[everything], ensure_ascii=False, allow_nan=False, separators=(",", ":")
-            ).encode("utf-8")
+            body = self._encoded[everything] = json_bytes(self.states[everything])
         return body
 
     def prompt(self, everything: bool) -> str:
@@ -111,7 +109,7 @@ class TableGate:
         self._version = 0  # bumped on the table's loop at every entry and device change
         self._view: TableView | None = None
         self._building: concurrent.futures.Future[TableView] | None = None
-        self.describe: Callable[[Table], dict[str, Any]] = describe or _whole_state
+        self.describe: Callable[[Table], dict[str, Any]] = describe or snapshot
         # What never changes while the daemon runs: safe to read from any thread.
         self.adapter: GameAdapter = table.adapter
         self.game_name = table.game_name
@@ -213,6 +211,11 @@ class TableGate:
         none lives as long as the process (one thread and its selector, however many gates)."""
 
 
+def json_bytes(doc: Any) -> bytes:
+    """`doc` as a JSON answer's body (as FastAPI's JSONResponse writes it)."""
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
 _LOOP: asyncio.AbstractEventLoop | None = None
 _LOOP_LOCK = threading.Lock()
 
@@ -227,9 +230,3 @@ def _tables_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=loop.run_forever, name="table", daemon=True).start()
             _LOOP = loop
         return _LOOP
-
-
-def _whole_state(table: Table) -> dict[str, Any]:
-    from controller.view import snapshot
-
-    return snapshot(table)

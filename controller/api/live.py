@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from controller.api.gate import TableBusy
 from controller.engine.base import Effect, to_json
 from controller.journal import Entry
+from controller.view import snapshot
 from controller.visibility import SEES_EVERY_CARD, sight
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class LiveFeed:
         self._ticks = itertools.count(1)
         self._tick = 0  # the last tick handed over (the table's loop's)
         # What a screen is sent as "the state", every card shown; each role then masks it.
-        self.describe: Callable[[Table], dict[str, Any]] = _snapshot
+        self.describe: Callable[[Table], dict[str, Any]] = snapshot
         self._devices_due: asyncio.TimerHandle | None = None
         self._devices_told = float("-inf")
 
@@ -238,12 +239,6 @@ async def _patiently(gate: TableGate, job: Callable[[Table], T]) -> T:
             await asyncio.sleep(pause)
             waited += pause
             pause = min(pause * 2, 0.5)
-
-
-def _snapshot(table: Table) -> dict[str, Any]:
-    from controller.view import snapshot
-
-    return snapshot(table)
 
 
 def _effects(told: dict[int, tuple[Effect, ...]], seq: int) -> dict[str, Any]:

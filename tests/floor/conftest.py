@@ -402,3 +402,19 @@ def shipped_config(broker: Mosquitto, user: str, tmp_path: Path, certificates: d
     return FloorConfig(
         Broker("127.0.0.1", broker.port, True), SITE, user, str(secret), ca_file=str(certificates["ca_pem"])
     )
+
+
+def shipped_store_consumer(broker: Mosquitto, store_url: str, certificates: dict[str, Path]) -> FloorConsumer:
+    """The floor store's consumer as the shipped broker knows it (TLS, logged in as floor-store),
+    started, into the store at `store_url`."""
+    consumer = FloorConsumer(
+        Broker("127.0.0.1", broker.port, True),
+        store_url,
+        consumer_id="store-1",
+        username="floor-store",
+        password=PASSWORDS["floor-store"],
+        ca_file=str(certificates["ca_pem"]),
+        probe_s=0.5,
+    )
+    consumer.start()
+    return consumer

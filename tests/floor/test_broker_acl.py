@@ -13,8 +13,6 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.floor import schema
-from controller.floor.config import Broker
-from controller.floor.consumer import FloorConsumer
 
 from .conftest import (
     PASSWORDS,
@@ -24,6 +22,7 @@ from .conftest import (
     make_publisher,
     make_table,
     shipped_config,
+    shipped_store_consumer,
     store_matches_journal,
     wait_until,
 )
@@ -80,16 +79,7 @@ def test_through_the_shipped_acl_the_floor_store_catches_up_from_a_table(
     deal_rounds(table, 3)  # before the store exists: only catch-up can bring these
     assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
     url = f"sqlite://{tmp_path}/floor.db"
-    consumer = FloorConsumer(
-        Broker("127.0.0.1", shipped_broker.port, True),
-        url,
-        consumer_id="store-1",
-        username="floor-store",
-        password=PASSWORDS["floor-store"],
-        ca_file=str(certificates["ca_pem"]),
-        probe_s=0.5,
-    )
-    consumer.start()
+    consumer = shipped_store_consumer(shipped_broker, url, certificates)
     try:
         assert wait_until(lambda: store_matches_journal(url, table))
     finally:

@@ -27,8 +27,6 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.engine.cards import parse_card
 from controller.floor import schema
-from controller.floor.config import Broker
-from controller.floor.consumer import FloorConsumer
 from controller.floor.store import open_store
 from controller.journal import Journal
 from controller.table import Table
@@ -42,6 +40,7 @@ from .conftest import (
     Mosquitto,
     make_publisher,
     shipped_config,
+    shipped_store_consumer,
     start_shipped_broker,
     store_matches_journal,
     wait_until,
@@ -248,16 +247,7 @@ def check_the_live_view(
 def floor_store(shipped_broker: Mosquitto, certificates: dict[str, Path], tmp_path: Path) -> Iterator[str]:
     """The floor store's consumer, logged in as floor-store, into a SQLite store."""
     url = f"sqlite://{tmp_path}/floor.db"
-    consumer = FloorConsumer(
-        Broker("127.0.0.1", shipped_broker.port, True),
-        url,
-        consumer_id="store-1",
-        username="floor-store",
-        password=PASSWORDS["floor-store"],
-        ca_file=str(certificates["ca_pem"]),
-        probe_s=0.5,
-    )
-    consumer.start()
+    consumer = shipped_store_consumer(shipped_broker, url, certificates)
     assert consumer.connected.wait(WAIT_S)
     yield url
     consumer.stop()

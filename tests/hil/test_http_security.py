@@ -130,6 +130,15 @@ def served(tmp_path: Path) -> Iterator[list[Served]]:
         s.stop()
 
 
+def served_over_tls(tmp_path: Path, certificates: dict[str, Path], served: list[Served]) -> Served:
+    """A daemon serving HTTPS with the test CA's certificate, started (and stopped by `served`)."""
+    section = f'tls_cert = "{certificates["cert"]}"\ntls_key = "{certificates["key"]}"'
+    daemon = Served(tmp_path, section, ca=certificates["ca"])
+    served.append(daemon)
+    daemon.start()
+    return daemon
+
+
 def login_entries(workdir: Path) -> list[dict[str, Any]]:
     journal = Journal(workdir / "state" / "journal.sqlite3", readonly=True)
     try:
@@ -141,10 +150,7 @@ def login_entries(workdir: Path) -> list[dict[str, Any]]:
 def test_the_screens_are_served_over_https_with_a_secure_cookie(
     tmp_path: Path, certificates: dict[str, Path], served: list[Served]
 ) -> None:
-    section = f'tls_cert = "{certificates["cert"]}"\ntls_key = "{certificates["key"]}"'
-    daemon = Served(tmp_path, section, ca=certificates["ca"])
-    served.append(daemon)
-    daemon.start()
+    daemon = served_over_tls(tmp_path, certificates, served)
     status, headers, body = daemon.request("POST", "/api/login", {"token": DEALER})
     assert status == 200 and body == {"role": "dealer"}
     cookie = headers["set-cookie"]
@@ -161,10 +167,7 @@ def test_the_screens_are_served_over_https_with_a_secure_cookie(
 def test_over_https_every_answer_keeps_the_browser_on_https_and_a_page_from_another_site_gets_no_live_feed(
     tmp_path: Path, certificates: dict[str, Path], served: list[Served]
 ) -> None:
-    section = f'tls_cert = "{certificates["cert"]}"\ntls_key = "{certificates["key"]}"'
-    daemon = Served(tmp_path, section, ca=certificates["ca"])
-    served.append(daemon)
-    daemon.start()
+    daemon = served_over_tls(tmp_path, certificates, served)
     status, headers, _ = daemon.request("POST", "/api/login", {"token": SUPERVISOR})
     assert status == 200 and headers["strict-transport-security"] == "max-age=31536000"
     for path in ("/api/health", "/api/state", "/api/rounds/9223372036854775808"):
