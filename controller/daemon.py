@@ -19,6 +19,7 @@ import contextlib
 import ctypes
 import dataclasses
 import logging
+import os
 import random
 import signal
 import sys
@@ -93,6 +94,10 @@ RETAIN_EVERY_S = 600.0
 TRIM_EVERY_S = 10.0
 #: How long a thread may keep the interpreter lock while another waits (controller's card path).
 SWITCH_INTERVAL_S = 0.001
+#: The API's thread (and the threads it starts) runs this much nicer than the table's: when the
+#: Pi's cores are short, the kernel gives them to the card path first (a thread may always lower
+#: its own priority; raising the table's would need privileges the service does not have).
+HTTP_NICE = 5
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
 
@@ -591,6 +596,8 @@ class Daemon:
         ended = threading.Event()
 
         def serve() -> None:
+            with contextlib.suppress(OSError):  # not Linux, or not allowed: the same, only fairer
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), HTTP_NICE)
             loop = asyncio.new_event_loop()
             self.api_loop = loop
             try:

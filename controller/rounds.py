@@ -138,7 +138,10 @@ class RoundBook(Mapping[int, RoundRecord]):
 
     def last(self, count: int) -> list[RoundRecord]:
         """The last `count` rounds, oldest first, read by number (never by replaying)."""
+        return [self[n] for n in self.last_numbers(count)]
+
+    def last_numbers(self, count: int) -> list[int]:
+        """The numbers of the last `count` rounds, oldest first."""
         if count <= 0:
             return []
-        numbers = sorted({*self._journal.indexed_rounds(count), *self._recent.numbers()})[-count:]
-        return [self[n] for n in numbers]
+        return sorted({*self._journal.indexed_rounds(count), *self._recent.numbers()})[-count:]

@@ -116,7 +116,8 @@ def snapshot(table: Shown) -> dict[str, JSON]:
         "payouts": table.payouts(),
         "settlement": record.settlement if record is not None and record.status != "open" else None,
         "shoe": {"dealt": table.shoe.dealt_count, "remaining": table.shoe.remaining_count},
-        "devices": table.devices,
+        # A copy: the snapshot is read on other threads (the API's) while the table goes on.
+        "devices": dict(table.devices),
     }
     if table.camera.active:
         snap["camera"] = table.camera.snapshot(table)

@@ -75,10 +75,11 @@ async def journal_access(
     rt: Runtime, body: dict[str, JSON], kind: Literal["login", "camera-recalibrated"] = "login"
 ) -> None:
     """An access journaled for the audit trail, by the table's loop (never refused as busy: a
-    failed login is always recorded; the limiter bounds how many one address can cause)."""
+    failed login is always recorded; the limiter bounds how many one address can cause, and the
+    gate commits a burst of them together)."""
     try:
         # Shielded: a caller that hangs up does not take its failed login out of the audit trail.
-        await asyncio.shield(asyncio.wrap_future(rt.gate.submit(lambda table: table.access(kind, body), urgent=True)))
+        await asyncio.shield(asyncio.wrap_future(rt.gate.access(kind, body)))
     except TableError as exc:  # the journal cannot be written: 503, said once by the table
         raise ApiError.of_table(exc) from None
 

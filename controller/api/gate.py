@@ -12,9 +12,16 @@ the next job, so a card waits for at most one job however many requests are queu
 `limit` jobs wait at a time; beyond that a route is refused at once (`TableBusy`, a 503 with
 Retry-After) instead of queueing without bound.
 
+Accesses (logins, refused ones above all, and recalibrations) are journaled in bursts: those that
+come within ACCESS_BATCH_S of the last commit of them are gathered and committed together, one
+transaction and one fsync, so a flood of wrong tokens from a crowd of addresses costs the table a
+few commits a second however large it is, and each caller still gets its answer only once its
+access is on disk.
+
 Reads do not queue a job each: the gate keeps the last `TableView` the table published (the state
-as each audience sees it, the prompt, the status), built on the table's loop at most once per
-change of the table, and only when somebody asks. A thousand `GET /api/state` between two cards
+as each audience sees it, the prompt, the status), read on the table's loop at most once per
+change of the table, and only when somebody asks; the masking and encoding for each audience
+happen on the API's side, not on the table's loop. A thousand `GET /api/state` between two cards
 cost the table one view.
 """
 
@@ -25,14 +32,14 @@ import concurrent.futures
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from controller.engine.base import Effect
 from controller.journal import Entry
 from controller.view import prompt, snapshot
-from controller.visibility import sight
+from controller.visibility import mask_cards, sight
 
 if TYPE_CHECKING:
     from controller.games.base import GameAdapter
@@ -42,6 +49,16 @@ T = TypeVar("T")
 
 #: Jobs that may wait for the table at once; more are refused with "busy" (503).
 JOB_LIMIT = 64
+#: Accesses are committed at most this often (seconds): those that come meanwhile wait and are
+#: committed together; ACCESS_BATCH_MAX at most in one commit.
+ACCESS_BATCH_S = 0.2
+ACCESS_BATCH_MAX = 64
+
+AccessKind = Literal["login", "camera-recalibrated"]
+#: Finished rounds kept as the dealer recalls them (their documents and the cards hidden in them).
+FINISHED_KEPT = 1000
+#: A recalled round: its document and the cards its audience may not see in it.
+Recalled = tuple[dict[str, Any], frozenset[str]]
 
 
 class TableBusy(RuntimeError):
@@ -77,6 +94,20 @@ class TableView:
         return self.prompts[everything]
 
 
+@dataclass(frozen=True)
+class _Published:
+    """What the table's loop hands over for a view: read there, masked by the caller."""
+
+    version: int
+    seq: int
+    blocked: bool
+    journal_fault: str | None
+    whole: dict[str, Any]
+    words: str
+    hidden: frozenset[str]
+    meters: dict[str, Any]
+
+
 @dataclass
 class _Job(Generic[T]):
     fn: Callable[[Table], T]
@@ -108,7 +139,7 @@ class TableGate:
         self._waiting = 0  # jobs queued or running
         self._version = 0  # bumped on the table's loop at every entry and device change
         self._view: TableView | None = None
-        self._building: concurrent.futures.Future[TableView] | None = None
+        self._building: concurrent.futures.Future[_Published] | None = None
         self.describe: Callable[[Table], dict[str, Any]] = describe or snapshot
         # What never changes while the daemon runs: safe to read from any thread.
         self.adapter: GameAdapter = table.adapter
@@ -116,6 +147,10 @@ class TableGate:
         self.table_id = table.table_id
         self.simulated = table.simulated
         self.seats = table.seats
+        self._accesses: list[tuple[AccessKind, dict[str, Any], concurrent.futures.Future[Entry]]] = []
+        self._access_due = False  # a commit of the waiting accesses is scheduled
+        self._access_last = float("-inf")  # when (the table's loop's clock) the last such commit ran
+        self._finished: dict[int, Recalled] = {}  # finished rounds as the dealer recalls them (the table's loop's)
         table.listeners.append(self)  # an Output: told of every entry
         table.device_watchers.append(self._changed)
 
@@ -126,6 +161,8 @@ class TableGate:
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         self._changed(table)
+        if entry.round is not None:
+            self._finished.pop(entry.round, None)
 
     def _changed(self, _table: Table) -> None:
         self._version += 1
@@ -175,36 +212,123 @@ class TableGate:
             if more:
                 self._loop.call_soon(self._run_one)
 
+    # -- recall ---------------------------------------------------------------------------------
+
+    def recalled(self, table: Table, numbers: Sequence[int] | None, last: int, everything: bool) -> list[Recalled]:
+        """A job's body, on the table's loop: rounds `numbers` (or the `last` ones, oldest first),
+        each with the cards its audience may not see in it, for the caller to mask (`unmasked`).
+        A finished round is read from the journal once and kept (it never changes again; any
+        entry of its round forgets it); KeyError for a round the table does not have."""
+        if numbers is None:
+            numbers = table.rounds.last_numbers(last)
+        dealer = sight(table, None)
+        now = frozenset() if everything else dealer.current()
+        out = []
+        for number in numbers:
+            kept = self._finished.get(number)
+            if kept is None:
+                record = table.rounds[number]
+                kept = (record.to_json(), dealer.hidden(number))
+                if record.status != "open":
+                    self._finished[number] = kept
+                    while len(self._finished) > FINISHED_KEPT:
+                        del self._finished[next(iter(self._finished))]
+            out.append((kept[0], frozenset() if everything else kept[1] | now))
+        return out
+
+    def unmasked(self, recalled: Sequence[Recalled]) -> list[dict[str, Any]]:
+        """Rounds the table recalled, masked for their audience (on the caller's loop)."""
+        return [mask_cards(doc, hidden, self.adapter) for doc, hidden in recalled]
+
+    # -- accesses, journaled in bursts ------------------------------------------------------------
+
+    def access(self, kind: AccessKind, body: Mapping[str, Any]) -> concurrent.futures.Future[Entry]:
+        """Journal an access (never refused as busy: every one is recorded); the future is done
+        once it is committed (with TableError when the journal cannot be written)."""
+        future: concurrent.futures.Future[Entry] = concurrent.futures.Future()
+        with self._lock:
+            self._accesses.append((kind, dict(body), future))
+            kick = not self._access_due
+            self._access_due = True
+        if kick:
+            self._loop.call_soon_threadsafe(self._schedule_accesses)
+        return future
+
+    def _schedule_accesses(self) -> None:
+        # On the table's loop: the first access after a quiet spell goes at once, the rest of a
+        # burst waits for the next commit, ACCESS_BATCH_S after the last.
+        wait = self._access_last + ACCESS_BATCH_S - self._loop.time()
+        if wait > 0:
+            self._loop.call_later(wait, self._submit_accesses)
+        else:
+            self._submit_accesses()
+
+    def _submit_accesses(self) -> None:
+        self.submit(self._journal_accesses, urgent=True)
+
+    def _journal_accesses(self, table: Table) -> None:
+        self._access_last = self._loop.time()
+        with self._lock:
+            batch = self._accesses[:ACCESS_BATCH_MAX]
+            del self._accesses[:ACCESS_BATCH_MAX]
+            self._access_due = more = bool(self._accesses)
+        if more:
+            self._schedule_accesses()
+        try:
+            entries = table.accesses([(kind, body) for kind, body, _ in batch])
+        except BaseException as exc:  # the journal cannot be written: each caller is told
+            for _, _, future in batch:
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(exc)
+            return
+        for (_, _, future), entry in zip(batch, entries, strict=True):
+            if future.set_running_or_notify_cancel():
+                future.set_result(entry)
+
     # -- the published view ---------------------------------------------------------------------
 
     async def view(self) -> TableView:
-        """The table as it stands (built at most once per change, on the table's loop)."""
+        """The table as it stands (read on the table's loop at most once per change; masked and
+        encoded here, on the caller's loop, so the table's loop only copies what it publishes)."""
         view = self._view
         if view is not None and view.version == self._version:
             return view
         building = self._building
         if building is None or building.done():
-            building = self._building = self.submit(self._build, urgent=True)
-        # Shielded: the build is shared, and one caller that goes away must not cancel it for all.
-        return await asyncio.shield(asyncio.wrap_future(building))
+            building = self._building = self.submit(self._publish, urgent=True)
+        # Shielded: the read is shared, and one caller that goes away must not cancel it for all.
+        published = await asyncio.shield(asyncio.wrap_future(building))
+        view = self._view
+        if view is None or view.version < published.version:  # the first caller to get it masks it
+            view = self._view = self._masked(published)
+        return view
 
-    def _build(self, table: Table) -> TableView:
-        version = self._version
-        whole = self.describe(table)
-        dealer = sight(table, None)
-        words = prompt(table)
-        view = TableView(
-            version=version,
+    def _publish(self, table: Table) -> _Published:
+        """On the table's loop: what the view is made of, read from the table (fresh documents
+        that the table never changes afterwards) with the cards the dealer may not see now."""
+        return _Published(
+            version=self._version,
             seq=table.journal.last_seq,
             blocked=table.blocked,
             journal_fault=table.journal_fault.message if table.journal_fault is not None else None,
-            states={True: whole, False: dealer.snapshot(whole)},
-            prompts={True: words, False: dealer.text(words)},
-            hidden=dealer.current(),
+            whole=self.describe(table),
+            words=prompt(table),
+            hidden=sight(table, None).current(),
             meters=table.meters.to_json(),
         )
-        self._view = view
-        return view
+
+    def _masked(self, published: _Published) -> TableView:
+        whole, words, hidden = published.whole, published.words, published.hidden
+        return TableView(
+            version=published.version,
+            seq=published.seq,
+            blocked=published.blocked,
+            journal_fault=published.journal_fault,
+            states={True: whole, False: mask_cards(whole, hidden, self.adapter)},
+            prompts={True: words, False: mask_cards(words, hidden, self.adapter)},
+            hidden=hidden,
+            meters=published.meters,
+        )
 
     def close(self) -> None:
         """Nothing to stop: the daemon's loop is the daemon's, and the one loop of gates given

@@ -6,9 +6,11 @@ journaled with the state after it. No gaps, no duplicates: the screen's subscrip
 the table reads the backlog, and the backlog says where it ends, so each live message is either
 in the backlog or after it.
 
-Two loops share the work. On the table's loop (`update`, `devices_changed`) each message is
-encoded once for each kind of audience (every card, or the dealer's sight: controller/visibility),
-not once a screen, and handed to the API's loop in one call. On the API's loop each screen has a
+Two loops share the work. On the table's loop (`update`, `devices_changed`) each message is only
+put together (the entry, its effects, the state after it) with the cards the dealer may not see
+in it, and handed to the API's loop in one call; there it is masked and encoded once for each kind
+of audience (every card, or the dealer's sight: controller/visibility), not once a screen. The
+table's loop does no masking or encoding for the screens. On the API's loop each screen has a
 bounded queue; a screen that falls `QUEUE_LIMIT` messages behind is told to reconnect (it
 reconnects with its last seq and loses nothing), so a slow client costs memory only up to that
 bound and never slows the table. The backlog is read in slices, each a separate job on the
@@ -30,10 +32,11 @@ from controller.api.gate import TableBusy
 from controller.engine.base import Effect, to_json
 from controller.journal import Entry
 from controller.view import snapshot
-from controller.visibility import SEES_EVERY_CARD, sight
+from controller.visibility import SEES_EVERY_CARD, mask_cards, sight
 
 if TYPE_CHECKING:
     from controller.api.gate import TableGate
+    from controller.games.base import GameAdapter
     from controller.table import Table
 
 log = logging.getLogger(__name__)
@@ -41,11 +44,13 @@ T = TypeVar("T")
 
 QUEUE_LIMIT = 100  # messages a screen may fall behind before it is told to reconnect
 DEVICES_EVERY_S = 1.0  # the most often a change of devices alone sends the screens the state
-BACKLOG_SLICE = 200  # entries of a backlog read in one job on the table's loop
+BACKLOG_SLICE = 100  # entries of a backlog read in one job on the table's loop (masked on the API's)
 PATIENCE_S = 15.0  # how long a connecting screen waits for room in the table's queue
 
 #: (tick, text): tick orders every message the table hands over; None ends the feed.
 Message = tuple[int, str] | None
+#: A message as the table's loop puts it together, with the cards the dealer may not see in it.
+Unmasked = tuple[dict[str, Any], frozenset[str]]
 
 
 class Subscriber:
@@ -64,7 +69,7 @@ class Joined:
 
     seq: int
     tick: int
-    state: str  # the state message, as the screen's role sees it
+    state: Unmasked  # the state message
 
 
 class LiveFeed:
@@ -80,10 +85,12 @@ class LiveFeed:
         self.describe: Callable[[Table], dict[str, Any]] = snapshot
         self._devices_due: asyncio.TimerHandle | None = None
         self._devices_told = float("-inf")
+        self._adapter: GameAdapter | None = None  # the table's game: what masking asks of it
 
     def attach(self, table: Table, describe: Callable[[Table], dict[str, Any]]) -> None:
         """Follow `table` (called once, before the table's loop runs the API's jobs)."""
         self.describe = describe
+        self._adapter = table.adapter
         if self not in table.listeners:
             table.listeners.append(self)
             table.device_watchers.append(self.devices_changed)
@@ -111,64 +118,67 @@ class LiveFeed:
     def _tell_devices(self, table: Table) -> None:
         self._devices_due = None
         self._devices_told = asyncio.get_running_loop().time()
-        state = self.describe(table)
-        texts = {
-            everything: _encode(
-                {"type": "state", "seq": table.journal.last_seq, "state": sight(table, role).snapshot(state)}
-            )
-            for everything, role in ((True, "supervisor"), (False, None))
-        }
-        self._hand_over(texts)
+        state = {"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}
+        self._hand_over((state, sight(table, None).current()))
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         if not self._count:
             return
         message = {**entry_message(entry), "live": True, "effects": [to_json(e) for e in effects]}
         message["state"] = self.describe(table)
-        texts = {
-            everything: _encode(sight(table, role).entry(message, entry.round))
-            for everything, role in ((True, "supervisor"), (False, None))
-        }
-        self._hand_over(texts)
+        dealer = sight(table, None)
+        self._hand_over((message, dealer.hidden(entry.round) | dealer.current()))
 
-    def _hand_over(self, texts: dict[bool, str]) -> None:
+    def _hand_over(self, message: Unmasked) -> None:
         loop = self._api_loop
         if loop is None or loop.is_closed():
             return
         self._tick = tick = next(self._ticks)
         with contextlib.suppress(RuntimeError):  # the API's loop has just closed: nobody listens
-            loop.call_soon_threadsafe(self._fan_out, tick, texts)
+            loop.call_soon_threadsafe(self._fan_out, tick, message)
 
-    def join(self, table: Table, role: str | None) -> Joined:
+    def join(self, table: Table) -> Joined:
         """Where a new screen's backlog ends (a job on the table's loop, after it subscribed)."""
-        seen = sight(table, role)
-        state = {"type": "state", "seq": table.journal.last_seq, "state": seen.snapshot(self.describe(table))}
-        return Joined(table.journal.last_seq, self._tick, _encode(state))
+        state = {"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}
+        return Joined(table.journal.last_seq, self._tick, (state, sight(table, None).current()))
 
-    def backlog(self, table: Table, after: int, upto: int, role: str | None) -> tuple[list[str], int]:
-        """Up to BACKLOG_SLICE entries after `after` (through `upto`), as `role` sees them, and
-        the last seq read (a job on the table's loop)."""
-        seen = sight(table, role)
+    def backlog(self, table: Table, after: int, upto: int) -> tuple[list[Unmasked], int]:
+        """Up to BACKLOG_SLICE entries after `after` (through `upto`), each with the cards the
+        dealer may not see in it, and the last seq read (a job on the table's loop)."""
+        dealer = sight(table, None)
+        now = dealer.current()
         told = table.recent_effects
-        texts: list[str] = []
+        out: list[Unmasked] = []
         last = after
         for e in table.journal.entries(after=after, upto=upto):
             # An entry still remembered is told with its effects, as it was told live, so the screens
             # describe it the same way; an older one without (a screen then says less, never other).
-            texts.append(_encode(seen.entry({**entry_message(e), "live": False, **_effects(told, e.seq)}, e.round)))
+            out.append(({**entry_message(e), "live": False, **_effects(told, e.seq)}, dealer.hidden(e.round) | now))
             last = e.seq
-            if len(texts) >= BACKLOG_SLICE:
+            if len(out) >= BACKLOG_SLICE:
                 break
         else:
             last = upto
-        return texts, last
+        return out, last
 
     # -- on the API's loop ----------------------------------------------------------------------
 
-    def _fan_out(self, tick: int, texts: dict[bool, str]) -> None:
+    def text(self, message: Unmasked, everything: bool) -> str:
+        """A message as an audience sees it, encoded (on the API's loop)."""
+        doc, hidden = message
+        if not everything and hidden:
+            assert self._adapter is not None, "attach the feed to its table first"
+            doc = mask_cards(doc, hidden, self._adapter)
+        return _encode(doc)
+
+    def _fan_out(self, tick: int, message: Unmasked) -> None:
+        texts: dict[bool, str] = {}
         for sub in list(self.subscribers):
+            text = texts.get(sub.everything)
+            if text is None:
+                text = texts[sub.everything] = self.text(message, sub.everything)
             try:
-                sub.queue.put_nowait((tick, texts[sub.everything]))
+                sub.queue.put_nowait((tick, text))
             except asyncio.QueueFull:
                 self._drop(sub)
             else:
@@ -195,14 +205,14 @@ class LiveFeed:
         """The backlog after `after` and the state, as `sub`'s role sees them, read slice by slice
         on the table's loop and yielded a slice at a time (so a long history is never held whole
         in memory), then the tick after which `sub`'s queue holds what is new."""
-        joined = await _patiently(gate, lambda table: self.join(table, sub.role))
+        joined = await _patiently(gate, self.join)
         at = after
         while at < joined.seq:
             part, at = await _patiently(
-                gate, lambda table, start=at: self.backlog(table, start, joined.seq, sub.role)  # type: ignore[misc]
+                gate, lambda table, start=at: self.backlog(table, start, joined.seq)  # type: ignore[misc]
             )
-            yield part
-        yield [joined.state]
+            yield [self.text(message, sub.everything) for message in part]
+        yield [self.text(joined.state, sub.everything)]
         yield joined.tick
 
     def unsubscribe(self, sub: Subscriber) -> None:

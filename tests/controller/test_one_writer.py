@@ -8,9 +8,11 @@ The journal's `append` notes the thread of every write."""
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +50,14 @@ def test_every_entry_is_written_by_the_tables_loop_however_many_callers_write_at
         writers[threading.current_thread().name] += 1
         return append(*args, **kwargs)
 
+    append_many = journal.append_many
+
+    def noted_many(items: Any) -> Any:  # a burst of accesses, committed together
+        writers[threading.current_thread().name] += len(items)
+        return append_many(items)
+
     journal.append = noted  # type: ignore[method-assign]
+    journal.append_many = noted_many  # type: ignore[method-assign]
     table = Table(journal, game="grand-slam", rules={}, simulated=True)
     rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR))
     # Every wrong token is journaled (the limiter never locks anyone out here): the most writes.
@@ -146,3 +155,48 @@ def test_a_caller_that_goes_away_does_not_cancel_the_view_the_others_wait_for(tm
     finally:
         hold.set()
         rt.gate.close()
+
+
+def test_a_flood_of_wrong_tokens_is_journaled_whole_in_a_few_commits(tmp_path: Path) -> None:
+    """Every refused token is in the journal, from its own address, and each caller had its 401
+    only once its refusal was on disk; but the crowd cost the disk far fewer commits than tries."""
+    journal = Journal(tmp_path / "j.sqlite3")
+    commits: list[int] = []
+    append_many = journal.append_many
+
+    def counted(items: Any) -> Any:
+        commits.append(len(items))
+        return append_many(items)
+
+    journal.append_many = counted  # type: ignore[method-assign]
+    table = Table(journal, game="grand-slam", rules={}, simulated=True)
+    rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR))
+    rt.limiter = LoginLimiter(limit=10**6, window_s=60, lockout_s=1)
+    barrier = threading.Barrier(16)
+
+    def stranger(n: int) -> list[tuple[int, int]]:
+        answers = []
+        with TestClient(create_app(rt), client=(f"10.9.{n}.1", 50000)) as client:
+            barrier.wait(30)  # all at once
+            for i in range(8):
+                r = client.get("/api/state", headers={"Authorization": f"Bearer wrong-{n}-{i}"})
+                # Answered only after the refusal was committed: it is in the journal already.
+                with closing(sqlite3.connect(f"file:{journal.path}?mode=ro", uri=True)) as db:
+                    (on_disk,) = db.execute(
+                        "SELECT count(*) FROM entries WHERE kind = 'login' AND body LIKE ?", (f'%"10.9.{n}.1"%',)
+                    ).fetchone()
+                answers.append((r.status_code, on_disk))
+        return answers
+
+    try:
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            answers = dict(enumerate(pool.map(stranger, range(16))))
+    finally:
+        rt.gate.close()
+    for n, got in answers.items():
+        assert [status for status, _ in got] == [401] * 8, (n, got)
+        assert [on_disk for _, on_disk in got] == list(range(1, 9)), (n, got)
+    refused = [e for e in journal.entries() if e.kind == "login" and not e.body["ok"]]
+    assert len(refused) == 16 * 8 and sum(commits) == 16 * 8
+    assert len(commits) < 16 * 8 / 2, commits  # bursts: most commits carried several refusals
+    assert journal.check() == journal.last_seq

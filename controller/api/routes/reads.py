@@ -12,13 +12,14 @@ from fastapi import APIRouter, Response
 
 from controller.api.deps import Anyone, Caller, Rt
 from controller.api.errors import ApiError
+from controller.api.gate import Recalled
 from controller.api.routes import table_call
 from controller.audit import audit as audit_rows
 from controller.engine.base import RuleError, to_json
 from controller.replay import replay_steps
 from controller.rounds import RoundRecord
 from controller.table import Table, TableError
-from controller.visibility import sight
+from controller.visibility import SEES_EVERY_CARD
 
 router = APIRouter(prefix="/api")
 
@@ -64,16 +65,20 @@ async def recall(rt: Rt, role: Caller, last: int = 10) -> dict[str, Any]:
     if not 1 <= last <= 1000:
         raise ApiError("invalid", "last: a whole number from 1 to 1000", field="last")
 
-    def rounds(table: Table) -> list[Any]:
-        seen = sight(table, role)
-        return [seen.entry(r.to_json(), r.number) for r in table.last_rounds(last)]
-
-    return {"rounds": await table_call(rt, rounds)}
+    everything = role in SEES_EVERY_CARD
+    found = await table_call(rt, lambda table: rt.gate.recalled(table, None, last, everything))
+    return {"rounds": rt.gate.unmasked(found)}
 
 
 @router.get("/rounds/{number}")
 async def get_round(number: int, rt: Rt, role: Caller) -> dict[str, Any]:
-    return await table_call(rt, lambda table: sight(table, role).entry(_record(table, number).to_json(), number))
+    everything = role in SEES_EVERY_CARD
+
+    def one(table: Table) -> list[Recalled]:
+        _record(table, number)  # "no such round" in the table's words
+        return rt.gate.recalled(table, [number], 0, everything)
+
+    return rt.gate.unmasked(await table_call(rt, one))[0]
 
 
 @router.get("/rounds/{number}/file")
