@@ -29,8 +29,6 @@ class SimControls(Protocol):
 
     def fault(self, name: str, on: bool) -> str: ...
 
-    def reshuffle(self) -> None: ...
-
 
 class SimSceneControls(Protocol):
     """What a simulation can do to what the simulated camera sees (simulation only)."""

@@ -31,7 +31,7 @@ import select
 import threading
 import time
 import tty
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -262,6 +262,23 @@ class SimulatedShoe:
             self._cards = deque(fresh)
             self.dealt.clear()
             self._empty_sent = False
+
+        self._call(load)
+
+    def load(self, rng: random.Random, cards: Iterable[Card]) -> None:
+        """The dealer loads a new shoe of `cards` (what the table counts as in the shoe), shuffled
+        with `rng`. A card drawn before and still queued to go out reaches the host after the new
+        shoe is loaded and is counted from it, so one copy of each is left out of the new shoe."""
+        fresh = Counter(cards)
+
+        def load() -> None:
+            fresh.subtract(m.card for m in self._outbox if isinstance(m, CardMessage))
+            shoe = sorted(fresh.elements(), key=str)
+            rng.shuffle(shoe)
+            self._cards = deque(shoe)
+            self.dealt.clear()
+            self._empty_sent = False
+            self._note(f"dealer loaded a new shoe of {len(shoe)} cards")
 
         self._call(load)
 
