@@ -126,7 +126,7 @@ def snapshot(table: Shown) -> dict[str, JSON]:
         "state": to_json(table.state),
         "payouts": table.payouts(),
         "settlement": record.settlement if record is not None and record.status != "open" else None,
-        "shoe": {"dealt": table.shoe.dealt_count, "remaining": table.shoe.remaining_count},
+        "shoe": {"dealt": table.shoe.dealt_count, "remaining": table.shoe.remaining_count, "empty": shoe_empty(table)},
         "devices": table.devices,
     }
     if table.camera.active:
