@@ -31,7 +31,7 @@ from typing import Any
 import uvicorn
 
 from controller.api.app import create_app
-from controller.api.auth import Tokens, load_tokens
+from controller.api.auth import SESSIONS_FILE, Sessions, Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
 from controller.config import Config, ConfigError, check_listen
@@ -250,6 +250,8 @@ class Daemon:
                     live=live,
                     table=table,
                     tokens=tokens,
+                    # The screens stay logged in across a restart (each session expires on its own clock).
+                    sessions=Sessions(path=self.state_dir / SESSIONS_FILE, tokens=tokens),
                     sim=self.sim_controls,
                     sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
                     device_views=self._device_views(reader),
