@@ -232,7 +232,7 @@ def _key(sid: str) -> str:
 def _role(value: object) -> Role:
     if value not in ROLES:
         raise ValueError(f"{value!r} is not a role")
-    return value  # type: ignore[return-value]
+    return value
 
 
 class LoginLimiter:
