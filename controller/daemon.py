@@ -35,9 +35,10 @@ from controller.api.auth import SESSIONS_FILE, Sessions, Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
 from controller.config import Config, ConfigError, check_listen
+from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable
+from controller.journal import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
@@ -129,9 +130,8 @@ class SimShoeControls:
     confirm after the cut card, a game that deals on from a fresh deck), the simulated dealer
     gathers the cards and loads the shoe with what the count says it holds, shuffled."""
 
-    def __init__(self, shoe: SimulatedShoe, composition: ShoeComposition, seed: int | None = None) -> None:
+    def __init__(self, shoe: SimulatedShoe, seed: int | None = None) -> None:
         self.shoe = shoe
-        self.composition = composition
         self.rng = random.Random(seed)
         self._dealt: int | None = None  # the table's count after the last entry
 
@@ -147,7 +147,7 @@ class SimShoeControls:
     def redrive(self, table: Table) -> None:
         self._dealt = table.shoe.dealt_count
 
-    def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         dealt = table.shoe.dealt_count
         restarted = entry.kind == "shoe-reshuffled" or (self._dealt is not None and dealt < self._dealt)
         self._dealt = dealt
@@ -465,7 +465,7 @@ class Daemon:
             self.sim_shoe = SimulatedShoe(cards, seed=rng.randrange(2**32), link=str(self.state_dir / "sim-shoe"))
             self.sim_shoe.start()
             self._closers.append(self.sim_shoe.stop)
-            self.sim_controls = SimShoeControls(self.sim_shoe, self._composition(), rng.randrange(2**32))
+            self.sim_controls = SimShoeControls(self.sim_shoe, rng.randrange(2**32))
             self.sim_controls.redrive(table)
             table.listeners.append(self.sim_controls)
             url = self.sim_shoe.port

@@ -209,6 +209,10 @@ class Sessions:
         if self.path is None:
             return
         now = self._clock()
+        for key, (role, expires, _) in list(self._sessions.items()):  # never looked up again: kept as ended
+            if expires <= now:
+                del self._sessions[key]
+                self._ended[key] = ("expired", role, expires + ENDED_KEPT_S)
         self._ended = {k: v for k, v in self._ended.items() if v[2] > now}
         doc = {
             "sessions": {k: {"role": r, "expires": e, "proof": p} for k, (r, e, p) in self._sessions.items()},

@@ -77,6 +77,7 @@ def test_every_prompt_is_followed_from_the_dealer_screen_as_the_shoe_runs_out(
 ) -> None:
     dealer = screens.open("/", "dealer")
     page = dealer.page
+    dealer.expected.append(r"status of 409 .*/api/sim/draw")  # Draw card on the empty shoe, once
     screens.login(dealer, DEALER)
     game = daemon.get("/api/state")["game"]
     panel = {"grand-slam": "#wager-panel", "jokers-22": "#j22-open", "baseball-poker": "#bb-open"}[game]
@@ -99,6 +100,11 @@ def test_every_prompt_is_followed_from_the_dealer_screen_as_the_shoe_runs_out(
         prompt = page.locator("#prompt").inner_text()
         if page.locator("#new-shoe").is_visible():
             assert prompt.startswith("The shoe is empty: shuffle, load a new shoe, then press New shoe"), prompt
+            expect(page.locator("#shoe-info")).to_have_text("Shoe: empty")
+            if not new_shoes_mid_round:  # Draw card on the empty shoe says so, and deals nothing
+                page.click("#draw-card")
+                expect(page.locator("#action-error")).to_contain_text("The simulated shoe is empty")
+                assert _seq(daemon) == before
             page.click("#new-shoe")
             _landed(daemon, page, before, "New shoe")
             new_shoes_mid_round += 1

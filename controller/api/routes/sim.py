@@ -69,7 +69,7 @@ async def sim_draw(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     if not drawn:
         raise ApiError(
             "conflict",
-            "the simulated shoe is empty: nothing came out. Load a new shoe (New shoe on the dealer screen, or "
+            "The simulated shoe is empty: nothing came out. Load a new shoe (New shoe on the dealer screen, or "
             "POST /api/shoe/reshuffle); the simulated dealer fills it as the table counts it",
         )
     # The dealer learns no card that goes face down, even by drawing it here.

@@ -101,7 +101,7 @@ function render(state) {
   $("table-id").textContent = state.table ?? "Table";
   setText($("game-name"), state.game_info?.title ?? titleOf(state.game));
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
-  $("shoe-info").textContent = state.shoe ? `Shoe: ${state.shoe.remaining} cards left` : "";
+  $("shoe-info").textContent = !state.shoe ? "" : state.shoe.empty ? "Shoe: empty" : `Shoe: ${state.shoe.remaining} cards left`;
 
   setText($("prompt"), cardsInWords(state.prompt ?? ""));
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
