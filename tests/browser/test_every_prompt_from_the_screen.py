@@ -12,6 +12,7 @@ to know when it has seen enough; every action is a click or a key on the screen.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ CONFIGS = {
 # What a player chooses, first choice first (the screen offers only what the rules allow).
 CHOICES = ("stand", "check", "call", "bring-in", "pay")
 MOST_STEPS = 3000
+# The prompts between rounds that the dealer's Confirm answers: pay, take the losing wagers, a new shoe.
+CONFIRM = re.compile(r"\bPay\b|\bTake\b|shuffle, load a new shoe")
 
 
 @pytest.fixture(params=list(CONFIGS))
@@ -93,13 +96,17 @@ def test_every_prompt_is_followed_from_the_dealer_screen_as_the_shoe_runs_out(
                 enough = settled >= 3 and cards > 2 * 52  # hand after hand, far past one deck
             else:
                 enough = new_shoes_mid_round >= 1 and settled >= new_shoes_at + 2  # and rounds after it
-            if enough and not state["prompt"].startswith(("Pay", "Take")) and "shuffle" not in state["prompt"]:
+            if enough and not CONFIRM.search(state["prompt"]):
                 break
         expect(page.locator("#fault-overlay")).to_be_hidden()
         before = int(state["journal_seq"])
-        prompt = page.locator("#prompt").inner_text()
-        if page.locator("#new-shoe").is_visible():
-            assert prompt.startswith("The shoe is empty: shuffle, load a new shoe, then press New shoe"), prompt
+        # The table's state says what comes next; each control is used once the screen shows it.
+        said = state["prompt"]
+        if not between and state["shoe"].get("empty"):
+            expect(page.locator("#new-shoe")).to_be_visible()
+            expect(page.locator("#prompt")).to_contain_text(
+                "The shoe is empty: shuffle, load a new shoe, then press New shoe"
+            )
             expect(page.locator("#shoe-info")).to_have_text("Shoe: empty")
             if not new_shoes_mid_round:  # Draw card on the empty shoe says so, and deals nothing
                 page.click("#draw-card")
@@ -109,25 +116,26 @@ def test_every_prompt_is_followed_from_the_dealer_screen_as_the_shoe_runs_out(
             _landed(daemon, page, before, "New shoe")
             new_shoes_mid_round += 1
             new_shoes_at = settled
-        elif between and ("shuffle" in prompt or prompt.startswith(("Pay", "Take"))):
+        elif between and CONFIRM.search(said):
+            expect(page.locator("#prompt")).to_contain_text(CONFIRM)  # the screen asks for it too
             page.locator("#prompt").click()  # nothing focused that Enter could press instead
             page.keyboard.press("Enter")  # the dealer's confirm
-            _landed(daemon, page, before, f"Confirm ({prompt})")
-            new_shoes_between_rounds += "shuffle" in prompt
+            _landed(daemon, page, before, f"Confirm ({said})")
+            new_shoes_between_rounds += "shuffle" in said
         elif between:
             expect(page.locator(panel)).to_be_visible()
             _open_hand(page, game, rng)
             _landed(daemon, page, before, "opening the round")
-        elif page.locator("#decisions").is_visible():
-            buttons = page.locator("#decisions button[data-action]")
-            offered = [str(b.get_attribute("data-action")) for b in buttons.all()]
+        elif state["awaiting"]["kind"] == "decision":
+            offered = state["awaiting"]["allowed"]
             choice = next((c for c in CHOICES if c in offered), offered[0])
-            page.click(f'#decisions button[data-action="{choice}"] >> nth=0')
+            button = page.locator(f'#decisions button[data-action="{choice}"]:not([disabled])').first
+            button.click()  # waits for the screen to offer this player's choices
             _landed(daemon, page, before, f"the choice {choice}")
         else:
-            assert state["awaiting"]["kind"] == "card", state["prompt"]
+            assert state["awaiting"]["kind"] == "card", said
             page.click("#draw-card")
-            _landed(daemon, page, before, f"Draw card ({prompt})")
+            _landed(daemon, page, before, f"Draw card ({said})")
             cards += 1
     else:
         raise AssertionError(f"{MOST_STEPS} steps and still not enough: {settled} rounds, {cards} cards")
