@@ -95,6 +95,8 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             part.add_argument("--rounds", type=int, required=True, metavar="N", help="how many rounds to add")
             part.add_argument("--game", metavar="G", help="the game (default: the configuration's)")
             part.add_argument("--seed", type=int, default=1, help="seed of the shoe and the players (1)")
+        else:
+            part.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
         if name == "accept-loss":
             part.add_argument("--by", required=True, metavar="NAME", help="who accepts the loss")
             part.add_argument("--reason", required=True, metavar="TEXT", help="why no copy can restore it")
@@ -138,6 +140,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     doctor.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
     doctor.add_argument("--sim", action="store_true", help="check for a simulated table")
     doctor.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+    doctor.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
     doctor.set_defaults(handler=_doctor)
 
     run = sub.add_parser("run", help="run the table daemon")
@@ -275,7 +278,8 @@ def _with_game(args: argparse.Namespace, config: Any) -> Any:
 
 
 def _sim_game(args: argparse.Namespace) -> None:
-    """`tablectl recall --sim` with no --game: the one game whose simulated journal is here."""
+    """`tablectl recall --sim` (`journal`, `doctor`) with no --game: the one game whose simulated
+    journal is here; refused in one line when there are several."""
     from controller.engine import game_names
 
     if args.game is not None or args.state_dir is not None or args.config is not None:
@@ -375,12 +379,22 @@ def _recall_text(record: Any) -> str:
 
 def _journal(args: argparse.Namespace) -> int:
     from controller import journal_tools
-    from controller.config import ConfigError, load
+    from controller.config import DEFAULT_PATH, ConfigError, load
     from controller.journal import JournalCorrupt, JournalError
     from controller.table import TableError
 
+    synth = args.journal_command == "synth"
     try:
-        config = load(args.config, simulated=args.sim or args.journal_command == "synth")
+        if args.sim and not synth:  # as `recall --sim`: the one simulated table here, or --game
+            _sim_game(args)
+        if synth or args.config is not None or args.sim or args.state_dir is None or DEFAULT_PATH.exists():
+            config = load(args.config, simulated=args.sim or synth)
+            if not synth:
+                config = _with_game(args, config)
+        elif args.game is not None:
+            _refuse(f"--game {args.game} needs --sim: a journal is read as the game its own rounds are of")
+        else:  # `--state-dir D` on a machine with no table.toml: the journal's own game and rules
+            config = journal_tools.config_of_journal(Path(args.state_dir))
         state_dir = _state_dir(args, config)
         with _journal_writer(args.journal_command, state_dir):
             return journal_tools.run(args, config, state_dir)
@@ -434,9 +448,22 @@ def _floor(args: argparse.Namespace) -> int:
 def _doctor(args: argparse.Namespace) -> int:
     from controller.doctor import format_report, has_errors, run_checks
 
-    checks = run_checks(args.config, simulated=args.sim, state_dir=args.state_dir)
+    if args.sim:
+        _sim_game(args)
+    if args.game is not None:
+        _with_game(args, _load_or_refuse(args))  # checks the name and that it needs --sim
+    checks = run_checks(args.config, simulated=args.sim, state_dir=args.state_dir, game=args.game)
     print(format_report(checks), end="")
     return 1 if has_errors(checks) else 0
+
+
+def _load_or_refuse(args: argparse.Namespace) -> Any:
+    from controller.config import ConfigError, load
+
+    try:
+        return load(args.config, simulated=args.sim)
+    except ConfigError as exc:
+        _refuse(str(exc))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -33,13 +33,14 @@ from typing import Any
 import uvicorn
 
 from controller.api.app import create_app
-from controller.api.auth import Tokens, load_tokens
+from controller.api.auth import SESSIONS_FILE, Sessions, Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
 from controller.config import Config, ConfigError, check_listen
+from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable
+from controller.journal import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
@@ -52,7 +53,7 @@ from controller.startup import (
     ready_addresses,
 )
 from controller.table import Output, Table, TableError, TableUnavailable
-from controller.view import prompt
+from controller.view import SHOE_EMPTY, prompt
 from controller.visibility import sight
 from drivers.buttons import ButtonPress, DealerButtons
 from drivers.display.device import PoleDisplay, SimulatedDisplay, open_display
@@ -84,7 +85,7 @@ SHOE_FAULTS = {
     FaultKind.PROTOCOL: "shoe-protocol",
     FaultKind.SEQUENCE_GAP: "shoe-sequence-gap",
 }
-SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY: "The shoe is empty"}
+SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY: SHOE_EMPTY}
 #: How long the shoe's thread waits for the loop to journal a card before leaving it
 #: unacknowledged (the shoe then sends it again).
 JOURNAL_WAIT_S = 10.0
@@ -132,17 +133,16 @@ class _Server(uvicorn.Server):
 
 
 class SimShoeControls:
-    """The API's handle on the in-process simulated shoe (blocking calls; run off the loop)."""
+    """The simulated dealer's hands on the in-process simulated shoe: the API's handle on it
+    (blocking calls; run off the loop), and a table listener that keeps the shoe loaded as the
+    table counts it. Whenever the table's count starts again (a new shoe loaded, the dealer's
+    confirm after the cut card, a game that deals on from a fresh deck), the simulated dealer
+    gathers the cards and loads the shoe with what the count says it holds, shuffled."""
 
-    def __init__(self, shoe: SimulatedShoe, composition: ShoeComposition) -> None:
+    def __init__(self, shoe: SimulatedShoe, seed: int | None = None) -> None:
         self.shoe = shoe
-        self.composition = composition
-        self.rng = random.Random()
-
-    def reshuffle(self) -> None:
-        fresh = list(self.composition.cards())
-        self.rng.shuffle(fresh)
-        self.shoe.reload(fresh)
+        self.rng = random.Random(seed)
+        self._dealt: int | None = None  # the table's count after the last entry
 
     def stack(self, cards: list[Card]) -> None:
         self.shoe.stack(cards)
@@ -152,6 +152,24 @@ class SimShoeControls:
 
     def fault(self, name: str, on: bool) -> str:
         return self.shoe.fault(name, on)
+
+    def redrive(self, table: Table) -> None:
+        self._dealt = table.shoe.dealt_count
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        dealt = table.shoe.dealt_count
+        restarted = entry.kind == "shoe-reshuffled" or (self._dealt is not None and dealt < self._dealt)
+        self._dealt = dealt
+        if restarted:
+            self.shoe.load(self.rng, in_shoe(table))
+
+
+def in_shoe(table: Table) -> list[Card]:
+    """The cards the table's count says are still in the shoe (a card held while a fault stands
+    has left it too), one list entry a card."""
+    left = table.shoe.remaining_cards()
+    left.subtract(card for _, card in table.held)
+    return sorted(left.elements(), key=str)
 
 
 class Daemon:
@@ -184,6 +202,7 @@ class Daemon:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.table: Table | None = None
         self.sim_shoe: SimulatedShoe | None = None
+        self.sim_controls: SimShoeControls | None = None  # the in-process simulated shoe's (--sim, no shoe.url)
         self.display: PoleDisplay | None = None
         self.lamps: BaseIndicators | None = None
         self.pin_factory: Any = None
@@ -240,7 +259,9 @@ class Daemon:
                     live=live,
                     table=table,
                     tokens=tokens,
-                    sim=(SimShoeControls(self.sim_shoe, self._composition()) if self.sim_shoe else None),
+                    # The screens stay logged in across a restart (each session expires on its own clock).
+                    sessions=Sessions(path=self.state_dir / SESSIONS_FILE, tokens=tokens),
+                    sim=self.sim_controls,
                     sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
                     device_views=self._device_views(reader),
                     config_view=self._config_in_force(),
@@ -446,14 +467,17 @@ class Daemon:
         url = cfg.shoe.url
         if url is None:
             # A simulated table with no shoe port configured gets its own simulated shoe on a pty.
+            # Loaded as the journal counts the shoe: after a restart mid-shoe the cards already
+            # dealt since the last shuffle are not in it again (they would be impossible cards).
             rng = random.Random(self.seed)
-            self.sim_shoe = SimulatedShoe(
-                seed=rng.randrange(2**32),
-                composition=self._composition(),
-                link=str(self.state_dir / "sim-shoe"),
-            )
+            cards = in_shoe(table)
+            rng.shuffle(cards)
+            self.sim_shoe = SimulatedShoe(cards, seed=rng.randrange(2**32), link=str(self.state_dir / "sim-shoe"))
             self.sim_shoe.start()
             self._closers.append(self.sim_shoe.stop)
+            self.sim_controls = SimShoeControls(self.sim_shoe, rng.randrange(2**32))
+            self.sim_controls.redrive(table)
+            table.listeners.append(self.sim_controls)
             url = self.sim_shoe.port
         resume = _resume_state(table.shoe_link)
         reader = ShoeReader(
@@ -774,27 +798,21 @@ class Daemon:
         shoe = self.sim_shoe
         assert table is not None
         rng = random.Random(self.seed)
-        full = sum(1 for _ in self._composition().cards())  # a one-deck game reloads after every hand
+        full = self._composition().size  # a one-deck game loads a new shoe after every hand
         while True:
             await asyncio.sleep(self.demo_interval)
             if table.blocked or shoe is None:
                 continue
             awaiting = table.awaiting
             try:
-                if awaiting.kind == "round" and shoe.cards_left < min(DEMO_RESHUFFLE_BELOW, full):
-                    fresh = list(self._composition().cards())
-                    rng.shuffle(fresh)
-                    await asyncio.to_thread(shoe.reload, fresh)
+                # A new shoe is loaded into the simulated shoe by SimShoeControls, as the table counts it.
+                if awaiting.kind == "round" and table.shoe.remaining_count < min(DEMO_RESHUFFLE_BELOW, full):
                     table.shoe_reshuffled(by="demo-dealer")
                 elif awaiting.kind == "round":
                     table.open_round(table.adapter.demo_opening(rng, seats=table.seats), by="demo-dealer")
+                elif awaiting.kind == "card" and table.shoe_empty:
+                    table.shoe_reshuffled(by="demo-dealer")
                 elif awaiting.kind == "card":
-                    if table.shoe.dealt_count == 0 and shoe.cards_left < full:
-                        # The game deals on from a fresh deck (a Baseball poker rainout): the
-                        # dealer gathers the cards and shuffles them back into the shoe.
-                        fresh = list(self._composition().cards())
-                        rng.shuffle(fresh)
-                        await asyncio.to_thread(shoe.reload, fresh)
                     await asyncio.to_thread(shoe.draw, 1)
                 elif awaiting.kind == "decision":
                     table.decide(table.adapter.demo_choice(awaiting, rng), by="demo-player")

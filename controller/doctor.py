@@ -15,6 +15,7 @@ tests run the same checks against fake trees in a temporary directory.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import importlib
 import importlib.util
@@ -96,12 +97,18 @@ class Host:
 
 
 def run_checks(
-    config_path: Path | None, *, simulated: bool, state_dir: Path | None, host: Host | None = None
+    config_path: Path | None,
+    *,
+    simulated: bool,
+    state_dir: Path | None,
+    host: Host | None = None,
+    game: str | None = None,
 ) -> list[Check]:
-    """Run every check, in the order a person would fix things, and return the findings."""
+    """Run every check, in the order a person would fix things, and return the findings (`game`:
+    a simulated table's game, whose journal is checked, instead of the configuration's)."""
     host = host or Host()
     checks: list[Check] = []
-    loaded = _guard("config", lambda: _check_config(config_path, simulated))
+    loaded = _guard("config", lambda: _check_config(config_path, simulated, game))
     checks += loaded.checks
     config = loaded.config
     if config is not None:
@@ -193,9 +200,11 @@ def _guard(name: str, run: Callable[[], Any]) -> _Outcome:
 # --- configuration -------------------------------------------------------------------------
 
 
-def _check_config(path: Path | None, simulated: bool) -> _Outcome:
+def _check_config(path: Path | None, simulated: bool, game: str | None = None) -> _Outcome:
     try:
         config = table_config.load(path, simulated=simulated)
+        if game is not None:  # --game with --sim: the simulated table of that game
+            config = dataclasses.replace(config, game=game)
     except table_config.ConfigError as exc:
         return _Outcome(
             [

@@ -26,6 +26,11 @@ def run(args: argparse.Namespace, config: Config, state_dir: Path) -> int:
         raise JournalError(f"{path}: there is no journal here")
     if command == "verify":
         return _verify(config, path)
+    if command == "retain" and config.source.endswith("no --config)"):
+        raise JournalError(
+            f"{path}: retention needs the table's configuration (how many days to keep, whether a floor must "
+            "have the rounds first): add --config FILE"
+        )
     if command == "rebuild":
         return _rebuild(config, path)
     if command == "accept-loss":
@@ -38,6 +43,32 @@ def run(args: argparse.Namespace, config: Config, state_dir: Path) -> int:
             print(f"{path}: entries {lost[0]} to {lost[1]} recorded as lost by {args.by}; numbering goes on after them")
         return 0
     return _retain(args, config, state_dir, path)
+
+
+def config_of_journal(state_dir: Path) -> Config:
+    """The configuration a journal read on its own is checked with (`journal verify --state-dir D`
+    on a machine with no table.toml, a copy of another table's): its game and rules as its last
+    round opened them. Retention needs the table's own configuration (how long, whether a floor
+    must have the rounds first), so it is refused here."""
+    from controller.table import TableError
+
+    path = state_dir / "journal.sqlite3"
+    if not path.exists():
+        raise JournalError(f"{path}: there is no journal here")
+    journal = Journal(path, readonly=True)
+    try:
+        game = journal_game(journal)
+        opened = journal.last_of_kinds(("round-open",), 1)
+    finally:
+        journal.close()
+    source = f"{path} (its own game and rules: no --config)"
+    if game is None or not opened:
+        return Config(source=source)
+    event = opened[0].body.get("event", {})
+    rules = event.get("rules", {}) if isinstance(event, dict) else {}
+    if not isinstance(rules, dict):
+        raise TableError(f"{path}: entry {opened[0].seq}: the round's rules are not a table of options")
+    return Config(source=source, game=game, rules=rules)
 
 
 def journal_game(journal: Journal) -> str | None:
@@ -79,7 +110,10 @@ def _verify(config: Config, path: Path) -> int:
         _restore(config, journal)  # the last snapshot checked against its entries
     finally:
         journal.close()
-    print(f"{path}: {count} entries: integrity, checksums, sequence, hash chain, head file and snapshots all pass")
+    print(
+        f"{path}: {count} entries of a {config.game} table: integrity, checksums, sequence, hash chain, head file "
+        "and snapshots all pass"
+    )
     return 0
 
 

@@ -58,6 +58,14 @@ if TYPE_CHECKING:
         @property
         def devices(self) -> dict[str, dict[str, JSON]]: ...
 
+#: What the shoe says when it has dealt its last card (its EVENT frame, as the daemon journals it).
+SHOE_EMPTY = "The shoe is empty"
+
+
+def shoe_empty(table: Shown) -> bool:
+    """The shoe has nothing left to deal: the count says so, or the shoe itself did."""
+    return table.shoe.remaining_count <= 0 or table.shuffle_due == SHOE_EMPTY
+
 
 def prompt(table: Shown) -> str:
     """The one thing the dealer should do next, in plain words."""
@@ -73,6 +81,9 @@ def _next_step(table: Shown) -> str:
     game = table.adapter
     awaiting = table.awaiting
     if awaiting.kind == "card":
+        if shoe_empty(table):  # nothing can come out: a new shoe, mid-round (Table.shoe_reshuffled)
+            then = game.card_prompt(awaiting.target)
+            return f"{SHOE_EMPTY}: shuffle, load a new shoe, then press New shoe. Then: {then}"
         return game.card_prompt(awaiting.target)
     if awaiting.kind == "decision":
         return game.decision_prompt(awaiting.who, awaiting.allowed)
@@ -115,7 +126,7 @@ def snapshot(table: Shown) -> dict[str, JSON]:
         "state": to_json(table.state),
         "payouts": table.payouts(),
         "settlement": record.settlement if record is not None and record.status != "open" else None,
-        "shoe": {"dealt": table.shoe.dealt_count, "remaining": table.shoe.remaining_count},
+        "shoe": {"dealt": table.shoe.dealt_count, "remaining": table.shoe.remaining_count, "empty": shoe_empty(table)},
         # A copy: the snapshot is read on other threads (the API's) while the table goes on.
         "devices": dict(table.devices),
     }

@@ -10,6 +10,7 @@ analysis is refused in one line naming it.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -21,6 +22,38 @@ if TYPE_CHECKING:
 #: One chunk of a simulation: `chunk((seed, k), rounds, **options)` -> the chunk's tallies. A
 #: module-level function: the worker processes import it by name.
 Chunk = Callable[..., "dict[str, Tally]"]
+
+
+class Progress:
+    """How far a long analysis has got, on standard error (standard output keeps the figures): a
+    bar redrawn in place on a terminal, else a line at each tenth of the way (a log, a pipe).
+
+        progress = Progress(7, "parts")
+        progress.step(3, "first+second"); progress.end()
+    """
+
+    def __init__(self, total: int, unit: str, width: int = 40) -> None:
+        self.total = max(total, 1)
+        self.unit = unit
+        self.width = width
+        self.tty = sys.stderr.isatty()
+        self._tenth = -1
+
+    def step(self, done: int, what: str = "") -> None:
+        about = f" ({what})" if what else ""
+        if self.tty:
+            filled = self.width * done // self.total
+            bar = f"[{'#' * filled}{' ' * (self.width - filled)}]"
+            print(f"\r{bar} {done}/{self.total} {self.unit}{about}", end="", file=sys.stderr, flush=True)
+            return
+        tenth = 10 * done // self.total
+        if tenth != self._tenth:
+            self._tenth = tenth
+            print(f"{done}/{self.total} {self.unit} ({100 * done // self.total}%){about}", file=sys.stderr, flush=True)
+
+    def end(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
 
 
 @dataclass(frozen=True)

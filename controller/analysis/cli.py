@@ -82,7 +82,7 @@ def _monte_carlo(args: argparse.Namespace, analysis: GameAnalysis) -> dict[str, 
 
     options = analysis.simulation(args)
     tallies = simulate(
-        args.game, args.rounds, seed=args.seed, workers=args.workers, progress=sys.stderr.isatty(), **options
+        args.game, args.rounds, seed=args.seed, workers=args.workers, progress=True, **options
     )
     doc: dict[str, Any] = {"game": args.game, "method": "monte-carlo", "seed": args.seed, "rounds": args.rounds}
     doc |= analysis.simulated(args, options, tallies)

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.analysis.base import analysis_of
+from controller.analysis.base import Progress, analysis_of
 from controller.engine.base import CardDealt, Event, ShoeReshuffled
 from controller.engine.cards import Card
 
@@ -117,19 +116,15 @@ def simulate(
     workers = workers or os.cpu_count() or 1
     totals: dict[str, Tally] = {}
     done = 0
+    shown = Progress(rounds, "rounds") if progress else None
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(chunker, (seed, k), size, **options) for k, size in enumerate(sizes)]
         for k, future in enumerate(futures):  # in chunk order: the same sums however they ran
             for name, tally in future.result().items():
                 totals.setdefault(name, Tally(tally.wagered)).merge(tally)
             done += sizes[k]
-            if progress:
-                _bar(done, rounds)
-    if progress:
-        print(file=sys.stderr)
+            if shown is not None:
+                shown.step(done)
+    if shown is not None:
+        shown.end()
     return totals
-
-
-def _bar(done: int, total: int, width: int = 40) -> None:
-    filled = width * done // total
-    print(f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{total} rounds", end="", file=sys.stderr, flush=True)

@@ -13,7 +13,10 @@ makes random ones and prints them once at start. A token never appears in a URL 
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import json
+import logging
 import os
 import secrets
 import time
@@ -26,6 +29,8 @@ from typing import Literal
 Role = Literal["dealer", "supervisor", "surveillance"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "surveillance")
 REQUIRED: tuple[Role, ...] = ("dealer", "supervisor")  # a real table refuses to start without these
+
+log = logging.getLogger("controller.api")
 
 
 class TokenError(RuntimeError):
@@ -83,40 +88,155 @@ def load_tokens(*, simulated: bool, env: Mapping[str, str] | None = None) -> Tok
     )
 
 
+#: Why a screen's session is gone, in the words its login box shows (`Sessions.why`).
+ENDED = {
+    "expired": "This screen's session expired ({hours} after its login): log in again.",
+    "signed-out": "This screen was signed out: log in again.",
+    "tokens-changed": "The table's {role} token has changed since this screen logged in: log in with the new token.",
+    "unknown": "The table does not know this screen's session (its sessions were cleared): log in again.",
+}
+#: The screens' sessions in the state directory (mode 0600), kept across restarts.
+SESSIONS_FILE = "sessions.json"
+#: How long an ended session's reason is kept (the cookie lives as long), so the screen is told why.
+ENDED_KEPT_S = 7 * 24 * 3600.0
+
+
 class Sessions:
     """Browser sessions: a random id in an HttpOnly cookie maps to a role until it expires.
 
-    The token itself never goes back to the browser and never into a URL; a session ends at
-    logout, at expiry, or when the daemon restarts.
+    The token itself never goes back to the browser and never into a URL. A session ends at
+    logout or at its expiry (wall-clock time, so a restart neither ends nor extends it), or when
+    the role's token is no longer the one it was opened with. With `path` (the daemon's
+    `<state dir>/sessions.json`, mode 0600) sessions survive a restart of the daemon: the file
+    holds a hash of each session id, never the id, and a proof of the token keyed by the id, never
+    the token. `why(sid)` says in words why a screen's session is gone.
     """
 
     COOKIE = "tablectl_session"
 
-    def __init__(self, ttl_s: float = 12 * 3600, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        ttl_s: float = 12 * 3600,
+        clock: Callable[[], float] = time.time,
+        *,
+        path: Path | None = None,
+        tokens: Tokens | None = None,
+    ) -> None:
         self.ttl_s = ttl_s
         self._clock = clock
-        self._sessions: dict[str, tuple[Role, float]] = {}
+        self.path = path
+        self.tokens = tokens
+        # sha256(sid) -> (role, expires at, proof of the token); sha256(sid) -> (reason, role, until)
+        self._sessions: dict[str, tuple[Role, float, str]] = {}
+        self._ended: dict[str, tuple[str, Role | None, float]] = {}
+        if path is not None:
+            self._load(path)
+
+    @property
+    def cookie_max_age(self) -> int:
+        """The cookie outlives its session, so that the screen can be told the session expired."""
+        return int(self.ttl_s + ENDED_KEPT_S)
 
     def start(self, role: Role) -> str:
         sid = secrets.token_urlsafe(32)
-        self._sessions[sid] = (role, self._clock() + self.ttl_s)
+        self._sessions[_key(sid)] = (role, self._clock() + self.ttl_s, self._proof(sid, role))
+        self._save()
         return sid
 
     def role_of(self, sid: str | None) -> Role | None:
         if not sid:
             return None
-        found = self._sessions.get(sid)
+        key = _key(sid)
+        found = self._sessions.get(key)
         if found is None:
             return None
-        role, expires = found
+        role, expires, proof = found
         if self._clock() >= expires:
-            del self._sessions[sid]
+            self._close(key, "expired", role)
+            return None
+        if not hmac.compare_digest(proof, self._proof(sid, role)):
+            self._close(key, "tokens-changed", role)
             return None
         return role
 
+    def why(self, sid: str | None) -> tuple[str, str] | None:
+        """(reason, words) for a screen whose cookie names a session that is gone; None when it has
+        a session, or no cookie at all."""
+        if not sid or self.role_of(sid) is not None:
+            return None
+        reason, role, _ = self._ended.get(_key(sid), ("unknown", None, 0.0))
+        hours = self.ttl_s / 3600
+        words = ENDED[reason].format(role=role or "screen", hours=f"{hours:g} hour{'s' if hours != 1 else ''}")
+        return reason, words
+
     def end(self, sid: str | None) -> None:
         if sid:
-            self._sessions.pop(sid, None)
+            key = _key(sid)
+            found = self._sessions.get(key)
+            self._close(key, "signed-out", found[0] if found else None)
+
+    def _proof(self, sid: str, role: Role) -> str:
+        """The role's token now, keyed by the session id (which is never stored)."""
+        token = getattr(self.tokens, role, None) if self.tokens is not None else None
+        return hmac.new(sid.encode(), (token or "").encode(), "sha256").hexdigest()
+
+    def _close(self, key: str, reason: str, role: Role | None) -> None:
+        self._sessions.pop(key, None)
+        self._ended[key] = (reason, role, self._clock() + ENDED_KEPT_S)
+        self._save()
+
+    def _load(self, path: Path) -> None:
+        """The sessions a previous run kept; a file that cannot be read is said in the log and left
+        out (every screen logs in again), never trusted in part."""
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            sessions = {
+                str(k): (_role(v["role"]), float(v["expires"]), str(v["proof"])) for k, v in doc["sessions"].items()
+            }
+            ended = {
+                str(k): (str(v["reason"]), _role(v["role"]) if v["role"] else None, float(v["until"]))
+                for k, v in doc["ended"].items()
+                if v["reason"] in ENDED
+            }
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            log.warning("%s: the screens' sessions cannot be read (%s): every screen logs in again", path, exc)
+            return
+        self._sessions, self._ended = sessions, ended
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        now = self._clock()
+        for key, (role, expires, _) in list(self._sessions.items()):  # never looked up again: kept as ended
+            if expires <= now:
+                del self._sessions[key]
+                self._ended[key] = ("expired", role, expires + ENDED_KEPT_S)
+        self._ended = {k: v for k, v in self._ended.items() if v[2] > now}
+        doc = {
+            "sessions": {k: {"role": r, "expires": e, "proof": p} for k, (r, e, p) in self._sessions.items()},
+            "ended": {k: {"reason": why, "role": r, "until": u} for k, (why, r, u) in self._ended.items()},
+        }
+        temp = self.path.with_name(f".{self.path.name}.tmp")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                os.fchmod(out.fileno(), 0o600)
+                json.dump(doc, out)
+            os.replace(temp, self.path)
+        except OSError as exc:  # the sessions still hold for this run; a restart logs the screens out
+            log.warning("%s: the screens' sessions cannot be kept (%s)", self.path, exc)
+
+
+def _key(sid: str) -> str:
+    return hashlib.sha256(sid.encode()).hexdigest()
+
+
+def _role(value: object) -> Role:
+    if value not in ROLES:
+        raise ValueError(f"{value!r} is not a role")
+    return value
 
 
 class LoginLimiter:

@@ -29,8 +29,6 @@ class SimControls(Protocol):
 
     def fault(self, name: str, on: bool) -> str: ...
 
-    def reshuffle(self) -> None: ...
-
 
 class SimSceneControls(Protocol):
     """What a simulation can do to what the simulated camera sees (simulation only)."""
@@ -63,6 +61,8 @@ class Runtime:
 
     def __post_init__(self, table: Table, table_loop: asyncio.AbstractEventLoop | None) -> None:
         self.gate = TableGate(table, table_loop, describe=self._whole_state)
+        if self.sessions.tokens is None:  # a session holds while its role's token is the same
+            self.sessions.tokens = self.tokens
         if self.metrics is None:
             self.metrics = TableMetrics(table)
         self.live.attach(table, self._whole_state)

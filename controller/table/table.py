@@ -35,7 +35,7 @@ from controller.table import snapshots
 from controller.table.entries import parse_entry
 from controller.table.errors import TableError, TableUnavailable
 from controller.table.state import TableSetup, TableState
-from controller.view import prompt
+from controller.view import prompt, shoe_empty
 
 log = logging.getLogger("controller.table")
 
@@ -347,9 +347,15 @@ class Table:
                     self.open_from_camera(by, proposal["scene_seq"])
         return entry
 
+    @property
+    def shoe_empty(self) -> bool:
+        """The shoe has nothing left to deal: the count says so, or the shoe itself did."""
+        return shoe_empty(self)
+
     def shoe_reshuffled(self, by: str) -> Entry:
-        """A freshly shuffled shoe is loaded (between rounds): every card is back in the count."""
-        if self.awaiting.kind != "round":
+        """A freshly shuffled shoe is loaded (between rounds, or mid-round once the shoe is empty:
+        the round cannot go on otherwise): every card is back in the count."""
+        if self.awaiting.kind != "round" and not self.shoe_empty:
             raise TableError(
                 f"round {self.round_no} is still being dealt; load a new shoe between rounds", kind="conflict"
             )

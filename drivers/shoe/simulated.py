@@ -31,7 +31,7 @@ import select
 import threading
 import time
 import tty
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -180,6 +180,7 @@ class SimulatedShoe:
         self._noise = random.Random(seed)
         self.history: list[Record] = []
         self.dealt: list[Card] = []
+        self._stacked = 0  # how many of the cards on top were stacked (`stack`) and not drawn yet
         # Everything below is touched only by the I/O thread.
         self._faults: set[Fault] = set()
         self._misread_next = False
@@ -249,9 +250,15 @@ class SimulatedShoe:
         return self._call(lambda: self._draw(n))
 
     def stack(self, cards: Iterable[Card]) -> None:
-        """Put `cards` on top of the shoe, first card out first."""
+        """Put `cards` on top of the shoe, first card out first (they stay on top of a new shoe
+        loaded before they are drawn: `load`)."""
         top = list(cards)
-        self._call(lambda: self._cards.extendleft(reversed(top)))
+
+        def stack() -> None:
+            self._cards.extendleft(reversed(top))
+            self._stacked += len(top)
+
+        self._call(stack)
 
     def reload(self, cards: Iterable[Card]) -> None:
         """The dealer loads a freshly shuffled shoe: `cards` replace whatever was left, and the
@@ -260,8 +267,30 @@ class SimulatedShoe:
 
         def load() -> None:
             self._cards = deque(fresh)
+            self._stacked = 0
             self.dealt.clear()
             self._empty_sent = False
+
+        self._call(load)
+
+    def load(self, rng: random.Random, cards: Iterable[Card]) -> None:
+        """The dealer loads a new shoe of `cards` (what the table counts as in the shoe), shuffled
+        with `rng`. A card drawn before and still queued to go out reaches the host after the new
+        shoe is loaded and is counted from it, so one copy of each is left out of the new shoe."""
+        fresh = Counter(cards)
+
+        def load() -> None:
+            # Cards stacked on top and not drawn yet stay on top (a test's or a demo's stacked
+            # hand); the rest of the new shoe is what the table counts, less those.
+            top = list(self._cards)[: self._stacked]
+            fresh.subtract(m.card for m in self._outbox if isinstance(m, CardMessage))
+            fresh.subtract(top)
+            shoe = sorted((+fresh).elements(), key=str)
+            rng.shuffle(shoe)
+            self._cards = deque(top + shoe)
+            self.dealt.clear()
+            self._empty_sent = False
+            self._note(f"dealer loaded a new shoe of {len(shoe)} cards under {len(top)} stacked")
 
         self._call(load)
 
@@ -508,6 +537,7 @@ class SimulatedShoe:
             fresh = list(self._full_shoe)
             self._noise.shuffle(fresh)
             self._cards = deque(fresh)
+            self._stacked = 0
             self.dealt.clear()
             self._empty_sent = False
         self._auto_drawn += 1
@@ -524,6 +554,7 @@ class SimulatedShoe:
                     self._queue(EventKind.SHOE_EMPTY)
                 break
             card = self._cards.popleft()
+            self._stacked = max(0, self._stacked - 1)
             out.append(card)
             self.dealt.append(card)
             if self._misread_next:

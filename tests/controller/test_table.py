@@ -192,6 +192,19 @@ def test_a_new_shoe_is_loaded_only_between_rounds(tmp_path: Path) -> None:
     assert table.shoe.dealt_count == 0
 
 
+def test_an_empty_shoe_mid_round_asks_for_a_new_shoe_and_the_round_goes_on_from_it(tmp_path: Path) -> None:
+    table = make_table(tmp_path, decks=1)
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}]}, by="dealer")
+    table.shoe_event("The shoe is empty", {"via": "shoe", "session": 1, "seq": 4})
+    assert prompt(table) == (
+        "The shoe is empty: shuffle, load a new shoe, then press New shoe. Then: Deal to seat 1, first base"
+    )
+    table.shoe_reshuffled(by="dealer")  # mid-round: the round cannot go on otherwise
+    assert prompt(table) == "Deal to seat 1, first base" and table.shuffle_due is None
+    deal(table, "AS")
+    assert not table.blocked and table.awaiting.kind == "round"
+
+
 def test_a_second_player_switches_the_blind_hand_off_and_the_dealer_is_told_to_remove_the_puck(tmp_path: Path) -> None:
     table = make_table(tmp_path)
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 5}}, {"seat": 4, "wagers": {"first": 5}}], "blind_seat": 2}, by="dealer")

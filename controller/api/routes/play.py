@@ -7,7 +7,6 @@ game's: the app fills in their schema (`GAME_BODIES`)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -100,8 +99,8 @@ async def acknowledge(fault_id: int, request: Request, rt: Rt, role: Caller) -> 
 
 @router.post("/shoe/reshuffle", openapi_extra=body_schema(WhoBody, required=False))
 async def reshuffle(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    """A freshly shuffled shoe is loaded: between rounds, or mid-round once the shoe is empty."""
     body = await optional(request, WhoBody)
+    # A simulated shoe is loaded by the simulated dealer as the table counts it (daemon.SimShoeControls).
     entry = await table_call(rt, lambda table: table.shoe_reshuffled(by=who(role, body)))
-    if rt.sim is not None:  # the simulated dealer loads the simulated shoe too
-        await asyncio.to_thread(rt.sim.reshuffle)
     return {"journal_seq": entry.seq}

@@ -28,7 +28,7 @@ async def login(request: Request, response: Response, rt: Rt) -> dict[str, Any]:
         samesite="strict",
         secure=rt.tls,
         path="/",
-        max_age=int(rt.sessions.ttl_s),
+        max_age=rt.sessions.cookie_max_age,
     )
     return {"role": granted}
 
@@ -42,5 +42,12 @@ async def logout(request: Request, response: Response, rt: Rt) -> dict[str, Any]
 
 @router.get("/whoami")
 async def whoami(request: Request, rt: Rt) -> dict[str, Any]:
-    """The session's role, or null before login (a question, not a refusal: no 401 here)."""
-    return {"role": rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))}
+    """The session's role, or null before login (a question, not a refusal: no 401 here); when the
+    screen's session is gone, `ended` says why ("expired", "signed-out", "tokens-changed",
+    "unknown") and `why` says it in words for the login box."""
+    sid = request.cookies.get(Sessions.COOKIE)
+    role = rt.sessions.role_of(sid)
+    gone = rt.sessions.why(sid) if role is None else None
+    if gone is None:
+        return {"role": role}
+    return {"role": None, "ended": gone[0], "why": gone[1]}

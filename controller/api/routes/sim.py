@@ -66,6 +66,12 @@ async def sim_draw(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     # The round as it stands before the draw: where each card goes is judged from it.
     state, stopped = await table_call(rt, lambda table: (table.state, table.blocked))
     drawn = [str(c) for c in await asyncio.to_thread(shoe.draw, count)]
+    if not drawn:
+        raise ApiError(
+            "conflict",
+            "The simulated shoe is empty: nothing came out. Load a new shoe (New shoe on the dealer screen, or "
+            "POST /api/shoe/reshuffle); the simulated dealer fills it as the table counts it",
+        )
     # The dealer learns no card that goes face down, even by drawing it here.
     return {"drawn": await table_call(rt, lambda table: sight(table, role).drawn(drawn, state, stopped))}
 

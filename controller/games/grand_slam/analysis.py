@@ -30,7 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from controller.analysis.base import Chunk, GameAnalysis, option
+from controller.analysis.base import Chunk, GameAnalysis, Progress, option
 from controller.analysis.montecarlo import Tally, play_round
 from controller.engine.base import CardDealt, Event, run_events, to_json
 from controller.engine.cards import Card, Rank, Suit
@@ -176,12 +176,20 @@ WAGER_SHAPES: dict[str, tuple[Base, ...]] = {
 
 
 def analyze(
-    decks: int = 0, units: tuple[int, int, int] = (1, 1, 1), rules: GrandSlamRules | None = None
+    decks: int = 0,
+    units: tuple[int, int, int] = (1, 1, 1),
+    rules: GrandSlamRules | None = None,
+    *,
+    progress: bool = False,
 ) -> dict[str, WagerFigures]:
     """Exact figures of every wager shape (`units` chips on first, second, third) and of both
-    side bets (one chip, for a seat betting all three bases), for an infinite deck or `decks`."""
+    side bets (one chip, for a seat betting all three bases), for an infinite deck or `decks`;
+    with `progress`, how far it has got on standard error (it takes a while)."""
     out: dict[str, WagerFigures] = {}
+    shown = Progress(len(WAGER_SHAPES) + len(SIDE_BETS), "wagers") if progress else None
     for name, bases in WAGER_SHAPES.items():
+        if shown is not None:
+            shown.step(len(out), name)
         wagers: dict[Base, int] = {base: units[i] for i, base in enumerate(bases)}
         dist: dict[int, Fraction] = {}
         for o in enumerate_rounds(wagers, rules=rules, decks=decks):
@@ -189,12 +197,17 @@ def analyze(
         out[name] = WagerFigures(name, sum(wagers.values()), dist)
     all_bases: dict[Base, int] = {"first": units[0], "second": units[1], "third": units[2]}
     for side in SIDE_BETS:
+        if shown is not None:
+            shown.step(len(out), side)
         dist = {}
         for o in enumerate_rounds(all_bases, {side: 1}, rules=rules, decks=decks):
             entry = o.settlement["side_bets"][side]
             net = {"won": entry["paid"], "lost": -1, "push": 0}[entry["result"]]
             dist[net] = dist.get(net, Fraction(0)) + o.weight
         out[side] = WagerFigures(side, 1, dist)
+    if shown is not None:
+        shown.step(len(out))
+        shown.end()
     return out
 
 
@@ -334,7 +347,7 @@ class GrandSlamAnalysis(GameAnalysis):
         if args.paytable:
             rules_doc["poker_bonus_paytable"] = _paytable(args.paytable)
         rules = parse_rules(rules_doc)
-        figures = analyze(decks=args.decks, units=units, rules=rules)
+        figures = analyze(decks=args.decks, units=units, rules=rules, progress=True)
         return {
             "decks": args.decks,
             "units": list(units),

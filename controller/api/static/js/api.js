@@ -94,11 +94,21 @@ const ROLES = ["dealer", "supervisor", "surveillance"];
  * @returns {Promise<Role | null>}
  */
 export async function whoami() {
+  return (await session()).role;
+}
+
+/**
+ * The current session: its role, or null with the table's words for why this screen's session
+ * is gone (expired, signed out, the table's tokens changed; "" when it never had one).
+ * @returns {Promise<{role: Role | null, why: string}>}
+ */
+export async function session() {
   try {
     const doc = await api("GET", "/api/whoami");
-    return doc && ROLES.includes(doc.role) ? doc.role : null;
+    const role = doc && ROLES.includes(doc.role) ? doc.role : null;
+    return { role, why: role === null && typeof doc?.why === "string" ? doc.why : "" };
   } catch (err) {
-    if (err instanceof ApiError && (err.status === 401 || err.status === 403)) return null;
+    if (err instanceof ApiError && (err.status === 401 || err.status === 403)) return { role: null, why: "" };
     throw err;
   }
 }

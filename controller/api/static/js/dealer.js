@@ -101,7 +101,7 @@ function render(state) {
   $("table-id").textContent = state.table ?? "Table";
   setText($("game-name"), state.game_info?.title ?? titleOf(state.game));
   $("round-info").textContent = state.round ? `Round ${state.round} \u00b7 ${state.round_status ?? ""}` : "No round yet";
-  $("shoe-info").textContent = state.shoe ? `Shoe: ${state.shoe.remaining} cards left` : "";
+  $("shoe-info").textContent = !state.shoe ? "" : state.shoe.empty ? "Shoe: empty" : `Shoe: ${state.shoe.remaining} cards left`;
 
   setText($("prompt"), cardsInWords(state.prompt ?? ""));
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
@@ -115,6 +115,8 @@ function render(state) {
   else hideDecisions();
   renderLastCard(state.last_card);
   $("confirm").classList.toggle("attention", betweenRounds && /^(Pay|Take|.*shuffle)/i.test(state.prompt ?? ""));
+  // Mid-round, an empty shoe holds the round up until a new shoe is loaded (between rounds, Confirm).
+  $("new-shoe").hidden = betweenRounds || !state.shoe?.empty;
   parts.panel.show(openable, state);
   board.setCompact(openable);
   parts.camera?.render(state);
@@ -275,6 +277,7 @@ function onKeyUp(ev) {
 function main() {
   $("confirm").addEventListener("click", confirm);
   $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 }), $("action-error")));
+  $("new-shoe").addEventListener("click", () => act(post("/api/shoe/reshuffle", {}), $("action-error")));
   document.addEventListener("keydown", onKey);
   document.addEventListener("keyup", onKeyUp);
   window.addEventListener("resize", fitBoxes);

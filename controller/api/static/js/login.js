@@ -6,7 +6,7 @@
  *
  * Markup (in each page): #login (a <dialog>) holding #login-form, #token, #login-error; #logout.
  */
-import { errorText, login, logout, onAuthLost, whoami } from "./api.js";
+import { errorText, login, logout, onAuthLost, session } from "./api.js";
 
 /** @typedef {import("./api.js").Role} Role */
 
@@ -38,10 +38,11 @@ const asDialog = (el) => /** @type {HTMLDialogElement} */ (el);
 export function keepSignedIn(how) {
   /** @type {Promise<void> | null} */
   let signingIn = null;
-  const signIn = () => {
+  /** @param {string} [why] what the login box says first (the table's words when it has some) */
+  const signIn = (why = "") => {
     signingIn ??= (async () => {
       how.onSignedOut();
-      const role = await requireLogin(how.roles, how.needText);
+      const role = await requireLogin(how.roles, how.needText, why);
       await how.onSignedIn(role);
     })().finally(() => (signingIn = null));
     return signingIn;
@@ -49,22 +50,24 @@ export function keepSignedIn(how) {
   must("logout").addEventListener("click", async () => {
     how.onSignedOut();
     await logout().catch(() => undefined);
-    void signIn();
+    void signIn("You signed out of this screen.");
   });
   onAuthLost(() => void signIn());
   return signIn;
 }
 
 /**
- * Resolve with the session's role once a person with one of `roles` is logged in.
+ * Resolve with the session's role once a person with one of `roles` is logged in. A screen whose
+ * session is gone says why (the table's words: expired, signed out, its tokens changed).
  * @param {Role[]} roles roles this screen accepts
  * @param {string} needText what to say when the token's role is not enough
+ * @param {string} [why] what to say when the table gives no reason
  * @returns {Promise<Role>}
  */
-export async function requireLogin(roles, needText) {
-  const current = await whoami().catch(() => null);
-  if (current && roles.includes(current)) return current;
-  return askForToken(roles, needText, current ? needText : "");
+export async function requireLogin(roles, needText, why = "") {
+  const current = await session().catch(() => ({ role: null, why: "" }));
+  if (current.role && roles.includes(current.role)) return current.role;
+  return askForToken(roles, needText, current.role ? needText : current.why || why);
 }
 
 /**
