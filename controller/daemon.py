@@ -241,7 +241,6 @@ class Daemon:
             self._check_layout_seats()
             table = self._build_table(journal)
             journal.probe_writable(table.journal_down)  # a full disk is the journal fault from the start
-            journal.probe_writable(table._journal_down)  # a full disk is the journal fault from the start
             self._retain(table)
             self.table = table
             publisher = self._start_floor(table, journal)
