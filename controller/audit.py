@@ -13,6 +13,7 @@ AUDIT_KINDS = (
     "camera-recalibrated",
     "login",
     "journal-loss",
+    "software-check",
 )
 
 
@@ -35,6 +36,11 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             what = "recalibrated the overhead camera"
         elif entry.kind == "journal-loss":
             what = f"accepted that journal entries {b['lost'][0]} to {b['lost'][1]} are lost for good"
+        elif entry.kind == "software-check":
+            who = b.get("by") or "the table"
+            result = {True: "passed", False: "FAILED", None: "not a signed release"}[b.get("ok")]
+            what = f"software authentication ({b.get('trigger')}): {result}"
+            why = str(b.get("summary", ""))
         else:  # login
             who = f"{b.get('role', 'someone')} at {b.get('client')}"
             if b.get("locked_out"):

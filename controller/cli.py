@@ -140,6 +140,13 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     doctor.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
     doctor.set_defaults(handler=_doctor)
 
+    verify = sub.add_parser("verify", help="authenticate the installed software against its signed manifest")
+    verify.set_defaults(handler=_verify)
+    if argv[:1] == ["verify"]:
+        from controller import authentication_cli
+
+        authentication_cli.add_arguments(verify)
+
     run = sub.add_parser("run", help="run the table daemon")
     run.add_argument("--sim", action="store_true", help="simulated hardware (shoe on a pty, mock pins, display)")
     run.add_argument("--demo", action="store_true", help="with --sim: a simulated dealer plays rounds by itself")
@@ -437,6 +444,17 @@ def _doctor(args: argparse.Namespace) -> int:
     checks = run_checks(args.config, simulated=args.sim, state_dir=args.state_dir)
     print(format_report(checks), end="")
     return 1 if has_errors(checks) else 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from controller import authentication_cli
+    from controller.config import DEFAULT_PATH, ConfigError, load
+
+    try:  # with no table.toml here at all (a regulator's own machine), the defaults
+        config = load(args.config, simulated=args.sim or (args.config is None and not DEFAULT_PATH.exists()))
+    except ConfigError as exc:
+        _refuse(str(exc))
+    return authentication_cli.run(args, config, _state_dir(args, config))
 
 
 def _run(args: argparse.Namespace) -> int:

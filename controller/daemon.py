@@ -34,6 +34,7 @@ from controller.api.app import create_app
 from controller.api.auth import Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
+from controller.authentication import Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
@@ -216,6 +217,7 @@ class Daemon:
             journal.probe_writable(table._journal_down)  # a full disk is the journal fault from the start
             self._retain(table)
             self.table = table
+            self._authenticate(table, "start-up")  # before the shoe: a failure is a fault before any card
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
@@ -240,6 +242,7 @@ class Daemon:
                     metrics=self.metrics,
                     tls=self.config.http.tls,
                     table_loop=self.loop,
+                    authenticate=self._software_report,
                 )
             )
             # Before the API answers: a SIGTERM from the moment a client can see the table stops it
@@ -374,6 +377,39 @@ class Daemon:
             return
         if done.directory is not None:
             log.info("retention: entries to %d (rounds %s) exported to %s", done.through, done.rounds, done.directory)
+
+    def _software_report(self, seed: bytes | None = None) -> Report:
+        """The software authentication (controller/authentication.py); a copy that is not a signed
+        release fails it on a live table (a simulated one runs it, and says so)."""
+        report = authenticate(Path(self.config.security.release_key), seed)
+        if report.ok is None and not self.simulated:
+            report.ok = False
+        return report
+
+    def _authenticate(self, table: Table, trigger: str) -> None:
+        """Run the software check now and journal it, whatever its result (a failure is the blocking
+        `software-authentication` fault: play stops, the screens and the pole display say why)."""
+        report = self._software_report()
+        self._software_checked(table, report, trigger)
+
+    def _software_checked(self, table: Table, report: Report, trigger: str) -> None:
+        (log.info if report.ok else log.warning if report.ok is None else log.error)("%s", report.summary())
+        try:
+            table.software_check(report.to_json(), trigger)
+        except TableUnavailable:  # the journal's disk is full: the next check is journaled
+            log.error("software check (%s) not journaled: the journal cannot be written", trigger)
+
+    async def _periodic_check(self) -> None:
+        """Every `[security] verify_every` hours: hashed off the loop, journaled on it."""
+        table = self.table
+        assert table is not None
+        hours = self.config.security.verify_every
+        try:
+            report = await asyncio.to_thread(self._software_report)
+        except Exception:  # never the end of the table's loop: said, and tried at the next interval
+            log.exception("the periodic software check could not run")
+            return
+        self._software_checked(table, report, f"every {hours:g} h")
 
     def _start_full_check(self, path: Path) -> None:
         """The whole journal checked in the background once the table is ready (start-up itself
@@ -735,9 +771,15 @@ class Daemon:
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval() or 5.0
-        retained = trimmed = time.monotonic()
+        retained = trimmed = verified = time.monotonic()
+        checks: set[asyncio.Task[None]] = set()
         while True:
             self.notifier.watchdog()
+            if time.monotonic() - verified > self.config.security.verify_every * 3600:
+                verified = time.monotonic()
+                check = asyncio.create_task(self._periodic_check(), name="software-check")
+                checks.add(check)
+                check.add_done_callback(checks.discard)
             table = self.table
             due = table is not None and time.monotonic() - retained > RETAIN_EVERY_S
             if due and table is not None and table.awaiting.kind == "round" and not table.blocked:

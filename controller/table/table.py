@@ -364,6 +364,14 @@ class Table:
         journaled for the audit trail; it changes nothing in the game."""
         return self._commit(kind, dict(body), self.round_no)
 
+    def software_check(self, report: Mapping[str, JSON], trigger: str, by: str | None = None) -> Entry:
+        """A run of the software authentication (controller/authentication.py's report, as JSON),
+        whatever its result: a failure latches the blocking `software-authentication` fault, a
+        pass ends it. `trigger`: start-up, periodic or on demand; `by`: who asked."""
+        body: dict[str, JSON] = {**dict(report), "trigger": trigger, "by": by}
+        body.pop("root", None)  # where the code is: the same on every run, kept in the log only
+        return self._commit("software-check", body, self.round_no)
+
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
         if self.devices.get(device) == dict(status):
