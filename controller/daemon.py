@@ -185,6 +185,7 @@ class Daemon:
         self.api_loop: asyncio.AbstractEventLoop | None = None  # the HTTP server's, in its own thread
         self._http_thread = threading.Thread()  # replaced by _start_http
         self._sockets: list[Any] = []  # the API's, bound before anything is written (bind_http)
+        self._unjournaled_check: tuple[Report, str] | None = None  # a software check the full disk kept out
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -394,10 +395,25 @@ class Daemon:
 
     def _software_checked(self, table: Table, report: Report, trigger: str) -> None:
         (log.info if report.ok else log.warning if report.ok is None else log.error)("%s", report.summary())
+        table.device_status("software", {"ok": report.ok, "summary": report.summary(), "checked": trigger})
+        if report.ok is None:
+            # A simulated table run from a checkout: nothing is a release, so nothing was checked
+            # (the log and the Devices panel say so); asked on demand, even this is journaled.
+            return
+        self._unjournaled_check = (report, trigger)
+        self._journal_check(table)
+
+    def _journal_check(self, table: Table) -> None:
+        """Journal the last check's result; while the journal's disk is full (play is stopped by
+        that fault already) it waits, and is journaled as soon as the journal can be written."""
+        if self._unjournaled_check is None or table.journal_fault is not None:
+            return
+        report, trigger = self._unjournaled_check
         try:
             table.software_check(report.to_json(), trigger)
-        except TableUnavailable:  # the journal's disk is full: the next check is journaled
-            log.error("software check (%s) not journaled: the journal cannot be written", trigger)
+        except TableUnavailable:
+            return
+        self._unjournaled_check = None
 
     async def _periodic_check(self) -> None:
         """Every `[security] verify_every` hours: hashed off the loop, journaled on it."""
@@ -788,6 +804,8 @@ class Daemon:
             if self.table is not None and self.table.journal_fault is not None:
                 with contextlib.suppress(TableError):  # still full: the fault stays, said once
                     self.table.retry_journal()
+            if self.table is not None:
+                self._journal_check(self.table)
             if self.simulated:
                 _trim_pin_history(self.pin_factory)
             if self.display is not None and self.table is not None and self.table.faults:
