@@ -463,6 +463,7 @@ def _run(args: argparse.Namespace) -> int:
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
+    from controller.floor.history import HistoryRefused
     from controller.journal import JournalCorrupt, JournalError, JournalUnwritable
     from controller.startup import StartRefused, StateDirBusy
     from drivers.pins import PinError
@@ -512,6 +513,9 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     except JournalCorrupt as exc:
         _damaged(exc, "cannot start")
+    except HistoryRefused as exc:  # behind the floor's copy, or forked from it: nothing written
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     except JournalUnwritable as exc:  # the disk is full even for opening: systemd starts it again
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return EXIT_TEMPFAIL

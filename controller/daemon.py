@@ -38,7 +38,7 @@ from controller.authentication import Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable
+from controller.journal import Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
@@ -94,6 +94,8 @@ RETAIN_EVERY_S = 600.0
 TRIM_EVERY_S = 10.0
 #: How long a thread may keep the interpreter lock while another waits (controller's card path).
 SWITCH_INTERVAL_S = 0.001
+#: Journal meta: when the floor store last confirmed this table's history at start.
+HISTORY_CONFIRMED = "floor.history_confirmed"
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
 
@@ -212,6 +214,7 @@ class Daemon:
             raise
         self._closers.append(journal.close)
         try:
+            history = self._confirm_history(journal)  # before anything is written to the journal
             self._check_layout_seats()
             table = self._build_table(journal)
             journal.probe_writable(table.journal_down)  # a full disk is the journal fault from the start
@@ -219,6 +222,9 @@ class Daemon:
             self._retain(table)
             self.table = table
             self._authenticate(table, "start-up")  # before the shoe: a failure is a fault before any card
+            if history is not None:
+                table.device_status("history", history)
+            self._start_head_signer(table)
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
@@ -379,6 +385,43 @@ class Daemon:
         if done.directory is not None:
             log.info("retention: entries to %d (rounds %s) exported to %s", done.through, done.rounds, done.directory)
 
+    def _confirm_history(self, journal: Journal) -> dict[str, Any] | None:
+        """With a floor: ask the floor store how far it holds this table's history, and refuse to
+        start (HistoryRefused, nothing written) when the journal is behind it or forks from it.
+        A floor that does not answer leaves the history unconfirmed, said on the supervisor's
+        screen (the `history` device) with the time it was last confirmed."""
+        floor = self.config.floor
+        if floor is None:
+            return None
+        from controller.floor.history import ask_floor, check_history
+
+        answer = ask_floor(floor, self.config.table_id)
+        if answer is None:
+            since = journal.get_meta(HISTORY_CONFIRMED) or "never (since this journal began)"
+            words = f"history not confirmed by the floor since {since}: the floor store did not answer at start"
+            log.warning("%s", words)
+            return {"ok": False, "state": "not confirmed", "message": words}
+        check_history(journal, answer, self.config.table_id)
+        now = utc_now()
+        journal.set_meta(HISTORY_CONFIRMED, now)
+        log.info("history confirmed by the floor store through entry %s at start", answer.get("seq"))
+        return {"ok": True, "state": "confirmed", "message": f"confirmed by the floor at {now} through entry "
+                f"{answer.get('seq')}", "alerts": answer.get("alerts", [])}  # fmt: skip
+
+    def _start_head_signer(self, table: Table) -> None:
+        """With a floor: sign the chain's head at each round's end (controller/chainhead.py), on the
+        loop after the round's last entry has gone out to the lamps and display."""
+        if self.config.floor is None:
+            return
+        from controller.chainhead import table_key
+
+        path = Path(self.config.security.table_key or self.state_dir / "table.key")
+        try:
+            key = table_key(path)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{self.config.source}: security.table_key: {exc}") from None
+        table.listeners.append(HeadSigner(table, key, self.loop))
+
     def _software_report(self, seed: bytes | None = None) -> Report:
         """The software authentication (controller/authentication.py); a copy that is not a signed
         release fails it on a live table (a simulated one runs it, and says so)."""
@@ -395,7 +438,9 @@ class Daemon:
 
     def _software_checked(self, table: Table, report: Report, trigger: str) -> None:
         (log.info if report.ok else log.warning if report.ok is None else log.error)("%s", report.summary())
-        table.device_status("software", {"ok": report.ok, "summary": report.summary(), "checked": trigger})
+        state = {True: "authenticated", False: "FAILED", None: "not a signed release"}[report.ok]
+        table.device_status("software", {"state": state, "ok": report.ok is not False, "summary": report.summary(),
+                                         "checked": trigger})  # fmt: skip
         if report.ok is None:
             # A simulated table run from a checkout: nothing is a release, so nothing was checked
             # (the log and the Devices panel say so); asked on demand, even this is journaled.
@@ -850,6 +895,29 @@ class Daemon:
                 log.info("demo dealer: %s", exc)
             except Exception:  # a bug, never a silent end of the simulated dealer: said, and it goes on
                 log.exception("demo dealer: an unexpected error; dealing on")
+
+
+class HeadSigner:
+    """A table listener: once a round has ended, the chain's head is signed and journaled, soon
+    after, on the table's loop (never inside the card's own commit)."""
+
+    def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.table = table
+        self.key = key
+        self.loop = loop
+
+    def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
+        if table.now.ended_by(entry.seq) and self.loop is not None:
+            self.loop.call_soon(self.sign)
+
+    def redrive(self, table: Table) -> None:
+        return
+
+    def sign(self) -> None:
+        try:
+            self.table.sign_head(self.key)
+        except TableUnavailable:  # the disk is full: the next round's end signs the head again
+            log.warning("the chain's head was not signed: the journal cannot be written")
 
 
 def _give_back_memory() -> None:

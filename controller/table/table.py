@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from controller.camera.watch import SceneWatch
 from controller.engine.base import JSON, Awaiting, Effect, Game, RuleError, to_json
@@ -36,6 +36,9 @@ from controller.table.entries import parse_entry
 from controller.table.errors import TableError, TableUnavailable
 from controller.table.state import TableSetup, TableState
 from controller.view import prompt
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 log = logging.getLogger("controller.table")
 
@@ -371,6 +374,15 @@ class Table:
         body: dict[str, JSON] = {**dict(report), "trigger": trigger, "by": by}
         body.pop("root", None)  # where the code is: the same on every run, kept in the log only
         return self._commit("software-check", body, self.round_no)
+
+    def sign_head(self, key: Ed25519PrivateKey) -> Entry:
+        """Sign where the hash chain stands now (the last entry's seq, the chain after it, the time)
+        with the table's own key and journal it as a `chain-head` entry (controller/chainhead.py),
+        which the floor checks the entries it holds against."""
+        from controller.chainhead import KIND, sign_head  # cryptography: only a signing table imports it
+
+        body = sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
+        return self._commit(KIND, body, self.round_no)
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
