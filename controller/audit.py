@@ -14,6 +14,7 @@ AUDIT_KINDS = (
     "login",
     "journal-loss",
     "software-check",
+    "software-install",
 )
 
 
@@ -41,6 +42,8 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             result = {True: "passed", False: "FAILED", None: "not a signed release"}[b.get("ok")]
             what = f"software authentication ({b.get('trigger')}): {result}"
             why = str(b.get("summary", ""))
+        elif entry.kind == "software-install":
+            what = f"{b.get('action')} tablectl {b.get('version')} (manifest sha256 {b.get('manifest_sha256')})"
         else:  # login
             who = f"{b.get('role', 'someone')} at {b.get('client')}"
             if b.get("locked_out"):

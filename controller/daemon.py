@@ -188,6 +188,7 @@ class Daemon:
         self._http_thread = threading.Thread()  # replaced by _start_http
         self._sockets: list[Any] = []  # the API's, bound before anything is written (bind_http)
         self._unjournaled_check: tuple[Report, str] | None = None  # a software check the full disk kept out
+        self._software: dict[str, Any] = {"release": "not a signed release (a checkout)"}
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -221,6 +222,7 @@ class Daemon:
             journal.probe_writable(table._journal_down)  # a full disk is the journal fault from the start
             self._retain(table)
             self.table = table
+            self._note_install(table)
             self._authenticate(table, "start-up")  # before the shoe: a failure is a fault before any card
             if history is not None:
                 table.device_status("history", history)
@@ -421,6 +423,29 @@ class Daemon:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{self.config.source}: security.table_key: {exc}") from None
         table.listeners.append(HeadSigner(table, key, self.loop))
+
+    def _note_install(self, table: Table) -> None:
+        """A signed release other than the last one the journal records was installed: record it
+        (controller/installs.py), and show the install history on the Configuration panel."""
+        from controller import installs
+
+        release = installs.installed_release()
+        if release is None:
+            return
+        last = installs.history(table.journal, 1)
+        previous = last[-1].body if last else None
+        action = installs.action_for(previous, release)
+        if action is not None:
+            by = f"found at start ({release['owner']} owns the installed files)"
+            try:
+                table.software_installed(installs.body(action, release, by, previous))
+            except TableUnavailable:
+                log.error("the install of tablectl %s is not journaled: the disk is full", release["version"])
+        self._software = {
+            "version": release["version"],
+            "manifest_sha256": release["manifest_sha256"],
+            "installs": {str(e.seq): installs.describe(e) for e in installs.history(table.journal, 50)},
+        }
 
     def _software_report(self, seed: bytes | None = None) -> Report:
         """The software authentication (controller/authentication.py); a copy that is not a signed
@@ -641,6 +666,7 @@ class Daemon:
         view["http"] = {"host": self.host, "port": self.port}
         view["state_dir"] = str(self.state_dir)
         view["simulated"] = self.simulated
+        view["software"] = self._software
         return view
 
     def _composition(self) -> ShoeComposition:

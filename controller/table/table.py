@@ -375,6 +375,11 @@ class Table:
         body.pop("root", None)  # where the code is: the same on every run, kept in the log only
         return self._commit("software-check", body, self.round_no)
 
+    def software_installed(self, body: Mapping[str, JSON]) -> Entry:
+        """An install, upgrade or removal of the table's software (controller/installs.py): what,
+        which release (version, manifest digest), who. For the record only: it changes no play."""
+        return self._commit("software-install", dict(body), self.round_no)
+
     def sign_head(self, key: Ed25519PrivateKey) -> Entry:
         """Sign where the hash chain stands now (the last entry's seq, the chain after it, the time)
         with the table's own key and journal it as a `chain-head` entry (controller/chainhead.py),

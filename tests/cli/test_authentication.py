@@ -11,6 +11,7 @@ both, and `tablectl run --sim` starts with play stopped by the fault that names 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -62,20 +63,11 @@ class Release:
                 serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
             )
         )
-        src = base / "src"
-        src.mkdir()
-        for name in ("controller", "drivers", "vision", "hardware"):
-            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-        for name in ("pyproject.toml", "README.md"):
-            shutil.copy2(ROOT / name, src / name)
-        dist = base / "dist"
-        run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(dist), str(src)])
-        (self.wheel,) = dist.glob("tablectl-*.whl")
-        run([sys.executable, "-m", "controller.release", "--key", str(self.key), str(self.wheel)], cwd=ROOT)
+        self.wheel = self.build("0.1.0")
         self.venv = base / "venv"
         run([sys.executable, "-m", "venv", "--without-pip", str(self.venv)])
         python = self.venv / "bin" / "python"
-        run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(self.wheel)])
+        self.install(self.wheel)
         self.site = Path(
             subprocess.run(
                 [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -87,6 +79,29 @@ class Release:
         self.tablectl = self.venv / "bin" / "tablectl"
         self.config = base / "table.toml"
         self.config.write_text(f'[security]\nrelease_key = "{self.public}"\n')
+
+    def build(self, version: str) -> Path:
+        """A signed wheel of this checkout as `version` (`make release`'s two steps)."""
+        src = self.base / f"src-{version}"
+        src.mkdir()
+        for name in ("controller", "drivers", "vision", "hardware"):
+            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy2(ROOT / "README.md", src / "README.md")
+        pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+        (src / "pyproject.toml").write_text(pyproject.replace('version = "0.1.0"', f'version = "{version}"', 1))
+        dist = self.base / f"dist-{version}"
+        run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(dist), str(src)])
+        (wheel,) = dist.glob("tablectl-*.whl")
+        run([sys.executable, "-m", "controller.release", "--key", str(self.key), str(wheel)], cwd=ROOT)
+        return wheel
+
+    def install(self, wheel: Path) -> None:
+        python = self.venv / "bin" / "python"
+        run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(wheel)])
+
+    def tablectl_(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(self.tablectl), *args], capture_output=True, text=True, timeout=120,
+                              env=clean_env(), cwd=self.base)  # fmt: skip
 
     def verify(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -191,3 +206,36 @@ def test_one_changed_byte_in_a_module_and_a_screen_fails_naming_both_and_the_tab
         assert daemon.get("/api/audit")["audit"][-1]["what"] == "software authentication (on demand by the API): FAILED"
     finally:
         assert daemon.stop() == 0, daemon.log()
+
+
+def test_installs_and_upgrades_are_journaled_and_listed_by_recall_and_the_configuration_panel(
+    release: Release, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "table"
+    home.mkdir()
+    config = f'[security]\nrelease_key = "{release.public}"\n'
+    (home / "table.toml").write_text(config)
+    where = ["--sim", "--config", str(home / "table.toml"), "--state-dir", str(home / "state")]
+    done = release.tablectl_("software", "record", "--action", "installed", "--by", "alice", *where)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "installed tablectl 0.1.0" in done.stdout and "by alice" in done.stdout
+    # An upgrade that bypassed the install step: the table records it at its next start.
+    release.install(release.build("0.1.1"))
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    daemon = Daemon(home, config, argv=[str(release.tablectl)])
+    try:
+        daemon.start(timeout=60)
+        installs = daemon.get("/api/config")["software"]
+        assert installs["version"] == "0.1.1"
+        lines = list(installs["installs"].values())
+        assert len(lines) == 2 and "installed tablectl 0.1.0" in lines[0] and "by alice" in lines[0]
+        assert "upgraded tablectl 0.1.1 (was 0.1.0)" in lines[1] and "found at start" in lines[1]
+        assert daemon.get("/api/state")["faults"] == []  # the upgrade is the signed release: it plays
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+    listed = release.tablectl_("recall", "--software", *where)
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()
+    assert len(rows) == 2, listed.stdout
+    digest = hashlib.sha256((release.site / "tablectl-0.1.1.dist-info" / "MANIFEST.sha256").read_bytes()).hexdigest()
+    assert "upgraded tablectl 0.1.1 (was 0.1.0)" in rows[1] and f"manifest sha256 {digest}" in rows[1]
