@@ -293,8 +293,15 @@ class FloorConsumer:
             correlation = getattr(props, "CorrelationData", None) if props is not None else None
             if ask is not None and correlation == ask.correlation:
                 del self._asks[key]
+                if not message.payload.get("more") and "error" not in message.payload:
+                    # The table sent all it has through `through`: what the store still lacks
+                    # before it is not in the table's journal (a gap: floor alert).
+                    store.gap_reported(message.site, message.table, int(message.payload.get("through", 0)))
             if "error" in message.payload:
                 self._say(f"{key[0]}/{key[1]} answered: {message.payload['error']}", logging.ERROR)
+                last = int(message.payload["last"])
+                store.alert(message.site, message.table, last + 1, f"the table's journal ends at {last}, before "
+                            "entries the floor holds: restored from an earlier copy, or replaced")  # fmt: skip
         for key in sorted(touched):
             self._ask(store, key)
 

@@ -378,6 +378,11 @@ class FloorStore:
         )
         log.error("FLOOR ALERT: table %s/%s: entry %d: %s", site, table, seq, what)
 
+    def alert(self, site: str, table: str, seq: int, what: str) -> None:
+        """A floor alert about the table's entry `seq` found outside the store (a catch-up reply)."""
+        with self._transaction():
+            self._alert(site, table, seq, what)
+
     def gap_reported(self, site: str, table: str, through: int) -> None:
         """The table answered a catch-up through `through` and the store still misses entries before
         it: the table itself does not have them (deleted from its journal), a gap."""

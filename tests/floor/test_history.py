@@ -26,7 +26,7 @@ from controller.chainhead import ChainWalk, table_key
 from controller.floor.config import FloorConfig
 from controller.floor.history import HistoryRefused, ask_floor, check_history
 from controller.floor.publisher import MARK_KEY, FloorPublisher
-from controller.floor.store import open_store
+from controller.floor.store import StoredEntry, open_store
 from controller.journal import GENESIS, Journal, _crc, link
 from controller.journal_head import HeadFile, HeadMark
 
@@ -251,3 +251,17 @@ def test_a_whole_state_directory_restored_from_an_earlier_copy_is_refused_at_sta
         if daemon.proc is not None and daemon.proc.poll() is None:
             daemon.kill()
 
+
+
+def test_the_store_raises_a_gap_when_the_table_has_sent_all_it_has_and_entries_are_still_missing(tmp_path: Path) -> None:
+    store = open_store(f"sqlite://{tmp_path}/floor.db")
+    try:
+        entries = [StoredEntry(SITE, "GS-01", seq, "b1", f"2026-12-01T08:00:0{seq}.000Z", None, "login", {"ok": True})
+                   for seq in (1, 2, 3, 5, 6)]  # fmt: skip
+        store.add(entries)
+        assert store.alerts(SITE, "GS-01") == []  # missing 4 may only be late: no alert yet
+        store.gap_reported(SITE, "GS-01", through=6)  # the table's catch-up reply ended at 6, without 4
+        assert store.alerts(SITE, "GS-01") == [(4, "a gap: entries 4 to 4 are not in the table's journal")]
+        assert store.history(SITE, "GS-01")["seq"] == 3 and store.history(SITE, "GS-01")["alerts"] == [4]
+    finally:
+        store.close()
