@@ -15,6 +15,7 @@ AUDIT_KINDS = (
     "journal-loss",
     "software-check",
     "software-install",
+    "config-accepted",
 )
 
 
@@ -42,6 +43,8 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             result = {True: "passed", False: "FAILED", None: "not a signed release"}[b.get("ok")]
             what = f"software authentication ({b.get('trigger')}): {result}"
             why = str(b.get("summary", ""))
+        elif entry.kind == "config-accepted":
+            what = f"accepted the configuration {b.get('file')} (sha256 {b.get('sha256')})"
         elif entry.kind == "software-install":
             what = f"{b.get('action')} tablectl {b.get('version')} (manifest sha256 {b.get('manifest_sha256')})"
         else:  # login

@@ -34,7 +34,7 @@ from controller.api.app import create_app
 from controller.api.auth import Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
-from controller.authentication import Report, authenticate
+from controller.authentication import Component, Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
@@ -189,6 +189,7 @@ class Daemon:
         self._sockets: list[Any] = []  # the API's, bound before anything is written (bind_http)
         self._unjournaled_check: tuple[Report, str] | None = None  # a software check the full disk kept out
         self._software: dict[str, Any] = {"release": "not a signed release (a checkout)"}
+        self._accepted_config: str | None = None  # the config file's digest the supervisor accepted
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -223,6 +224,7 @@ class Daemon:
             self._retain(table)
             self.table = table
             self._note_install(table)
+            self._accept_first_config(table)
             self._authenticate(table, "start-up")  # before the shoe: a failure is a fault before any card
             if history is not None:
                 table.device_status("history", history)
@@ -252,6 +254,7 @@ class Daemon:
                     tls=self.config.http.tls,
                     table_loop=self.loop,
                     authenticate=self._software_report,
+                    accept_config=self.accept_config,
                 )
             )
             # Before the API answers: a SIGTERM from the moment a client can see the table stops it
@@ -448,12 +451,55 @@ class Daemon:
         }
 
     def _software_report(self, seed: bytes | None = None) -> Report:
-        """The software authentication (controller/authentication.py); a copy that is not a signed
-        release fails it on a live table (a simulated one runs it, and says so)."""
+        """The software authentication (controller/authentication.py), and the configuration file
+        against the digest the supervisor accepted; a copy that is not a signed release fails it
+        on a live table (a simulated one runs it, and says so)."""
         report = authenticate(Path(self.config.security.release_key), seed)
         if report.ok is None and not self.simulated:
             report.ok = False
+        config = self._config_file()
+        if report.ok is not None and config is not None:
+            component = Component(f"configuration ({config})", files=1)
+            digest = _file_sha256(config)
+            accepted = self._accepted_config
+            if digest is None:
+                component.failed.append((str(config), "cannot be read"))
+            elif accepted is not None and digest != accepted:
+                component.failed.append((str(config), "changed since the supervisor accepted it"))
+            else:
+                component.passed = f"sha256 {digest}, as accepted"
+            report.components.append(component)
+            report.ok = report.ok and component.ok
         return report
+
+    def _config_file(self) -> Path | None:
+        path = Path(self.config.source)
+        return path if path.is_file() else None
+
+    def _accept_first_config(self, table: Table) -> None:
+        """The configuration the supervisor last accepted (journaled `config-accepted`); a table's
+        first start with a signed release accepts the one it starts with, on the record."""
+        config = self._config_file()
+        if config is None or _a_checkout():
+            return
+        last = table.journal.last_of_kinds(("config-accepted",), 1)
+        if last:
+            self._accepted_config = str(last[-1].body.get("sha256"))
+            return
+        self.accept_config(table, "the table's first start", "the configuration it first ran with")
+
+    def accept_config(self, table: Table, by: str, reason: str) -> dict[str, Any]:
+        """A supervisor accepts the configuration file as it is now (on the table's loop):
+        journaled with its digest; the software check then compares against it."""
+        config = self._config_file()
+        if config is None:
+            raise TableError("this table runs on built-in defaults: there is no configuration file to accept")
+        digest = _file_sha256(config)
+        if digest is None:
+            raise TableError(f"{config} cannot be read")
+        entry = table.config_accepted({"file": str(config), "sha256": digest, "by": by, "reason": reason})
+        self._accepted_config = digest
+        return {"seq": entry.seq, "file": str(config), "sha256": digest}
 
     def _authenticate(self, table: Table, trigger: str) -> None:
         """Run the software check now and journal it, whatever its result (a failure is the blocking
@@ -944,6 +990,22 @@ class HeadSigner:
             self.table.sign_head(self.key)
         except TableUnavailable:  # the disk is full: the next round's end signs the head again
             log.warning("the chain's head was not signed: the journal cannot be written")
+
+
+def _a_checkout() -> bool:
+    """True when the running code is a checkout (no signed release): nothing is authenticated."""
+    from controller.installs import installed_release
+
+    return installed_release() is None
+
+
+def _file_sha256(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _give_back_memory() -> None:

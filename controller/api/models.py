@@ -60,3 +60,10 @@ class VerifyBody(Body):
 
     seed: Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^([0-9a-fA-F]{2}){1,64}$")] | None = None
     name: Name | None = None
+
+
+class AcceptConfigBody(Body):
+    """The supervisor accepts the configuration file as it is now: why (who, with `name`)."""
+
+    reason: Text
+    name: Name | None = None

@@ -62,6 +62,9 @@ class Runtime:
     # The software authentication (controller/authentication.py), given a verifier's seed; blocking
     # (it hashes every file): run off the loops. None: POST /api/verify says it is not available.
     authenticate: Callable[[bytes | None], Report] | None = None
+    # A supervisor accepts the configuration file as it is (run on the table's loop, with the table,
+    # who and why): journaled with its digest. None: POST /api/config/accept is not available.
+    accept_config: Callable[[Table, str, str], dict[str, Any]] | None = None
     table_loop: InitVar[asyncio.AbstractEventLoop | None] = None
     gate: TableGate = field(init=False)
 

@@ -380,6 +380,11 @@ class Table:
         which release (version, manifest digest), who. For the record only: it changes no play."""
         return self._commit("software-install", dict(body), self.round_no)
 
+    def config_accepted(self, body: Mapping[str, JSON]) -> Entry:
+        """A supervisor accepted the configuration file (its digest): the software check compares
+        the file with it from now on. For the record: it changes no play."""
+        return self._commit("config-accepted", dict(body), self.round_no)
+
     def sign_head(self, key: Ed25519PrivateKey) -> Entry:
         """Sign where the hash chain stands now (the last entry's seq, the chain after it, the time)
         with the table's own key and journal it as a `chain-head` entry (controller/chainhead.py),

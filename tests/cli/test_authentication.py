@@ -231,6 +231,19 @@ def test_installs_and_upgrades_are_journaled_and_listed_by_recall_and_the_config
         assert len(lines) == 2 and "installed tablectl 0.1.0" in lines[0] and "by alice" in lines[0]
         assert "upgraded tablectl 0.1.1 (was 0.1.0)" in lines[1] and "found at start" in lines[1]
         assert daemon.get("/api/state")["faults"] == []  # the upgrade is the signed release: it plays
+        # The configuration is checked against the digest accepted (at the first start here): a
+        # change stops play until a supervisor accepts it.
+        with daemon.config.open("a") as f:
+            f.write("# changed by someone\n")
+        status, answer = daemon.post("/api/verify", {}, token=SUPERVISOR)
+        assert status == 200 and answer["ok"] is False, answer
+        assert f"software authentication failed: {daemon.config} (changed since the supervisor accepted it)" == answer["summary"]
+        assert [f["code"] for f in daemon.get("/api/state")["faults"]] == ["software-authentication"]
+        status, answer = daemon.post("/api/config/accept", {"reason": "comment added", "name": "bob"}, token=SUPERVISOR)
+        assert status == 200 and answer["check"]["ok"] is True, answer
+        assert daemon.get("/api/state")["faults"] == []
+        audit = [a["what"] for a in daemon.get("/api/audit")["audit"]]
+        assert any(w.startswith(f"accepted the configuration {daemon.config}") for w in audit), audit
     finally:
         assert daemon.stop() == 0, daemon.log()
     listed = release.tablectl_("recall", "--software", *where)
