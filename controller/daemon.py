@@ -980,7 +980,10 @@ class HeadSigner:
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         if table.now.ended_by(entry.seq) and self.loop is not None:
-            self.loop.call_soon(self.sign)
+            # Two hops: the card's own completion (which lets the shoe's thread acknowledge it) is
+            # queued after this call, and the signing's commit (an fsync) goes after that.
+            loop = self.loop
+            loop.call_soon(loop.call_soon, self.sign)
 
     def redrive(self, table: Table) -> None:
         return
