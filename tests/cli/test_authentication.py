@@ -204,6 +204,17 @@ def test_one_changed_byte_in_a_module_and_a_screen_fails_naming_both_and_the_tab
         status, answer = daemon.post("/api/verify", {"seed": SEED}, token=SUPERVISOR)
         assert status == 200 and answer["ok"] is False and answer["root"] == str(release.site), answer
         assert daemon.get("/api/audit")["audit"][-1]["what"] == "software authentication (on demand by the API): FAILED"
+        # `tablectl verify` beside the running table: the table, which alone writes its journal, is
+        # asked to check itself, and journals it.
+        beside = subprocess.run(
+            [str(release.tablectl), "verify", "--config", str(daemon.config), "--state-dir", str(daemon.state_dir),
+             "--sim", "--http", f"127.0.0.1:{daemon.port}"],
+            capture_output=True, text=True, timeout=120, env={**clean_env(), "TABLECTL_SURVEILLANCE_TOKEN": "",
+                                                               "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR},
+        )  # fmt: skip
+        assert beside.returncode == 1, beside.stdout + beside.stderr
+        seq = daemon.get("/api/state")["journal_seq"]
+        assert f"journal: the running table checked itself too (FAILED) and journaled it as entry {seq}" in beside.stdout
     finally:
         assert daemon.stop() == 0, daemon.log()
 
