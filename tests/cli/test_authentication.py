@@ -224,7 +224,7 @@ def test_installs_and_upgrades_are_journaled_and_listed_by_recall_and_the_config
 ) -> None:
     home = tmp_path / "table"
     home.mkdir()
-    config = f'[security]\nrelease_key = "{release.public}"\n'
+    config = f'[security]\nrelease_key = "{release.public}"\nverify_every = 0.01\n'  # 36 s: the shortest
     (home / "table.toml").write_text(config)
     where = ["--sim", "--config", str(home / "table.toml"), "--state-dir", str(home / "state")]
     done = release.tablectl_("software", "record", "--action", "installed", "--by", "alice", *where)
@@ -255,6 +255,9 @@ def test_installs_and_upgrades_are_journaled_and_listed_by_recall_and_the_config
         assert daemon.get("/api/state")["faults"] == []
         audit = [a["what"] for a in daemon.get("/api/audit")["audit"]]
         assert any(w.startswith(f"accepted the configuration {daemon.config}") for w in audit), audit
+        # And every [security] verify_every hours by itself, journaled like the others.
+        daemon.wait_for("the periodic check", path="/api/audit", timeout=150, check=lambda a: any(
+            row["what"] == "software authentication (every 0.01 h): passed" for row in a["audit"]))  # fmt: skip
     finally:
         assert daemon.stop() == 0, daemon.log()
     listed = release.tablectl_("recall", "--software", *where)
