@@ -8,7 +8,7 @@ GAME   ?= grand-slam
 # The port its screens are served on, on 127.0.0.1 (make run PORT=8100).
 PORT   ?= 8000
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench release clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,15 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# A signed release: the wheel, with the manifest of every file it installs signed by the release
+# key inside it (controller/release.py), and a copy of the manifest beside it in dist/. The key
+# is never in this repository: make release RELEASE_KEY=/secure/place/release.key
+release: $(STAMP)
+	@test -n "$(RELEASE_KEY)" || { echo "make release: give the release key: make release RELEASE_KEY=FILE (hardware/authentication.md)" >&2; exit 2; }
+	rm -rf build dist
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
+	$(BIN)/python -m controller.release --key "$(RELEASE_KEY)" dist/tablectl-*.whl
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

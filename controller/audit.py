@@ -13,6 +13,9 @@ AUDIT_KINDS = (
     "camera-recalibrated",
     "login",
     "journal-loss",
+    "software-check",
+    "software-install",
+    "config-accepted",
 )
 
 
@@ -35,6 +38,15 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             what = "recalibrated the overhead camera"
         elif entry.kind == "journal-loss":
             what = f"accepted that journal entries {b['lost'][0]} to {b['lost'][1]} are lost for good"
+        elif entry.kind == "software-check":
+            who = b.get("by") or "the table"
+            result = {True: "passed", False: "FAILED", None: "not a signed release"}[b.get("ok")]
+            what = f"software authentication ({b.get('trigger')}): {result}"
+            why = str(b.get("summary", ""))
+        elif entry.kind == "config-accepted":
+            what = f"accepted the configuration {b.get('file')} (sha256 {b.get('sha256')})"
+        elif entry.kind == "software-install":
+            what = f"{b.get('action')} tablectl {b.get('version')} (manifest sha256 {b.get('manifest_sha256')})"
         else:  # login
             who = f"{b.get('role', 'someone')} at {b.get('client')}"
             if b.get("locked_out"):

@@ -76,7 +76,18 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     recall.add_argument("--sim", action="store_true", help="the journal of a simulated table")
     recall.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
     recall.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
+    recall.add_argument("--software", action="store_true", help="the installs, upgrades and removals of the software")
     recall.set_defaults(handler=_recall)
+
+    software = sub.add_parser("software", help="record an install, upgrade or removal of tablectl in the journal")
+    software_sub = software.add_subparsers(dest="software_command", metavar="WHAT", required=True)
+    record = software_sub.add_parser("record", help="journal what the install step just did (the table stopped)")
+    record.add_argument("--action", required=True, choices=("installed", "upgraded", "downgraded", "removed"))
+    record.add_argument("--by", required=True, metavar="NAME", help="who installed or removed it")
+    record.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
+    record.add_argument("--sim", action="store_true", help="the journal of a simulated table")
+    record.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+    software.set_defaults(handler=_software)
 
     journal = sub.add_parser("journal", help="the journal: check it, rebuild its snapshots, synthesise, retain")
     journal_sub = journal.add_subparsers(dest="journal_command", metavar="WHAT", required=True)
@@ -142,6 +153,13 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     doctor.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
     doctor.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
     doctor.set_defaults(handler=_doctor)
+
+    verify = sub.add_parser("verify", help="authenticate the installed software against its signed manifest")
+    verify.set_defaults(handler=_verify)
+    if argv[:1] == ["verify"]:
+        from controller import authentication_cli
+
+        authentication_cli.add_arguments(verify)
 
     run = sub.add_parser("run", help="run the table daemon")
     run.add_argument("--sim", action="store_true", help="simulated hardware (shoe on a pty, mock pins, display)")
@@ -315,6 +333,8 @@ def _recall(args: argparse.Namespace) -> int:
                 _sim_game(args)
             config = _with_game(args, load(args.config, simulated=args.sim))
             journal = Journal(_state_dir(args, config) / "journal.sqlite3", readonly=True)
+            if args.software:
+                return _software_history(journal, args.json)
             table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id, simulated=args.sim)
             found = table.rounds.get(args.round) if args.round is not None else None
             records = [found] if found is not None else [] if args.round is not None else table.last_rounds(args.last)
@@ -343,6 +363,60 @@ def _recall(args: argparse.Namespace) -> int:
         return 0
     for record in records:
         print(_recall_text(record))
+    return 0
+
+
+def _software_history(journal: Any, as_json: bool) -> int:
+    """`tablectl recall --software`: every install, upgrade and removal the journal records."""
+    from controller import installs
+
+    records = installs.history(journal)
+    if as_json:
+        print(json.dumps([{"seq": e.seq, "at": e.at, **e.body} for e in records], indent=2))
+    else:
+        for entry in records:
+            print(installs.describe(entry))
+        if not records:
+            print("no install of a signed release is recorded in this journal")
+    return 0
+
+
+def _software(args: argparse.Namespace) -> int:
+    """`tablectl software record`: journal an install step (controller/installs.py)."""
+    from controller import installs
+    from controller.config import ConfigError, load
+
+    try:
+        config = load(args.config, simulated=args.sim)
+    except ConfigError as exc:
+        _refuse(str(exc))
+    release = installs.installed_release()
+    if release is None:
+        _refuse("this is not a signed release (no manifest beside the code): nothing to record")
+    state_dir = _state_dir(args, config)
+    from controller.journal import Journal, JournalError
+    from controller.startup import StartRefused, lock_state_dir
+    from controller.table import Table, TableError
+
+    try:  # the lock every journal writer takes: never beside a running table
+        lock = lock_state_dir(state_dir, "tablectl software record")
+    except StartRefused as exc:
+        _refuse(f"{exc}: stop the table first (`sudo systemctl stop tablectl`), then record the install")
+    try:
+        try:
+            journal = Journal(state_dir / "journal.sqlite3")
+            try:
+                table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id)
+                last = installs.history(journal, 1)
+                previous = last[-1].body if last else None
+                entry = table.software_installed(installs.body(args.action, release, args.by, previous))
+            finally:
+                journal.close()
+        except (JournalError, TableError, ValueError) as exc:
+            _refuse(str(exc))
+    finally:
+        lock.close()
+    print(f"journaled as entry {entry.seq}: {installs.describe(entry)}")
     return 0
 
 
@@ -466,12 +540,24 @@ def _load_or_refuse(args: argparse.Namespace) -> Any:
         _refuse(str(exc))
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from controller import authentication_cli
+    from controller.config import DEFAULT_PATH, ConfigError, load
+
+    try:  # with no table.toml here at all (a regulator's own machine), the defaults
+        config = load(args.config, simulated=args.sim or (args.config is None and not DEFAULT_PATH.exists()))
+    except ConfigError as exc:
+        _refuse(str(exc))
+    return authentication_cli.run(args, config, _state_dir(args, config))
+
+
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
     from controller.api.auth import TokenError
     from controller.config import ConfigError, load
     from controller.floor.config import FloorConfigError
+    from controller.floor.history import HistoryRefused
     from controller.journal import JournalCorrupt, JournalError, JournalUnwritable
     from controller.startup import StartRefused, StateDirBusy
     from drivers.pins import PinError
@@ -521,6 +607,9 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     except JournalCorrupt as exc:
         _damaged(exc, "cannot start")
+    except HistoryRefused as exc:  # behind the floor's copy, or forked from it: nothing written
+        print(f"tablectl: cannot start: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     except JournalUnwritable as exc:  # the disk is full even for opening: systemd starts it again
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return EXIT_TEMPFAIL

@@ -42,6 +42,10 @@ readable only by the service (see `controller/api/auth.py`).
     trusted_proxies = []         # proxies whose X-Forwarded-For is believed ("10.0.0.5"); none by default
     [state]
     dir = "/var/lib/tablectl"
+    [security]                   # software authentication and the signed history (hardware/authentication.md)
+    release_key = "/etc/tablectl/release-key.pub"   # the release key's public half this table trusts
+    verify_every = 24            # hours between the automatic checks of the installed software
+    table_key = "/var/lib/tablectl/table.key"       # the table's own signing key (default: in the state dir)
 """
 
 from __future__ import annotations
@@ -137,6 +141,13 @@ def check_listen(host: str, http: HttpConfig, source: str) -> None:
 
 
 @dataclass(frozen=True)
+class SecurityConfig:
+    release_key: str = "/etc/tablectl/release-key.pub"  # controller/authentication.py's DEFAULT_RELEASE_KEY
+    verify_every: float = 24.0  # hours between automatic software checks
+    table_key: str | None = None  # None: <state dir>/table.key
+
+
+@dataclass(frozen=True)
 class Config:
     source: str  # the file it came from, or "built-in defaults"
     table_id: str = "TABLE-1"
@@ -152,6 +163,7 @@ class Config:
     archive_dir: str | None = None  # where retention exports to (default: <state dir>/archive)
     floor: FloorConfig | None = None  # None: the table reports to no floor (see hardware/floor.md)
     camera: CameraConfig | None = None  # None: no overhead camera (the table runs without vision)
+    security: SecurityConfig = field(default_factory=SecurityConfig)
 
 
 def _game(value: Any) -> Any:
@@ -246,6 +258,12 @@ class _Camera(Document):
     stable_frames: Annotated[int, number(1, 100, whole=True)] = 3
 
 
+class _Security(Document):
+    release_key: Text = "/etc/tablectl/release-key.pub"
+    verify_every: Annotated[float, number(0.01, 720.0)] = 24.0
+    table_key: Text | None = None
+
+
 class _TableToml(Document):
     """table.toml as written: each section a table of known keys."""
 
@@ -258,6 +276,7 @@ class _TableToml(Document):
     state: _State = _State()
     floor: dict[str, Any] | None = None  # checked by controller.floor.config.parse_floor
     camera: _Camera | None = None
+    security: _Security = _Security()
 
 
 class _ConfigStyle(Style):
@@ -318,6 +337,7 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         archive_dir=toml.state.archive_dir,
         floor=floor,
         camera=_camera(toml.camera, simulated, fail) if toml.camera is not None else None,
+        security=SecurityConfig(toml.security.release_key, toml.security.verify_every, toml.security.table_key),
     )
 
 

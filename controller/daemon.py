@@ -36,11 +36,12 @@ from controller.api.app import create_app
 from controller.api.auth import SESSIONS_FILE, Sessions, Tokens, load_tokens
 from controller.api.live import LiveFeed
 from controller.api.runtime import Runtime
+from controller.authentication import Component, Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable
+from controller.journal import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
@@ -103,6 +104,8 @@ HTTP_NICE = 5
 #: The cyclic garbage collector's thresholds once started (CPython's are 700, 10, 10): each
 #: collection stops every thread, the card path's included.
 GC_THRESHOLDS = (10_000, 20, 10)
+#: Journal meta: when the floor store last confirmed this table's history at start.
+HISTORY_CONFIRMED = "floor.history_confirmed"
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
 DEMO_RESHUFFLE_BELOW = 60
 
@@ -212,6 +215,9 @@ class Daemon:
         self.api_loop: asyncio.AbstractEventLoop | None = None  # the HTTP server's, in its own thread
         self._http_thread = threading.Thread()  # replaced by _start_http
         self._sockets: list[Any] = []  # the API's, bound before anything is written (bind_http)
+        self._unjournaled_check: tuple[Report, str] | None = None  # a software check the full disk kept out
+        self._software: dict[str, Any] = {"release": "not a signed release (a checkout)"}
+        self._accepted_config: str | None = None  # the config file's digest the supervisor accepted
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -238,11 +244,18 @@ class Daemon:
             raise
         self._closers.append(journal.close)
         try:
+            history = self._confirm_history(journal)  # before anything is written to the journal
             self._check_layout_seats()
             table = self._build_table(journal)
             journal.probe_writable(table.journal_down)  # a full disk is the journal fault from the start
             self._retain(table)
             self.table = table
+            self._note_install(table)
+            self._accept_first_config(table)
+            self._authenticate(table, "start-up")  # before the shoe: a failure is a fault before any card
+            if history is not None:
+                table.device_status("history", history)
+            self._start_head_signer(table)
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
@@ -269,6 +282,8 @@ class Daemon:
                     metrics=self.metrics,
                     tls=self.config.http.tls,
                     table_loop=self.loop,
+                    authenticate=self._software_report,
+                    accept_config=self.accept_config,
                 )
             )
             # Before the API answers: a SIGTERM from the moment a client can see the table stops it
@@ -404,6 +419,159 @@ class Daemon:
             return
         if done.directory is not None:
             log.info("retention: entries to %d (rounds %s) exported to %s", done.through, done.rounds, done.directory)
+
+    def _confirm_history(self, journal: Journal) -> dict[str, Any] | None:
+        """With a floor: ask the floor store how far it holds this table's history, and refuse to
+        start (HistoryRefused, nothing written) when the journal is behind it or forks from it.
+        A floor that does not answer leaves the history unconfirmed, said on the supervisor's
+        screen (the `history` device) with the time it was last confirmed."""
+        floor = self.config.floor
+        if floor is None:
+            return None
+        from controller.floor.history import ask_floor, check_history
+
+        answer = ask_floor(floor, self.config.table_id)
+        if answer is None:
+            since = journal.get_meta(HISTORY_CONFIRMED) or "never (since this journal began)"
+            words = f"history not confirmed by the floor since {since}: the floor store did not answer at start"
+            log.warning("%s", words)
+            return {"ok": False, "state": "not confirmed", "message": words}
+        check_history(journal, answer, self.config.table_id)
+        now = utc_now()
+        journal.set_meta(HISTORY_CONFIRMED, now)
+        log.info("history confirmed by the floor store through entry %s at start", answer.get("seq"))
+        return {"ok": True, "state": "confirmed", "message": f"confirmed by the floor at {now} through entry "
+                f"{answer.get('seq')}", "alerts": answer.get("alerts", [])}  # fmt: skip
+
+    def _start_head_signer(self, table: Table) -> None:
+        """With a floor: sign the chain's head at each round's end (controller/chainhead.py), on the
+        loop after the round's last entry has gone out to the lamps and display."""
+        if self.config.floor is None:
+            return
+        from controller.chainhead import table_key
+
+        path = Path(self.config.security.table_key or self.state_dir / "table.key")
+        try:
+            key = table_key(path)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{self.config.source}: security.table_key: {exc}") from None
+        table.listeners.append(HeadSigner(table, key, self.loop))
+
+    def _note_install(self, table: Table) -> None:
+        """A signed release other than the last one the journal records was installed: record it
+        (controller/installs.py), and show the install history on the Configuration panel."""
+        from controller import installs
+
+        release = installs.installed_release()
+        if release is None:
+            return
+        last = installs.history(table.journal, 1)
+        previous = last[-1].body if last else None
+        action = installs.action_for(previous, release)
+        if action is not None:
+            by = f"found at start ({release['owner']} owns the installed files)"
+            try:
+                table.software_installed(installs.body(action, release, by, previous))
+            except TableUnavailable:
+                log.error("the install of tablectl %s is not journaled: the disk is full", release["version"])
+        self._software = {
+            "version": release["version"],
+            "manifest_sha256": release["manifest_sha256"],
+            "installs": {str(e.seq): installs.describe(e) for e in installs.history(table.journal, 50)},
+        }
+
+    def _software_report(self, seed: bytes | None = None) -> Report:
+        """The software authentication (controller/authentication.py), and the configuration file
+        against the digest the supervisor accepted; a copy that is not a signed release fails it
+        on a live table (a simulated one runs it, and says so)."""
+        report = authenticate(Path(self.config.security.release_key), seed)
+        if report.ok is None and not self.simulated:
+            report.ok = False
+        config = self._config_file()
+        if report.ok is not None and config is not None:
+            component = Component(f"configuration ({config})", files=1)
+            digest = _file_sha256(config)
+            accepted = self._accepted_config
+            if digest is None:
+                component.failed.append((str(config), "cannot be read"))
+            elif accepted is not None and digest != accepted:
+                component.failed.append((str(config), "changed since the supervisor accepted it"))
+            else:
+                component.passed = f"sha256 {digest}, as accepted"
+            report.components.append(component)
+            report.ok = report.ok and component.ok
+        return report
+
+    def _config_file(self) -> Path | None:
+        path = Path(self.config.source)
+        return path if path.is_file() else None
+
+    def _accept_first_config(self, table: Table) -> None:
+        """The configuration the supervisor last accepted (journaled `config-accepted`); a table's
+        first start with a signed release accepts the one it starts with, on the record."""
+        config = self._config_file()
+        if config is None or _a_checkout():
+            return
+        last = table.journal.last_of_kinds(("config-accepted",), 1)
+        if last:
+            self._accepted_config = str(last[-1].body.get("sha256"))
+            return
+        self.accept_config(table, "the table's first start", "the configuration it first ran with")
+
+    def accept_config(self, table: Table, by: str, reason: str) -> dict[str, Any]:
+        """A supervisor accepts the configuration file as it is now (on the table's loop):
+        journaled with its digest; the software check then compares against it."""
+        config = self._config_file()
+        if config is None:
+            raise TableError("this table runs on built-in defaults: there is no configuration file to accept")
+        digest = _file_sha256(config)
+        if digest is None:
+            raise TableError(f"{config} cannot be read")
+        entry = table.config_accepted({"file": str(config), "sha256": digest, "by": by, "reason": reason})
+        self._accepted_config = digest
+        return {"seq": entry.seq, "file": str(config), "sha256": digest}
+
+    def _authenticate(self, table: Table, trigger: str) -> None:
+        """Run the software check now and journal it, whatever its result (a failure is the blocking
+        `software-authentication` fault: play stops, the screens and the pole display say why)."""
+        report = self._software_report()
+        self._software_checked(table, report, trigger)
+
+    def _software_checked(self, table: Table, report: Report, trigger: str) -> None:
+        (log.info if report.ok else log.warning if report.ok is None else log.error)("%s", report.summary())
+        state = {True: "authenticated", False: "FAILED", None: "not a signed release"}[report.ok]
+        table.device_status("software", {"state": state, "ok": report.ok is not False, "summary": report.summary(),
+                                         "checked": trigger})  # fmt: skip
+        if report.ok is None:
+            # A simulated table run from a checkout: nothing is a release, so nothing was checked
+            # (the log and the Devices panel say so); asked on demand, even this is journaled.
+            return
+        self._unjournaled_check = (report, trigger)
+        self._journal_check(table)
+
+    def _journal_check(self, table: Table) -> None:
+        """Journal the last check's result; while the journal's disk is full (play is stopped by
+        that fault already) it waits, and is journaled as soon as the journal can be written."""
+        if self._unjournaled_check is None or table.journal_fault is not None:
+            return
+        report, trigger = self._unjournaled_check
+        try:
+            table.software_check(report.to_json(), trigger)
+        except TableUnavailable:
+            return
+        self._unjournaled_check = None
+
+    async def _periodic_check(self) -> None:
+        """Every `[security] verify_every` hours: hashed off the loop, journaled on it."""
+        table = self.table
+        assert table is not None
+        hours = self.config.security.verify_every
+        try:
+            report = await asyncio.to_thread(self._software_report)
+        except Exception:  # never the end of the table's loop: said, and tried at the next interval
+            log.exception("the periodic software check could not run")
+            return
+        self._software_checked(table, report, f"every {hours:g} h")
 
     def _start_full_check(self, path: Path) -> None:
         """The whole journal checked in the background once the table is ready (start-up itself
@@ -577,6 +745,7 @@ class Daemon:
         view["http"] = {"host": self.host, "port": self.port}
         view["state_dir"] = str(self.state_dir)
         view["simulated"] = self.simulated
+        view["software"] = self._software
         return view
 
     def _composition(self) -> ShoeComposition:
@@ -770,9 +939,15 @@ class Daemon:
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval() or 5.0
-        retained = trimmed = time.monotonic()
+        retained = trimmed = verified = time.monotonic()
+        checks: set[asyncio.Task[None]] = set()
         while True:
             self.notifier.watchdog()
+            if time.monotonic() - verified > self.config.security.verify_every * 3600:
+                verified = time.monotonic()
+                check = asyncio.create_task(self._periodic_check(), name="software-check")
+                checks.add(check)
+                check.add_done_callback(checks.discard)
             table = self.table
             due = table is not None and time.monotonic() - retained > RETAIN_EVERY_S
             if due and table is not None and table.awaiting.kind == "round" and not table.blocked:
@@ -781,6 +956,8 @@ class Daemon:
             if self.table is not None and self.table.journal_fault is not None:
                 with contextlib.suppress(TableError):  # still full: the fault stays, said once
                     self.table.retry_journal()
+            if self.table is not None:
+                self._journal_check(self.table)
             if self.simulated:
                 _trim_pin_history(self.pin_factory)
             if self.display is not None and self.table is not None and self.table.faults:
@@ -829,6 +1006,48 @@ def _settle_garbage_collector() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+class HeadSigner:
+    """A table listener: once a round has ended, the chain's head is signed and journaled, soon
+    after, on the table's loop (never inside the card's own commit)."""
+
+    def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.table = table
+        self.key = key
+        self.loop = loop
+
+    def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
+        if table.now.ended_by(entry.seq) and self.loop is not None:
+            # Two hops: the card's own completion (which lets the shoe's thread acknowledge it) is
+            # queued after this call, and the signing's commit (an fsync) goes after that.
+            loop = self.loop
+            loop.call_soon(loop.call_soon, self.sign)
+
+    def redrive(self, table: Table) -> None:
+        return
+
+    def sign(self) -> None:
+        try:
+            self.table.sign_head(self.key)
+        except TableUnavailable:  # the disk is full: the next round's end signs the head again
+            log.warning("the chain's head was not signed: the journal cannot be written")
+
+
+def _a_checkout() -> bool:
+    """True when the running code is a checkout (no signed release): nothing is authenticated."""
+    from controller.installs import installed_release
+
+    return installed_release() is None
+
+
+def _file_sha256(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _give_back_memory() -> None:

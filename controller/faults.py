@@ -36,6 +36,9 @@ FAULTS: dict[str, tuple[str, tuple[FaultAction, ...]]] = {
     "disk-failing": ("Disk failing", ()),
     # The background full check found damage in the journal: only restoring a good copy ends it.
     "journal-damaged": ("Journal damaged", ()),
+    # The installed software is not the signed release (controller/authentication.py): only a
+    # check that passes (after reinstalling the approved release) ends it.
+    "software-authentication": ("Software auth failed", ()),
 }
 
 #: The id of the journal's own fault (a journal seq is never 0).

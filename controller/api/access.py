@@ -42,6 +42,7 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "GET /api/audit": OVERSIGHT,
     "GET /api/config": OVERSIGHT,
     "GET /metrics": OVERSIGHT,  # a fleet's scraper reads with the surveillance token
+    "POST /api/verify": OVERSIGHT,  # software authentication on demand: journaled, changes no play
     "GET /api/sim/pins": EVERYONE,
     # playing
     "POST /api/rounds": PLAY,
@@ -57,6 +58,7 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "POST /api/rounds/current/void": SUPERVISOR,
     "POST /api/faults/{fault_id}/clear": SUPERVISOR,
     "POST /api/camera/recalibrate": SUPERVISOR,
+    "POST /api/config/accept": SUPERVISOR,  # the configuration file as it is now, for the software check
     "POST /api/sim/fault": SUPERVISOR,
 }
 

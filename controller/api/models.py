@@ -53,3 +53,17 @@ class SimDrawBody(Body):
 class SimFaultBody(Body):
     fault: Literal["silent", "bad-crc", "slow", "garbage", "duplicate", "misread", "drop", "restore"]
     on: StrictBool = True
+
+
+class VerifyBody(Body):
+    """A software check on demand: `seed` (hex, 1 to 64 bytes) for the program's HMAC under it."""
+
+    seed: Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^([0-9a-fA-F]{2}){1,64}$")] | None = None
+    name: Name | None = None
+
+
+class AcceptConfigBody(Body):
+    """The supervisor accepts the configuration file as it is now: why (who, with `name`)."""
+
+    reason: Text
+    name: Name | None = None

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from controller.api.auth import LoginLimiter, Sessions, Tokens
 from controller.api.gate import TableGate
 from controller.api.live import LiveFeed
+from controller.authentication import Report
 from controller.engine.cards import Card
 from controller.metrics import TableMetrics
 from controller.table import Table
@@ -56,6 +57,12 @@ class Runtime:
     live: LiveFeed = field(default_factory=LiveFeed)
     metrics: TableMetrics | None = None  # GET /metrics; made from the table when the daemon gives none
     tls: bool = False  # served over HTTPS: the session cookie is Secure
+    # The software authentication (controller/authentication.py), given a verifier's seed; blocking
+    # (it hashes every file): run off the loops. None: POST /api/verify says it is not available.
+    authenticate: Callable[[bytes | None], Report] | None = None
+    # A supervisor accepts the configuration file as it is (run on the table's loop, with the table,
+    # who and why): journaled with its digest. None: POST /api/config/accept is not available.
+    accept_config: Callable[[Table, str, str], dict[str, Any]] | None = None
     table_loop: InitVar[asyncio.AbstractEventLoop | None] = None
     gate: TableGate = field(init=False)
 

@@ -153,10 +153,12 @@ class FloorConsumer:
         if self.site:
             entries = schema.surveillance_topic(self.site, "+")
             status = schema.topic(self.site, "+", "status")
+            history = schema.history_request_topic(self.site, "+")
         else:
             entries, status = schema.SURVEILLANCE_FILTER, schema.STATUS_FILTER
+            history = schema.HISTORY_REQUEST_FILTER
         # The whole entries, never the general `entry` topic's masked ones: the store is the record.
-        client.subscribe([(entries, 1), (status, 1), (schema.reply_filter(self.consumer_id), 1)])
+        client.subscribe([(entries, 1), (status, 1), (schema.reply_filter(self.consumer_id), 1), (history, 1)])
         self._said.clear()
         log.info("floor store: connected to %s; asking every known table for what the store lacks", self.broker)
         self.connected.set()
@@ -243,6 +245,9 @@ class FloorConsumer:
         ends: list[tuple[schema.FloorMessage, Any]] = []
         touched: set[Key] = set()
         for topic, payload, props in batch:
+            if topic.endswith("/history/request"):
+                self._answer_history(store, topic, props)
+                continue
             try:
                 if "/catchup/" in topic:
                     message = schema.parse_reply(topic, payload)
@@ -288,10 +293,29 @@ class FloorConsumer:
             correlation = getattr(props, "CorrelationData", None) if props is not None else None
             if ask is not None and correlation == ask.correlation:
                 del self._asks[key]
+                if not message.payload.get("more") and "error" not in message.payload:
+                    # The table sent all it has through `through`: what the store still lacks
+                    # before it is not in the table's journal (a gap: floor alert).
+                    store.gap_reported(message.site, message.table, int(message.payload.get("through", 0)))
             if "error" in message.payload:
                 self._say(f"{key[0]}/{key[1]} answered: {message.payload['error']}", logging.ERROR)
+                last = int(message.payload["last"])
+                store.alert(message.site, message.table, last + 1, f"the table's journal ends at {last}, before "
+                            "entries the floor holds: restored from an earlier copy, or replaced")  # fmt: skip
         for key in sorted(touched):
             self._ask(store, key)
+
+    def _answer_history(self, store: FloorStore, topic: str, props: Any) -> None:
+        """A starting table asks how far the store holds its history (controller/floor/history.py)."""
+        parts = topic.split("/")
+        response = getattr(props, "ResponseTopic", None) if props is not None else None
+        if len(parts) != 5 or not response:
+            return
+        site, table = parts[1], parts[2]
+        answer = {"v": schema.VERSION, **store.history(site, table)}
+        reply = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+        reply.CorrelationData = getattr(props, "CorrelationData", b"") or b""
+        self._client.publish(response, schema.encode(answer), 1, properties=reply)
 
     def _ask(self, store: FloorStore, key: Key, *, force: bool = False) -> None:
         """Ask the table for what the store lacks, unless an ask is already out (`force`: ask even

@@ -39,6 +39,11 @@ End-to-end catch-up (MQTT 5 request/response) lives one level deeper, so a viewe
                                                        round, kind, body}) then {"reply": "end", "after",
                                                        "through", "last", "more"}
 
+A starting table asks the floor store how far it holds the table's history (controller/floor/history.py):
+
+    tablectl/<site>/<table>/history/request   the table: {"v"} with a response topic and correlation data
+    tablectl/<site>/<table>/history/reply     the store: {"v", "seq", "chain", "head_seq", "alerts"}
+
 `after` is also the store's confirmation: it holds every entry up to it, so the table may record
 it as floor-confirmed (`floor.stored`), distinct from the broker's PUBACK mark (`floor.acked`).
 """
@@ -87,6 +92,20 @@ def request_topic(site: str, table: str) -> str:
 
 def reply_topic(site: str, table: str, consumer: str) -> str:
     return f"{ROOT}/{site}/{table}/catchup/reply/{consumer}"
+
+
+def history_request_topic(site: str, table: str) -> str:
+    """Where a starting table asks the floor store how far it holds the table's history."""
+    return f"{ROOT}/{site}/{table}/history/request"
+
+
+def history_reply_topic(site: str, table: str) -> str:
+    """Where the floor store answers it (only the table and the store may use either)."""
+    return f"{ROOT}/{site}/{table}/history/reply"
+
+
+#: The starting tables' questions, which the floor store answers.
+HISTORY_REQUEST_FILTER = f"{ROOT}/+/+/history/request"
 
 
 def reply_filter(consumer: str) -> str:

@@ -16,6 +16,13 @@ first. A row that comes again with different content is not overwritten: it is r
 
 `floor_tables` keeps, per table, `contiguous` (every seq from 1 to it is stored: what the store
 confirms to the table) and `reported_last` (the last seq the table itself said it has).
+
+The store also checks the history it holds (controller/chainhead.py): it recomputes each table's
+hash chain over the contiguous entries and checks every signed chain head against it and against
+the key the table first signed with. A gap, a fork (a head or an entry that does not follow the
+chain the floor holds), a sequence number offered again with other content, or a bad signature is
+a **floor alert**: logged at ERROR naming the table and the first bad entry, and kept in
+`floor_alerts`. The chain is checked no further than the first bad entry, so the alert stands.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("tablectl.floor.store")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Each migration takes the store from the version before it to its index + 1. Plain SQL that
 #: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
@@ -72,6 +79,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             received_at TEXT   NOT NULL
         )""",
         "INSERT INTO floor_tables (site, table_id) SELECT DISTINCT site, table_id FROM floor_entries",
+    ),
+    (
+        # The hash chain recomputed over the contiguous entries (controller/chainhead.py): how far it
+        # is checked, its value there, the table's signing key and its last signed head.
+        "ALTER TABLE floor_tables ADD COLUMN chain_seq BIGINT NOT NULL DEFAULT 0",
+        f"ALTER TABLE floor_tables ADD COLUMN chain TEXT NOT NULL DEFAULT '{'0' * 32}'",
+        "ALTER TABLE floor_tables ADD COLUMN table_key TEXT",
+        "ALTER TABLE floor_tables ADD COLUMN head_seq BIGINT NOT NULL DEFAULT 0",
+        """CREATE TABLE floor_alerts (
+            site        TEXT   NOT NULL,
+            table_id    TEXT   NOT NULL,
+            seq         BIGINT NOT NULL,
+            what        TEXT   NOT NULL,
+            raised_at   TEXT   NOT NULL,
+            PRIMARY KEY (site, table_id, seq, what)
+        )""",
     ),
 )
 
@@ -262,6 +285,11 @@ class FloorStore:
                             "or a table id used twice?",
                             site, table, entry.seq, entry.boot,
                         )  # fmt: skip
+                        self._alert(
+                            site, table, entry.seq,
+                            f"sequence number {entry.seq} reused: the table sent entry {entry.seq} again with other "
+                            "content (its journal was rewritten or restored from an earlier copy)",
+                        )  # fmt: skip
                 if fresh:
                     # One statement for the lot (psycopg pipelines it); a row another consumer wrote
                     # a moment ago is left as it is (ON CONFLICT), and counted as a repeat.
@@ -275,6 +303,7 @@ class FloorStore:
                     added += inserted
                     repeats += len(fresh) - inserted
                 self._advance(site, table)
+                self._check_chain(site, table)
         return AddResult(added, repeats, conflicts)
 
     def reported(self, site: str, table: str, last: int) -> None:
@@ -306,6 +335,78 @@ class FloorStore:
             f"{greatest}(floor_tables.contiguous, excluded.contiguous)",
             (site, table, contiguous),
         )
+
+    def _check_chain(self, site: str, table: str) -> None:
+        """Walk the chain over the contiguous entries not walked yet; stop at the first bad one."""
+        from controller.chainhead import ChainWalk
+
+        row = self._run(
+            "SELECT contiguous, chain_seq, chain, table_key, head_seq FROM floor_tables "
+            "WHERE site = ? AND table_id = ?",
+            (site, table),
+        ).fetchone()
+        contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
+        if chain_seq >= contiguous:
+            return
+        walk = ChainWalk(table, chain_seq, chain, key)
+        for entry in self.entries(site, table, after=chain_seq):
+            if entry.seq > contiguous:
+                break
+            problem = walk.add(entry.seq, entry.at, entry.round, entry.kind, entry.body)
+            if problem is not None:
+                self._alert(site, table, entry.seq, problem)
+                break
+            if entry.kind == "chain-head":
+                head_seq = entry.seq
+        self._run(
+            "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
+            "WHERE site = ? AND table_id = ?",
+            (walk.seq, walk.chain, walk.key, head_seq, site, table),
+        )
+
+    def _alert(self, site: str, table: str, seq: int, what: str) -> None:
+        """A floor alert: logged and kept (once for the same entry and words)."""
+        there = self._run(
+            "SELECT 1 FROM floor_alerts WHERE site = ? AND table_id = ? AND seq = ? AND what = ?",
+            (site, table, seq, what),
+        ).fetchone()
+        if there:
+            return
+        self._run(
+            "INSERT INTO floor_alerts (site, table_id, seq, what, raised_at) VALUES (?, ?, ?, ?, ?)",
+            (site, table, seq, what, _now()),
+        )
+        log.error("FLOOR ALERT: table %s/%s: entry %d: %s", site, table, seq, what)
+
+    def alert(self, site: str, table: str, seq: int, what: str) -> None:
+        """A floor alert about the table's entry `seq` found outside the store (a catch-up reply)."""
+        with self._transaction():
+            self._alert(site, table, seq, what)
+
+    def gap_reported(self, site: str, table: str, through: int) -> None:
+        """The table answered a catch-up through `through` and the store still misses entries before
+        it: the table itself does not have them (deleted from its journal), a gap."""
+        with self._transaction():
+            gaps = self.missing(site, table, through)
+            if gaps:
+                first, last = gaps[0]
+                self._alert(site, table, first, f"a gap: entries {first} to {last} are not in the table's journal")
+
+    def alerts(self, site: str, table: str) -> list[tuple[int, str]]:
+        """The table's floor alerts, (first bad entry, what), oldest entry first."""
+        rows = self._run(
+            "SELECT seq, what FROM floor_alerts WHERE site = ? AND table_id = ? ORDER BY seq, raised_at", (site, table)
+        ).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def history(self, site: str, table: str) -> dict[str, Any]:
+        """What the store answers a starting table: how far it has checked the table's chain and its
+        value there, the last signed head, and whether an alert stands."""
+        row = self._run(
+            "SELECT chain_seq, chain, head_seq FROM floor_tables WHERE site = ? AND table_id = ?", (site, table)
+        ).fetchone()
+        seq, chain, head = (int(row[0]), str(row[1]), int(row[2])) if row else (0, "0" * 32, 0)
+        return {"seq": seq, "chain": chain, "head_seq": head, "alerts": [a[0] for a in self.alerts(site, table)]}
 
     # -- reading ------------------------------------------------------------------------------------
 

@@ -187,6 +187,17 @@ class JournalLoss(TableEntry):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class SoftwareChecked(TableEntry):
+    """`software-check`: a run of the software authentication (controller/authentication.py):
+    `ok` True passed, False failed (a blocking fault until a check passes), None not a release."""
+
+    kind: ClassVar[str] = "software-check"
+    ok: bool | None
+    summary: str
+    trigger: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class OtherEntry(TableEntry):
     """An entry of a kind the table does not know: it changes nothing of the table's own."""
 
@@ -274,4 +285,8 @@ def parse_entry(entry: Entry) -> TableEntry:
         return CameraRecalibrated(**head, by=body.get("by", ""), reason=body.get("reason", ""))
     if kind == "journal-loss":
         return JournalLoss(**head, lost=_lost(body.get("lost")), by=body.get("by", ""), reason=body.get("reason", ""))
+    if kind == "software-check":
+        return SoftwareChecked(
+            **head, ok=body.get("ok"), summary=body.get("summary", ""), trigger=body.get("trigger", "")
+        )
     return OtherEntry(**head, name=kind, body=body)

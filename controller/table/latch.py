@@ -46,6 +46,14 @@ class FaultLatch:
         """The fault a supervisor clears, off the latch (KeyError when it is not latched)."""
         return self.faults.pop(fault_id)
 
+    def take_code(self, code: str) -> list[Fault]:
+        """Every fault of kind `code` off the latch (a fault that ends by itself, such as a software
+        check that passes after one that failed)."""
+        taken = [f for f in self.faults.values() if f.code == code]
+        for fault in taken:
+            del self.faults[fault.id]
+        return taken
+
     def hold(self, seq: int, card: Card) -> None:
         self.held.append((seq, card))
 

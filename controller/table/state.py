@@ -55,6 +55,7 @@ from controller.table.entries import (
     RoundOpened,
     SceneChanged,
     ShoeSignal,
+    SoftwareChecked,
     TableEntry,
     Voided,
 )
@@ -244,6 +245,8 @@ class TableState:
                 self._note_shoe_link(entry.source)
             case JournalRestored():
                 self.meters.faults[entry.code] += 1
+            case SoftwareChecked():
+                effects = self._software_checked(entry)
             case SceneChanged():
                 raised = self.camera.seen(self, entry)
                 if raised is not None:
@@ -356,6 +359,24 @@ class TableState:
             # A card fault's replacement, or a misread's card the dealer entered by hand.
             effects.extend(self._deal(entry, entry.card))
         # Cards that came out while play was stopped are dealt now, in the order they came.
+        for seq, card in self.latch.release():
+            effects.extend(self._deal(dataclasses.replace(entry, seq=seq), card))
+        return tuple(effects)
+
+    def _software_checked(self, entry: SoftwareChecked) -> tuple[Effect, ...]:
+        """A failed check latches the software fault (the latest failure's words replace an earlier
+        one's); a passing check ends it, and the cards held meanwhile are dealt."""
+        if entry.ok is None:
+            return ()
+        self.latch.take_code("software-authentication")
+        if entry.ok is False:
+            message = (
+                f"{entry.summary}. Stop play: the software is not the approved release; reinstall it "
+                "(hardware/authentication.md). A check that passes ends this fault."
+            )
+            self._latch(entry, "software-authentication", message, None)
+            return ()
+        effects: list[Effect] = []
         for seq, card in self.latch.release():
             effects.extend(self._deal(dataclasses.replace(entry, seq=seq), card))
         return tuple(effects)

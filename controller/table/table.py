@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from controller.camera.watch import SceneWatch
 from controller.engine.base import JSON, Awaiting, Effect, Game, RuleError, to_json
@@ -36,6 +36,9 @@ from controller.table.entries import parse_entry
 from controller.table.errors import TableError, TableUnavailable
 from controller.table.state import TableSetup, TableState
 from controller.view import prompt, shoe_empty
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 log = logging.getLogger("controller.table")
 
@@ -388,6 +391,33 @@ class Table:
             if self.now.ended_by(entry.seq):
                 self.keep_snapshot()
         return entries
+
+    def software_check(self, report: Mapping[str, JSON], trigger: str, by: str | None = None) -> Entry:
+        """A run of the software authentication (controller/authentication.py's report, as JSON),
+        whatever its result: a failure latches the blocking `software-authentication` fault, a
+        pass ends it. `trigger`: start-up, periodic or on demand; `by`: who asked."""
+        body: dict[str, JSON] = {**dict(report), "trigger": trigger, "by": by}
+        body.pop("root", None)  # where the code is: the same on every run, kept in the log only
+        return self._commit("software-check", body, self.round_no)
+
+    def software_installed(self, body: Mapping[str, JSON]) -> Entry:
+        """An install, upgrade or removal of the table's software (controller/installs.py): what,
+        which release (version, manifest digest), who. For the record only: it changes no play."""
+        return self._commit("software-install", dict(body), self.round_no)
+
+    def config_accepted(self, body: Mapping[str, JSON]) -> Entry:
+        """A supervisor accepted the configuration file (its digest): the software check compares
+        the file with it from now on. For the record: it changes no play."""
+        return self._commit("config-accepted", dict(body), self.round_no)
+
+    def sign_head(self, key: Ed25519PrivateKey) -> Entry:
+        """Sign where the hash chain stands now (the last entry's seq, the chain after it, the time)
+        with the table's own key and journal it as a `chain-head` entry (controller/chainhead.py),
+        which the floor checks the entries it holds against."""
+        from controller.chainhead import KIND, sign_head  # cryptography: only a signing table imports it
+
+        body = sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
+        return self._commit(KIND, body, self.round_no)
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""

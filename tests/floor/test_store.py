@@ -144,7 +144,7 @@ def test_a_store_newer_than_this_tablectl_is_refused(tmp_path: Path) -> None:
     db.execute("UPDATE floor_meta SET value = '99' WHERE key = 'schema'")
     db.commit()
     db.close()
-    with pytest.raises(FloorStoreError, match="the store has schema 99, newer than the 2 this tablectl knows"):
+    with pytest.raises(FloorStoreError, match=f"the store has schema 99, newer than the {SCHEMA_VERSION} this tablectl knows"):
         open_store(url)
 
 

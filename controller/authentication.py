@@ -1,0 +1,259 @@
+"""Software authentication: the code that runs is the release that was signed.
+
+The check reads the signed manifest of the installed release (controller/release.py writes it
+into the wheel's `.dist-info`), checks its signature with the release key's public half that
+this machine trusts (`[security] release_key`, root's file, never the package's own), then hashes
+every file it lists where Python imports them from, and looks for files in the release's folders
+that it does not list (a module dropped in beside the others). It gives one result per component,
+the SHA-256 of the whole program (every listed file's bytes, concatenated in the manifest's
+order) and, given a verifier's seed, the HMAC-SHA256 of the same bytes under the seed: the
+procedure hardware/authentication.md does with `cut`, `xargs cat`, `sha256sum` and `openssl dgst`
+on the verifier's own copy.
+
+A copy of the code with no manifest beside it (a checkout, an editable install) is not a release:
+its result is `ok = None`, "unsigned"; a live table does not play on it (controller/daemon.py).
+
+    report = authenticate(Path("/etc/tablectl/release-key.pub"), seed=bytes.fromhex("5eed"))
+    report.ok, report.failed_files(), report.digest, report.hmac
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+import controller
+from controller.release import MANIFEST, SIGNATURE
+
+#: Where a table trusts the release key's public half (root's, readable by all; install.md).
+DEFAULT_RELEASE_KEY = Path("/etc/tablectl/release-key.pub")
+CHUNK = 1 << 16
+
+
+class SeedError(ValueError):
+    """A --seed that is not a verifier's seed: even-length hex, 1 to 64 bytes."""
+
+
+def parse_seed(text: str) -> bytes:
+    """A verifier's seed from hex (as `openssl dgst -macopt hexkey:` takes it)."""
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        raise SeedError(f"--seed {text}: give the seed as hexadecimal digits, an even number of them") from None
+    if not 1 <= len(seed) <= 64:
+        raise SeedError(f"--seed {text}: a seed is 1 to 64 bytes (2 to 128 hex digits), not {len(seed)}")
+    return seed
+
+
+@dataclass
+class Component:
+    """A part of the release (the code of one package, the screens, ...) and what failed in it."""
+
+    name: str
+    files: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (file, why)
+    passed: str = ""  # what a pass says, when not the count of files
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "files": self.files,
+            "failed": [{"file": f, "why": why} for f, why in self.failed],
+        }
+
+
+@dataclass
+class Report:
+    """One run of the check. `ok`: True passed, False failed, None not a signed release."""
+
+    ok: bool | None
+    root: str  # the folder the code is imported from
+    version: str | None = None
+    manifest: str | None = None
+    components: list[Component] = field(default_factory=list)
+    digest: str | None = None
+    seed: str | None = None
+    hmac: str | None = None
+    problem: str | None = None  # why there was nothing to check file by file (unsigned, no key)
+
+    def failed_files(self) -> list[str]:
+        return [f for c in self.components for f, _ in c.failed]
+
+    def summary(self) -> str:
+        """One line: what the table shows as the fault's message and the journal keeps."""
+        if self.ok:
+            return f"software authenticated: tablectl {self.version}, program sha256 {self.digest}"
+        if self.ok is None:
+            return f"software not authenticated: {self.problem}"
+        failed = [f"{f} ({why})" for c in self.components for f, why in c.failed]
+        return "software authentication failed: " + (", ".join(failed) or str(self.problem))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "root": self.root,
+            "version": self.version,
+            "manifest": self.manifest,
+            "components": [c.to_json() for c in self.components],
+            "digest": self.digest,
+            "seed": self.seed,
+            "hmac": self.hmac,
+            "problem": self.problem,
+            "summary": self.summary(),
+        }
+
+    def lines(self) -> Iterator[str]:
+        """What `tablectl verify` prints: one line per component, then the digests and the result."""
+        where = f"tablectl {self.version} in {self.root}" if self.version else f"the code in {self.root}"
+        yield f"{where}" + (f" (manifest {self.manifest})" if self.manifest else "")
+        for c in self.components:
+            if c.ok:
+                yield f"pass  {c.name}: {c.passed or f'{c.files} files'}"
+            for name, why in c.failed:
+                yield f"FAIL  {c.name}: {name}: {why}"
+        if self.digest is not None:
+            yield f"program sha256: {self.digest}"
+        if self.hmac is not None:
+            yield f"program hmac-sha256 under seed {self.seed}: {self.hmac}"
+        yield self.summary()
+
+
+def installed_root() -> Path:
+    """The folder the running code is imported from (site-packages for an installed release)."""
+    return Path(controller.__file__).resolve().parent.parent
+
+
+def _component(path: str, info_dir: str) -> str:
+    if path.startswith(f"{info_dir}/"):
+        return f"release record ({info_dir})"
+    if path.startswith("controller/api/static/"):
+        return "screens (controller/api/static)"
+    if path.startswith("hardware/"):
+        return "pin maps and layouts (hardware)"
+    top = path.split("/", 1)[0]
+    return f"code ({top})"
+
+
+def load_public_key(path: Path) -> Ed25519PublicKey:
+    """The release key's public half (PEM, Ed25519); ValueError saying what is wrong."""
+    try:
+        key = serialization.load_pem_public_key(path.read_bytes())
+    except FileNotFoundError:
+        raise ValueError(
+            f"the release key {path} is not installed on this machine (hardware/authentication.md)"
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"the release key {path} cannot be read: {exc.strerror or exc}") from None
+    except (ValueError, UnsupportedAlgorithm) as exc:
+        raise ValueError(f"the release key {path} is not a PEM public key: {exc}") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError(f"the release key {path} is not an Ed25519 key")
+    return key
+
+
+def _manifest_lines(text: str, where: Path) -> list[tuple[str, str]]:
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        digest, sep, path = line.partition("  ")
+        if not sep or len(digest) != 64 or not path or path.startswith("/") or ".." in path.split("/"):
+            raise ValueError(f"{where}: line {n} is not a manifest line (<sha256>  <path>)")
+        out.append((path, digest))
+    return out
+
+
+def authenticate(release_key: Path, seed: bytes | None = None, root: Path | None = None) -> Report:
+    """Check the release installed at `root` (default: where the running code comes from)."""
+    root = root or installed_root()
+    report = Report(ok=False, root=str(root), seed=seed.hex() if seed is not None else None)
+    found = sorted(root.glob(f"tablectl-*.dist-info/{MANIFEST}"))
+    if not found:
+        report.ok = None
+        report.problem = (
+            f"{root} holds no signed release (no tablectl-*.dist-info/{MANIFEST}): a checkout or editable "
+            "install, not an installed release"
+        )
+        return report
+    if len(found) > 1:
+        report.problem = f"{root} holds more than one release's manifest: {', '.join(p.parent.name for p in found)}"
+        report.components.append(Component("release signature", failed=[(found[0].parent.name, report.problem)]))
+        return report
+    manifest_path = found[0]
+    info_dir = manifest_path.parent.name
+    report.manifest = f"{info_dir}/{MANIFEST}"
+    report.version = info_dir.removeprefix("tablectl-").removesuffix(".dist-info")
+    signed = f"the manifest verifies with the release key {release_key}"
+    signature = Component("release signature", files=1, passed=signed)
+    report.components.append(signature)
+    manifest = manifest_path.read_bytes()
+    try:
+        load_public_key(release_key).verify((manifest_path.parent / SIGNATURE).read_bytes(), manifest)
+    except ValueError as exc:
+        signature.failed.append((report.manifest, str(exc)))
+    except FileNotFoundError:
+        signature.failed.append((f"{info_dir}/{SIGNATURE}", "missing: the manifest is not signed"))
+    except InvalidSignature:
+        signature.failed.append((report.manifest, f"its signature does not verify with the release key {release_key}"))
+    try:
+        listed = _manifest_lines(manifest.decode("utf-8"), manifest_path)
+    except (UnicodeDecodeError, ValueError) as exc:
+        signature.failed.append((report.manifest, str(exc)))
+        report.problem = "the manifest cannot be read"
+        return report
+    components: dict[str, Component] = {}
+    whole = hashlib.sha256()
+    keyed = hmac.new(seed, digestmod=hashlib.sha256) if seed is not None else None
+    for path, expected in listed:
+        component = components.setdefault(_component(path, info_dir), Component(_component(path, info_dir)))
+        component.files += 1
+        file_hash = hashlib.sha256()
+        try:
+            with open(root / path, "rb") as f:
+                while chunk := f.read(CHUNK):
+                    file_hash.update(chunk)
+                    whole.update(chunk)
+                    if keyed is not None:
+                        keyed.update(chunk)
+        except FileNotFoundError:
+            component.failed.append((path, "missing"))
+            continue
+        except OSError as exc:
+            component.failed.append((path, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        if file_hash.hexdigest() != expected:
+            component.failed.append((path, "changed"))
+    names = {path for path, _ in listed}
+    for extra in _unlisted(root, names, info_dir):
+        name = _component(extra, info_dir)
+        components.setdefault(name, Component(name)).failed.append((extra, "not in the release"))
+    report.components.extend(components.values())
+    report.digest = whole.hexdigest()
+    report.hmac = keyed.hexdigest() if keyed is not None else None
+    report.ok = all(c.ok for c in report.components)
+    return report
+
+
+def _unlisted(root: Path, listed: set[str], info_dir: str) -> Iterator[str]:
+    """Files in the release's own folders that the manifest does not list (compiled bytecode in
+    __pycache__ aside: Python writes it at install and on import)."""
+    tops = sorted({p.split("/", 1)[0] for p in listed if "/" in p and not p.startswith(f"{info_dir}/")})
+    for top in tops:
+        for folder, dirs, files in os.walk(root / top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                path = (Path(folder) / name).relative_to(root).as_posix()
+                if path not in listed:
+                    yield path
