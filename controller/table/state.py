@@ -105,7 +105,7 @@ class TableSetup:
         try:
             return self.game.parse_round_file(doc, seats=self.seats).open
         except RuleError as exc:
-            raise TableError.of_rule(exc, str(exc).replace("round file: ", "", 1)) from None
+            raise TableError.of_rule(exc) from None
 
 
 @dataclasses.dataclass(eq=False)

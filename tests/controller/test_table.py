@@ -146,7 +146,7 @@ def test_refused_openings_leave_no_journal_entry(tmp_path: Path) -> None:
     for body, says in [
         (
             {"seats": [{"seat": 1, "wagers": {"first": 5, "second": 9}}]},
-            "seats[0].wagers.second: seat 1: the wager on second (9) may not exceed",
+            "Seat 1: the wager on second (9) may not exceed the wager on first (5) (seats[0].wagers.second)",
         ),
         ({"seats": []}, "seats: a round needs at least one seat"),
         ({"seats": [], "tip": 5}, "unknown key 'tip'"),
