@@ -55,6 +55,7 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "POST /api/sim/scene": PLAY,
     # the supervisor's
     "POST /api/rounds/current/void": SUPERVISOR,
+    "POST /api/rounds/current/override-payouts": SUPERVISOR,
     "POST /api/faults/{fault_id}/clear": SUPERVISOR,
     "POST /api/camera/recalibrate": SUPERVISOR,
     "POST /api/sim/fault": SUPERVISOR,

@@ -201,7 +201,7 @@ class TableGate:
             states={True: whole, False: dealer.snapshot(whole)},
             prompts={True: words, False: dealer.text(words)},
             hidden=dealer.current(),
-            meters=table.meters.to_json(),
+            meters=table.meters.report(due=table.payouts_due()),
         )
         self._view = view
         return view

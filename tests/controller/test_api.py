@@ -173,8 +173,10 @@ def test_recall_lists_the_last_rounds(client: TestClient) -> None:
         client.post("/api/rounds", json={"seats": [{"seat": 2, "wagers": {"first": 5}}]}, headers=auth(DEALER))
         client.post("/api/sim/shoe", json={"cards": ["3C"]}, headers=auth(DEALER))
         client.post("/api/sim/draw", json={"count": 1}, headers=auth(DEALER))
+        client.post("/api/confirm", json={}, headers=auth(DEALER))  # paid
     rounds = client.get("/api/rounds", params={"last": 2}, headers=auth(SUPERVISOR)).json()["rounds"]
     assert [r["round"] for r in rounds] == [2, 3] and all(r["status"] == "settled" for r in rounds)
+    assert all(r["paid"] and r["payment"] == "paid" for r in rounds)
 
 
 def test_tokens_come_from_the_environment_or_files_and_a_real_table_needs_them(tmp_path: Path) -> None:

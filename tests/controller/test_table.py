@@ -60,6 +60,7 @@ def test_a_restart_rebuilds_exactly_the_same_table_from_the_journal(tmp_path: Pa
     table = make_table(tmp_path)
     table.open_round({"seats": [{"seat": 2, "wagers": {"first": 5}}]}, by="dealer")
     deal(table, "3C")
+    table.override_payouts("sam", "seat 2 disputes the payout")  # kept, with who and why
     table.open_round({"seats": [{"seat": 3, "wagers": {"first": 5, "second": 5}}]}, by="dealer")
     deal(table, "7D")
     table.raise_fault("shoe-silent", "The shoe has been silent for 3 s")

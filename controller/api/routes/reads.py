@@ -16,7 +16,7 @@ from controller.api.routes import table_call
 from controller.audit import audit as audit_rows
 from controller.engine.base import RuleError, to_json
 from controller.replay import replay_steps
-from controller.rounds import RoundRecord
+from controller.rounds import RoundRecord, table_payment
 from controller.table import Table, TableError
 from controller.visibility import sight
 
@@ -66,14 +66,17 @@ async def recall(rt: Rt, role: Caller, last: int = 10) -> dict[str, Any]:
 
     def rounds(table: Table) -> list[Any]:
         seen = sight(table, role)
-        return [seen.entry(r.to_json(), r.number) for r in table.last_rounds(last)]
+        return [seen.entry(_recalled(table, r), r.number) for r in table.last_rounds(last)]
 
     return {"rounds": await table_call(rt, rounds)}
 
 
 @router.get("/rounds/{number}")
 async def get_round(number: int, rt: Rt, role: Caller) -> dict[str, Any]:
-    return await table_call(rt, lambda table: sight(table, role).entry(_record(table, number).to_json(), number))
+    def one(table: Table) -> Any:
+        return sight(table, role).entry(_recalled(table, _record(table, number)), number)
+
+    return await table_call(rt, one)
 
 
 @router.get("/rounds/{number}/file")
@@ -100,6 +103,11 @@ async def round_replay(number: int, rt: Rt, _: Caller) -> dict[str, Any]:
             for step in steps
         ],
     }
+
+
+def _recalled(table: Table, record: RoundRecord) -> dict[str, Any]:
+    """A round as recall lists it, with how it stands with its payouts (`payment`)."""
+    return {**record.to_json(), "payment": table_payment(table, record)}
 
 
 def _record(table: Table, number: int) -> RoundRecord:
