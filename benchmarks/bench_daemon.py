@@ -250,6 +250,9 @@ class Bench:
         seq, dealing = state["journal_seq"], state["awaiting"]["kind"] == "card"
         while len(timings) < cards:
             if not dealing:
+                if api.get("/api/state")[1]["payment"] == "due":  # the dealer pays the last round first
+                    api.post("/api/confirm", {}, DEALER)
+                    seq += 1
                 api.post("/api/rounds", ROUND, DEALER)
                 rounds, seq, dealing = rounds + 1, seq + 1, True
             self.display.drain()  # the round-open frame: the next frame is the card's

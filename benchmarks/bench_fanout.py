@@ -203,6 +203,8 @@ async def _deal(session: Session, shoe: SimulatedShoe, api: Api, fanout: Fanout,
         if state["blocked"]:
             raise RuntimeError(f"the table stopped: {state['prompt']}")
         if state["awaiting"]["kind"] != "card":
+            if state["payment"] == "due":  # the dealer pays the last round before the next opens
+                await _blocking(api.post, "/api/confirm", {}, DEALER)
             if state["shoe"]["remaining"] < MOST_CARDS_A_ROUND:
                 await _blocking(api.post, "/api/shoe/reshuffle", {}, DEALER)
                 fresh = list(ShoeComposition(decks=DECKS).cards())

@@ -161,7 +161,9 @@ def deal(table: Table, entries: int, pace_s: float = 0.0, until: float | None = 
     next_at = time.monotonic()
     while done < entries and (until is None or time.monotonic() < until):
         if table.awaiting.kind == "round":
-            if table.shoe.remaining_count < 20:
+            if table.payouts_due():  # the dealer pays the last round before the next opens
+                table.button("confirm", by="bench")
+            elif table.shoe.remaining_count < 20:
                 table.shoe_reshuffled(by="bench")
             else:
                 table.open_round({"seats": [{"seat": 2, "wagers": {"first": 10}}]}, by="bench")

@@ -9,6 +9,7 @@ AUDIT_KINDS = (
     "fault-cleared",
     "fault-acknowledged",
     "void",
+    "pay-override",
     "shoe-reshuffled",
     "camera-recalibrated",
     "login",
@@ -32,6 +33,8 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             what = f"acknowledged fault {b['fault']}"
         elif entry.kind == "void":
             what = f"voided round {entry.round}"
+        elif entry.kind == "pay-override":
+            what = f"let the next round open with round {entry.round}'s payouts not confirmed"
         elif entry.kind == "shoe-reshuffled":
             what = "loaded a new shoe"
         elif entry.kind == "camera-recalibrated":

@@ -324,6 +324,7 @@ def _recall(args: argparse.Namespace) -> int:
     if args.round is None and not 1 <= args.last <= 100000:
         _refuse(f"--last {args.last}: a whole number of rounds, 1 or more")
     where = "the journal"
+    current: int | None = None  # the journal's last round: its payouts may still be due
     try:
         if args.archive is not None:
             records = _archived(args)
@@ -338,6 +339,7 @@ def _recall(args: argparse.Namespace) -> int:
             table = Table(journal, game=config.game, rules=config.rules, table_id=config.table_id, simulated=args.sim)
             found = table.rounds.get(args.round) if args.round is not None else None
             records = [found] if found is not None else [] if args.round is not None else table.last_rounds(args.last)
+            current = table.round_no
     except JournalCorrupt as exc:
         _damaged(exc)
     except (ConfigError, JournalError, TableError) as exc:
@@ -359,10 +361,14 @@ def _recall(args: argparse.Namespace) -> int:
             Path(args.export).write_text(text, encoding="utf-8")
         return 0
     if args.json:
-        print(json.dumps([r.to_json(with_file=True) for r in records], indent=2))
+        print(
+            json.dumps(
+                [{**r.to_json(with_file=True), "payment": _payment(r, current)} for r in records], indent=2
+            )
+        )
         return 0
     for record in records:
-        print(_recall_text(record))
+        print(_recall_text(record, current))
     return 0
 
 
@@ -433,10 +439,32 @@ def _archived(args: argparse.Namespace) -> list[Any]:
     return [RoundRecord.from_record(r) for r in last]
 
 
-def _recall_text(record: Any) -> str:
+def _payment(record: Any, current: int | None) -> str | None:
+    """How a recalled round stands with its payouts (controller.rounds.payment)."""
+    from controller.engine.base import RuleError
+    from controller.games import adapter
+    from controller.rounds import payment_of
+
+    game = (record.settlement or {}).get("game")
+    if record.status != "settled" or not game:
+        return None
+    try:
+        return payment_of(record, adapter(game).rules, current=record.number == current)
+    except RuleError:
+        return None
+
+
+def _recall_text(record: Any, current: int | None = None) -> str:
     lines = [
         f"round {record.number}  {record.status:<8} opened {record.opened_at}  cards {' '.join(record.cards) or '-'}"
     ]
+    how = _payment(record, current)
+    if how is not None:
+        from controller.rounds import PAYMENT_WORDS
+
+        o = record.override
+        why = f": {o['by']} let the next round open without the confirm ({o['reason']})" if o else ""
+        lines.append(f"  payouts: {PAYMENT_WORDS[how]}{why}")
     settlement = record.settlement or {}
     if "void" in settlement:
         lines.append(f"  void by {settlement['void']['by']}: {settlement['void']['reason']}")

@@ -933,7 +933,10 @@ class Daemon:
         assert self.table is not None
         log.info("dealer button %s pressed", press.button)
         self.table.device_status("buttons", {"ok": True, "last": press.button})
-        self.table.button(press.button, by="dealer")
+        try:
+            self.table.button(press.button, by="dealer")
+        except TableError as exc:  # a confirm with nothing to confirm: said, not journaled
+            log.info("dealer button %s: %s", press.button, exc)
 
     # -- loop tasks -----------------------------------------------------------------------------
 
@@ -984,6 +987,8 @@ class Daemon:
                 # A new shoe is loaded into the simulated shoe by SimShoeControls, as the table counts it.
                 if awaiting.kind == "round" and table.shoe.remaining_count < min(DEMO_RESHUFFLE_BELOW, full):
                     table.shoe_reshuffled(by="demo-dealer")
+                elif awaiting.kind == "round" and table.payouts_due():
+                    table.button("confirm", by="demo-dealer")  # the seats are paid
                 elif awaiting.kind == "round":
                     table.open_round(table.adapter.demo_opening(rng, seats=table.seats), by="demo-dealer")
                 elif awaiting.kind == "card" and table.shoe_empty:

@@ -20,6 +20,8 @@ class Meters:
     paid: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     dead_cards: int = 0
+    # Settled rounds a supervisor let the next round open over, their payouts not confirmed.
+    unpaid: int = 0
 
     def settled(self, game: Game[Any], settlement: Mapping[str, Any]) -> None:
         """Count a settled round: every bet's wager and payout under its bet type."""
@@ -29,7 +31,9 @@ class Meters:
             self.paid[name] += paid
 
     def to_json(self) -> dict[str, JSON]:
-        return {
+        """The meters as kept in a snapshot: `unpaid` only once it is not 0, so a table that
+        never had an override keeps its meters exactly as before the count existed."""
+        out: dict[str, JSON] = {
             "rounds": self.rounds,
             "voids": self.voids,
             "wagered": dict(self.wagered),
@@ -38,6 +42,23 @@ class Meters:
             "total_paid": sum(self.paid.values()),
             "faults": dict(self.faults),
             "dead_cards": self.dead_cards,
+        }
+        if self.unpaid:
+            out["unpaid"] = self.unpaid
+        return out
+
+    def report(self, *, due: bool) -> dict[str, JSON]:
+        """The meters as the supervisor reads them: the settled rounds told apart by their
+        payouts (`due`: the last settled round still waits for the dealer's confirm)."""
+        out = self.to_json()
+        out.pop("unpaid", None)
+        unpaid = self.unpaid
+        return {
+            **out,
+            "rounds_settled": self.rounds,
+            "rounds_paid": self.rounds - unpaid - (1 if due else 0),
+            "rounds_unpaid": unpaid,
+            "rounds_payouts_due": 1 if due else 0,
         }
 
     @classmethod
@@ -50,4 +71,5 @@ class Meters:
             paid=Counter(data["paid"]),
             faults=Counter(data["faults"]),
             dead_cards=int(data["dead_cards"]),
+            unpaid=int(data.get("unpaid", 0)),
         )

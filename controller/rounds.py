@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from controller.engine.base import JSON
 
 if TYPE_CHECKING:
+    from controller.engine.base import Game
     from controller.journal import Journal
 
 
@@ -28,6 +29,13 @@ class RoundRecord:
     round_file: dict[str, JSON] | None = None
     cards: list[str] = field(default_factory=list)
     paid: bool = False  # the dealer confirmed the payouts (the confirm button)
+    # A supervisor let the next round open with this round's payouts not confirmed: who, why, when.
+    override: dict[str, JSON] | None = None
+
+    @property
+    def pay_due(self) -> bool:
+        """Settled, and its payouts are neither confirmed nor waived by a supervisor's override."""
+        return self.status == "settled" and not self.paid and self.override is None
 
     def to_json(self, *, with_file: bool = False) -> dict[str, JSON]:
         out: dict[str, JSON] = {
@@ -36,14 +44,18 @@ class RoundRecord:
             "opened_at": self.opened_at,
             "cards": list(self.cards),
             "settlement": self.settlement,
+            "paid": self.paid,
         }
+        if self.override is not None:
+            out["override"] = dict(self.override)
         if with_file:
             out["round_file"] = self.round_file
         return out
 
     def record_json(self) -> dict[str, JSON]:
-        """Everything the table knows of the round (for the round index and snapshots)."""
-        return {**self.to_json(with_file=True), "paid": self.paid}
+        """Everything the table knows of the round (for the round index and snapshots; `override`
+        only when there was one, so a round without one is kept as before it existed)."""
+        return self.to_json(with_file=True)
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> RoundRecord:
@@ -55,7 +67,46 @@ class RoundRecord:
             data["round_file"],
             list(data["cards"]),
             bool(data["paid"]),
+            data.get("override"),
         )
+
+
+#: How a round stands with its payouts (recall, the supervisor's screen, `tablectl recall`).
+PAYMENT_WORDS = {
+    "paid": "paid",
+    "due": "due (not confirmed yet)",
+    "nothing-owed": "nothing owed",
+    "unpaid": "NOT PAID",
+}
+
+
+def payment(record: RoundRecord, owed: bool, *, current: bool) -> str | None:
+    """How `record` stands with its payouts ("paid" once the dealer confirmed them, "due" while
+    the table waits for that confirm, "nothing-owed" for a round that owed nobody anything and
+    was not confirmed, "unpaid" for one the next round was opened over without the confirm),
+    or None for a round that is open or void. `owed`: whether its settlement pays any seat."""
+    if record.status != "settled":
+        return None
+    if record.paid:
+        return "paid"
+    if not owed:
+        return "nothing-owed"
+    if current and record.override is None:
+        return "due"
+    return "unpaid"
+
+
+def payment_of(record: RoundRecord, game: Game[Any], *, current: bool) -> str | None:
+    """`payment` for `record`, with what its settlement owes asked of `game`."""
+    if record.status != "settled" or record.settlement is None:
+        return payment(record, False, current=current)
+    owed = any(p["pay"] for p in game.payouts(record.settlement))
+    return payment(record, owed, current=current)
+
+
+def table_payment(table: Any, record: RoundRecord) -> str | None:
+    """`payment` for a round of `table` (a `Table`: its game, and which round is the current)."""
+    return payment_of(record, table.game, current=record.number == table.round_no)
 
 
 class RecentRounds:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.engine.base import JSON, to_json
+from controller.rounds import payment
 
 if TYPE_CHECKING:
     from controller.camera.watch import SceneWatch
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
         @property
         def devices(self) -> dict[str, dict[str, JSON]]: ...
 
+        def confirm_does(self) -> str | None: ...
+
+
 #: What the shoe says when it has dealt its last card (its EVENT frame, as the daemon journals it).
 SHOE_EMPTY = "The shoe is empty"
 
@@ -88,7 +92,7 @@ def _next_step(table: Shown) -> str:
     if awaiting.kind == "decision":
         return game.decision_prompt(awaiting.who, awaiting.allowed)
     record = table.current
-    if record is not None and record.status == "settled" and not record.paid:
+    if record is not None and record.pay_due:
         pays = [p for p in table.payouts() if p["pay"]]
         if pays:
             return "Pay " + ", ".join(f"{game.payee(p)}: {p['pay']}" for p in pays)
@@ -110,6 +114,10 @@ def snapshot(table: Shown) -> dict[str, JSON]:
         "journal_seq": table.journal.last_seq,
         "round": table.round_no,
         "round_status": record.status if record else None,
+        # "paid" once the dealer confirmed the payouts, "due" while the next round waits for it.
+        "payment": payment(record, any(p["pay"] for p in table.payouts()), current=True) if record else None,
+        # What the confirm button does now ("payouts", "shoe", "notice"), or null: nothing.
+        "confirm": table.confirm_does(),
         "awaiting": {
             "kind": awaiting.kind,
             "target": dict(awaiting.target),

@@ -56,6 +56,7 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "POST /api/sim/scene": PLAY,
     # the supervisor's
     "POST /api/rounds/current/void": SUPERVISOR,
+    "POST /api/rounds/current/override-payouts": SUPERVISOR,
     "POST /api/faults/{fault_id}/clear": SUPERVISOR,
     "POST /api/camera/recalibrate": SUPERVISOR,
     "POST /api/config/accept": SUPERVISOR,  # the configuration file as it is now, for the software check

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from controller.engine.base import Effect
 from controller.journal import Entry
+from controller.rounds import RoundRecord, table_payment
 from controller.view import prompt, snapshot
 from controller.visibility import mask_cards, sight
 
@@ -150,7 +151,8 @@ class TableGate:
         self._accesses: list[tuple[AccessKind, dict[str, Any], concurrent.futures.Future[Entry]]] = []
         self._access_due = False  # a commit of the waiting accesses is scheduled
         self._access_last = float("-inf")  # when (the table's loop's clock) the last such commit ran
-        self._finished: dict[int, Recalled] = {}  # finished rounds as the dealer recalls them (the table's loop's)
+        # Finished rounds and the cards the dealer may not see in them (the table's loop's).
+        self._finished: dict[int, tuple[RoundRecord, frozenset[str]]] = {}
         table.listeners.append(self)  # an Output: told of every entry
         table.device_watchers.append(self._changed)
 
@@ -215,10 +217,11 @@ class TableGate:
     # -- recall ---------------------------------------------------------------------------------
 
     def recalled(self, table: Table, numbers: Sequence[int] | None, last: int, everything: bool) -> list[Recalled]:
-        """A job's body, on the table's loop: rounds `numbers` (or the `last` ones, oldest first),
-        each with the cards its audience may not see in it, for the caller to mask (`unmasked`).
-        A finished round is read from the journal once and kept (it never changes again; any
-        entry of its round forgets it); KeyError for a round the table does not have."""
+        """A job's body, on the table's loop: rounds `numbers` (or the `last` ones, oldest first)
+        as recall lists them (with how each stands with its payouts, read afresh: it changes when
+        the next round opens), each with the cards its audience may not see in it, for the caller
+        to mask (`unmasked`). A finished round is read from the journal once and kept (any entry
+        of its round forgets it); KeyError for a round the table does not have."""
         if numbers is None:
             numbers = table.rounds.last_numbers(last)
         dealer = sight(table, None)
@@ -228,12 +231,14 @@ class TableGate:
             kept = self._finished.get(number)
             if kept is None:
                 record = table.rounds[number]
-                kept = (record.to_json(), dealer.hidden(number))
+                kept = (record, dealer.hidden(number))
                 if record.status != "open":
                     self._finished[number] = kept
                     while len(self._finished) > FINISHED_KEPT:
                         del self._finished[next(iter(self._finished))]
-            out.append((kept[0], frozenset() if everything else kept[1] | now))
+            record, hidden = kept
+            doc = {**record.to_json(), "payment": table_payment(table, record)}
+            out.append((doc, frozenset() if everything else hidden | now))
         return out
 
     def unmasked(self, recalled: Sequence[Recalled]) -> list[dict[str, Any]]:
@@ -314,7 +319,7 @@ class TableGate:
             whole=self.describe(table),
             words=prompt(table),
             hidden=sight(table, None).current(),
-            meters=table.meters.to_json(),
+            meters=table.meters.report(due=table.payouts_due()),
         )
 
     def _masked(self, published: _Published) -> TableView:

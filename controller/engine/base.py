@@ -37,6 +37,7 @@ class RuleError(ValueError):
         self.rule = rule
         self.field = field
         self.seat = seat  # the seat, or the spot when `place` is "spot"
+        self.place = place
         parts = [p for p in (field, f"{place} {seat}" if seat is not None else "") if p]
         super().__init__(": ".join([*parts, rule]))
 

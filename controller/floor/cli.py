@@ -174,6 +174,8 @@ def export(args: argparse.Namespace) -> int:
 
 
 def _check(store: Any, site: str, table: str, login: dict[str, Any] | None, wait: float) -> int:
+    from controller.floor import schema
+
     out = sys.stdout
     if login is not None:
         last = ask_last(site, table, wait=wait, **login)
@@ -197,7 +199,7 @@ def _check(store: Any, site: str, table: str, login: dict[str, Any] | None, wait
         ranges = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in gaps[:20])
         print(f"{words}: MISSING {ranges}{' ...' if len(gaps) > 20 else ''}", file=out)
     if conflicts:
-        print(f"{site}/{table}: {len(conflicts)} entr(ies) came again different (floor_conflicts): "
+        print(f"{site}/{table}: {schema.entries(len(conflicts))} came again different (floor_conflicts): "
               f"{', '.join(map(str, conflicts[:20]))}", file=out)  # fmt: skip
     return EXIT_GAP
 

@@ -279,12 +279,13 @@ class FloorConsumer:
                 continue
             result = store.add(group)
             if result.conflicts:
-                self._say(f"{result.conflicts} entr(ies) differ from the ones stored; see floor_conflicts", 40)
+                differ = "entry differs" if result.conflicts == 1 else "entries differ"
+                self._say(f"{result.conflicts} {differ} from the ones stored; see floor_conflicts", 40)
             if group is replied and result.added:
                 tables = sorted({f"{e.site}/{e.table}" for e in group})
                 log.info(
-                    "floor store: %s sent %d entr(ies) the store lacked (lost by the broker, or sent while the "
-                    "store was away)", ", ".join(tables), result.added,
+                    "floor store: %s sent %s the store lacked (lost by the broker, or sent while the store "
+                    "was away)", ", ".join(tables), schema.entries(result.added),
                 )  # fmt: skip
         for message, props in ends:
             key = (message.site, message.table)

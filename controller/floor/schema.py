@@ -258,3 +258,8 @@ class Ledger:
     def missing(self, site: str, table: str) -> list[int]:
         taken = self._taken.get((site, table, "entry"))
         return sorted(taken.missing) if taken else []
+
+
+def entries(count: int) -> str:
+    """"1 entry", "20 entries": a count of entries for the floor's logs and reports."""
+    return f"{count} entry" if count == 1 else f"{count} entries"

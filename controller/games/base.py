@@ -313,7 +313,7 @@ class GameAdapter:
         if awaiting.kind == "decision":
             return self.display_decision(awaiting.who, awaiting.allowed)
         record = table.current
-        if record is not None and record.status == "settled" and not record.paid:
+        if record is not None and record.pay_due:
             pays = [p for p in table.payouts() if p["pay"]]
             return self.display_payouts(pays) if pays else Lines("ROUND OVER", "NO PAYOUTS")
         if table.notice:

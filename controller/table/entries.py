@@ -103,6 +103,16 @@ class Voided(TableEntry):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class PayOverride(TableEntry):
+    """`pay-override`: a supervisor lets the next round open although the payouts of the settled
+    round (`round`) were not confirmed, saying who and why (the round stays not paid)."""
+
+    kind: ClassVar[str] = "pay-override"
+    by: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ButtonPressed(TableEntry):
     """`button`: a dealer's button other than confirm (`source`: the shoe's message, if any)."""
 
@@ -264,6 +274,8 @@ def parse_entry(entry: Entry) -> TableEntry:
         )
     if kind == "void":
         return Voided(**head, by=body["by"], reason=body["reason"])
+    if kind == "pay-override":
+        return PayOverride(**head, by=body["by"], reason=body["reason"])
     if kind == "shoe-reshuffled":
         return NewShoe(**head, by=body.get("by"))
     if kind == "shoe-event":

@@ -20,7 +20,20 @@ class TableError(ValueError):
 
     @classmethod
     def of_rule(cls, exc: RuleError, message: str | None = None) -> TableError:
-        return cls(message or str(exc), kind="invalid", field=exc.field, seat=exc.seat)
+        """The rules' refusal as the dealer reads it: the seat first, then the rule, then where in
+        the body ("Seat 2: every seat bets first base (seats[0].wagers.first)"); `field` and
+        `seat` are kept apart for the screens. `message` words it otherwise."""
+        return cls(message or dealer_words(exc), kind="invalid", field=exc.field, seat=exc.seat)
+
+
+def dealer_words(exc: RuleError) -> str:
+    """A rule's refusal in a dealer's order: the seat (or spot) it is about, the rule, and in
+    brackets where in the body; without a seat, the field then the rule, as the rules say it."""
+    field = "" if exc.field == "round file" else exc.field
+    if exc.seat is None:
+        return f"{field}: {exc.rule}" if field else exc.rule
+    said = f"{exc.place.capitalize()} {exc.seat}: {exc.rule}"
+    return f"{said} ({field})" if field else said
 
 
 class TableUnavailable(TableError):

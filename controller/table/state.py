@@ -52,6 +52,7 @@ from controller.table.entries import (
     FaultRaised,
     JournalRestored,
     NewShoe,
+    PayOverride,
     RoundOpened,
     SceneChanged,
     ShoeSignal,
@@ -106,7 +107,7 @@ class TableSetup:
         try:
             return self.game.parse_round_file(doc, seats=self.seats).open
         except RuleError as exc:
-            raise TableError.of_rule(exc, str(exc).replace("round file: ", "", 1)) from None
+            raise TableError.of_rule(exc) from None
 
 
 @dataclasses.dataclass(eq=False)
@@ -185,6 +186,24 @@ class TableState:
             return []
         return self.game.payouts(record.settlement)
 
+    def payouts_due(self) -> bool:
+        """The last round is settled, owes some seat a payout, and the dealer has not confirmed
+        paying it (nor has a supervisor let the next round open without): no round opens."""
+        record = self.current
+        return record is not None and record.pay_due and any(p["pay"] for p in self.payouts())
+
+    def confirm_does(self) -> str | None:
+        """What the dealer's confirm does now: "payouts" (the seats are paid), "notice" (the
+        dealer has read it), "shoe" (a new shoe is loaded), or None: nothing to confirm."""
+        record = self.current
+        if record is not None and record.pay_due:
+            return "payouts"
+        if self.shuffle_due and self.awaiting.kind == "round":
+            return "shoe"
+        if self.notice:
+            return "notice"
+        return None
+
     def opening_refused(self, body: Mapping[str, Any]) -> str | None:
         """Why `body` would not open a round now (the engine's words), or None if it would."""
         try:
@@ -237,6 +256,11 @@ class TableState:
                 self._confirmed()
             case ButtonPressed():
                 self._note_shoe_link(entry.source)
+            case PayOverride():
+                record = self.rounds.get(entry.round)
+                if record is not None and record.pay_due:
+                    record.override = {"by": entry.by, "reason": entry.reason, "at": entry.at}
+                    self.meters.unpaid += 1
             case NewShoe():
                 self.shoe.reshuffle()
                 self.shuffle_due = None
@@ -265,7 +289,7 @@ class TableState:
         rounds, after the cut card) the new shoe is loaded."""
         record = self.current
         self.notice = None  # the dealer has read it (a dead card set aside, a puck removed)
-        if record is not None and record.status == "settled" and not record.paid:
+        if record is not None and record.pay_due:
             record.paid = True
         elif self.shuffle_due and self.awaiting.kind == "round":
             self.shoe.reshuffle()  # the dealer confirms the new shoe is loaded

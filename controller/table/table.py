@@ -195,6 +195,14 @@ class Table:
         """What the dealer pays and takes at each seat for the last settled round."""
         return self.now.payouts()
 
+    def confirm_does(self) -> str | None:
+        """What the dealer's confirm does now ("payouts", "shoe", "notice"), or None."""
+        return self.now.confirm_does()
+
+    def payouts_due(self) -> bool:
+        """The last round's payouts wait for the dealer's confirm: no round opens until then."""
+        return self.now.payouts_due()
+
     # -- inputs ---------------------------------------------------------------------------------
 
     def open_round(self, body: Mapping[str, Any], by: str, *, via: str | None = None) -> int:
@@ -204,6 +212,7 @@ class Table:
             raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
         if self.awaiting.kind != "round":
             raise TableError(f"round {self.round_no} is still being dealt; settle or void it first", kind="conflict")
+        self._refuse_unpaid()
         event = self.setup.open_event(body)
         # Ask the engine before journaling, so a refused opening leaves no trace but the refusal.
         try:
@@ -221,6 +230,24 @@ class Table:
         """Why `body` would not open a round now (the engine's words), or None if it would."""
         return self.now.opening_refused(body)
 
+    def _refuse_unpaid(self) -> None:
+        if self.now.payouts_due():
+            raise TableError(
+                f"round not opened: round {self.round_no}'s payouts are not confirmed yet. {prompt(self)}, then "
+                "press confirm (a supervisor can let the next round open without it, giving the reason)",
+                kind="conflict",
+            )
+
+    def override_payouts(self, by: str, reason: str) -> Entry:
+        """A supervisor lets the next round open although the dealer has not confirmed the last
+        round's payouts (a dispute, a dealer who left): journaled with who and why; the round
+        stays not paid in recall and in the meters."""
+        if not by.strip() or not reason.strip():
+            raise TableError("opening over unconfirmed payouts needs who allows it and why", field="reason")
+        if not self.now.payouts_due():
+            raise TableError("there are no unconfirmed payouts to override", kind="conflict")
+        return self._commit("pay-override", {"by": by, "reason": reason}, self.round_no)
+
     def open_from_camera(self, by: str, scene_seq: int | None = None) -> int:
         """Open the round the camera proposes, as the dealer confirmed it. `scene_seq` is the view
         the dealer looked at: if the felt has changed since, the dealer must look again."""
@@ -228,6 +255,7 @@ class Table:
             raise TableError(f"play is stopped: {prompt(self)}", kind="conflict")
         if self.awaiting.kind != "round":
             raise TableError(f"round {self.round_no} is still being dealt; settle or void it first", kind="conflict")
+        self._refuse_unpaid()
         proposal = self.camera.proposal(self)
         if proposal is None:
             raise TableError("round not opened: this table's camera has not reported any wagers", kind="conflict")
@@ -330,24 +358,28 @@ class Table:
         home-plate lamps go dark, the display returns to idle; with a camera, the payouts on the
         felt are checked); pressed again after the cut card, it means a freshly shuffled shoe is
         loaded; pressed between rounds with nothing else to confirm, it opens the round the
-        camera proposes. `source` is the shoe's message when the shoe's own button was pressed
-        (kept like a card's, so a restarted reader resumes after it)."""
+        camera proposes. A confirm with nothing to confirm is refused (TableError naming the next
+        step) and not journaled, unless it is the shoe's own button (`source`: the shoe's
+        message, kept like a card's so a restarted reader resumes after it)."""
         record = self.current
-        idle = (
+        between = (
             name == "confirm"
             and self.awaiting.kind == "round"
             and not self.shuffle_due
-            and not (record is not None and record.status == "settled" and not record.paid)
+            and not (record is not None and record.pay_due)
+            and not self.faults
         )
+        proposal = self.camera.proposal(self) if between else None
+        opens = proposal is not None and proposal["ready"]
+        if name == "confirm" and self.now.confirm_does() is None and not opens and source is None:
+            raise TableError(f"Nothing to confirm now. Next: {prompt(self)}", kind="conflict")
         body: dict[str, JSON] = {"button": name, "by": by}
         if source is not None:
             body["source"] = dict(source)
         entry = self._commit("button", body, self.round_no)
-        if idle and not self.faults:
-            proposal = self.camera.proposal(self)
-            if proposal is not None and proposal["ready"]:
-                with contextlib.suppress(TableError):  # the press is journaled either way
-                    self.open_from_camera(by, proposal["scene_seq"])
+        if opens and proposal is not None:
+            with contextlib.suppress(TableError):  # the press is journaled either way
+                self.open_from_camera(by, proposal["scene_seq"])
         return entry
 
     @property

@@ -80,7 +80,7 @@ def test_dealer_deals_a_jokers22_round_with_a_split_and_a_double_from_the_screen
     page.fill(slot(2, "player"), "bob")
     page.fill(slot(2, "amount"), "20")
     page.click("#j22-open-round")
-    expect(page.locator("#j22-error")).to_contain_text("spot 1")
+    expect(page.locator("#j22-error")).to_contain_text("Spot 1: the wager (50000)")
     expect(page.locator("#j22-error")).to_contain_text("10000")
     expect(page.locator(slot(1, "amount"))).to_have_class(re.compile(r"\brefused\b"))
     expect(panel).to_be_visible()
@@ -114,6 +114,8 @@ def test_dealer_deals_a_jokers22_round_with_a_split_and_a_double_from_the_screen
     decisions = page.locator("#decisions")
     expect(decisions).to_be_visible()
     expect(page.locator("#decision-who")).to_have_text("Spot 1: ann on 16")
+    # The prompt names her as the decision box does, by the name the dealer typed.
+    expect(page.locator("#prompt")).to_have_text("Spot 1, ann on 16: hit or stand or double or split or surrender?")
     expect(page.locator("#decisions button[data-action]")).to_have_count(5)
     assert decision_buttons(page) == ["hit", "stand", "double", "split", "surrender"]
     expect(page.locator(hand(1, 1))).to_have_attribute("data-cards", "8H 8D")

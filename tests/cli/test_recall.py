@@ -39,6 +39,7 @@ def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             continue
         while table.awaiting.kind == "card":
             table.card(parse_card(shoe.pop()), {"via": "test"})
+        table.button("confirm", by="dealer")  # the payouts are made
     table.journal.close()
     return state
 

@@ -105,7 +105,7 @@ def test_supervisor_actions_refuse_the_dealer_token(client: TestClient) -> None:
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
-        ({"seats": [{"seat": 1, "wagers": {"first": 5, "second": 9}}]}, 422, "seats[0].wagers.second: seat 1: the wager on second (9) may not exceed the wager on first (5)"),
+        ({"seats": [{"seat": 1, "wagers": {"first": 5, "second": 9}}]}, 422, "Seat 1: the wager on second (9) may not exceed the wager on first (5) (seats[0].wagers.second)"),
         ({"seats": [{"seat": 9, "wagers": {"first": 5}}]}, 422, "seats[0].seat: seats are numbered 1 to 7"),
         ({"seats": [{"seat": 1, "wagers": {"first": 5}}], "extra": 1}, 422, "body: unknown key 'extra'"),
         ({"seats": [{"seat": 1, "wagers": {"first": "5"}}]}, 422, "body.seats[0].wagers.first: must be a whole number, not '5'"),
@@ -169,8 +169,10 @@ def test_recall_lists_the_last_rounds(client: TestClient) -> None:
         client.post("/api/rounds", json={"seats": [{"seat": 2, "wagers": {"first": 5}}]}, headers=auth(DEALER))
         client.post("/api/sim/shoe", json={"cards": ["3C"]}, headers=auth(DEALER))
         client.post("/api/sim/draw", json={"count": 1}, headers=auth(DEALER))
+        client.post("/api/confirm", json={}, headers=auth(DEALER))  # paid
     rounds = client.get("/api/rounds", params={"last": 2}, headers=auth(SUPERVISOR)).json()["rounds"]
     assert [r["round"] for r in rounds] == [2, 3] and all(r["status"] == "settled" for r in rounds)
+    assert all(r["paid"] and r["payment"] == "paid" for r in rounds)
 
 
 def test_tokens_come_from_the_environment_or_files_and_a_real_table_needs_them(tmp_path: Path) -> None:
@@ -205,7 +207,8 @@ def test_a_refused_opening_names_the_field_and_the_seat_as_json_fields(client: T
     assert answer.status_code == 422
     got = answer.json()
     assert got["kind"] == "invalid" and got["field"] == "seats[0].wagers.third" and got["seat"] == 4
-    assert got["error"] == "seats[0].wagers.third: seat 4: the wager on third (20) may not exceed the wager on second (10)"
+    # Said as the dealer reads it: the seat, the rule, then where in the body.
+    assert got["error"] == "Seat 4: the wager on third (20) may not exceed the wager on second (10) (seats[0].wagers.third)"
     assert table.journal.last_seq == 0  # a refused opening leaves no trace
 
 

@@ -38,7 +38,7 @@ def test_a_round_with_a_decision_settles_as_its_round_file(client: TestClient, t
     state = client.get("/api/state", headers=SUPERVISOR_AUTH).json()
     assert state["awaiting"]["who"] == {"spot": 3, "hand": 1, "player": "ann", "total": "16"}
     assert state["awaiting"]["allowed"] == ["hit", "stand", "double", "surrender"]
-    assert state["prompt"] == "Spot 3, hand 1, player ann, total 16: hit or stand or double or surrender?"
+    assert state["prompt"] == "Spot 3, ann on 16: hit or stand or double or surrender?"
     answer = client.post("/api/decisions", json={"spot": 3, "action": "stand"}, headers=AUTH)
     assert answer.status_code == 200 and answer.json()["prompt"] == "Deal to the banker"
     for card in ("TS",):  # banker 7 + 10 = 17: stands
@@ -70,7 +70,7 @@ def test_a_decision_when_none_is_due_or_not_allowed_is_refused(client: TestClien
         table.card(parse_card(card), {"via": "test"})
     refused = client.post("/api/decisions", json={"spot": 3, "action": "double"}, headers=AUTH)
     assert refused.status_code == 422
-    assert "spot 3" in refused.json()["error"] and "ace or a joker" in refused.json()["error"]
+    assert refused.json()["error"].startswith("Spot 3: no double down on a hand holding an ace or a joker")
     assert table.journal.last_seq == 4  # the opening and three cards: the refusals left no entry
 
 
@@ -82,6 +82,6 @@ def test_a_recalled_round_replays_decision_steps_with_their_question(client: Tes
     table.card(parse_card("TS"), {"via": "test"})
     steps = client.get("/api/rounds/1/replay", headers=SUPERVISOR_AUTH).json()["steps"]
     asked = [s["prompt"] for s in steps if s["prompt"].endswith("?")]
-    assert asked == ["Spot 3, hand 1, player ann, total 16: hit or stand or double or surrender?"]
+    assert asked == ["Spot 3, ann on 16: hit or stand or double or surrender?"]
     assert steps[-1]["prompt"] == "Settled"
     assert client.get("/api/state", headers=SUPERVISOR_AUTH).json()["settlement"]["action_spot"] == 3  # the only spot with wagers

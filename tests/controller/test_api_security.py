@@ -138,7 +138,7 @@ def test_over_https_every_response_tells_the_browser_to_keep_to_https(
         raise JournalUnwritable(table.journal.path, "full", "no space left on device")
 
     monkeypatch.setattr(table.journal, "append", full)
-    responses += [client.post("/api/confirm", json={}, headers=bearer(DEALER)) for _ in range(2)]
+    responses += [client.post("/api/shoe/reshuffle", json={}, headers=bearer(DEALER)) for _ in range(2)]
     assert [r.status_code for r in responses[-2:]] == [503, 503]
     for response in responses:
         assert response.headers.get("strict-transport-security") == HSTS, (response.url, response.status_code)

@@ -52,7 +52,7 @@ def test_old_rounds_are_exported_checked_and_only_then_removed(
 
     first = done.rounds[0]
     assert main(["recall", "--archive", str(tmp_path / "archive"), "--round", str(first), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == [settled[first].to_json(with_file=True)]
+    assert json.loads(capsys.readouterr().out) == [{**settled[first].to_json(with_file=True), "payment": "paid"}]
     out = tmp_path / "round.json"
     assert main(["recall", "--archive", str(tmp_path / "archive"), "--round", str(first), "--export", str(out)]) == 0
     assert settle_round_file(json.loads(out.read_text())) == settled[first].settlement

@@ -53,7 +53,8 @@ def test_recall_reads_the_last_rounds_by_number_as_the_table_settled_them(
     synthesize(tmp_path, 30, seed=2).close()
     journal = Journal(tmp_path / "journal.sqlite3")
     replayed = _full_replay(journal, "grand-slam")
-    expected = [replayed.rounds[n].to_json(with_file=True) for n in range(26, 31)]
+    # The synthetic dealer confirms every round's payouts: recall says each is paid.
+    expected = [{**replayed.rounds[n].to_json(with_file=True), "payment": "paid"} for n in range(26, 31)]
     journal.close()
     assert main(["recall", "--sim", "--state-dir", str(tmp_path), "--last", "5", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == expected

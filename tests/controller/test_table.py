@@ -60,6 +60,7 @@ def test_a_restart_rebuilds_exactly_the_same_table_from_the_journal(tmp_path: Pa
     table = make_table(tmp_path)
     table.open_round({"seats": [{"seat": 2, "wagers": {"first": 5}}]}, by="dealer")
     deal(table, "3C")
+    table.override_payouts("sam", "seat 2 disputes the payout")  # kept, with who and why
     table.open_round({"seats": [{"seat": 3, "wagers": {"first": 5, "second": 5}}]}, by="dealer")
     deal(table, "7D")
     table.raise_fault("shoe-silent", "The shoe has been silent for 3 s")
@@ -146,7 +147,7 @@ def test_refused_openings_leave_no_journal_entry(tmp_path: Path) -> None:
     for body, says in [
         (
             {"seats": [{"seat": 1, "wagers": {"first": 5, "second": 9}}]},
-            "seats[0].wagers.second: seat 1: the wager on second (9) may not exceed",
+            "Seat 1: the wager on second (9) may not exceed the wager on first (5) (seats[0].wagers.second)",
         ),
         ({"seats": []}, "seats: a round needs at least one seat"),
         ({"seats": [], "tip": 5}, "unknown key 'tip'"),

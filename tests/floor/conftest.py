@@ -190,6 +190,8 @@ def make_table(state: Path, table_id: str = "GS-01") -> Table:
 def deal_rounds(table: Table, count: int) -> None:
     """`count` Grand Slam rounds, each one seat on first base, dealt to settlement."""
     for _ in range(count):
+        if table.payouts_due():  # the dealer pays the last round before the next opens
+            table.button("confirm", by="dealer")
         table.open_round({"seats": [{"seat": 2, "wagers": {"first": 10}}]}, by="dealer")
         while table.awaiting.kind == "card":
             table.card(parse_card(DECK[table.shoe.dealt_count % len(DECK)]), {"via": "shoe"})

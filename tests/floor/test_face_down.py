@@ -180,6 +180,8 @@ class StudHand:
         self.cards: dict[int, set[str]] = {s: set() for s in seats}
         still_in = list(seats)
         faces = stud_faces(order, still_in)
+        if table.payouts_due():  # the dealer pushes the last hand's pots before the next
+            table.button("confirm", by="dealer")
         table.open_round({"players": [{"seat": s, "stack": 100} for s in seats]}, by="dealer")
         self.round = table.round_no
         while table.awaiting.kind != "round":
@@ -225,9 +227,9 @@ def check_the_live_view(
     finally:
         journal.close()
     round_of = {e.seq: e.round for e in entries}
-    ended = {}  # the seq of each round's last entry: the one that settled it
+    ended = {}  # the seq of each round's last entry but the dealer's confirm: the one that settled it
     for e in entries:
-        if e.round is not None:
+        if e.round is not None and e.kind != "button":
             ended[e.round] = e.seq
     never = {r: down - shown for r, down, shown in hands}
     down_in = {r: down for r, down, _ in hands}
@@ -336,6 +338,8 @@ def blind_faces(order: list[str], solo: int, blind: int) -> Iterator[tuple[str, 
 
 def blind_hand(table: Table, order: list[str], solo: int, blind: int) -> tuple[int, set[str]]:
     """Deal one round with a blind hand; its round number and the blind hand's cards."""
+    if table.payouts_due():  # the dealer pays the last round before the next opens
+        table.button("confirm", by="dealer")
     table.open_round(
         {"seats": [{"seat": solo, "wagers": {"first": 10, "second": 10, "third": 10}}], "blind_seat": blind},
         by="dealer",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -161,3 +163,24 @@ def test_a_store_that_cannot_be_used_is_refused_in_words_that_carry_no_password(
         open_store(url)
     assert refusal in str(caught.value)
     assert "hunter2" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("again", "said"), [([2], "1 entry came again"), ([1, 2], "2 entries came again")])
+def test_the_store_check_counts_entries_in_words(tmp_path: Path, again: list[int], said: str) -> None:
+    """`tablectl floor export --check` says "1 entry" and "2 entries", never "entr(ies)"."""
+    url = f"sqlite://{tmp_path}/floor.db"
+    store = open_store(url)
+    store.add([entry(1), entry(2)])
+    store.add([entry(n, boot="boot-new", card="KD") for n in again])
+    store.reported("main", "GS-01", 2)
+    store.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "floor", "export", "--store", url, "--table", "GS-01", "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0, done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[-1] == f"main/GS-01: {said} different (floor_conflicts): {', '.join(map(str, again))}", lines

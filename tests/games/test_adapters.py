@@ -10,6 +10,7 @@ import pytest
 from controller.engine.base import Awaiting
 from controller.games import adapter
 from controller.games.base import Idle, Lines, PayOne
+from controller.rounds import RoundRecord
 
 
 @dataclass
@@ -65,11 +66,8 @@ def test_the_pole_display_says_who_decides_and_what_to_pay() -> None:
     pay = View(Awaiting("decision", who={"seat": 2, "for": "wild card 3S", "price": 4}, allowed=("pay", "decline")))
     assert bb.display(pay) == Lines("SEAT 2 PAY 4?", "FOR WILD CARD 3S")
 
-    @dataclass
-    class Settled:
-        number: int = 4
-        status: str = "settled"
-        paid: bool = False
+    def Settled() -> RoundRecord:  # a round settled, its payouts not confirmed
+        return RoundRecord(4, "2026-12-01T08:00:00.000Z", "settled")
 
     one = View(Awaiting("round"), current=Settled(), pays=[{"seat": 3, "pay": 40}])
     assert gs.display(one) == PayOne(3, 40)

@@ -207,5 +207,9 @@ def test_tablectl_recall_prints_a_high_card_round_in_its_adapters_words(
     table.journal.close()
     out = _tablectl("recall", "--sim", "--game", "high-card", "--state-dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[1:] == ["  seat 2: won +10, card KH", "  seat 5: lost -25, card 4C"]
+    assert out.stdout.splitlines()[1:] == [
+        "  payouts: due (not confirmed yet)",  # the last round, its payouts not confirmed
+        "  seat 2: won +10, card KH",
+        "  seat 5: lost -25, card 4C",
+    ]
     assert out.stdout.startswith("round 1  settled")

@@ -346,6 +346,8 @@ class Player:
 
     def open_round(self) -> None:
         d = self.daemon
+        if d.get("/api/state")["payment"] == "due":  # the dealer pays the last round first
+            assert d.post("/api/confirm", {})[0] == 200
         if self.game != "baseball-poker":  # a fresh shoe: no card is out of the count
             assert d.post("/api/shoe/reshuffle", {})[0] == 200
         opening = self.opening()

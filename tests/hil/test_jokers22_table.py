@@ -64,7 +64,7 @@ def test_a_jokers_22_round_with_a_split_and_a_double_through_the_wire(
 
     state = draw_until_decision_or_end(daemon)
     assert state["awaiting"]["kind"] == "decision"
-    assert state["prompt"] == "Spot 1, hand 1, player ann, total 16: hit or stand or double or split or surrender?"
+    assert state["prompt"] == "Spot 1, ann on 16: hit or stand or double or split or surrender?"
     # Spot 1's lamp blinks: its turn. Spot 2's is steady: it has a wager and waits.
     daemon.wait_for("spot 1's lamp to blink", lambda s: changes(lamp(s, "GPIO17")) >= 3, path="/api/sim/pins")
     assert daemon.get("/api/state")["devices"]["lamps"] == {
@@ -77,11 +77,11 @@ def test_a_jokers_22_round_with_a_split_and_a_double_through_the_wire(
     assert "spot 1 ann hit std dbl spl sur" in display_text(drain(master)).lower()
 
     refused = daemon.post("/api/decisions", {"spot": 2, "action": "hit"})
-    assert refused[0] == 422 and "spot 2" in refused[1]["error"]
+    assert refused[0] == 422 and refused[1]["error"].startswith("Spot 2: out of turn: spot 1, hand 1 (ann) decides now")
     assert daemon.post("/api/decisions", {"spot": 1, "action": "split"})[0] == 200
 
     state = draw_until_decision_or_end(daemon)
-    assert state["prompt"].startswith("Spot 2, hand 1, player bob, total 11:") and "double" in state["prompt"]
+    assert state["prompt"].startswith("Spot 2, bob on 11:") and "double" in state["prompt"]
     assert daemon.post("/api/decisions", {"spot": 2, "action": "double"})[0] == 200
     state = draw_until_decision_or_end(daemon)
     assert state["round_status"] == "settled"

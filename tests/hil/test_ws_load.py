@@ -124,6 +124,9 @@ async def _deal(daemon: Daemon, cards: int) -> None:
     for _ in range(cards):
         assert not state["blocked"], state["prompt"]
         if state["awaiting"]["kind"] != "card":
+            if state["payment"] == "due":  # the dealer pays the last round before the next opens
+                status, answer = await _call(daemon.post, "/api/confirm", {})
+                assert status == 200, answer
             if state["shoe"]["remaining"] < MOST_CARDS_A_ROUND:
                 status, answer = await _call(daemon.post, "/api/shoe/reshuffle", {})
                 assert status == 200, answer

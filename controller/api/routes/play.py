@@ -80,6 +80,15 @@ async def void(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     return {"journal_seq": entry.seq, "round": entry.round}
 
 
+@router.post("/rounds/current/override-payouts", openapi_extra=body_schema(VoidBody))
+async def override_payouts(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    """A supervisor lets the next round open although the last round's payouts were not
+    confirmed (journaled with who and why; recall and the meters keep that round not paid)."""
+    body = await validated(request, VoidBody)
+    entry = await table_call(rt, lambda table: table.override_payouts(by=who(role, body), reason=body.reason))
+    return {"journal_seq": entry.seq, "round": entry.round}
+
+
 @router.post("/faults/{fault_id}/clear", openapi_extra=body_schema(ClearFaultBody))
 async def clear_fault(fault_id: int, request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await validated(request, ClearFaultBody)

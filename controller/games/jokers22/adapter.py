@@ -33,6 +33,14 @@ class Jokers22Adapter(GameAdapter):
     def payee(self, pay: Mapping[str, Any]) -> str:
         return f"{pay['player']} at spot {pay['spot']}"
 
+    def decision_prompt(self, who: Mapping[str, Any], allowed: Sequence[str]) -> str:
+        """"Spot 3, ann on 16: hit or stand?": the player by the name the dealer gave, as the
+        dealer screen's decision box and the payouts name them (a hand after a split by number)."""
+        hand = who.get("hand")
+        which = f", hand {hand}" if isinstance(hand, int) and hand > 1 else ""
+        player = who.get("player") or "the player"
+        return f"Spot {who.get('spot')}{which}, {player} on {who.get('total')}: {' or '.join(allowed)}?"
+
     def unlisted_decision(self, awaiting: Awaiting) -> dict[str, Any] | None:
         action = unlisted_action(awaiting.allowed)  # stand or surrender, and nobody surrendered
         return {"spot": awaiting.who["spot"], "action": action} if action else None

@@ -72,8 +72,7 @@ class SpotError(RuleError):
     """A refusal about a spot: `seat` holds the spot number, and the text says "spot 2"."""
 
     def __init__(self, rule: str, *, field: str = "", spot: int | None = None) -> None:
-        super().__init__(rule, field=field, seat=spot)
-        self.args = (": ".join(p for p in (field, f"spot {spot}" if spot is not None else "", rule) if p),)
+        super().__init__(rule, field=field, seat=spot, place="spot")
 
 
 # --- hand values -----------------------------------------------------------------------------

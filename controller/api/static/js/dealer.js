@@ -90,6 +90,9 @@ function partsFor(game) {
 
 /** @param {any} state the GET /api/state document */
 function render(state) {
+  // A refusal (nothing to confirm, a draw refused) was about the table as it stood: once the
+  // table has moved on, it no longer says anything true.
+  if (screen.current && state.journal_seq !== screen.current.journal_seq) $("action-error").textContent = "";
   screen.current = state;
   if (takeTableSeats(state)) for (const made of screen.parts.values()) made.panel.build(); // a column per seat
   const game = gameFor(state.game);
@@ -106,7 +109,8 @@ function render(state) {
   setText($("prompt"), cardsInWords(state.prompt ?? ""));
   const awaiting = state.awaiting ?? { kind: "nothing", target: {} };
   const betweenRounds = awaiting.kind === "round";
-  const openable = betweenRounds && !state.blocked;
+  // No round opens while the last one's payouts wait for the confirm: the form comes back after it.
+  const openable = betweenRounds && !state.blocked && state.payment !== "due";
   const settlement = state.round_status === "settled" ? state.settlement ?? null : null;
   const board = screen.board.for(game.Drawing);
   board.render(state.state, game.liveExtras(state, settlement, parts.notes));
@@ -114,10 +118,17 @@ function render(state) {
   if (parts.decisions) parts.decisions.render(state);
   else hideDecisions();
   renderLastCard(state.last_card);
-  $("confirm").classList.toggle("attention", betweenRounds && /^(Pay|Take|.*shuffle)/i.test(state.prompt ?? ""));
+  // One primary action at a time: Confirm while it has something to confirm (the payouts, a new
+  // shoe, a notice), else the opening form's submit.
+  const confirming = Boolean(state.confirm);
+  $("confirm").classList.toggle("primary", confirming);
+  $("confirm").classList.toggle("attention", confirming && betweenRounds);
   // Mid-round, an empty shoe holds the round up until a new shoe is loaded (between rounds, Confirm).
   $("new-shoe").hidden = betweenRounds || !state.shoe?.empty;
   parts.panel.show(openable, state);
+  const submit = parts.panel.form ? $(parts.panel.form).querySelector('button[type="submit"]') : null;
+  submit?.classList.toggle("primary", !confirming);
+  $("camera-open").classList.toggle("primary", !confirming);
   board.setCompact(openable);
   parts.camera?.render(state);
   renderFaults(state.faults ?? [], Boolean(state.blocked));

@@ -23,6 +23,14 @@ import { CAMERA_WORDS, clock, describeEntry, logEntry } from "./words.js";
 const NEED_ROLE =
   "This screen needs the supervisor's token, or surveillance's to watch (the dealer's token opens the dealer screen).";
 /** Why a surveillance session sees the actions but cannot press them. */
+/** How a settled round stands with its payouts (GET /api/rounds `payment`), in words. */
+const PAYMENT_WORDS = /** @type {Record<string, string>} */ ({
+  paid: "paid",
+  due: "payouts due",
+  "nothing-owed": "nothing owed",
+  unpaid: "NOT PAID",
+});
+
 const READ_ONLY = "Surveillance watches: only a supervisor acknowledges, clears, voids or recalibrates.";
 const ACTION_WORDS = /** @type {Record<string, string>} */ ({
   confirm: "Confirm the card",
@@ -176,6 +184,9 @@ function render(state) {
   voidButton.disabled = !dealing || screen.readOnly;
   voidButton.title = screen.readOnly ? READ_ONLY : "";
   if (!dealing) disarmVoid();
+  const override = /** @type {HTMLButtonElement} */ ($("override-payouts"));
+  override.disabled = state.payment !== "due" || screen.readOnly;
+  override.title = screen.readOnly ? READ_ONLY : override.disabled ? "Only while the last round's payouts wait for the dealer's confirm" : "";
 }
 
 /** @param {any[]} faults */
@@ -277,6 +288,18 @@ function disarmVoid() {
   $("void-round").textContent = "Void the current round";
 }
 
+/** The dealer may open the next round with round N's payouts not confirmed (journaled with the reason). */
+async function overridePayouts() {
+  const reason = reasonOrAsk();
+  if (!reason) return;
+  const round = screen.current?.round ?? "";
+  const ok = await act(
+    () => post("/api/rounds/current/override-payouts", { reason, ...who() }),
+    `Round ${round} stays NOT PAID; the dealer may open the next round.`,
+  );
+  if (ok) input("reason").value = "";
+}
+
 /** First press arms the button for 6 s; the second press voids. */
 async function voidRound() {
   const reason = reasonOrAsk();
@@ -301,11 +324,14 @@ async function loadRecall() {
     $("recall").replaceChildren(
       ...rounds.map((r) => {
         const net = gameFor(r.settlement?.game ?? screen.current?.game).playersNet(r.settlement);
-        const button = /** @type {HTMLButtonElement} */ (make("button", `#${r.round}`, r.status));
+        const unpaid = r.payment === "unpaid" || r.payment === "due";
+        const button = /** @type {HTMLButtonElement} */ (make("button", unpaid ? `#${r.round} not paid` : `#${r.round}`, r.status));
         button.type = "button";
         button.dataset.round = String(r.round);
         button.dataset.status = r.status;
-        button.title = `Round ${r.round}: ${r.status}, ${r.cards?.length ?? 0} cards${r.settlement ? `, players net ${signed(net)}` : ""}`;
+        if (r.payment) button.dataset.payment = r.payment;
+        const how = r.payment ? `${r.status}, ${PAYMENT_WORDS[r.payment] ?? r.payment}` : r.status;
+        button.title = `Round ${r.round}: ${how}, ${r.cards?.length ?? 0} cards${r.settlement ? `, players net ${signed(net)}` : ""}`;
         button.setAttribute("aria-label", button.title);
         button.setAttribute("aria-pressed", String(screen.replay?.round === r.round));
         button.addEventListener("click", () => showRound(r));
@@ -339,10 +365,26 @@ async function showRound(record) {
   link.hidden = record.status !== "settled";
   link.href = `/api/rounds/${record.round}/file`;
   link.download = `round-${record.round}.json`;
+  setText($("replay-payment"), paymentLine(record));
   renderSettlement(screen.replay.game, record.settlement);
   // A fresh round starts at its opening, so the chips are laid rather than slid from the last one.
   screen.replayBoard.for(screen.replay.game.Drawing).restart();
   showStep(0);
+}
+
+/**
+ * How a recalled round stands: "Round 3: void", "Round 4: settled and paid", "Round 5: settled,
+ * NOT PAID: sam let the next round open without the dealer's confirm (dispute at seat 2)".
+ * @param {any} record a round as GET /api/rounds lists it
+ */
+function paymentLine(record) {
+  if (!record.payment) return `Round ${record.round}: ${record.status}`;
+  const o = record.override;
+  if (record.payment === "paid") return `Round ${record.round}: settled and paid (the dealer confirmed the payouts)`;
+  if (record.payment === "nothing-owed") return `Round ${record.round}: settled, nothing owed to any seat`;
+  if (record.payment === "due") return `Round ${record.round}: settled, payouts due: the dealer has not confirmed them yet`;
+  const why = o ? `: ${o.by} let the next round open without the dealer's confirm (${o.reason})` : ": the payouts were never confirmed";
+  return `Round ${record.round}: settled, NOT PAID${why}`;
 }
 
 /** @param {number} index */
@@ -435,7 +477,10 @@ async function loadMeters() {
     const m = await get("/api/meters");
     const list = $("meters");
     list.replaceChildren();
-    pair(list, "Rounds", String(m.rounds ?? 0), "meter");
+    pair(list, "Rounds settled", String(m.rounds_settled ?? m.rounds ?? 0), "meter");
+    pair(list, "Rounds paid", String(m.rounds_paid ?? 0), "meter");
+    pair(list, "Rounds left unpaid", String(m.rounds_unpaid ?? 0), "meter");
+    pair(list, "Payouts due", m.rounds_payouts_due ? "yes: the dealer has not confirmed them" : "none", "meter");
     pair(list, "Voids", String(m.voids ?? 0), "meter");
     pair(list, "Wagered", String(m.total_wagered ?? 0), "meter");
     pair(list, "Paid", String(m.total_paid ?? 0), "meter");
@@ -594,7 +639,8 @@ function onEntry(entry) {
   if (!entry.live) return;
   refreshAudit();
   const settled = (entry.effects ?? []).some((e) => /\.round-settled$/.test(e.kind) || e.kind === "round-voided");
-  if (entry.kind === "round-open" || settled) {
+  // A confirm or a supervisor's override changes how the last round stands with its payouts.
+  if (entry.kind === "round-open" || entry.kind === "button" || entry.kind === "pay-override" || settled) {
     refreshRecall();
     refreshMeters();
   }
@@ -634,6 +680,7 @@ async function goLive(role) {
 
 function main() {
   $("void-round").addEventListener("click", voidRound);
+  $("override-payouts").addEventListener("click", overridePayouts);
   $("replay-prev").addEventListener("click", () => {
     stopPlaying();
     showStep(screen.stepIndex - 1);

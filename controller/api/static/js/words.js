@@ -76,6 +76,8 @@ function entryLines(entry, game) {
     }
     case "void":
       return [`Round ${entry.round ?? ""} void by ${body.by}: ${body.reason}`.replace("Round  ", "Round "), ...lines(effects)];
+    case "pay-override":
+      return [`Round ${entry.round ?? ""} left unpaid: ${body.by} lets the next round open (${body.reason})`.replace("Round  ", "Round ")];
     case "button":
       return [`${BUTTONS[body.button] ?? `Button ${body.button}`} (${body.by ?? "dealer"})`];
     case "shoe-event":
