@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from benchmarks.rig import DEALER, Daemon
+from controller.view import SHOE_EMPTY
 
 from .conftest import Screens
 
@@ -103,6 +104,10 @@ def test_every_prompt_is_followed_from_the_dealer_screen_as_the_shoe_runs_out(
         # The table's state says what comes next; each control is used once the screen shows it.
         said = state["prompt"]
         if not between and state["shoe"].get("empty"):
+            # The count says empty at the last card; the shoe says so itself (its EVENT frame, journaled
+            # just after): what the table is at once it has both.
+            state = daemon.wait_for("the shoe's own word that it is empty", lambda s: s["shuffle_due"] == SHOE_EMPTY)
+            before = int(state["journal_seq"])
             expect(page.locator("#new-shoe")).to_be_visible()
             expect(page.locator("#prompt")).to_contain_text(
                 "The shoe is empty: shuffle, load a new shoe, then press New shoe"
