@@ -10,7 +10,10 @@ still on the felt), measured in the DOM:
   centre and both ends (nothing drawn over it), and no box cuts its text off (scrollWidth and
   scrollHeight within clientWidth and clientHeight where the box hides its overflow).
 
-The event log keeps its newest line whole; older lines give way at the bottom of the column."""
+The event log keeps its newest line whole; older lines give way at the bottom of the column. The
+screen is measured at rest, as the dealer reads it once a card has landed: with the browser's
+"reduce motion" (nothing glides; the prompt must still be fitted to its box) and every animation
+ended."""
 
 from __future__ import annotations
 
