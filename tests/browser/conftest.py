@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, expect, sync_playwright
 
 from benchmarks.rig import Daemon
 
@@ -23,6 +23,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 DOCS_SHOTS = ARTIFACTS / "docs"  # one shot of each screen, for the README (copied to docs/)
 VIEWPORT: ViewportSize = {"width": 1280, "height": 800}  # the dealer's tablet
+# The backstop of every wait on a screen (an action, a navigation, an `expect`): each waits for
+# what it waits for, and this long only if it never comes. A CI machine shared at a load of 10-20
+# on 2 cores takes seconds for what takes milliseconds when idle, so no wait is shorter.
+PATIENCE_MS = 60_000
 
 # small-gpio (hardware/pins.toml): one GPIO per lamp, so a lamp's history is one mock pin's history.
 CONFIG = """
@@ -86,7 +90,8 @@ class Screens:
 
     def open(self, path: str, name: str) -> Watched:
         context = self.browser.new_context(viewport=VIEWPORT, accept_downloads=False)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(PATIENCE_MS)
+        context.set_default_navigation_timeout(PATIENCE_MS)
         page = context.new_page()
         watched = Watched(page, name, expected=[NOT_LOGGED_IN_YET])
 
@@ -147,8 +152,9 @@ def browser() -> Iterator[Browser]:
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
+    expect.set_options(timeout=PATIENCE_MS)  # Playwright's own default is 5 s
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=PATIENCE_MS)
         yield chromium
         chromium.close()
 

@@ -109,7 +109,6 @@ def test_dealer_plays_a_whole_round_from_the_screen(daemon: Daemon, screens: Scr
             and [v for _, v in a["pins"]["GPIO27"]][-2:] == [1.0, 0.0]
             and [v for _, v in a["pins"]["GPIO22"]][-2:] == [1.0, 0.0]
         ),
-        timeout=5,
         path="/api/sim/pins",
     )
     screens.keep_for_docs(dealer, "dealer")

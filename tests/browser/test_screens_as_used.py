@@ -76,7 +76,7 @@ def play_on(d: Daemon, until: Any) -> dict[str, Any]:
         elif awaiting["kind"] == "card":
             # The card comes over the simulated shoe's line: wait for it before looking again.
             assert d.post("/api/sim/draw", {"count": 1})[0] == 200
-            d.wait_for("the card journaled", lambda s, seq=state["journal_seq"]: s["journal_seq"] > seq, timeout=10)
+            d.wait_for("the card journaled", lambda s, seq=state["journal_seq"]: s["journal_seq"] > seq)
         else:
             raise AssertionError(f"nothing to do: {state['prompt']}")
     raise AssertionError("the hand did not get there")
@@ -298,7 +298,7 @@ def test_faults_fill_the_stop_box_without_a_scroll_bar(daemon: Daemon, screens: 
         assert daemon.post("/api/sim/fault", {"fault": fault}, token=SUPERVISOR)[0] == 200
         assert daemon.post("/api/sim/shoe", {"cards": [DECK[n]]})[0] == 200
         assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
-        expect(overlay.locator("[data-fault-id]")).to_have_count(n, timeout=10_000)
+        expect(overlay.locator("[data-fault-id]")).to_have_count(n)
     box = overlay.locator(".fault-box")
     expect(overlay).to_be_visible()
     assert fits(box)
@@ -321,11 +321,11 @@ def test_the_supervisor_devices_follow_the_shoe_with_no_entry_journaled(daemon: 
     shoe = page.locator('#devices [data-device="shoe"] .state')
     expect(shoe).to_contain_text("connected")
     assert daemon.post("/api/sim/fault", {"fault": "silent"}, token=SUPERVISOR)[0] == 200
-    expect(shoe).to_contain_text("silent", timeout=15_000)
+    expect(shoe).to_contain_text("silent")
     seq = daemon.get("/api/state")["journal_seq"]
     assert daemon.post("/api/sim/fault", {"fault": "silent", "on": False}, token=SUPERVISOR)[0] == 200
     # The shoe speaks again: only its status changes (nothing is journaled), and Devices shows it.
-    expect(shoe).to_contain_text("connected", timeout=15_000)
+    expect(shoe).to_contain_text("connected")
     assert daemon.get("/api/state")["journal_seq"] == seq
     page.locator("#sec-devices").scroll_into_view_if_needed()
     page.screenshot(path=str(DOCS / "supervisor-devices.png"), animations="disabled")

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from benchmarks.rig import DEALER, SUPERVISOR, Daemon
 from controller.replay import settle_round_file
 
-from .conftest import Screens
+from .conftest import PATIENCE_MS, Screens
 
 ROUND_BODY = {
     "seats": [
@@ -212,7 +212,7 @@ def test_a_recalled_round_is_replayed_card_by_card_and_its_file_settles_the_same
     assert href == "/api/rounds/2/file"
     # The round file needs the supervisor's role (the browser's link sends the session cookie).
     fetch = urllib.request.Request(f"{daemon.url}{href}", headers={"Authorization": f"Bearer {SUPERVISOR}"})
-    with urllib.request.urlopen(fetch, timeout=5) as answer:
+    with urllib.request.urlopen(fetch, timeout=PATIENCE_MS / 1000) as answer:
         assert answer.headers.get_content_type() == "application/json"
         round_file = json.loads(answer.read())
     assert round_file["cards"] == ["5H", "KD", "2C", "9S"]

@@ -19,7 +19,7 @@ from vision.layout import Layout
 from vision.reader import Reader
 from vision.scene import Hand, Scene, Stack
 
-WAIT_S = 30.0
+WAIT_S = 60.0  # the backstop of a wait for a frame or a view: a loaded CI machine is slow
 
 
 class Frames:

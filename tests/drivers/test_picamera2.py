@@ -19,7 +19,7 @@ from drivers.camera import PICAMERA2_MISSING, CameraError, CameraStatus, Picamer
 from vision.render import render
 from vision.scene import Scene, Stack
 
-WAIT_S = 20.0
+WAIT_S = 60.0  # the backstop of a wait for a frame or a status: a loaded CI machine is slow
 
 
 class FakePicamera2:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import SUPERVISOR, Daemon
+from benchmarks.rig import PATIENCE_S, SUPERVISOR, Daemon
 from controller.journal import Journal
 
 from .conftest import SimShoe, changes, display_text, drain, lamp
@@ -71,16 +71,14 @@ def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(
         if line.startswith("draw") and fault != "misread":
             drawn += answer.split()[2:]
 
-    state = daemon.wait_for(f"the {fault} fault", lambda s: s["blocked"], timeout=8)
+    state = daemon.wait_for(f"the {fault} fault", lambda s: s["blocked"])
     latched = state["faults"][0]
     assert latched["code"] == code and latched["blocking"] is True
     assert "card-reading shoe" in (latched["title"] + latched["message"]).lower()
     health = daemon.get("/api/health")
     assert health["status"] == "fault"
     # The pole display shows the fault's title in words, and the status lamp blinks fast.
-    daemon.wait_for(
-        "the status lamp to blink", lambda s: changes(lamp(s, "GPIO4")[-10:]) >= 4, timeout=4, path="/api/sim/pins"
-    )
+    daemon.wait_for("the status lamp to blink", lambda s: changes(lamp(s, "GPIO4")[-10:]) >= 4, path="/api/sim/pins")
     shown = display_text(drain(display)).lower()
     assert latched["title"].lower() in shown, shown
 
@@ -93,9 +91,9 @@ def test_each_shoe_fault_stops_play_in_plain_words_and_never_makes_a_card(
         token=SUPERVISOR,
     )
     assert status == 200, body
-    daemon.wait_for("play to resume", lambda s: not s["blocked"], timeout=5)
+    daemon.wait_for("play to resume", lambda s: not s["blocked"])
     # Any card the fault held back arrives once the line is right again.
-    daemon.wait_for("the shoe to catch up", lambda s: s["last_card"] in (drawn[-1], "9C"), timeout=8)
+    daemon.wait_for("the shoe to catch up", lambda s: s["last_card"] in (drawn[-1], "9C"))
 
     stopped = daemon.stop()
     assert stopped == 0
@@ -115,7 +113,7 @@ def test_a_repeated_frame_however_late_is_acknowledged_again_and_never_a_fault(r
     assert status == 201
     drawn = shoe.command("draw 1").split()[2:]
     daemon.wait_for("the first card", lambda s: s["last_card"] == drawn[0])
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE_S
     while "unacknowledged 0 " not in shoe.command("status"):  # the shoe has the table's ACK
         assert time.monotonic() < deadline, "the shoe never got the table's acknowledgement"
         time.sleep(0.02)

@@ -29,11 +29,14 @@ from drivers.shoe.conformance import (
 from drivers.shoe.protocol import Frame, MessageType, MisreadReason, encode_frame
 from drivers.shoe.simulated import FirmwareBug, SimulatedShoe
 
+from .conftest import WAIT
+
 REPO = Path(__file__).resolve().parents[3]
 # Faster than the protocol's defaults (1.0, 0.25, 0.05) so the kit runs in about two seconds;
-# the kit is told the same timings, as an engineer tells it what the firmware was built with.
+# the kit is told the same timings, as an engineer tells it what the firmware was built with. How
+# long it waits for the next card is only a backstop (the auto-dealing shoe deals at once).
 HEARTBEAT, RETRANSMIT, HOLDOFF = 0.2, 0.15, 0.02
-TIMING = Timing(heartbeat=HEARTBEAT, retransmit=RETRANSMIT, nak_holdoff=HOLDOFF, wait=3.0)
+TIMING = Timing(heartbeat=HEARTBEAT, retransmit=RETRANSMIT, nak_holdoff=HOLDOFF, wait=WAIT)
 SHOE_TIMING = {"heartbeat_interval": HEARTBEAT, "retransmit_interval": RETRANSMIT,
                "nak_holdoff": HOLDOFF}
 
@@ -94,12 +97,12 @@ def test_shoe_check_passes_a_correct_sim_shoe_and_writes_junit(tmp_path: Path, l
         done = subprocess.run(
             [sys.executable, "-m", "controller.cli", "shoe-check", link, "--junit", str(junit),
              "--heartbeat", str(HEARTBEAT), "--retransmit", str(RETRANSMIT),
-             "--nak-holdoff", str(HOLDOFF), "--wait", "3"],
-            cwd=REPO, capture_output=True, text=True, timeout=60,
+             "--nak-holdoff", str(HOLDOFF), "--wait", str(WAIT)],
+            cwd=REPO, capture_output=True, text=True, timeout=3 * WAIT,
         )
     finally:
         shoe.terminate()
-        shoe.wait(5)
+        shoe.wait(WAIT)
         for stream in (shoe.stdin, shoe.stdout):
             if stream is not None:
                 stream.close()
@@ -120,8 +123,8 @@ def test_shoe_check_exits_1_and_junit_names_the_failure(
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli", "shoe-check", link, "--junit", str(junit),
          "--case", "heartbeat-timing", "--case", "card-framing", "--heartbeat", str(HEARTBEAT),
-         "--retransmit", str(RETRANSMIT), "--wait", "3"],
-        cwd=REPO, capture_output=True, text=True, timeout=30,
+         "--retransmit", str(RETRANSMIT), "--wait", str(WAIT)],
+        cwd=REPO, capture_output=True, text=True, timeout=3 * WAIT,
     )
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith("FAIL heartbeat-timing: 0 HEARTBEAT in")
@@ -133,7 +136,7 @@ def test_shoe_check_exits_1_and_junit_names_the_failure(
 def test_shoe_check_on_a_port_that_does_not_exist_says_so_and_exits_2(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli", "shoe-check", str(tmp_path / "no-shoe")],
-        cwd=REPO, capture_output=True, text=True, timeout=30,
+        cwd=REPO, capture_output=True, text=True, timeout=WAIT,
     )
     assert done.returncode == 2
     assert f"cannot open the shoe at {tmp_path / 'no-shoe'}" in done.stderr
@@ -182,5 +185,5 @@ def test_a_late_copy_of_the_acked_frame_read_with_the_next_is_judged_by_its_plac
                 retransmit_until_acked(host)
     finally:
         stop.set()
-        thread.join(2)
+        thread.join(WAIT)
         host.close()

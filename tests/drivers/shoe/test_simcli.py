@@ -16,8 +16,9 @@ from drivers.shoe.serial_backend import ShoeReader
 from drivers.shoe.simcli import execute
 from drivers.shoe.simulated import FirmwareBug, SimulatedShoe
 
+from .conftest import WAIT
+
 REPO = Path(__file__).resolve().parents[3]
-WAIT = 5.0
 
 
 @pytest.fixture

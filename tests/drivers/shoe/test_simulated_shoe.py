@@ -29,7 +29,8 @@ from drivers.shoe.protocol import EventKind
 from drivers.shoe.serial_backend import ShoeConfigError, ShoeReader
 from drivers.shoe.simulated import SIM_FIRMWARE, SimulatedShoe
 
-WAIT = 5.0
+from .conftest import WAIT
+
 MakeShoe = Callable[..., SimulatedShoe]
 MakeReader = Callable[..., ShoeReader]
 
@@ -227,8 +228,13 @@ def test_a_card_read_while_the_host_is_down_arrives_once_at_the_next_host(
     assert shoe.wait_acknowledged(WAIT)
     saved = first.link_state  # what the journal holds
     first.stop()
+    heard = len(shoe.history)
     shoe.draw(1)  # nobody is listening
-    time.sleep(0.1)  # let the shoe send and resend into the void a few times
+    # The shoe sends it and, unanswered, sends it again into the void.
+    deadline = time.monotonic() + WAIT
+    while not any("on timeout" in r.what for r in shoe.history[heard:]):
+        assert time.monotonic() < deadline, "the shoe never resent the unacknowledged card"
+        time.sleep(0.01)
     assert shoe.unacknowledged == 1
     make_reader(resume=saved)
     shoe.fault("duplicate")  # an old ACKed frame again, now to the new host

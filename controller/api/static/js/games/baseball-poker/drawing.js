@@ -41,9 +41,9 @@ const VIEW_COMPACT = "0 0 1000 545";
 
 const CARD_W = 38;
 const CARD_H = 52;
-/** The best five at the showdown, smaller, under the seat's name. */
-const BEST_W = 22;
-const BEST_H = 32;
+/** The best five at the showdown, smaller, under the seat's name (fanned: each shows its index). */
+const BEST_W = 26;
+const BEST_H = 40;
 /** More than 4 cards lie in two rows (the first half, then the rest), one above the other with
  * room between for the EXTRA tag: each card shows a strip as wide as at 4 cards to a row, so 8
  * cards (7 and an extra one) read as easily as 4. */
@@ -58,13 +58,13 @@ const CARDS_TOP = -150;
  * @property {number} rowWidth the most a seat's cards may span
  * @property {number} cardW a seat's card width
  * @property {number} bestW the width of a card of the best five
- * @property {number} bestGap the gap between two cards of the best five
+ * @property {number} bestGap the gap between two cards of the best five (less than 0: fanned, each index in sight)
  */
 
 /** @type {SeatLayout} up to 7 seats, on the arc: at 7 the ends' centres are 129 units apart */
-const WIDE = { half: 62, rowWidth: 122, cardW: CARD_W, bestW: BEST_W, bestGap: 2 };
+const WIDE = { half: 62, rowWidth: 122, cardW: CARD_W, bestW: BEST_W, bestGap: -3 };
 /** @type {SeatLayout} 8 seats, spread evenly: centres EVEN_STEP apart, 6 units between frames */
-const NARROW = { half: 58, rowWidth: 112, cardW: 32, bestW: 21, bestGap: 1 };
+const NARROW = { half: 58, rowWidth: 112, cardW: 32, bestW: 24, bestGap: -3 };
 /** The distance between two seats' centres at 8 seats (the felt is 980 units wide). */
 const EVEN_STEP = 122;
 /** The arc the seats sit on: its centre's height and its radius (as felt.js `arcCentre`). */
@@ -561,13 +561,13 @@ export class BaseballDrawing {
     el("rect", { width: w, height: h, rx: how.small ? 3 : 4 }, g);
     if (face) {
       g.setAttribute("data-card", face.text);
-      const rank = label(face.rank, { x: 3, y: how.small ? 13 : 17, class: "corner-rank" }, g);
+      const rank = label(face.rank, { x: 3, y: how.small ? 18 : 20, class: "corner-rank" }, g);
       // "10" squeezed to one index's width: the card laid on top leaves only a strip showing.
       if (face.rank.length > 1) {
-        rank.setAttribute("textLength", how.small ? "11" : "14");
+        rank.setAttribute("textLength", how.small ? "16" : "17");
         rank.setAttribute("lengthAdjust", "spacingAndGlyphs");
       }
-      label(face.symbol, { x: 3, y: how.small ? 27 : 35, class: "corner-suit" }, g);
+      label(face.symbol, { x: 3, y: how.small ? 35 : 38, class: "corner-suit" }, g);
       g.setAttribute("aria-label", how.wild ? `${face.name}, wild` : face.name);
     } else {
       g.setAttribute("aria-label", "face-down card");

@@ -27,7 +27,8 @@ const SPOT = /** @type {Record<string, [number, number]>} */ ({
 });
 
 const VIEW_ALL = "0 0 1000 560";
-const VIEW_SEATS = "0 150 1000 400";
+// From just above a GRAND SLAM over the seats at the arc's ends to the net under seat 4.
+const VIEW_SEATS = "0 132 1000 418";
 
 /**
  * The centre of a seat's diamond on the arc: seat 1 at the right end.
@@ -238,16 +239,16 @@ export class GrandSlamDrawing {
     if (row.dataset.cards === key) return;
     row.dataset.cards = key;
     row.replaceChildren();
-    const w = 30;
+    const w = 32;
     const gap = 4;
     const left = -((cards.length * (w + gap) - gap) / 2);
     cards.forEach((text, i) => {
       const face = faceDown ? null : parseCard(text);
       const g = el("g", { class: `mini-card ${face ? face.colour : "back"}`, transform: `translate(${left + i * (w + gap)} 0)` }, row);
-      el("rect", { width: w, height: 42, rx: 4 }, g);
+      el("rect", { width: w, height: 44, rx: 4 }, g);
       if (face) {
-        label(face.rank, { x: w / 2, y: 18, class: "mini-rank" }, g);
-        label(face.symbol, { x: w / 2, y: 36, class: "mini-suit" }, g);
+        label(face.rank, { x: w / 2, y: 19, class: "mini-rank" }, g);
+        label(face.symbol, { x: w / 2, y: 39, class: "mini-suit" }, g);
         g.setAttribute("aria-label", face.name);
       }
     });

@@ -374,8 +374,13 @@ export class Jokers22Drawing {
       const g = el("g", { class: `mini-card ${face ? face.colour : "back"}`, transform: `translate(${(left + i * step).toFixed(1)} 0)` }, row);
       el("rect", { width: CARD_W, height: CARD_H, rx: 4 }, g);
       if (face) {
-        label(face.rank, { x: 3, y: 17, class: "corner-rank" }, g);
-        label(face.symbol, { x: 3, y: 35, class: "corner-suit" }, g);
+        const rank = label(face.rank, { x: 3, y: 19, class: "corner-rank" }, g);
+        // "10" squeezed to one index's width: a split hand's cards leave only a strip showing.
+        if (face.rank.length > 1) {
+          rank.setAttribute("textLength", "17");
+          rank.setAttribute("lengthAdjust", "spacingAndGlyphs");
+        }
+        label(face.symbol, { x: 3, y: 38, class: "corner-suit" }, g);
         g.setAttribute("aria-label", face.name);
       }
     });
