@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchmarks.rig import TABLECTL, Daemon, free_port
+from benchmarks.rig import DEALER, TABLECTL, Daemon, free_port
 from controller.journal import Journal
 from controller.synth import synthesize
 from tests.disk import fill, small_disk
@@ -56,7 +56,7 @@ def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held
 
             filler.unlink()
             daemon.wait_for("the held cards", lambda s: not s["blocked"] and s["journal_seq"] >= before + 4, timeout=15)
-            assert daemon.post("/api/confirm", {})[0] == 200
+            assert daemon.post("/api/login", {"token": DEALER})[0] == 200  # journaled again
             assert daemon.stop() == 0
         finally:
             if daemon.proc and daemon.proc.poll() is None:
