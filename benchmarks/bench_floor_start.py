@@ -121,7 +121,7 @@ def measure(path: Path, mark: int, broker: Broker, subscriber: FirstEntry) -> di
     starts = []
     for n in range(STARTS):
         publisher = FloorPublisher(
-            FloorConfig(broker=broker, site=SITE),  # type: ignore[arg-type]
+            FloorConfig(broker=broker, site=SITE),
             path,
             table_id="GS-01",
             game="grand-slam",

@@ -404,6 +404,8 @@ class FloorPublisher:
             "game": self.game,
             "last": self._journal_last,  # the journal's newest seq as far as the publisher has read
         }
+        if self.config.pit is not None:
+            payload["pit"] = self.config.pit
         if reason:
             payload["reason"] = reason
         return payload
