@@ -150,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         if path == "/api/floor":
             self._send(HTTPStatus.OK, self.owner.board(), "application/json")
+        elif path == "/favicon.ico":  # browsers ask; the page has none
+            self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
         elif path in self.owner.files:
             body, kind = self.owner.files[path]
             self._send(HTTPStatus.OK, body, kind)
