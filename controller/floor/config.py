@@ -68,7 +68,6 @@ class Broker:
 class FloorConfig:
     broker: Broker
     site: str
-    pit: str | None = None  # the live view groups and filters tables by it
     username: str | None = None
     password_file: str | None = None
     ca_file: str | None = None
@@ -77,6 +76,7 @@ class FloorConfig:
     client_id: str | None = None  # None: tablectl-<site>-<table>
     keepalive: int = 30
     inflight: int = 100
+    pit: str | None = None  # the live view groups and filters tables by it (last: fields are also given in order)
 
     def password(self) -> str | None:
         """The broker password, read now from `password_file`."""
