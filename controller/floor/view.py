@@ -186,10 +186,10 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-def board_json(board: FloorBoard, header: str) -> dict[str, Any]:
+def board_json(board: FloorBoard, header: str, *, pit: str | None = None, sort: str = "pit") -> dict[str, Any]:
     """The board for the web page (controller/floor/web.py): the same rows as the terminal's, in
     the same order, each with its pit, status and faults as data."""
-    views = select(board)
+    views = select(board, pit=pit, sort=sort)
     return {
         "header": header,
         "summary": summary(views),
@@ -301,7 +301,9 @@ def run(args: argparse.Namespace) -> int:
         from controller.floor import web
 
         try:
-            page = web.FloorPage.from_args(subscription, args.http, args.http_password_file)
+            page = web.FloorPage.from_args(
+                subscription, args.http, args.http_password_file, pit=args.pit, sort=args.sort
+            )
         except FloorConfigError as exc:
             print(f"tablectl floor: refused: {exc}", file=sys.stderr)
             return 2

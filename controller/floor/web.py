@@ -71,7 +71,16 @@ def _loopback(host: str) -> bool:
 class FloorPage:
     """The page's HTTP server over one subscription's board."""
 
-    def __init__(self, subscription: FloorSubscription, host: str, port: int, password: str | None) -> None:
+    def __init__(
+        self,
+        subscription: FloorSubscription,
+        host: str,
+        port: int,
+        password: str | None,
+        *,
+        pit: str | None = None,
+        sort: str = "pit",
+    ) -> None:
         if password is None and not _loopback(host):
             raise FloorConfigError(
                 f"--http {host}:{port}: a page served beyond this machine needs --http-password-file "
@@ -79,6 +88,7 @@ class FloorPage:
             )
         self.subscription = subscription
         self.password = password
+        self.pit, self.sort = pit, sort  # --pit and --sort: the page shows what the terminal would
         self.files = {path: (resources.files("controller.floor").joinpath("static", name).read_bytes(), kind)
                       for path, (name, kind) in STATIC.items()}  # fmt: skip
         page = self
@@ -94,14 +104,16 @@ class FloorPage:
         self.url = f"http://{host}:{self.server.server_address[1]}/"
 
     @classmethod
-    def from_args(cls, subscription: FloorSubscription, listen: str, password_file: str | None) -> FloorPage:
+    def from_args(
+        cls, subscription: FloorSubscription, listen: str, password_file: str | None, **shown: Any
+    ) -> FloorPage:
         host, port = parse_listen(listen)
         password = read_password(password_file, "--http-password-file") if password_file else None
-        return cls(subscription, host, port, password)
+        return cls(subscription, host, port, password, **shown)
 
     def board(self) -> bytes:
         with self.subscription.lock:
-            doc = board_json(self.subscription.board, _header(self.subscription))
+            doc = board_json(self.subscription.board, _header(self.subscription), pit=self.pit, sort=self.sort)
         return json.dumps(doc, separators=(",", ":")).encode()
 
     def serve_forever(self) -> int:

@@ -1,6 +1,7 @@
 """The floor page (`tablectl floor --broker URL --http HOST:PORT`) in Chromium: the same board as
 the terminal's from a real Mosquitto, faulted tables first, a pit chosen, a column sorted, a new
-fault moving its table to the top live; read-only, and behind a password when it has one."""
+fault moving its table to the top live; read-only, behind a password when it has one, and
+showing only the pit it was started with (--pit)."""
 
 from __future__ import annotations
 
@@ -177,9 +178,10 @@ def test_the_floor_page_is_read_only_and_asks_for_its_password(
 ) -> None:
     floor = Floor(broker)
     floor.table(*TABLES[1])
+    floor.table(*TABLES[2])  # in pit-2, which this page does not show
     secret = tmp_path / "page-password"
     secret.write_text("correct horse battery\n")
-    view = View(broker, "--http-password-file", str(secret))
+    view = View(broker, "--http-password-file", str(secret), "--pit", "pit-1")
     problems: list[str] = []
     try:
         assert "(password)" in view.ready
@@ -198,7 +200,9 @@ def test_the_floor_page_is_read_only_and_asks_for_its_password(
             problems,
             http_credentials={"username": "pit-boss", "password": "correct horse battery"},
         )
+        expect(page.locator("#source")).to_contain_text("(connected), 2 table(s)")  # both tables are on the board
         expect(page.locator("#summary")).to_have_text("1 table(s): 1 with faults, 0 OFFLINE")
+        assert tables_shown(page) == ["GS-02"]
         page.context.close()
     finally:
         assert view.stop() == 0
