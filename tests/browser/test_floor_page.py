@@ -130,6 +130,10 @@ def test_the_floor_page_shows_the_board_faulted_first_filters_by_pit_sorts_and_f
     try:
         page = open_page(browser, f"{view.url}/", problems)
         expect(page.locator("#summary")).to_have_text("6 table(s): 1 with faults, 1 OFFLINE")
+        for table, *_ in TABLES:  # live entries, after the retained messages filled the board
+            floor.send(table, "entry", at="2026-01-05T21:06:02.250Z", round=12, kind="card", body={"card": "KD"})
+        expect(page.locator('#rows tr[data-table="GS-01"] td').nth(6)).to_have_text("104")
+        expect(page.locator('#rows tr[data-table="BP-02"] td').nth(11)).to_have_text("21:06:02")
         # Faulted first, then offline, then by site, pit and table: the terminal's order.
         assert tables_shown(page) == ["GS-02", "J22-1", "BP-02", "GS-01", "BP-01", "J22-2"]
         first = page.locator("#rows tr").first
