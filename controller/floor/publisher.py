@@ -62,7 +62,7 @@ from controller.engine.base import Effect
 from controller.floor import schema
 from controller.floor.catchup import CatchupResponder, new_client
 from controller.floor.config import FloorConfig, check_level
-from controller.journal import SNAPSHOTS_KEPT, Entry, Journal, JournalError
+from controller.journal import SNAPSHOTS_KEPT, Entry, Journal, JournalCorrupt, JournalError
 from controller.table import Table, TableSetup, TableState, parse_entry
 from controller.table import snapshots as table_snapshots
 from controller.visibility import sight
@@ -484,7 +484,10 @@ class Replica:
         retention has removed those first entries too, the state at the mark is known nowhere:
         it resumes at the oldest snapshot kept, and the entries up to it are sent blind."""
         setup = TableSetup.of(game, rules)
-        kept = journal.snapshots(SNAPSHOTS_KEPT)
+        first = journal.first_seq()
+        # Only snapshots whose following entries are all still here (retention may have archived
+        # the entries after an old one): the state is carried forward from them entry by entry.
+        kept = [snapshot for snapshot in journal.snapshots(SNAPSHOTS_KEPT) if snapshot.seq >= first - 1]
         before = [i for i, snapshot in enumerate(kept) if snapshot.seq <= mark]
         if before:
             i = before[-1]
@@ -492,12 +495,17 @@ class Replica:
                 table_snapshots.check(journal, setup, kept[i - 1], kept[i])
             replica = cls(game, rules, table_snapshots.load_state(setup, kept[i].body["state"]))
             after = kept[i].seq
-        elif journal.first_seq() > 1 and kept:
+        elif first > 1:
+            if not kept:
+                raise JournalCorrupt(
+                    f"{journal.path}: entries up to {first - 1} were archived but no snapshot of the table after "
+                    "them is left; run `tablectl journal rebuild` with the archive"
+                )
             log.error(
                 "floor: the publisher's mark (entry %d) is older than every snapshot the journal keeps and "
                 "entries up to %d were archived: entries %d-%d go to the floor whole on the surveillance topic "
                 "and withheld on the general one (no settlements, faults or meters for them)",
-                mark, journal.first_seq() - 1, mark + 1, kept[0].seq,
+                mark, first - 1, mark + 1, kept[0].seq,
             )  # fmt: skip
             return cls(game, rules, table_snapshots.load_state(setup, kept[0].body["state"]), kept[0].seq)
         else:

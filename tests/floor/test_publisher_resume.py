@@ -158,3 +158,24 @@ def test_a_mark_older_than_every_snapshot_kept_after_retention_is_sent_withheld_
     assert blind and all(m.get("withheld") is True and m["body"] == {} for m in blind)
     assert [kind for kind, m in general if m["seq"] <= oldest] == ["entry"] * len(blind)
     assert any(kind == "meters" for kind, m in general if m["seq"] > oldest)
+
+
+def test_after_retention_every_mark_from_the_oldest_usable_snapshot_publishes_what_it_would(tmp_path: Path) -> None:
+    table = make_table(tmp_path)
+    deal_rounds(table, 6)
+    retain(table.journal, tmp_path / "archive", days=1e-9, floor_required=False, most=None)
+    # The oldest snapshot kept is now older than the entries kept; a round opens after, a card is dealt.
+    table.open_round({"seats": [{"seat": 5, "wagers": {"first": 15}}]}, by="dealer")
+    table.card(parse_card("9H"), {"via": "shoe"})
+    path, first = table.journal.path, table.journal.first_seq()
+    kept = [s.seq for s in table.journal.snapshots(3)]
+    last = table.journal.last_seq
+    table.journal.close()
+    assert kept[0] < first - 1 <= kept[1], (kept, first)  # the case: a snapshot whose following entries are gone
+
+    oracle_mark = kept[1]  # the oldest snapshot with every entry after it
+    oracle = published(path, "grand-slam", resumed(path, "grand-slam", oracle_mark), oracle_mark)
+    for mark in range(oracle_mark, last + 1):
+        expected = [(kind, m) for kind, m in oracle if m["seq"] > mark]
+        assert published(path, "grand-slam", resumed(path, "grand-slam", mark), mark) == expected, f"mark {mark}"
+    assert not any(m.get("withheld") for _, m in oracle)
