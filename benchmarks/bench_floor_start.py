@@ -10,14 +10,16 @@ publisher then rebuilds its state at the mark (Replica.resume: the snapshot at o
 checked, and the entries after it through the table's reducer) and sends the 10 entries.
 
 A Mosquitto broker on 127.0.0.1 (as the `floor` benchmark runs it) and one subscriber on the
-entry topics, in this process. Nine starts at each size after one not counted, median. Beside it, in-process: the
-resume alone (median of nine), and at 10k only the old start, the reducer over every entry up to
-the mark (what the publisher did before; it grows with the journal, so 2M is not run: the figure
-per entry is given). The cores are shared with other work: read the ratio.
+entry topics, in this process. Nine starts of each size, taken in turns (one of each size a turn,
+after a turn not counted), median. Beside it, in-process: the resume alone (median of nine),
+and at 10k only the old start, the reducer over every entry up to the mark (what the publisher
+did before; it grows with the journal, so 2M is not run: the figure per entry is given). The
+cores are shared with other work: read the ratio.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import sys
@@ -117,50 +119,59 @@ def _full_replay_s(path: Path, mark: int) -> float:
         reader.close()
 
 
-def measure(path: Path, mark: int, broker: Broker, subscriber: FirstEntry) -> dict[str, Any]:
-    starts = []
-    for n in range(STARTS + 1):  # the first start of each size is not counted: imports, caches, the OS's page cache
-        publisher = FloorPublisher(
-            FloorConfig(broker=broker, site=SITE),
-            path,
-            table_id="GS-01",
-            game="grand-slam",
-            rules={},
-            mark=lambda seq: None,  # the mark stays where it was: every start begins at the same place
-            meta=lambda key, value: None,
-            boot=f"start-{n}",
-        )
-        subscriber.arm()
-        started = time.monotonic()
-        publisher.start()
-        arrived, seq = subscriber.wait()
-        publisher.stop()
-        if seq != mark + 1:
-            raise RuntimeError(f"the first entry published was {seq}, not {mark + 1}")
-        starts.append(arrived - started)
-    starts = starts[1:]
-    _resume_s(path, mark)
-    return {
-        "start_to_first_publish_s": round(statistics.median(starts), 4),
-        "starts_s": [round(s, 4) for s in starts],
-        "resume_s": round(statistics.median(_resume_s(path, mark) for _ in range(STARTS)), 4),
-    }
+def _start_s(path: Path, mark: int, broker: Broker, subscriber: FirstEntry, boot: str) -> float:
+    """One start: from `start()` until the subscriber has the first entry after the mark."""
+    publisher = FloorPublisher(
+        FloorConfig(broker=broker, site=SITE),
+        path,
+        table_id="GS-01",
+        game="grand-slam",
+        rules={},
+        mark=lambda seq: None,  # the mark stays where it was: every start begins at the same place
+        meta=lambda key, value: None,
+        boot=boot,
+    )
+    subscriber.arm()
+    started = time.monotonic()
+    publisher.start()
+    arrived, seq = subscriber.wait()
+    publisher.stop()
+    if seq != mark + 1:
+        raise RuntimeError(f"the first entry published was {seq}, not {mark + 1}")
+    return arrived - started
 
 
 def run() -> dict[str, Any]:
     journals = bench_journal.build(lambda text: print(text, file=sys.stderr))
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tablectl-floor-start-") as tmp, mosquitto(Path(tmp)) as broker:
+        copies = {size: _copy(source, Path(tmp) / str(size)) for size, source in sorted(journals.items())}
+        os.sync()  # the copies on disk before any start: their write-back would weigh on the sizes measured first
         subscriber = FirstEntry(broker)
         try:
-            for size, source in sorted(journals.items()):
-                path, mark = _copy(source, Path(tmp) / str(size))
-                results[str(size)] = {"entries": mark + BEHIND, "mark": mark, **measure(path, mark, broker, subscriber)}
-                if size == min(journals):
-                    replay = _full_replay_s(path, mark)
-                    results[str(size)]["before_full_replay_s"] = round(replay, 3)
-                    results[str(size)]["before_per_entry_ms"] = round(1000 * replay / mark, 4)
-                shutil.rmtree(path.parent)
+            starts: dict[int, list[float]] = {size: [] for size in copies}
+            resumes: dict[int, list[float]] = {size: [] for size in copies}
+            # In turns, one start of each size a turn, so the machine's other work weighs on every
+            # size alike; the first turn is not counted (imports, caches, the OS's page cache).
+            for turn in range(STARTS + 1):
+                for size, (path, mark) in copies.items():
+                    took = _start_s(path, mark, broker, subscriber, f"start-{turn}")
+                    resumed = _resume_s(path, mark)
+                    if turn:
+                        starts[size].append(took)
+                        resumes[size].append(resumed)
+            for size, (_path, mark) in copies.items():
+                results[str(size)] = {
+                    "entries": mark + BEHIND,
+                    "mark": mark,
+                    "start_to_first_publish_s": round(statistics.median(starts[size]), 4),
+                    "starts_s": [round(s, 4) for s in starts[size]],
+                    "resume_s": round(statistics.median(resumes[size]), 4),
+                }
+            smallest = min(copies)
+            replay = _full_replay_s(*copies[smallest])
+            results[str(smallest)]["before_full_replay_s"] = round(replay, 3)
+            results[str(smallest)]["before_per_entry_ms"] = round(1000 * replay / copies[smallest][1], 4)
         finally:
             subscriber.stop()
     base = results[str(min(journals))]
