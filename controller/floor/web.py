@@ -170,6 +170,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
 
+    do_HEAD = do_GET  # the same answer without its body: `_send` leaves it out
+
     def _refuse(self) -> None:
         self._send(HTTPStatus.METHOD_NOT_ALLOWED, b"the floor page is read-only\n", "text/plain; charset=utf-8",
                    {"Allow": "GET"})  # fmt: skip
