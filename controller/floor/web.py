@@ -4,7 +4,7 @@ offline ones), read from the same subscription, so the page shows only what the 
 account may read: log the view in as `floor-view` (hardware/floor.md), which reads the general
 topics only, where no card is face up that the dealer's screen keeps face down.
 
-Read-only: GET only (any other method answers 405), no cookie, no form, nothing it serves
+Read-only: GET and HEAD only (any other method answers 405), no cookie, no form, nothing it serves
 changes anything. Bound to 127.0.0.1 unless told otherwise (a screen on the same machine). Any
 other address needs `--http-password-file`: the page then asks for a password (HTTP Basic,
 any user name, the file's first line), compared in constant time; serve it through a TLS proxy on
