@@ -3,6 +3,7 @@
     [floor]
     broker = "mqtts://floor.casino.lan:8883"   # mqtts:// (TLS, port 8883) or mqtt:// (plain, 1883)
     site = "main-floor"                        # the topic level between tablectl/ and the table id
+    pit = "pit-3"                              # optional: the pit the table stands in (the live view's filter)
     username = "gs-01"                         # optional; the password is read from a file
     password_file = "/etc/tablectl/floor-password"
     ca_file = "/etc/tablectl/floor-ca.pem"     # optional with mqtts://: the system CAs otherwise
@@ -31,6 +32,7 @@ KEYS = frozenset(
     {
         "broker",
         "site",
+        "pit",
         "username",
         "password_file",
         "ca_file",
@@ -74,6 +76,7 @@ class FloorConfig:
     client_id: str | None = None  # None: tablectl-<site>-<table>
     keepalive: int = 30
     inflight: int = 100
+    pit: str | None = None  # the live view groups and filters tables by it (last: fields are also given in order)
 
     def password(self) -> str | None:
         """The broker password, read now from `password_file`."""
@@ -140,6 +143,7 @@ class _FloorDoc(Document):
 
     broker: _FloorText
     site: _FloorText
+    pit: _FloorText | None = None
     username: _FloorText | None = None
     password_file: _FloorText | None = None
     ca_file: _FloorText | None = None
@@ -172,6 +176,8 @@ def parse_floor(section: Mapping[str, Any] | None, source: str) -> FloorConfig |
 
     broker = parse_broker(doc.broker, f"{source}: floor.broker")
     check_level(doc.site, f"{source}: floor.site")
+    if doc.pit is not None:
+        check_level(doc.pit, f"{source}: floor.pit")
     files = {key: getattr(doc, key) for key in ("password_file", "ca_file", "cert_file", "key_file")}
     if (files["cert_file"] is None) != (files["key_file"] is None):
         raise fail("cert_file", "a client certificate needs both cert_file and key_file")
@@ -185,6 +191,7 @@ def parse_floor(section: Mapping[str, Any] | None, source: str) -> FloorConfig |
     return FloorConfig(
         broker=broker,
         site=doc.site,
+        pit=doc.pit,
         username=doc.username,
         client_id=doc.client_id,
         keepalive=doc.keepalive,

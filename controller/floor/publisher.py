@@ -28,8 +28,9 @@ then nobody can tell which of its cards lie face down.
 Settlements, fault changes and meters are derived, so they must come out the same however often
 an entry is sent: the publisher keeps its own replica of the table's state, a `TableState` that
 the table's own reducer (`TableState.apply`) moves entry by entry, and compares it before and
-after each entry. The replica is rebuilt from the journal at start, on the publisher's thread,
-so the table loop never waits for it.
+after each entry. At start the replica resumes from the journal's snapshot at or before the mark
+(`Replica.resume`: a round or two of entries through the reducer, not the whole journal), on the
+publisher's thread, so the table loop never waits for it.
 
     publisher = FloorPublisher(config.floor, journal.path, table_id="GS-01", game="grand-slam",
                                rules={}, mark=loop_mark(journal, loop))
@@ -51,6 +52,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +62,9 @@ from controller.engine.base import Effect
 from controller.floor import schema
 from controller.floor.catchup import CatchupResponder, new_client
 from controller.floor.config import FloorConfig, check_level
-from controller.journal import Entry, Journal, JournalError
+from controller.journal import SNAPSHOTS_KEPT, Entry, Journal, JournalCorrupt, JournalError
 from controller.table import Table, TableSetup, TableState, parse_entry
+from controller.table import snapshots as table_snapshots
 from controller.visibility import sight
 
 log = logging.getLogger("tablectl.floor")
@@ -74,6 +77,8 @@ MARK_EVERY_S = 0.25
 STOP_GRACE_S = 2.0
 #: With nothing new, the pump still looks at the journal this often (a missed wake-up costs this).
 POLL_S = 1.0
+#: Entries read from the journal at a time while sending a backlog.
+BACKLOG_SLICE = 1000
 
 Message = tuple[str, dict[str, Any]]  # (kind, payload); kind SURVEILLANCE: the whole entry
 #: The kind of the whole, unmasked entry: sent on the table's surveillance topic, not a general one.
@@ -305,14 +310,15 @@ class FloorPublisher:
     def _pump_journal(self, reader: Journal) -> None:
         text = reader.get_meta(MARK_KEY)
         start = int(text) if text and text.isdigit() else 0
-        replica = Replica(self.game, self.rules)
+        try:
+            # The state after the mark, before the first entry to send: from the snapshot at or
+            # before it, in constant time whatever the journal's length.
+            replica = Replica.resume(reader, self.game, self.rules, start)
+        except JournalError as exc:
+            log.error("floor: cannot rebuild the table's state from the journal, nothing will be published: %s", exc)
+            return
+        self._journal_last = max(start, reader.last_seq)
         backlog: deque[Entry] = deque()
-        for entry in reader.entries():
-            self._journal_last = entry.seq
-            if entry.seq <= start:
-                replica.follow(entry)  # state before the first entry to send: no messages
-            else:
-                backlog.append(entry)
         self._sent = start
         self._set_acked(start)
         pending: deque[tuple[int, int]] = deque()  # (message id, journal seq), in publish order
@@ -334,8 +340,8 @@ class FloorPublisher:
                     self._wake.wait(0.05)  # what is in flight may still be acknowledged
                     continue
                 return
-            if not backlog:
-                backlog.extend(reader.entries(after=self._sent))
+            if not backlog:  # read in slices: a long backlog never sits in memory whole
+                backlog.extend(islice(reader.entries(after=self._sent), BACKLOG_SLICE))
             while backlog and len(pending) < self.config.inflight:
                 entry = backlog.popleft()
                 self._journal_last = max(self._journal_last, entry.seq)
@@ -398,6 +404,8 @@ class FloorPublisher:
             "game": self.game,
             "last": self._journal_last,  # the journal's newest seq as far as the publisher has read
         }
+        if self.config.pit is not None:
+            payload["pit"] = self.config.pit
         if reason:
             payload["reason"] = reason
         return payload
@@ -406,6 +414,9 @@ class FloorPublisher:
         envelope = self._envelope(entry)
         whole = {**envelope, "round": entry.round, "kind": entry.kind, "body": entry.body}
         yield SURVEILLANCE, whole
+        if entry.seq <= replica.blind_through:  # its state is gone from the journal (Replica.resume)
+            yield "entry", {**envelope, "round": entry.round, "kind": entry.kind, "body": {}, "withheld": True}
+            return
         try:
             # What the dealer may not see as the entry comes, on the replica as it stands before it.
             before = sight(replica.state, None)
@@ -449,10 +460,59 @@ def loop_mark(journal: Journal, loop: asyncio.AbstractEventLoop) -> LoopMark:
 class Replica:
     """The publisher's copy of the table's state: the table's reducer, fed the journal's entries
     one by one. Nothing is journaled or shown, and no history is kept: after a round ends only
-    the round being dealt stays in memory."""
+    the round being dealt stays in memory.
 
-    def __init__(self, game: str, rules: Mapping[str, Any]) -> None:
-        self.state = TableState.initial(TableSetup.of(game, rules))
+    `blind_through`: entries up to this seq cannot be followed (their state is gone from the
+    journal, see `resume`); they are sent whole to surveillance and withheld on the general topic."""
+
+    def __init__(
+        self, game: str, rules: Mapping[str, Any], state: TableState | None = None, blind_through: int = 0
+    ) -> None:
+        self.state = state if state is not None else TableState.initial(TableSetup.of(game, rules))
+        self.blind_through = blind_through
+
+    @classmethod
+    def resume(cls, journal: Journal, game: str, rules: Mapping[str, Any], mark: int) -> Replica:
+        """The replica as the table stood after entry `mark`, made as the table makes its own
+        state at start (controller/table/snapshots.py): the journal's last snapshot at or before
+        the mark, checked against the snapshot before it and the entries between (a disagreement
+        raises JournalCorrupt), then the entries up to the mark through the reducer. So its cost
+        is a round or two of entries, whatever the journal's length.
+
+        With no snapshot at or before the mark (a journal from before snapshots, or a mark older
+        than the snapshots kept) it starts from the first entry, as a full replay does. When
+        retention has removed those first entries too, the state at the mark is known nowhere:
+        it resumes at the oldest snapshot kept, and the entries up to it are sent blind."""
+        setup = TableSetup.of(game, rules)
+        first = journal.first_seq()
+        # Only snapshots whose following entries are all still here (retention may have archived
+        # the entries after an old one): the state is carried forward from them entry by entry.
+        kept = [snapshot for snapshot in journal.snapshots(SNAPSHOTS_KEPT) if snapshot.seq >= first - 1]
+        before = [i for i, snapshot in enumerate(kept) if snapshot.seq <= mark]
+        if before:
+            i = before[-1]
+            if i > 0:
+                table_snapshots.check(journal, setup, kept[i - 1], kept[i])
+            replica = cls(game, rules, table_snapshots.load_state(setup, kept[i].body["state"]))
+            after = kept[i].seq
+        elif first > 1:
+            if not kept:
+                raise JournalCorrupt(
+                    f"{journal.path}: entries up to {first - 1} were archived but no snapshot of the table after "
+                    "them is left; run `tablectl journal rebuild` with the archive"
+                )
+            log.error(
+                "floor: the publisher's mark (entry %d) is older than every snapshot the journal keeps and "
+                "entries up to %d were archived: entries %d-%d go to the floor whole on the surveillance topic "
+                "and withheld on the general one (no settlements, faults or meters for them)",
+                mark, first - 1, mark + 1, kept[0].seq,
+            )  # fmt: skip
+            return cls(game, rules, table_snapshots.load_state(setup, kept[0].body["state"]), kept[0].seq)
+        else:
+            replica, after = cls(game, rules), 0
+        for entry in journal.entries(after=after, upto=mark):
+            replica.follow(entry)  # the state before the first entry to send: no messages
+        return replica
 
     def follow(self, entry: Entry) -> tuple[Effect, ...]:
         self.state, effects = self.state.apply(parse_entry(entry))

@@ -10,7 +10,7 @@ card", in every notation the dealer's view masks.
     settlement  a round settled or was voided: round, status, settlement (the engine's words)
     fault       retained: faults raised or cleared by one entry: raised, cleared, open (all still open)
     meters      retained: the table's meters whenever an entry changed them (settlement, void, fault)
-    status      retained: online or offline (the last will), game, boot; the only kind with no seq
+    status      retained: online or offline (the last will), game, boot, pit (when set); the only kind with no seq
 
 The whole journal, every card as dealt, goes one level deeper, on the surveillance topic, which
 only the floor store and surveillance may read (hardware/floor/acl), and which a subscriber to

@@ -1,20 +1,30 @@
 """`tablectl floor --broker URL`: every table publishing to the broker, one line each, live.
 
-    SITE        TABLE   GAME        STATUS   ROUND         SEQ  FAULTS               ROUNDS  WAGERED     PAID  LAST
-    main-floor  GS-01   grand-slam  online   12 settled    418  -                        11      845      910  21:04:33
-    main-floor  GS-02   jokers-22   OFFLINE  7 open        201  1: Shoe silent            6      300      240  20:58:02
+    tablectl floor: mqtts://floor.casino.lan:8883 (connected), 2 table(s)
+    2 table(s): 1 with faults, 1 OFFLINE
+    SITE        PIT    TABLE  GAME        STATUS   ROUND         SEQ  FAULTS           ROUNDS  WAGERED  PAID  LAST
+    main-floor  pit-1  GS-02  jokers-22   OFFLINE  7 open        201  1: Shoe silent        6      300   240  20:58:02
+    main-floor  pit-1  GS-01  grand-slam  online   12 settled    418  -                    11      845   910  21:04:33
 
 It subscribes to `tablectl/+/+/+` (or one site's topics) at QoS 1. The retained status, fault and
 meters messages fill the board as soon as it connects; entries and settlements then move it.
-Messages it cannot read are counted and named on the header line, never fatal.
+Messages it cannot read are counted and named on the last line, never fatal.
+
+Readable at a thousand tables: tables with open faults come first, then those offline, then the
+rest by site, pit and table (`--sort table|pit|last` orders them otherwise, faults still first);
+`--pit P` shows one pit (the pit is the table's `floor.pit`, carried in its status); on a
+terminal the board is cut to the screen's height with a line saying how many are not shown.
+`--http HOST:PORT` serves the same board as a web page instead (controller/floor/web.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +43,7 @@ class TableView:
 
     site: str
     table: str
+    pit: str = ""
     status: str = "?"
     game: str = "?"
     boot: str = ""
@@ -69,6 +80,7 @@ class FloorBoard:
         if message.kind == "status":
             view.status = str(p.get("status", "?"))
             view.game = str(p.get("game", view.game))
+            view.pit = str(p["pit"]) if isinstance(p.get("pit"), str) else ""
         elif message.kind == "entry":
             view.seq = max(view.seq, int(p["seq"]))
             view.last_at = str(p.get("at", ""))
@@ -86,8 +98,38 @@ class FloorBoard:
         return True
 
 
-COLUMNS = ("SITE", "TABLE", "GAME", "STATUS", "ROUND", "SEQ", "FAULTS", "ROUNDS", "WAGERED", "PAID", "LAST")
+COLUMNS = ("SITE", "PIT", "TABLE", "GAME", "STATUS", "ROUND", "SEQ", "FAULTS", "ROUNDS", "WAGERED", "PAID", "LAST")
 _RIGHT = {"SEQ", "ROUNDS", "WAGERED", "PAID"}
+#: How the board may be ordered; faulted tables come first in every order, then offline ones.
+SORTS = ("pit", "table", "last")
+
+
+def _sort_key(sort: str) -> Callable[[TableView], tuple[Any, ...]]:
+    def key(view: TableView) -> tuple[Any, ...]:
+        urgent = (not view.faults, view.status == "online")
+        if sort == "table":
+            return (*urgent, view.table, view.site)
+        if sort == "last":  # the longest silent first: a table that stopped sending stands out
+            return (*urgent, view.last_at, view.site, view.table)
+        return (*urgent, view.site, view.pit, view.table)
+
+    return key
+
+
+def select(board: FloorBoard, *, pit: str | None = None, sort: str = "pit") -> list[TableView]:
+    """The tables to show, in order: those with open faults first, then offline ones, then the rest."""
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    views = [v for v in board.tables.values() if pit is None or v.pit == pit]
+    views.sort(key=_sort_key(sort))
+    return views
+
+
+def summary(views: list[TableView]) -> str:
+    """One line: how many tables, how many with faults, how many offline."""
+    faulted = sum(1 for v in views if v.faults)
+    offline = sum(1 for v in views if v.status != "online")
+    return f"{len(views)} table(s): {faulted} with faults, {offline} OFFLINE"
 
 
 def _row(view: TableView) -> tuple[str, ...]:
@@ -100,6 +142,7 @@ def _row(view: TableView) -> tuple[str, ...]:
     last = view.last_at[11:19] if len(view.last_at) >= 19 else view.last_at  # HH:MM:SS of the entry, UTC
     return (
         view.site,
+        view.pit or "-",
         view.table,
         view.game,
         "online" if view.status == "online" else view.status.upper(),
@@ -113,19 +156,51 @@ def _row(view: TableView) -> tuple[str, ...]:
     )
 
 
-def render(board: FloorBoard, header: str = "") -> str:
-    """The board as text: one line per table, sorted by site and table, columns aligned."""
-    rows = [COLUMNS, *(_row(board.tables[key]) for key in sorted(board.tables))]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+def render(
+    board: FloorBoard, header: str = "", *, pit: str | None = None, sort: str = "pit", rows: int | None = None
+) -> str:
+    """The board as text: a summary line, then one line per table (faulted first, see `select`),
+    columns aligned; at most `rows` lines in all (a terminal's height), the rest counted."""
+    views = select(board, pit=pit, sort=sort)
     lines = [header] if header else []
-    for r in rows:
+    lines.append(summary(views) + (f" in pit {pit}" if pit is not None else ""))
+    tail = [f"{board.refused} message(s) not understood; the last: {board.last_refusal}"] if board.refused else []
+    shown = views
+    if rows is not None:
+        room = max(1, rows - len(lines) - len(tail) - 2)  # the column heads and the "not shown" line
+        if len(views) > room:
+            shown = views[:room]
+    table = [COLUMNS, *(_row(v) for v in shown)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
+    for r in table:
         cells = [c.rjust(w) if name in _RIGHT else c.ljust(w) for c, w, name in zip(r, widths, COLUMNS, strict=True)]
         lines.append("  ".join(cells).rstrip())
-    if len(rows) == 1:
+    if len(shown) < len(views):
+        more = len(views) - len(shown)
+        lines.append(f"... {more} more table(s) not shown: choose one pit with --pit or a site with --site")
+    if not board.tables:
         lines.append("(no table has published yet)")
-    if board.refused:
-        lines.append(f"{board.refused} message(s) not understood; the last: {board.last_refusal}")
+    elif not views:
+        lines.append(f"(no table in pit {pit})")
+    lines.extend(tail)
     return "\n".join(lines) + "\n"
+
+
+def board_json(board: FloorBoard, header: str, *, pit: str | None = None, sort: str = "pit") -> dict[str, Any]:
+    """The board for the web page (controller/floor/web.py): the same rows as the terminal's, in
+    the same order, each with its pit, status and faults as data."""
+    views = select(board, pit=pit, sort=sort)
+    return {
+        "header": header,
+        "summary": summary(views),
+        "columns": list(COLUMNS),
+        "tables": [
+            {"row": list(_row(v)), "pit": v.pit, "online": v.status == "online", "faults": len(v.faults)} for v in views
+        ],
+        "pits": sorted({v.pit for v in views if v.pit}),
+        "refused": board.refused,
+        "last_refusal": board.last_refusal,
+    }
 
 
 class FloorSubscription:
@@ -204,6 +279,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--key-file", metavar="FILE", help="the client certificate's key")
     parser.add_argument("--once", action="store_true", help="print the board once after --wait seconds and exit")
     parser.add_argument("--wait", type=float, default=2.0, metavar="S", help="with --once: seconds to listen (2)")
+    parser.add_argument("--pit", help="only the tables of this pit (a table's floor.pit)")
+    parser.add_argument("--sort", choices=SORTS, default="pit", help="faulted, then offline tables first; then (pit)")
+    parser.add_argument(
+        "--http", metavar="[HOST:]PORT", help="serve the board as a read-only web page (host 127.0.0.1 by default)"
+    )
+    parser.add_argument(
+        "--http-password-file", metavar="FILE", help="with --http: the page's password (required off 127.0.0.1)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -214,21 +297,37 @@ def run(args: argparse.Namespace) -> int:
     except FloorConfigError as exc:
         print(f"tablectl floor: refused: {exc}", file=sys.stderr)
         return 2
+    if args.http is not None:
+        from controller.floor import web
+
+        try:
+            page = web.FloorPage.from_args(
+                subscription, args.http, args.http_password_file, pit=args.pit, sort=args.sort
+            )
+        except FloorConfigError as exc:
+            print(f"tablectl floor: refused: {exc}", file=sys.stderr)
+            return 2
+        subscription.start()
+        try:
+            return page.serve_forever()
+        finally:
+            subscription.stop()
     subscription.start()
     try:
         if args.once:
             subscription.connected.wait(args.wait)
             time.sleep(max(0.0, min(args.wait, 0.5)))  # the retained messages follow the connection
             with subscription.lock:
-                text = render(subscription.board, _header(subscription))
+                text = render(subscription.board, _header(subscription), pit=args.pit, sort=args.sort)
             sys.stdout.write(text)
             return 0 if subscription.connected.is_set() else 1
         tty = sys.stdout.isatty()
         while True:
             subscription.changed.wait()
             subscription.changed.clear()
+            rows = shutil.get_terminal_size().lines if tty else None
             with subscription.lock:
-                text = render(subscription.board, _header(subscription))
+                text = render(subscription.board, _header(subscription), pit=args.pit, sort=args.sort, rows=rows)
             sys.stdout.write((CLEAR if tty else "\n") + text)
             sys.stdout.flush()
             time.sleep(0.2)  # a burst of entries redraws once, not once per message
@@ -253,6 +352,10 @@ def _subscription(args: argparse.Namespace) -> FloorSubscription:
         raise FloorConfigError("--broker: certificates and passwords are only used over TLS; use mqtts://")
     if args.password_file and not args.username:
         raise FloorConfigError("--password-file: a password needs --username")
+    if args.pit is not None:
+        check_level(args.pit, "--pit")
+    if args.http_password_file and args.http is None:
+        raise FloorConfigError("--http-password-file is the web page's password; it needs --http")
     if args.wait < 0:
         raise FloorConfigError(f"--wait {args.wait}: seconds, 0 or more")
     password = read_password(args.password_file, "--password-file") if args.password_file else None

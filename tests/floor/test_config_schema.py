@@ -19,6 +19,7 @@ def test_a_floor_section_gives_the_broker_site_and_tls_files() -> None:
         {
             "broker": "mqtts://floor.casino.lan",
             "site": "main-floor",
+            "pit": "pit-3",
             "username": "gs-01",
             "password_file": "/etc/tablectl/floor-password",
             "ca_file": "/etc/tablectl/floor-ca.pem",
@@ -29,6 +30,7 @@ def test_a_floor_section_gives_the_broker_site_and_tls_files() -> None:
     assert config.broker == Broker("floor.casino.lan", 8883, True)  # the MQTT-over-TLS port by default
     assert str(config.broker) == "mqtts://floor.casino.lan:8883"
     assert (config.site, config.username, config.keepalive, config.inflight) == ("main-floor", "gs-01", 30, 100)
+    assert config.pit == "pit-3"  # the live view's pit, sent in the table's status
     assert parse_floor(None, SRC) is None  # no section: the table reports to no floor
 
 
@@ -44,6 +46,7 @@ def test_a_floor_section_gives_the_broker_site_and_tls_files() -> None:
         ({"broker": "mqtts://f:99999", "site": "main"}, "floor.broker: not a broker URL"),
         ({"broker": "mqtts://", "site": "main"}, "floor.broker: the URL names no host"),
         ({"broker": "mqtts://f", "site": "main/+"}, "floor.site: 'main/+' cannot be a topic level"),
+        ({"broker": "mqtts://f", "site": "main", "pit": "pit #3"}, "floor.pit: 'pit #3' cannot be a topic level"),
         (
             {"broker": "mqtts://f", "site": "main", "cert_file": "/c.pem"},
             "floor.cert_file: a client certificate needs both",
