@@ -52,7 +52,7 @@ if [ "${1:-}" = "--inside" ]; then
 
     t=$(now)
     say "install.sh --no-start, network off"
-    in_root "/tmp/$NAME/install.sh" --no-start | sed 's/^/    /'
+    in_root "/tmp/$NAME/install.sh" --no-start | sed -u 's/^/    /'
     took "install.sh (venv, pip install --no-index)" "$t"
     in_root /opt/tablectl/current/bin/python -c 'import lgpio, cv2, numpy; print("    lgpio, cv2 and numpy import: lgpio", lgpio.__file__)'
 
@@ -102,7 +102,7 @@ PY
     say "tests/engine and tests/drivers against the installed release (not native_timing)"
     rc=0
     in_root sh -c 'cd /tmp/tablectl-tests && CI=true /opt/tablectl/current/bin/python -m pytest -q -p no:cacheprovider -m "not native_timing" tests/engine tests/drivers' \
-        | tail -n 15 | sed 's/^/    /' || rc=$?
+        2>&1 | sed -u 's/^/    /' || rc=$?
     took "tests/engine and tests/drivers" "$t"
     printf '%s\n' "${TIMES[@]}" > "$WORK/tmp/pi-check-times"
     exit "$rc"

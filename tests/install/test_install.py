@@ -2,7 +2,8 @@
 
 `make bundle`'s builder (deploy/bundle.py) makes the linux-x86_64 bundle once for this file; two
 newer versions are the same source with the version bumped (0.1.1), and one of them broken on
-purpose (0.1.2: its API does not import, so the daemon never answers). Each install runs the
+purpose (0.1.2: its API does not import, so the daemon never answers; and its journal schema is
+one higher, so installing it is first refused until --migrate-journal says to go ahead). Each install runs the
 bundle's own install.sh as root with the network OFF (a network namespace with only a loopback
 device, which every install, the table's daemon and this file's requests to it share) into a
 scratch root (`install.sh --root`): a directory with its own etc/passwd, etc/group and
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STUB = Path(__file__).with_name("systemctl")
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 NEWER, BROKEN = "0.1.1", "0.1.2"
+SCHEMA = int(re.findall(r"^SCHEMA_VERSION = (\d+)$", (ROOT / "controller/journal.py").read_text(), re.MULTILINE)[0])
 DEALER, SUPERVISOR = "dealer-token-for-install-tests", "supervisor-token-for-install-tests"
 HOST_PYTHON = "{}.{}".format(*sys.version_info[:2])
 
@@ -114,6 +117,8 @@ def bundles(tmp_path_factory: pytest.TempPathFactory, netns: str) -> Bundles:
     broken_src = source_copy(tmp / "src-broken", BROKEN)
     with (broken_src / "controller/api/app.py").open("a", encoding="utf-8") as app:
         app.write('\nraise RuntimeError("tablectl 0.1.2 is broken on purpose (tests/install)")\n')
+    journal = broken_src / "controller/journal.py"
+    journal.write_text(journal.read_text().replace(f"SCHEMA_VERSION = {SCHEMA}\n", f"SCHEMA_VERSION = {SCHEMA + 1}\n"))
     broken = build(broken_src, tmp / "broken", HOST_PYTHON)
     return Bundles(tarball, unpack(tarball), unpack(newer), unpack(broken))
 
@@ -291,7 +296,14 @@ def test_upgrade_refused_mid_round_rolled_back_when_unhealthy_and_rolled_back_by
     assert int(str(health["journal_seq"])) >= seq and journal.is_file()  # the same journal, read on
     assert scratch.api("GET", "/api/rounds/1", SUPERVISOR)[1]["status"] == "void"
 
-    failed = scratch.install(bundles.broken)
+    # A release that would convert the journal says so before it switches, and switches nothing.
+    told = scratch.install(bundles.broken)
+    assert told.returncode == 2, told.stdout + told.stderr
+    assert (f"tablectl {BROKEN} converts the journal from schema {SCHEMA} to {SCHEMA + 1} when it starts, and {NEWER}"
+            " cannot read it after that") in told.stderr
+    assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
+
+    failed = scratch.install(bundles.broken, "--migrate-journal")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert f"rolling back to tablectl {NEWER}" in failed.stdout
     assert f"tablectl {BROKEN} did not become healthy within 120 s: rolled back, tablectl {NEWER} is serving again" in failed.stderr
