@@ -59,7 +59,9 @@ if [ "${1:-}" = "--inside" ]; then
     t=$(now)
     say "tablectl run --sim --demo, until a round settles"
     in_root sh -c 'umask 077; mkdir -p /tmp/pi-check-state; echo pi-check-dealer-token-0001 > /tmp/pi-check-dealer-token; echo pi-check-supervisor-token-01 > /tmp/pi-check-supervisor-token'
-    in_root TABLECTL_DEALER_TOKEN_FILE=/tmp/pi-check-dealer-token TABLECTL_SUPERVISOR_TOKEN_FILE=/tmp/pi-check-supervisor-token \
+    # chroot itself in the background (not in_root, whose subshell would be the PID), to stop it by its PID.
+    chroot "$WORK" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
+        TABLECTL_DEALER_TOKEN_FILE=/tmp/pi-check-dealer-token TABLECTL_SUPERVISOR_TOKEN_FILE=/tmp/pi-check-supervisor-token \
         /opt/tablectl/current/bin/tablectl run --sim --demo --state-dir /tmp/pi-check-state --http 127.0.0.1:8000 \
         > "$WORK/tmp/pi-check-run.log" 2>&1 &
     daemon=$!
