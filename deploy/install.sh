@@ -121,8 +121,10 @@ journal_schema_check() {
     local from to
     from=$(bundle_get "$OPT/releases/$1/bundle/BUNDLE" journal_schema)
     to=$(bundle_get "$OPT/releases/$2/bundle/BUNDLE" journal_schema)
-    if [ -z "$from" ] || [ "$from" = "$to" ]; then
-        info "journal schema ${to:-?}: the same as release $1's; the journal is used as it is"
+    if [ -z "$from" ]; then
+        info "release $1 does not say which journal schema it writes: tablectl $2 writes schema $to"
+    elif [ "$from" = "$to" ]; then
+        info "journal schema $to: the same as release $1's; the journal is used as it is"
     elif [ "$MIGRATE" = 1 ]; then
         info "journal schema $from -> $to: tablectl $2 converts the journal when it starts (--migrate-journal)"
     elif [ "$from" -lt "$to" ]; then

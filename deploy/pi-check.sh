@@ -13,8 +13,8 @@
 # 3. In the copy, with the network switched off (a new network namespace, loopback only):
 #    install.sh --no-start (no systemd runs in a chroot).
 # 4. `tablectl run --sim --demo` of the installed release until /api/health answers and a round settles.
-# 5. tests/engine and tests/drivers against the installed release (the tests alone are copied in,
-#    not the source), less the cases marked `native_timing` (timing qemu cannot hold; each says
+# 5. tests/engine and tests/drivers against the installed release (the tests and the documents they
+#    read are copied in, not the source), less the cases marked `native_timing` (timing qemu cannot hold; each says
 #    why, and they run natively in `make test`).
 # Prints each step's time; README.md's table keeps the last ones.
 set -euo pipefail
@@ -145,8 +145,11 @@ t=$(now)
 say "a fresh copy of the root in $WORK/root"
 cp -a "$BASE" "$WORK/root"
 tar xzf "$CHECKOUT/dist/$NAME.tar.gz" -C "$WORK/root/tmp"
-mkdir "$WORK/root/tmp/tablectl-tests"
-cp -a "$CHECKOUT/tests" "$CHECKOUT/pyproject.toml" "$WORK/root/tmp/tablectl-tests/"
+# The tests and the documents they compare with (README.md's figures, hardware/*.md's tables);
+# hardware/ without its Python files, so `import hardware` is the installed release's.
+mkdir -p "$WORK/root/tmp/tablectl-tests/hardware"
+cp -a "$CHECKOUT/tests" "$CHECKOUT/pyproject.toml" "$CHECKOUT/README.md" "$WORK/root/tmp/tablectl-tests/"
+cp -a "$CHECKOUT"/hardware/*.md "$WORK/root/tmp/tablectl-tests/hardware/"
 env -i PATH=/usr/bin:/bin HOME="$HOME" PIP_CONFIG_FILE=/dev/null PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
     "$PYTHON" -m pip download --quiet --disable-pip-version-check --only-binary=:all: "${PLATFORMS[@]}" \
     --python-version 3.11 --implementation cp --abi cp311 --abi abi3 --abi none \
