@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
         --health-timeout) HEALTH_TIMEOUT=${2:?--health-timeout needs seconds}; shift ;;
         --python) PY=${2:?--python needs a path}; shift ;;
         --root) ROOT=${2:?--root needs a directory}; shift ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$HERE/$(basename "$0")" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) refuse "unknown option $1 (see $0 --help)" ;;
     esac
     shift
