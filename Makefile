@@ -8,7 +8,7 @@ GAME   ?= grand-slam
 # The port its screens are served on, on 127.0.0.1 (make run PORT=8100).
 PORT   ?= 8000
 
-.PHONY: run test lint bench release clean
+.PHONY: run test lint bench release clean bundle pi-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,18 @@ release: $(STAMP)
 	rm -rf build dist
 	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
 	$(BIN)/python -m controller.release --key "$(RELEASE_KEY)" dist/tablectl-*.whl
+
+# The offline install bundles, dist/tablectl-<version>-linux-aarch64.tar.gz (a Pi) and
+# -linux-x86_64.tar.gz (a test bench): hardware/install.md. Downloads the pinned wheels
+# (deploy/constraints.txt); the bundle installs with no network. `make bundle RELEASE_KEY=FILE`
+# signs the release (hardware/authentication.md): a live table opens only on a signed one.
+bundle: $(BIN)/python
+	$(BIN)/python deploy/bundle.py $(if $(RELEASE_KEY),--release-key "$(RELEASE_KEY)")
+
+# The aarch64 bundle installed with the network off and run on an emulated arm64 Bookworm
+# (tens of minutes; root; not part of `make test`): deploy/pi-check.sh says what it does.
+pi-check: $(BIN)/python
+	PYTHON=$(CURDIR)/$(BIN)/python bash deploy/pi-check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

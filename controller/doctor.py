@@ -568,7 +568,7 @@ def _check_journal(path: Path, live: bool = True) -> Check:
             False,
             "error",
             f"{path}: this user cannot open the journal to check it. Run doctor as the service's user: "
-            "sudo -u tablectl /opt/tablectl/.venv/bin/tablectl doctor",
+            "sudo -u tablectl /opt/tablectl/current/bin/tablectl doctor",
         )
     try:
         journal = Journal(path, require_head=live)

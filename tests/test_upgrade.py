@@ -1,10 +1,11 @@
-"""hardware/install.md's upgrade installs exactly the version pulled, and its "Going back" installs
-the one before (issue 30, item 13): a plain `git pull` then `pip install '.[pi]'` reused setuptools'
+"""hardware/install.md's developer appendix (a git checkout): its upgrade installs exactly the
+version pulled, and its "Going back" installs the one before (issue 30, item 13): a plain `git pull` then `pip install '.[pi]'` reused setuptools'
 `build/lib`, so a module deleted upstream stayed installed.
 
-The guide's own lines are run, in a clone standing in for /opt/tablectl: step 4's install of
-version A, then step 12's `git` and `pip` lines after version B removed a module and a layout and
-added a module, then the `git` and `pip` lines of "Going back". The lines that need a Pi (systemd,
+The guide's own lines are run, in a clone standing in for /opt/tablectl/src: A1's install of
+version A, then A2's `git` and `pip` lines after version B removed a module and a layout and
+added a module, then the `git` and `pip` lines of A3, going back. (The bundle's upgrade and roll
+back: tests/install/.) The lines that need a Pi (systemd,
 the doctor as the service's user) are not run; `sudo` is dropped (the test runs as whoever runs
 it), and pip is this test's own, pointed at the clone's venv with --python and --no-deps: what is
 checked is which of tablectl's files are installed, not its dependencies, which stay as they are.
@@ -81,8 +82,8 @@ def test_the_upgrade_installs_exactly_the_new_version_and_going_back_the_old(tmp
     git(tmp_path, "clone", "--quiet", str(upstream), str(opt))
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(opt / ".venv")], check=True, timeout=120)
 
-    step4 = [line for line in guide_lines("## 4. Install tablectl") if "pip install" in line]
-    run(step4, opt)  # version A, as step 4 installs it
+    step4 = [line for line in guide_lines("### A1. Install tablectl from a checkout") if "pip install" in line]
+    run(step4, opt)  # version A, as A1 installs it
     version_a = installed(opt)
     assert set(REMOVED) <= version_a and ADDED not in version_a
     assert (opt / "build").is_dir()  # what a plain reinstall would build from again
@@ -93,7 +94,7 @@ def test_the_upgrade_installs_exactly_the_new_version_and_going_back_the_old(tmp
     git(upstream, "add", "-A")
     git(upstream, "commit", "--quiet", "-m", "version B: a module and a layout removed, a module added")
 
-    upgrade = guide_lines("## 12. Upgrade")
+    upgrade = guide_lines("### A2. Upgrade a checkout")
     assert any(line.startswith("git pull") for line in upgrade), upgrade
     run(upgrade, opt)
     version_b = installed(opt)
@@ -101,5 +102,5 @@ def test_the_upgrade_installs_exactly_the_new_version_and_going_back_the_old(tmp
     assert ADDED in version_b
     assert version_b == (version_a - set(REMOVED)) | {ADDED}
 
-    run(guide_lines("### Going back"), opt)
+    run(guide_lines("### A3. Going back on a checkout"), opt)
     assert installed(opt) == version_a, "going back did not install the version run before the upgrade"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,8 @@ ROUND = {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 5}
 
 def test_health_says_simulated_and_the_game(client: TestClient) -> None:
     assert client.get("/api/health", headers=auth(SUPERVISOR)).json() == {
-        "status": "ok", "simulated": True, "game": "grand-slam", "table": "TABLE-1", "journal_seq": 0, "message": "SIMULATED table",
+        "status": "ok", "simulated": True, "game": "grand-slam", "table": "TABLE-1", "journal_seq": 0,
+        "version": importlib.metadata.version("tablectl"), "message": "SIMULATED table",
     }
 
 

@@ -16,7 +16,7 @@ from controller.api.auth import load_tokens
 SYSTEMD = Path(__file__).resolve().parents[2] / "systemd"
 UNIT = SYSTEMD / "tablectl.service"
 RULES = SYSTEMD / "99-tablectl.rules"
-EXEC_START = "/opt/tablectl/.venv/bin/tablectl run --config /etc/tablectl/table.toml"
+EXEC_START = "/opt/tablectl/current/bin/tablectl run --config /etc/tablectl/table.toml"
 
 
 class _Repeated(dict[str, Any]):
@@ -50,14 +50,14 @@ def test_systemd_analyze_verify_accepts_the_unit(tmp_path: Path) -> None:
     )
     # verify also checks that ExecStart's program exists; the real one lives on the Pi, so a stub
     # stands in at a path under tmp_path and every other line is verified as shipped.
-    stub = tmp_path / "opt/tablectl/.venv/bin/tablectl"
+    stub = tmp_path / "opt/tablectl/current/bin/tablectl"
     stub.parent.mkdir(parents=True)
     stub.write_text("#!/bin/sh\nexit 0\n")
     stub.chmod(0o755)
     text = UNIT.read_text(encoding="utf-8")
     assert text.count(EXEC_START) == 1
     unit = tmp_path / "tablectl.service"
-    unit.write_text(text.replace("/opt/tablectl/.venv/bin/tablectl", str(stub)), encoding="utf-8")
+    unit.write_text(text.replace("/opt/tablectl/current/bin/tablectl", str(stub)), encoding="utf-8")
     done = subprocess.run(
         [tool, "verify", "--man=no", str(unit)], capture_output=True, text=True, timeout=60, check=False
     )

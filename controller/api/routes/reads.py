@@ -6,6 +6,9 @@ a finished hand as the rules show it)."""
 
 from __future__ import annotations
 
+from functools import cache
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 from typing import Any
 
 from fastapi import APIRouter, Response
@@ -24,9 +27,18 @@ from controller.visibility import SEES_EVERY_CARD
 router = APIRouter(prefix="/api")
 
 
+@cache
+def installed_version() -> str:
+    """tablectl's installed version (the release install.sh waits for after an upgrade)."""
+    try:
+        return dist_version("tablectl")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 @router.get("/health")
 async def health(rt: Rt, role: Anyone) -> dict[str, Any]:
-    """Whether the table is up; the rest (game, table, journal) only to a caller with a role."""
+    """Whether the table is up; the rest (game, table, journal, version) only to a caller with a role."""
     view = await rt.gate.view()
     status = "fault" if view.blocked else "ok"
     if role is None:
@@ -37,6 +49,7 @@ async def health(rt: Rt, role: Anyone) -> dict[str, Any]:
         "game": rt.gate.game_name,
         "table": rt.gate.table_id,
         "journal_seq": view.seq,
+        "version": installed_version(),
         "message": "SIMULATED table" if rt.gate.simulated else "live table",
     }
 

@@ -1,0 +1,338 @@
+"""The offline bundle and its install.sh, as an operator runs them (issue 33), on x86_64.
+
+`make bundle`'s builder (deploy/bundle.py) makes the linux-x86_64 bundle once for this file; two
+newer versions are the same source with the version bumped (0.1.1), and one of them broken on
+purpose (0.1.2: its API does not import, so the daemon never answers; and its journal schema is
+one higher, so installing it is first refused until --migrate-journal says to go ahead). Each install runs the
+bundle's own install.sh as root with the network OFF (a network namespace with only a loopback
+device, which every install, the table's daemon and this file's requests to it share) into a
+scratch root (`install.sh --root`): a directory with its own etc/passwd, etc/group and
+run/systemd/system. systemd is replaced by a RECORDED STUB, tests/install/systemctl: it logs every
+call, and its `start`/`restart` runs the unit's command (`/opt/tablectl/current/bin/tablectl run`)
+from the scratch root on its config, journal and tokens, returning once the table answers or dies
+as a Type=notify start does. What is real: the checksums, pip installing only from the bundle's
+wheels, the venv, the user and groups (useradd --prefix), the links, the unit and udev files, the
+daemon of each release and its /api/health.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STUB = Path(__file__).with_name("systemctl")
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+NEWER, BROKEN = "0.1.1", "0.1.2"
+SCHEMA = int(re.findall(r"^SCHEMA_VERSION = (\d+)$", (ROOT / "controller/journal.py").read_text(), re.MULTILINE)[0])
+DEALER, SUPERVISOR = "dealer-token-for-install-tests", "supervisor-token-for-install-tests"
+HOST_PYTHON = "{}.{}".format(*sys.version_info[:2])
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+
+
+def need(tool: str) -> None:
+    if shutil.which(tool) is None or os.geteuid() != 0:
+        message = (f"{tool} is missing (Debian: util-linux, iproute2)" if os.geteuid() == 0
+                   else "the install tests run as root (useradd, network namespaces)")
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def netns() -> Iterator[str]:
+    """A network namespace with only a loopback device, held open by a `sleep` this fixture ends."""
+    for tool in ("unshare", "nsenter", "ip", "setarch", "useradd"):
+        need(tool)
+    holder = subprocess.Popen(
+        ["unshare", "--net", "sh", "-c", "ip link set lo up && echo up && exec sleep infinity"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "up\n", "no network namespace"
+        ns = f"/proc/{holder.pid}/ns/net"
+        yield ns
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+
+
+def build(source: Path, out: Path, *pythons: str) -> Path:
+    args = [sys.executable, str(ROOT / "deploy" / "bundle.py"), "--platform", "linux-x86_64",
+            "--source", str(source), "--out", str(out)] + [a for p in pythons for a in ("--python", p)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (tarball,) = out.glob("*.tar.gz")
+    return tarball
+
+
+def unpack(tarball: Path) -> Path:
+    with tarfile.open(tarball) as tar:
+        tar.extractall(tarball.parent, filter="tar")
+    return tarball.parent / tarball.name.removesuffix(".tar.gz") / "install.sh"
+
+
+def source_copy(dest: Path, version: str) -> Path:
+    """This checkout's files (as the builder takes them) with another version in pyproject.toml."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            check=True, capture_output=True, timeout=120).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    pyproject = dest / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace(f'version = "{VERSION}"', f'version = "{version}"', 1), encoding="utf-8")
+    return dest
+
+
+@dataclass
+class Bundles:
+    tarball: Path  # the x86_64 bundle of this checkout, as `make bundle` writes it
+    base: Path  # its install.sh, unpacked
+    newer: Path
+    broken: Path
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory, netns: str) -> Bundles:
+    tmp = tmp_path_factory.mktemp("bundles")
+    tarball = build(ROOT, tmp / "base")
+    newer = build(source_copy(tmp / "src-newer", NEWER), tmp / "newer", HOST_PYTHON)
+    broken_src = source_copy(tmp / "src-broken", BROKEN)
+    with (broken_src / "controller/api/app.py").open("a", encoding="utf-8") as app:
+        app.write('\nraise RuntimeError("tablectl 0.1.2 is broken on purpose (tests/install)")\n')
+    journal = broken_src / "controller/journal.py"
+    journal.write_text(journal.read_text().replace(f"SCHEMA_VERSION = {SCHEMA}\n", f"SCHEMA_VERSION = {SCHEMA + 1}\n"))
+    broken = build(broken_src, tmp / "broken", HOST_PYTHON)
+    return Bundles(tarball, unpack(tarball), unpack(newer), unpack(broken))
+
+
+class Scratch:
+    """A scratch root: what install.sh and the stub systemd see as /."""
+
+    def __init__(self, path: Path, netns: str) -> None:
+        self.path, self.netns = path, netns
+        (path / "etc").mkdir(parents=True)
+        (path / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+        (path / "etc/group").write_text("root:x:0:\ndialout:x:20:\nvideo:x:44:\n")
+        (path / "etc/shadow").write_text("root:*::0:99999:7:::\n")
+        (path / "etc/gshadow").write_text("root:*::\n")
+        (path / "run/systemd/system").mkdir(parents=True)  # systemd "runs" here
+        (path / "bin").mkdir()
+        shutil.copy2(STUB, path / "bin" / "systemctl")
+
+    def env(self) -> dict[str, str]:
+        """The test's environment less its Python settings (PYTHONPATH would put this checkout before
+        the installed release), with the stub systemctl first on PATH."""
+        return {**clean_env(), "STUB_ROOT": str(self.path), "PATH": f"{self.path / 'bin'}:{os.environ['PATH']}"}
+
+    def install(self, script: Path, *args: str, arch: str | None = None) -> subprocess.CompletedProcess[str]:
+        """install.sh with the network off (the namespace has only loopback)."""
+        command = ["nsenter", f"--net={self.netns}", *(["setarch", arch] if arch else []), str(script),
+                   "--root", str(self.path), "--health-timeout", "120", *args]
+        return subprocess.run(command, env=self.env(), cwd=self.path, capture_output=True, text=True, timeout=1200)
+
+    def systemctl(self, *args: str) -> int:
+        command = ["nsenter", f"--net={self.netns}", str(self.path / "bin/systemctl"), *args]
+        return subprocess.run(command, env=self.env(), cwd=self.path, timeout=300).returncode
+
+    def api(self, method: str, path: str, token: str, body: object = None) -> tuple[int, dict[str, object]]:
+        """One request to the table in the namespace, as a screen would send it."""
+        code = (
+            "import json, sys, urllib.request, urllib.error\n"
+            "m, url, token, body = sys.argv[1:5]\n"
+            "req = urllib.request.Request(url, method=m, data=body.encode() if body != 'null' else None,"
+            " headers={'Authorization': 'Bearer ' + token, 'Content-Type': 'application/json'})\n"
+            "try:\n    r = urllib.request.urlopen(req, timeout=30); print(r.status, r.read().decode())\n"
+            "except urllib.error.HTTPError as e:\n    print(e.code, e.read().decode())\n"
+        )
+        done = subprocess.run(["nsenter", f"--net={self.netns}", sys.executable, "-c", code, method,
+                               f"http://127.0.0.1:8000{path}", token, json.dumps(body)],
+                              capture_output=True, text=True, timeout=120, check=True)
+        status, _, text = done.stdout.partition(" ")
+        return int(status), json.loads(text)
+
+    def serving(self) -> str:
+        status, health = self.api("GET", "/api/health", SUPERVISOR)
+        assert status == 200 and health["status"] == "ok", health
+        return str(health["version"])
+
+    def current(self) -> str:
+        return os.readlink(self.path / "opt/tablectl/current")
+
+    def configure(self) -> None:
+        """What the operator writes after the first install (install.md, steps 5-7)."""
+        etc = self.path / "etc/tablectl"
+        (etc / "table.toml").write_text(
+            f'[table]\nid = "TEST-1"\ngame = "grand-slam"\n\n[http]\nhost = "127.0.0.1"\nport = 8000\n\n'
+            f'[state]\ndir = "{self.path}/var/lib/tablectl"\n'
+        )
+        (etc / "credentials").mkdir(mode=0o700)
+        for name, token in (("dealer-token", DEALER), ("supervisor-token", SUPERVISOR)):
+            (etc / "credentials" / name).write_text(token + "\n")
+            (etc / "credentials" / name).chmod(0o400)
+
+    def tree(self) -> dict[str, tuple[int, str]]:
+        """Every file and link under the root (the stub's own log aside): mode and content hash."""
+        out = {}
+        for p in sorted(self.path.rglob("*")):
+            rel = str(p.relative_to(self.path))
+            if rel == "systemctl.log":
+                continue
+            if p.is_symlink():
+                out[rel] = (0, os.readlink(p))
+            elif p.is_file():
+                out[rel] = (p.stat().st_mode, hashlib.sha256(p.read_bytes()).hexdigest())
+        return out
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, netns: str) -> Iterator[Scratch]:
+    root = Scratch(tmp_path / "root", netns)
+    yield root
+    root.systemctl("stop", "tablectl")  # the daemon the stub started, if any, by its PID
+
+
+def test_two_builds_of_one_commit_are_the_same_bundle(bundles: Bundles, tmp_path: Path) -> None:
+    again = build(ROOT, tmp_path)
+
+    def sums(tarball: Path) -> str:
+        with tarfile.open(tarball) as tar:
+            member = tar.extractfile(tarball.name.removesuffix(".tar.gz") + "/SHA256SUMS")
+            assert member is not None
+            return member.read().decode()
+
+    assert sums(again) == sums(bundles.tarball)  # the same files, each the same (the file list and hashes)
+    assert again.read_bytes() == bundles.tarball.read_bytes()  # and the archive itself, byte for byte
+    with tarfile.open(again) as tar:
+        names = tar.getnames()
+    top = again.name.removesuffix(".tar.gz")
+    for part in ("install.sh", "probe.py", "SHA256SUMS", "BUNDLE", "install.md", "systemd/tablectl.service",
+                 "systemd/99-tablectl.rules", f"wheels/tablectl-{VERSION}-py3-none-any.whl"):
+        assert f"{top}/{part}" in names
+    wheels = [n for n in names if n.endswith(".whl")]
+    for python in ("cp311", "cp313"):  # Bookworm's and Trixie's Python
+        assert any("numpy-" in n and f"-{python}-manylinux" in n for n in wheels), wheels
+
+
+def test_a_fresh_install_and_the_same_bundle_again(bundles: Bundles, scratch: Scratch) -> None:
+    done = scratch.install(bundles.base)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in ("every file matches SHA256SUMS", "user tablectl: created", "group gpio: created",
+                 f"pip install --no-index --find-links wheels/ tablectl[pi]=={VERSION}",
+                 f"current -> releases/{VERSION}", "then: systemctl enable --now tablectl"):
+        assert line in done.stdout, done.stdout
+    root = scratch.path
+    assert "tablectl:x:" in (root / "etc/passwd").read_text()
+    groups = {line.split(":")[0]: line.split(":")[3] for line in (root / "etc/group").read_text().splitlines()}
+    assert all("tablectl" in groups[g].split(",") for g in ("gpio", "dialout", "video")), groups
+    assert scratch.current() == f"releases/{VERSION}"
+    release = root / "opt/tablectl/releases" / VERSION
+    assert "include-system-site-packages = true" in (release / "pyvenv.cfg").read_text()
+    unit = (root / "etc/systemd/system/tablectl.service").read_text()
+    assert "ExecStart=/opt/tablectl/current/bin/tablectl run --config /etc/tablectl/table.toml" in unit
+    assert (root / "etc/udev/rules.d/99-tablectl.rules").is_file()
+    assert (root / "var/lib/tablectl").is_dir() and (root / "etc/tablectl").is_dir()
+    version = subprocess.run([str(release / "bin/python"), "-c", "import importlib.metadata as m, controller;"
+                              "print(m.version('tablectl'), controller.__file__)"],
+                             capture_output=True, text=True, check=True, timeout=120, env=clean_env(),
+                             cwd=root).stdout.split()
+    assert version[0] == VERSION and version[1].startswith(str(release)), version  # not this checkout
+
+    before = scratch.tree()
+    (root / "systemctl.log").unlink()
+    again = scratch.install(bundles.base)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "installed already from this bundle: kept as it is" in again.stdout
+    assert f"tablectl {VERSION} is current already" in again.stdout
+    assert scratch.tree() == before
+    assert not (root / "systemctl.log").exists()  # no call to systemd at all: nothing restarted
+
+
+def test_upgrade_refused_mid_round_rolled_back_when_unhealthy_and_rolled_back_by_hand(
+    bundles: Bundles, scratch: Scratch
+) -> None:
+    assert scratch.install(bundles.base).returncode == 0
+    scratch.configure()
+    assert scratch.systemctl("enable", "--now", "tablectl") == 0 and scratch.systemctl("start", "tablectl") == 0
+    assert scratch.serving() == VERSION
+    status, opened = scratch.api("POST", "/api/rounds", DEALER, {"seats": [{"seat": 1, "wagers": {"first": 10}}], "blind_seat": None})
+    assert status == 201, opened
+    journal = scratch.path / "var/lib/tablectl/journal.sqlite3"
+
+    # A round is being dealt: the upgrade is refused before anything changes.
+    refused = scratch.install(bundles.newer)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "round 1 is open: upgrade between rounds only" in refused.stderr
+    assert scratch.current() == f"releases/{VERSION}" and scratch.serving() == VERSION
+
+    status, _ = scratch.api("POST", "/api/rounds/current/void", SUPERVISOR, {"reason": "upgrade test"})
+    assert status == 200
+    _, health = scratch.api("GET", "/api/health", SUPERVISOR)
+    seq = int(str(health["journal_seq"]))
+
+    upgraded = scratch.install(bundles.newer)
+    assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
+    assert f"upgrading tablectl {VERSION} -> {NEWER}" in upgraded.stdout
+    assert f"healthy: http://127.0.0.1:8000/api/health answers ok from tablectl {NEWER}" in upgraded.stdout
+    assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
+    _, health = scratch.api("GET", "/api/health", SUPERVISOR)
+    assert int(str(health["journal_seq"])) >= seq and journal.is_file()  # the same journal, read on
+    assert scratch.api("GET", "/api/rounds/1", SUPERVISOR)[1]["status"] == "void"
+
+    # A release that would convert the journal says so before it switches, and switches nothing.
+    told = scratch.install(bundles.broken)
+    assert told.returncode == 2, told.stdout + told.stderr
+    assert (f"tablectl {BROKEN} converts the journal from schema {SCHEMA} to {SCHEMA + 1} when it starts, and {NEWER}"
+            " cannot read it after that") in told.stderr
+    assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
+
+    failed = scratch.install(bundles.broken, "--migrate-journal")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert f"rolling back to tablectl {NEWER}" in failed.stdout
+    assert f"tablectl {BROKEN} did not become healthy within 120 s: rolled back, tablectl {NEWER} is serving again" in failed.stderr
+    assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
+    assert os.readlink(scratch.path / "opt/tablectl/previous") == f"releases/{VERSION}"
+
+    back = scratch.install(scratch.path / "opt/tablectl/current/bundle/install.sh", "--rollback")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert f"tablectl {NEWER} -> tablectl {VERSION}" in back.stdout
+    assert scratch.current() == f"releases/{VERSION}" and scratch.serving() == VERSION
+    assert scratch.api("GET", "/api/rounds/1", SUPERVISOR)[1]["status"] == "void"  # the journal kept
+
+
+def test_a_bundle_for_another_architecture_is_refused(bundles: Bundles, scratch: Scratch) -> None:
+    done = scratch.install(bundles.base, arch="i686")  # a 32-bit personality: uname -m says i686
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"install: REFUSED: this bundle is for x86_64 and this machine is i686: use tablectl-{VERSION}-linux-i686.tar.gz"
+        " (a Pi needs 64-bit Raspberry Pi OS: aarch64)"
+    ]
+    assert not (scratch.path / "opt").exists() and "tablectl" not in (scratch.path / "etc/passwd").read_text()
+
+
+def test_a_changed_bundle_is_refused(bundles: Bundles, scratch: Scratch, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(bundles.base.parent, copy, copy_function=os.link)  # hard links: no 100 MB copy
+    (copy / "install.md").unlink()
+    (copy / "install.md").write_text("changed\n")
+    done = scratch.install(copy / "install.sh")
+    assert done.returncode == 2
+    assert "install: REFUSED: the bundle is damaged or was changed: install.md: FAILED" in done.stderr
+    assert not (scratch.path / "opt").exists()
