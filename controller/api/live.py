@@ -46,6 +46,7 @@ QUEUE_LIMIT = 100  # messages a screen may fall behind before it is told to reco
 DEVICES_EVERY_S = 1.0  # the most often a change of devices alone sends the screens the state
 BACKLOG_SLICE = 100  # entries of a backlog read in one job on the table's loop (masked on the API's)
 PATIENCE_S = 15.0  # how long a connecting screen waits for room in the table's queue
+CATCHING_UP = 4  # screens whose backlog slices are read and encoded at once (the others wait their turn)
 
 #: (tick, text): tick orders every message the table hands over; None ends the feed.
 Message = tuple[int, str] | None
@@ -86,6 +87,7 @@ class LiveFeed:
         self._devices_due: asyncio.TimerHandle | None = None
         self._devices_told = float("-inf")
         self._adapter: GameAdapter | None = None  # the table's game: what masking asks of it
+        self._catching_up: asyncio.Semaphore | None = None  # made on the API's loop, when first needed
 
     def attach(self, table: Table, describe: Callable[[Table], dict[str, Any]]) -> None:
         """Follow `table` (called once, before the table's loop runs the API's jobs)."""
@@ -205,14 +207,23 @@ class LiveFeed:
         """The backlog after `after` and the state, as `sub`'s role sees them, read slice by slice
         on the table's loop and yielded a slice at a time (so a long history is never held whole
         in memory), then the tick after which `sub`'s queue holds what is new."""
-        joined = await _patiently(gate, self.join)
+        if self._catching_up is None:
+            self._catching_up = asyncio.Semaphore(CATCHING_UP)
+        async with self._catching_up:
+            joined = await _patiently(gate, self.join)
+            state = self.text(joined.state, sub.everything)  # held as text, not as the table's documents
         at = after
         while at < joined.seq:
-            part, at = await _patiently(
-                gate, lambda table, start=at: self.backlog(table, start, joined.seq)  # type: ignore[misc]
-            )
-            yield [self.text(message, sub.everything) for message in part]
-        yield [self.text(joined.state, sub.everything)]
+            # A few screens' slices are read and encoded at a time: a crowd reconnecting at once is
+            # served in turn, and the API's memory holds a few slices being made, not one a screen.
+            async with self._catching_up:
+                part, at = await _patiently(
+                    gate, lambda table, start=at: self.backlog(table, start, joined.seq)  # type: ignore[misc]
+                )
+                texts = [self.text(message, sub.everything) for message in part]
+                del part
+            yield texts
+        yield [state]
         yield joined.tick
 
     def unsubscribe(self, sub: Subscriber) -> None:
