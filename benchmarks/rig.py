@@ -191,6 +191,18 @@ class Daemon:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())
 
+    def deal(self, body: dict[str, Any], cards: list[str]) -> int:
+        """A round opened with `body`, `cards` stacked on the simulated shoe and drawn one by one
+        through its pty, then settled: its number. The payouts are left to the caller."""
+        status, opened = self.post("/api/rounds", body)
+        assert status == 201, opened
+        number = int(opened["round"])
+        assert self.post("/api/sim/shoe", {"cards": cards})[0] == 200
+        for _ in cards:
+            assert self.post("/api/sim/draw", {"count": 1})[0] == 200
+        self.wait_for(f"round {number} to settle", lambda s: s["round"] == number and s["round_status"] == "settled")
+        return number
+
     def wait_for(
         self, what: str, check: Callable[[Any], object], timeout: float = PATIENCE_S, path: str = "/api/state"
     ) -> Any:

@@ -22,14 +22,7 @@ REFUSED_CONFIRM = r"status of 409 .*/api/confirm"  # the browser logs the refusa
 
 def deal_unpaid(daemon: Daemon) -> int:
     """A round dealt through the simulated shoe, settled, its payouts not confirmed."""
-    status, opened = daemon.post("/api/rounds", ROUND_BODY)
-    assert status == 201, opened
-    number = int(opened["round"])
-    assert daemon.post("/api/sim/shoe", {"cards": CARDS})[0] == 200
-    for _ in CARDS:
-        assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
-    daemon.wait_for(f"round {number} to settle", lambda s: s["round"] == number and s["round_status"] == "settled")
-    return number
+    return daemon.deal(ROUND_BODY, CARDS)
 
 
 def primaries(page: Page) -> list[str]:

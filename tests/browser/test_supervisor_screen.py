@@ -25,13 +25,7 @@ ROUND_BODY = {
 
 def play(daemon: Daemon, body: dict[str, Any], cards: list[str]) -> int:
     """A whole round dealt through the API (the simulated dealer), settled."""
-    status, opened = daemon.post("/api/rounds", body)
-    assert status == 201, opened
-    number = int(opened["round"])
-    assert daemon.post("/api/sim/shoe", {"cards": cards})[0] == 200
-    for _ in cards:
-        assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
-    daemon.wait_for(f"round {number} to settle", lambda s: s["round"] == number and s["round_status"] == "settled")
+    number = daemon.deal(body, cards)
     assert daemon.post("/api/confirm", {})[0] == 200  # payouts done
     return number
 

@@ -37,14 +37,7 @@ def daemon(tmp_path: Path, pty_display: tuple[int, str]) -> Iterator[Daemon]:
 def play(daemon: Daemon, body: dict, cards: list[str]) -> int:  # type: ignore[type-arg]
     if daemon.get("/api/state")["payment"] == "due":  # the dealer pays the last round first
         assert daemon.post("/api/confirm", {})[0] == 200
-    status, opened = daemon.post("/api/rounds", body)
-    assert status == 201, opened
-    number = int(opened["round"])
-    assert daemon.post("/api/sim/shoe", {"cards": cards})[0] == 200
-    for _ in cards:
-        assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
-    daemon.wait_for(f"round {number} to settle", lambda s: s["round"] == number and s["round_status"] == "settled")
-    return number
+    return daemon.deal(body, cards)
 
 
 def replay(round_file: dict) -> dict:  # type: ignore[type-arg]
