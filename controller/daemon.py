@@ -97,9 +97,10 @@ RETAIN_EVERY_S = 600.0
 TRIM_EVERY_S = 10.0
 #: How long a thread may keep the interpreter lock while another waits (controller's card path).
 SWITCH_INTERVAL_S = 0.001
-#: The API's thread (and the threads it starts) runs this much nicer than the table's: when the
-#: Pi's cores are short, the kernel gives them to the card path first (a thread may always lower
-#: its own priority; raising the table's would need privileges the service does not have).
+#: The API's thread (and the threads it starts) runs this much nicer than the table's (added to
+#: the process's own nice value): when the Pi's cores are short, the kernel gives them to the card
+#: path first (a thread may always lower its own priority; raising the table's would need
+#: privileges the service does not have).
 HTTP_NICE = 5
 #: The cyclic garbage collector's thresholds once started (CPython's are 700, 10, 10): each
 #: collection stops every thread, the card path's included.
@@ -794,7 +795,8 @@ class Daemon:
 
         def serve() -> None:
             with contextlib.suppress(OSError):  # not Linux, or not allowed: the same, only fairer
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), HTTP_NICE)
+                thread = threading.get_native_id()  # Linux: a thread's own nice value
+                os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + HTTP_NICE))
             loop = asyncio.new_event_loop()
             self.api_loop = loop
             try:
