@@ -34,11 +34,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
+from controller.api.commands import Commands, Controls, Recalled
 from controller.engine.base import Effect
 from controller.journal import Entry
-from controller.rounds import RoundRecord, table_payment
 from controller.view import prompt, snapshot
 from controller.visibility import mask_cards, sight
 
@@ -56,10 +56,6 @@ ACCESS_BATCH_S = 0.2
 ACCESS_BATCH_MAX = 64
 
 AccessKind = Literal["login", "camera-recalibrated"]
-#: Finished rounds kept as the dealer recalls them (their documents and the cards hidden in them).
-FINISHED_KEPT = 1000
-#: A recalled round: its document and the cards its audience may not see in it.
-Recalled = tuple[dict[str, Any], frozenset[str]]
 
 
 class TableBusy(RuntimeError):
@@ -96,7 +92,7 @@ class TableView:
 
 
 @dataclass(frozen=True)
-class _Published:
+class Published:
     """What the table's loop hands over for a view: read there, masked by the caller."""
 
     version: int
@@ -107,6 +103,33 @@ class _Published:
     words: str
     hidden: frozenset[str]
     meters: dict[str, Any]
+
+
+class Gate(Protocol):
+    """The API's handle on the table, wherever the table is: in this process (`TableGate`) or in
+    the daemon's while the API has a process of its own (controller/api/remote.py's RemoteGate).
+    What never changes while the daemon runs is plain attributes; the rest is asked for."""
+
+    adapter: GameAdapter
+    game_name: str
+    table_id: str
+    simulated: bool
+    seats: int
+
+    async def command(self, name: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    async def view(self) -> TableView: ...
+
+    def access(self, kind: AccessKind, body: Mapping[str, Any]) -> concurrent.futures.Future[Entry]: ...
+
+    @property
+    def controls(self) -> frozenset[str]: ...
+
+    async def control(self, name: str, *args: Any) -> Any: ...
+
+    def unmasked(self, recalled: Sequence[Recalled]) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -130,6 +153,8 @@ class TableGate:
         *,
         describe: Callable[[Table], dict[str, Any]] | None = None,
         limit: int = JOB_LIMIT,
+        commands: Commands | None = None,
+        controls: Controls | None = None,
     ) -> None:
         self._table = table
         self._loop = loop if loop is not None else _tables_loop()
@@ -140,7 +165,7 @@ class TableGate:
         self._waiting = 0  # jobs queued or running
         self._version = 0  # bumped on the table's loop at every entry and device change
         self._view: TableView | None = None
-        self._building: concurrent.futures.Future[_Published] | None = None
+        self._building: concurrent.futures.Future[Published] | None = None
         self.describe: Callable[[Table], dict[str, Any]] = describe or snapshot
         # What never changes while the daemon runs: safe to read from any thread.
         self.adapter: GameAdapter = table.adapter
@@ -151,8 +176,9 @@ class TableGate:
         self._accesses: list[tuple[AccessKind, dict[str, Any], concurrent.futures.Future[Entry]]] = []
         self._access_due = False  # a commit of the waiting accesses is scheduled
         self._access_last = float("-inf")  # when (the table's loop's clock) the last such commit ran
-        # Finished rounds and the cards the dealer may not see in them (the table's loop's).
-        self._finished: dict[int, tuple[RoundRecord, frozenset[str]]] = {}
+        self.commands = commands if commands is not None else Commands(None)
+        self._controls = controls if controls is not None else Controls()
+        self.on_change: Callable[[int], None] | None = None  # told each new version (another process)
         table.listeners.append(self)  # an Output: told of every entry
         table.device_watchers.append(self._changed)
 
@@ -164,10 +190,12 @@ class TableGate:
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         self._changed(table)
         if entry.round is not None:
-            self._finished.pop(entry.round, None)
+            self.commands.forget(entry.round)
 
     def _changed(self, _table: Table) -> None:
         self._version += 1
+        if self.on_change is not None:
+            self.on_change(self._version)
 
     # -- jobs -----------------------------------------------------------------------------------
 
@@ -214,32 +242,21 @@ class TableGate:
             if more:
                 self._loop.call_soon(self._run_one)
 
-    # -- recall ---------------------------------------------------------------------------------
+    # -- commands and controls ---------------------------------------------------------------
 
-    def recalled(self, table: Table, numbers: Sequence[int] | None, last: int, everything: bool) -> list[Recalled]:
-        """A job's body, on the table's loop: rounds `numbers` (or the `last` ones, oldest first)
-        as recall lists them (with how each stands with its payouts, read afresh: it changes when
-        the next round opens), each with the cards its audience may not see in it, for the caller
-        to mask (`unmasked`). A finished round is read from the journal once and kept (any entry
-        of its round forgets it); KeyError for a round the table does not have."""
-        if numbers is None:
-            numbers = table.rounds.last_numbers(last)
-        dealer = sight(table, None)
-        now = frozenset() if everything else dealer.current()
-        out = []
-        for number in numbers:
-            kept = self._finished.get(number)
-            if kept is None:
-                record = table.rounds[number]
-                kept = (record, dealer.hidden(number))
-                if record.status != "open":
-                    self._finished[number] = kept
-                    while len(self._finished) > FINISHED_KEPT:
-                        del self._finished[next(iter(self._finished))]
-            record, hidden = kept
-            doc = {**record.to_json(), "payment": table_payment(table, record)}
-            out.append((doc, frozenset() if everything else hidden | now))
-        return out
+    async def command(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """The table's command `name` (controller/api/commands.py) run on the table's loop: its
+        result, or the refusal it raised."""
+        fn = self.commands.find(name)
+        return await self.call(lambda table: fn(table, *args, **kwargs))
+
+    @property
+    def controls(self) -> frozenset[str]:
+        return self._controls.names
+
+    async def control(self, name: str, *args: Any) -> Any:
+        """Device control `name` (blocking: run off both loops)."""
+        return await asyncio.to_thread(self._controls.find(name), *args)
 
     def unmasked(self, recalled: Sequence[Recalled]) -> list[dict[str, Any]]:
         """Rounds the table recalled, masked for their audience (on the caller's loop)."""
@@ -300,7 +317,7 @@ class TableGate:
             return view
         building = self._building
         if building is None or building.done():
-            building = self._building = self.submit(self._publish, urgent=True)
+            building = self._building = self.submit(self.publish, urgent=True)
         # Shielded: the read is shared, and one caller that goes away must not cancel it for all.
         published = await asyncio.shield(asyncio.wrap_future(building))
         view = self._view
@@ -308,10 +325,10 @@ class TableGate:
             view = self._view = self._masked(published)
         return view
 
-    def _publish(self, table: Table) -> _Published:
+    def publish(self, table: Table) -> Published:
         """On the table's loop: what the view is made of, read from the table (fresh documents
         that the table never changes afterwards) with the cards the dealer may not see now."""
-        return _Published(
+        return Published(
             version=self._version,
             seq=table.journal.last_seq,
             blocked=table.blocked,
@@ -322,22 +339,27 @@ class TableGate:
             meters=table.meters.report(due=table.payouts_due()),
         )
 
-    def _masked(self, published: _Published) -> TableView:
-        whole, words, hidden = published.whole, published.words, published.hidden
-        return TableView(
-            version=published.version,
-            seq=published.seq,
-            blocked=published.blocked,
-            journal_fault=published.journal_fault,
-            states={True: whole, False: mask_cards(whole, hidden, self.adapter)},
-            prompts={True: words, False: mask_cards(words, hidden, self.adapter)},
-            hidden=hidden,
-            meters=published.meters,
-        )
+    def _masked(self, published: Published) -> TableView:
+        return masked(published, self.adapter)
 
     def close(self) -> None:
         """Nothing to stop: the daemon's loop is the daemon's, and the one loop of gates given
         none lives as long as the process (one thread and its selector, however many gates)."""
+
+
+def masked(published: Published, adapter: GameAdapter) -> TableView:
+    """The view the table published, masked for each audience (on the API's side)."""
+    whole, words, hidden = published.whole, published.words, published.hidden
+    return TableView(
+        version=published.version,
+        seq=published.seq,
+        blocked=published.blocked,
+        journal_fault=published.journal_fault,
+        states={True: whole, False: mask_cards(whole, hidden, adapter)},
+        prompts={True: words, False: mask_cards(words, hidden, adapter)},
+        hidden=hidden,
+        meters=published.meters,
+    )
 
 
 def json_bytes(doc: Any) -> bytes:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -13,16 +12,14 @@ from controller.table import TableError
 
 if TYPE_CHECKING:
     from controller.api.runtime import Runtime
-    from controller.table import Table
-
-T = TypeVar("T")
 
 
-async def table_call(rt: Runtime, fn: Callable[[Table], T]) -> T:
-    """Run `fn(table)` on the table's loop (the only way a route reaches the table); a refusal
-    becomes the API error of its kind, a full queue a 503 with Retry-After."""
+async def table_call(rt: Runtime, command: str, *args: Any, **kwargs: Any) -> Any:
+    """Run the table's `command` (controller/api/commands.py) on the table's loop (the only way a
+    route reaches the table); a refusal becomes the API error of its kind, a full queue a 503 with
+    Retry-After."""
     try:
-        return await rt.gate.call(fn)
+        return await rt.gate.command(command, *args, **kwargs)
     except TableError as exc:
         raise ApiError.of_table(exc) from None
     except TableBusy as exc:

@@ -12,8 +12,6 @@ from controller.api.errors import ApiError, body_schema, optional
 from controller.api.models import RecalibrateBody
 from controller.api.routes import table_call, who
 from controller.games.bodies import Body
-from controller.table import Table
-from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
 
@@ -30,7 +28,7 @@ async def open_from_camera(request: Request, rt: Rt, role: Caller) -> dict[str, 
     """Open the round the camera proposes (`camera.proposal` in the state), as confirmed."""
     body = await optional(request, FromCameraBody)
     seq = body.scene_seq if body else None
-    number = await table_call(rt, lambda table: table.open_from_camera(by=who(role, body), scene_seq=seq))
+    number = await table_call(rt, "open_from_camera", by=who(role, body), scene_seq=seq)
     return {"round": number}
 
 
@@ -38,13 +36,7 @@ async def open_from_camera(request: Request, rt: Rt, role: Caller) -> dict[str, 
 async def camera(rt: Rt, role: Caller) -> dict[str, Any]:
     """What the overhead camera sees and proposes, and the camera device's own status."""
     device = (await rt.snapshot(role))["devices"].get("camera")
-
-    def seen(table: Table) -> dict[str, Any] | None:
-        if not table.camera.active and device is None:
-            return None
-        return sight(table, role).snapshot({"device": device, **table.camera.snapshot(table)})
-
-    view = await table_call(rt, seen)
+    view: dict[str, Any] | None = await table_call(rt, "camera", device, role)
     if view is None:
         raise ApiError("not-found", "this table has no overhead camera ([camera] in the configuration)")
     return view
@@ -53,9 +45,9 @@ async def camera(rt: Rt, role: Caller) -> dict[str, Any]:
 @router.post("/camera/recalibrate", status_code=202, openapi_extra=body_schema(RecalibrateBody, required=False))
 async def recalibrate(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, RecalibrateBody)
-    if rt.recalibrate is None:
+    if "recalibrate" not in rt.gate.controls:
         raise ApiError("not-found", "this table has no overhead camera to recalibrate")
     reason = body.reason if body and body.reason else ""
     await journal_access(rt, {"by": who(role, body), "reason": reason}, "camera-recalibrated")
-    rt.recalibrate()
+    await rt.gate.control("recalibrate")
     return {"message": "the camera calibrates from its next frame; watch camera.status"}

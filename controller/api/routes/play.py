@@ -18,9 +18,6 @@ from controller.api.errors import ApiError, body_schema, optional, validated
 from controller.api.models import ClearFaultBody, VoidBody, WhoBody
 from controller.api.routes import table_call, who
 from controller.games.base import GameAdapter
-from controller.journal import Entry
-from controller.table import Table
-from controller.visibility import sight
 
 router = APIRouter(prefix="/api")
 
@@ -31,27 +28,12 @@ GAME_BODIES: dict[str, Callable[[GameAdapter], type[BaseModel] | None]] = {
 }
 
 
-def _prompt(table: Table, role: str) -> str:
-    """The prompt after an input, as `role` sees it (in the same job as the input)."""
-    from controller.view import prompt
-
-    return sight(table, role).text(prompt(table))
-
-
-def _entry_and_prompt(role: str, act: Callable[[Table], Entry]) -> Callable[[Table], dict[str, Any]]:
-    def job(table: Table) -> dict[str, Any]:
-        entry = act(table)
-        return {"journal_seq": entry.seq, "prompt": _prompt(table, role)}
-
-    return job
-
-
 @router.post("/rounds", status_code=201)
 async def open_round(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     """Open a round with the game's opening body (Grand Slam: seats and blind_seat; Jokers 22:
     banker and spots; Baseball poker: players), as a round file opens one."""
     body = await validated(request, rt.gate.adapter.opening_model())
-    number = await table_call(rt, lambda table: table.open_round(body.model_dump(exclude_none=True), by=role))
+    number = await table_call(rt, "open_round", body.model_dump(exclude_none=True), by=role)
     return {"round": number}
 
 
@@ -63,20 +45,22 @@ async def decide(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
         raise ApiError("conflict", f"{rt.gate.adapter.title} has no decisions: the cards decide every round")
     body = await validated(request, model)
     choice = body.model_dump(exclude_none=True)
-    return await table_call(rt, _entry_and_prompt(role, lambda table: table.decide(choice, by=role)))
+    result: dict[str, Any] = await table_call(rt, "decide", choice, role=role)
+    return result
 
 
 @router.post("/confirm", openapi_extra=body_schema(WhoBody, required=False))
 async def confirm(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, WhoBody)
     by = who(role, body)
-    return await table_call(rt, _entry_and_prompt(role, lambda table: table.button("confirm", by=by)))
+    result: dict[str, Any] = await table_call(rt, "confirm", by=by, role=role)
+    return result
 
 
 @router.post("/rounds/current/void", openapi_extra=body_schema(VoidBody))
 async def void(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await validated(request, VoidBody)
-    entry = await table_call(rt, lambda table: table.void(by=who(role, body), reason=body.reason))
+    entry = await table_call(rt, "void", by=who(role, body), reason=body.reason)
     return {"journal_seq": entry.seq, "round": entry.round}
 
 
@@ -85,7 +69,7 @@ async def override_payouts(request: Request, rt: Rt, role: Caller) -> dict[str, 
     """A supervisor lets the next round open although the last round's payouts were not
     confirmed (journaled with who and why; recall and the meters keep that round not paid)."""
     body = await validated(request, VoidBody)
-    entry = await table_call(rt, lambda table: table.override_payouts(by=who(role, body), reason=body.reason))
+    entry = await table_call(rt, "override_payouts", by=who(role, body), reason=body.reason)
     return {"journal_seq": entry.seq, "round": entry.round}
 
 
@@ -94,7 +78,7 @@ async def clear_fault(fault_id: int, request: Request, rt: Rt, role: Caller) -> 
     body = await validated(request, ClearFaultBody)
     by = who(role, body)
     entry = await table_call(
-        rt, lambda table: table.clear_fault(fault_id, body.action, by=by, reason=body.reason, card=body.card)
+        rt, "clear_fault", fault_id, body.action, by=by, reason=body.reason, card=body.card
     )
     return {"journal_seq": entry.seq}
 
@@ -102,7 +86,7 @@ async def clear_fault(fault_id: int, request: Request, rt: Rt, role: Caller) -> 
 @router.post("/faults/{fault_id}/acknowledge", openapi_extra=body_schema(WhoBody, required=False))
 async def acknowledge(fault_id: int, request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     body = await optional(request, WhoBody)
-    entry = await table_call(rt, lambda table: table.acknowledge_fault(fault_id, by=who(role, body)))
+    entry = await table_call(rt, "acknowledge_fault", fault_id, by=who(role, body))
     return {"journal_seq": entry.seq}
 
 
@@ -111,5 +95,5 @@ async def reshuffle(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     """A freshly shuffled shoe is loaded: between rounds, or mid-round once the shoe is empty."""
     body = await optional(request, WhoBody)
     # A simulated shoe is loaded by the simulated dealer as the table counts it (daemon.SimShoeControls).
-    entry = await table_call(rt, lambda table: table.shoe_reshuffled(by=who(role, body)))
+    entry = await table_call(rt, "shoe_reshuffled", by=who(role, body))
     return {"journal_seq": entry.seq}

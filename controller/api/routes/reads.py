@@ -15,13 +15,9 @@ from fastapi import APIRouter, Response
 
 from controller.api.deps import Anyone, Caller, Rt
 from controller.api.errors import ApiError
-from controller.api.gate import Recalled
 from controller.api.routes import table_call
-from controller.audit import audit as audit_rows
 from controller.engine.base import RuleError, to_json
 from controller.replay import replay_steps
-from controller.rounds import RoundRecord
-from controller.table import Table, TableError
 from controller.visibility import SEES_EVERY_CARD
 
 router = APIRouter(prefix="/api")
@@ -79,29 +75,25 @@ async def recall(rt: Rt, role: Caller, last: int = 10) -> dict[str, Any]:
         raise ApiError("invalid", "last: a whole number from 1 to 1000", field="last")
 
     everything = role in SEES_EVERY_CARD
-    found = await table_call(rt, lambda table: rt.gate.recalled(table, None, last, everything))
+    found = await table_call(rt, "recalled", None, last, everything)
     return {"rounds": rt.gate.unmasked(found)}
 
 
 @router.get("/rounds/{number}")
 async def get_round(number: int, rt: Rt, role: Caller) -> dict[str, Any]:
     everything = role in SEES_EVERY_CARD
-
-    def one(table: Table) -> list[Recalled]:
-        _record(table, number)  # "no such round" in the table's words
-        return rt.gate.recalled(table, [number], 0, everything)
-
-    return rt.gate.unmasked(await table_call(rt, one))[0]
+    # A round the table does not have: "no such round" in the table's words.
+    return rt.gate.unmasked(await table_call(rt, "recalled", [number], 0, everything, check=True))[0]
 
 
 @router.get("/rounds/{number}/file")
 async def round_file(number: int, rt: Rt, _: Caller) -> Any:
-    return await table_call(rt, lambda table: _finished_file(table, number))
+    return await table_call(rt, "round_file", number)
 
 
 @router.get("/rounds/{number}/replay")
 async def round_replay(number: int, rt: Rt, _: Caller) -> dict[str, Any]:
-    doc = await table_call(rt, lambda table: _finished_file(table, number))
+    doc = await table_call(rt, "round_file", number)
     try:
         game, steps = replay_steps(doc)
     except RuleError as exc:  # the journal's own round file should always replay
@@ -120,31 +112,11 @@ async def round_replay(number: int, rt: Rt, _: Caller) -> dict[str, Any]:
     }
 
 
-def _record(table: Table, number: int) -> RoundRecord:
-    record = table.rounds.get(number)
-    if record is None:
-        raise TableError(f"there is no round {number} at this table", kind="not-found")
-    return record
-
-
-def _finished_file(table: Table, number: int) -> dict[str, Any]:
-    record = _record(table, number)
-    if record.status == "void":
-        raise TableError(
-            f"round {number} was void: every wager went back, so there is no round file to replay", kind="conflict"
-        )
-    if record.round_file is None:
-        raise TableError(
-            f"round {number} is still open; its round file exists once it is settled", kind="conflict"
-        )
-    return dict(record.round_file)
-
-
 @router.get("/audit")
 async def audit(rt: Rt, _: Caller, last: int = 100) -> dict[str, Any]:
     if not 1 <= last <= 10000:
         raise ApiError("invalid", "last: a whole number from 1 to 10000", field="last")
-    return {"audit": await table_call(rt, lambda table: audit_rows(table.journal, last))}
+    return {"audit": await table_call(rt, "audit", last)}
 
 
 @router.get("/config")

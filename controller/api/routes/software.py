@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -21,13 +20,12 @@ async def verify(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
     program's HMAC-SHA256 under `seed` when one is given; journaled whatever its result (a failure
     stops play until a check passes). The answer is the report and the entry's `seq`."""
     body = await optional(request, VerifyBody)
-    if rt.authenticate is None:
+    if "authenticate" not in rt.gate.controls:
         raise ApiError("not-found", "this table was started without software authentication")
-    check = rt.authenticate
     seed = bytes.fromhex(body.seed) if body is not None and body.seed else None
-    report = await asyncio.to_thread(check, seed)  # hashing every file: on neither loop
+    report = await rt.gate.control("authenticate", seed)  # hashing every file: on neither loop
     by = who(role, body)
-    entry = await table_call(rt, lambda table: table.software_check(report.to_json(), "on demand by the API", by=by))
+    entry = await table_call(rt, "software_check", report.to_json(), "on demand by the API", by=by)
     return {**report.to_json(), "seq": entry.seq}
 
 
@@ -36,13 +34,10 @@ async def accept_config(request: Request, rt: Rt, role: Caller) -> dict[str, Any
     """The supervisor accepts the configuration file as it is now (after a change the software check
     failed on): journaled with its digest and the reason; the check runs again and is journaled."""
     body = await validated(request, AcceptConfigBody)
-    accept, check = rt.accept_config, rt.authenticate
-    if accept is None or check is None:
+    if "authenticate" not in rt.gate.controls:
         raise ApiError("not-found", "this table was started without software authentication")
     by = who(role, body)
-    accepted = await table_call(rt, lambda table: accept(table, by, body.reason))
-    report = await asyncio.to_thread(check, None)
-    entry = await table_call(
-        rt, lambda table: table.software_check(report.to_json(), "after the configuration was accepted", by=by)
-    )
+    accepted = await table_call(rt, "accept_config", by, body.reason)
+    report = await rt.gate.control("authenticate", None)
+    entry = await table_call(rt, "software_check", report.to_json(), "after the configuration was accepted", by=by)
     return {"accepted": accepted, "check": {**report.to_json(), "seq": entry.seq}}
