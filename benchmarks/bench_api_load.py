@@ -28,8 +28,8 @@ the daemon exposes a histogram only, so p50/p99 are interpolated within its buck
 window's bucket deltas, as Prometheus's histogram_quantile does: a p99 in the 20-50 ms bucket is
 only known to be in it; the mean from _sum/_count is exact), faults raised (`tablectl_faults`
 delta by kind) and the faults latched at the end (GET /api/state, supervisor). The daemon's RSS
-(VmRSS in /proc/PID/status) before the load, at its end and SETTLE_S after it; CPU over each
-window. The screens' commit-to-screen time: receipt minus the entry's journal time (both wall
+(VmRSS in /proc/PID/status: the daemon's own process and the API's process it starts, summed, and
+each alone) before the load, at its end and SETTLE_S after it; CPU over each window (the same). The screens' commit-to-screen time: receipt minus the entry's journal time (both wall
 clock, the journal's in ms).
 
 Environment: API_LOAD_WINDOW_S (60), API_LOAD_SETTLE_S (15), API_LOAD_WARMUP_S (10),
@@ -181,6 +181,15 @@ class Window:
             "faults_latched_at_end": self.faults_open,
             "table_at_end": self.table_at_end,
             "daemon_cpu_share": round(ticks / os.sysconf("SC_CLK_TCK") / self.seconds, 3),
+            "cpu_share_by_process": {
+                proc: round(
+                    (self.status_end[f"{proc}_cpu_ticks"] - self.status_start[f"{proc}_cpu_ticks"])
+                    / os.sysconf("SC_CLK_TCK")
+                    / self.seconds,
+                    3,
+                )
+                for proc in ("table", "api")
+            },
             "rss_mb": {
                 "start": round(self.status_start["VmRSS"] / 1024, 1),
                 "end": round(self.status_end["VmRSS"] / 1024, 1),
@@ -377,6 +386,17 @@ def _session(workdir: Path) -> dict[str, Any]:
             f"{SETTLE_S:g}_s_after_load": round(after["VmRSS"] / 1024, 1),
             f"{SETTLE_S:g}_s_after_the_same_load_again": round(after_again["VmRSS"] / 1024, 1),
             "vmhwm": round(after_again["VmHWM"] / 1024, 1),
+            # The daemon is two processes (the table's, and the API's it starts): each alone.
+            "by_process": {
+                proc: {
+                    "at_start": round(cold[f"{proc}_VmRSS"] / 1024, 1),
+                    "before_load": round(loaded.status_start[f"{proc}_VmRSS"] / 1024, 1),
+                    "end_of_load": round(loaded.status_end[f"{proc}_VmRSS"] / 1024, 1),
+                    f"{SETTLE_S:g}_s_after_load": round(after[f"{proc}_VmRSS"] / 1024, 1),
+                    f"{SETTLE_S:g}_s_after_the_same_load_again": round(after_again[f"{proc}_VmRSS"] / 1024, 1),
+                }
+                for proc in ("table", "api")
+            },
         },
         "faults_latched_after_settle": [f["code"] for f in state["faults"]],
         "http_load": _http_total(load),

@@ -219,25 +219,50 @@ class Daemon:
     # -- what the process costs (the benchmarks) ----------------------------------------------
 
     def status(self) -> dict[str, int]:
-        """Memory (kB) and threads from /proc/PID/status; CPU ticks (utime + stime) from stat."""
+        """Memory (kB) and threads from /proc/PID/status, CPU ticks (utime + stime) from stat, of the
+        whole daemon: its own process (the table's) and the API's process it started, summed; each
+        alone under `table_` and `api_` (the API's zero while it has none)."""
         assert self.proc is not None
-        out: dict[str, int] = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSize", "Threads"):
-                out[key] = int(value.split()[0])
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
-        out["cpu_ticks"] = int(fields[11]) + int(fields[12])
+        table = _proc_status(self.proc.pid)
+        api_pid = self.api_pid()
+        api = _proc_status(api_pid) if api_pid is not None else {}
+        out = {key: table.get(key, 0) + api.get(key, 0) for key in table}
+        out |= {f"table_{key}": value for key, value in table.items()}
+        out |= {f"api_{key}": api.get(key, 0) for key in table}
         return out
 
+    def api_pid(self) -> int | None:
+        """The PID of the daemon's API process (`python -m controller.api.remote`), if it runs."""
+        for pid in self._children():
+            try:
+                if b"controller.api.remote" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return pid
+            except OSError:
+                continue
+        return None
+
     def children(self) -> int:
-        """How many processes the daemon has started (it should start none)."""
+        """How many processes the daemon has started (one: the API's)."""
+        return len(self._children())
+
+    def _children(self) -> list[int]:
         assert self.proc is not None
-        count = 0
+        found = []
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
                 if int(stat.read_text().rpartition(")")[2].split()[1]) == self.proc.pid:
-                    count += 1
+                    found.append(int(stat.parent.name))
             except (OSError, ValueError, IndexError):
                 continue  # a process that ended while we looked
-        return count
+        return found
+
+
+def _proc_status(pid: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSize", "Threads"):
+            out[key] = int(value.split()[0])
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    out["cpu_ticks"] = int(fields[11]) + int(fields[12])
+    return out

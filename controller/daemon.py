@@ -16,31 +16,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import dataclasses
-import gc
 import logging
-import os
 import random
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
-from controller.api.app import create_app
-from controller.api.auth import SESSIONS_FILE, Sessions, Tokens, load_tokens
-from controller.api.live import LiveFeed
-from controller.api.runtime import Runtime
+from controller.api.auth import SESSIONS_FILE, Tokens, load_tokens
+from controller.api.remote import ApiProcess
+from controller.api.runtime import table_side
 from controller.authentication import Component, Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
 from controller.floor.publisher import FloorPublisher, loop_mark
+from controller.heap import give_back_memory, settle_garbage_collector
 from controller.journal import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
@@ -97,14 +92,6 @@ RETAIN_EVERY_S = 600.0
 TRIM_EVERY_S = 10.0
 #: How long a thread may keep the interpreter lock while another waits (controller's card path).
 SWITCH_INTERVAL_S = 0.001
-#: The API's thread (and the threads it starts) runs this much nicer than the table's (added to
-#: the process's own nice value): when the Pi's cores are short, the kernel gives them to the card
-#: path first (a thread may always lower its own priority; raising the table's would need
-#: privileges the service does not have).
-HTTP_NICE = 5
-#: The cyclic garbage collector's thresholds once started (CPython's are 700, 10, 10): each
-#: collection stops every thread, the card path's included.
-GC_THRESHOLDS = (10_000, 20, 10)
 #: Journal meta: when the floor store last confirmed this table's history at start.
 HISTORY_CONFIRMED = "floor.history_confirmed"
 #: The demo dealer loads a new shoe between rounds when fewer cards than this are left.
@@ -126,14 +113,6 @@ def _resume_state(record: Mapping[str, Any] | None) -> LinkState | None:
     except ValueError as exc:
         log.error("the journal's last shoe message cannot be used to resume: %s", exc)
         return None
-
-
-class _Server(uvicorn.Server):
-    """uvicorn on the table's loop; SIGTERM and SIGINT belong to the daemon, not to uvicorn."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 class SimShoeControls:
@@ -213,8 +192,6 @@ class Daemon:
         self.camera_feed: Any = None  # controller.camera.feed.CameraFeed, with a [camera] section
         self.sim_scene: Any = None  # controller.camera.sim.SimScene, with a simulated camera
         self.metrics: TableMetrics | None = None  # GET /metrics
-        self.api_loop: asyncio.AbstractEventLoop | None = None  # the HTTP server's, in its own thread
-        self._http_thread = threading.Thread()  # replaced by _start_http
         self._sockets: list[Any] = []  # the API's, bound before anything is written (bind_http)
         self._unjournaled_check: tuple[Report, str] | None = None  # a software check the full disk kept out
         self._software: dict[str, Any] = {"release": "not a signed release (a checkout)"}
@@ -224,13 +201,13 @@ class Daemon:
 
     async def run(self) -> int:
         self.loop = asyncio.get_running_loop()
-        # The table's, the shoe's and the API's threads share one interpreter lock: a thread woken
-        # by a card gets it within this long of asking, not CPython's default 5 ms (each card
+        # The table's and the shoe's threads (and the devices') share one interpreter lock: a thread
+        # woken by a card gets it within this long of asking, not CPython's default 5 ms (each card
         # crosses it several times: shoe thread, table loop, lamps, acknowledgement).
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         check_listen(self.host, self.config.http, self.config.source)
         # Before anything is written or printed (controller/startup.py): the state directory can be
-        # one, the port is ours (bound here, served by uvicorn), the state directory is ours alone.
+        # one, the port is ours (bound here, served by the API's process), the state directory is ours alone.
         check_state_path(self.state_dir)
         self._sockets = bind_http(self.host, self.port)
         self._closers.append(lambda: [sock.close() for sock in self._sockets])
@@ -261,37 +238,56 @@ class Daemon:
             reader = self._start_shoe(table)
             self._start_buttons()
             self._start_camera(table)
-            live = LiveFeed()
             self.metrics = TableMetrics(
                 table,
                 floor_acked=(lambda: publisher.acked) if publisher is not None else None,
                 camera=lambda: self.camera_feed,
             )
-            app = create_app(
-                Runtime(
-                    live=live,
-                    table=table,
-                    tokens=tokens,
+            # The table's side of the API (its commands, device controls and the live feed's table
+            # half) stays here, on the table's loop; HTTP and the screens are served by a process of
+            # their own (controller/api/remote.py), which reaches the table only through this gate.
+            gate = table_side(
+                table,
+                self.loop,
+                sim=self.sim_controls,
+                sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
+                device_views=self._device_views(reader),
+                sim_scene=self.sim_scene,
+                recalibrate=self.camera_feed.recalibrate if self.camera_feed is not None else None,
+                metrics=self.metrics,
+                authenticate=self._software_report,
+                accept_config=self.accept_config,
+            )
+            http = self.config.http
+            api = ApiProcess(
+                gate,
+                self._sockets,
+                {
+                    "label": "SIMULATED " if self.simulated else "",
+                    "adapter": table.adapter,
+                    "game_name": table.game_name,
+                    "table_id": table.table_id,
+                    "simulated": table.simulated,
+                    "seats": table.seats,
+                    "controls": sorted(gate.controls),
+                    "tokens": tokens,
                     # The screens stay logged in across a restart (each session expires on its own clock).
-                    sessions=Sessions(path=self.state_dir / SESSIONS_FILE, tokens=tokens),
-                    sim=self.sim_controls,
-                    sim_pins=(lambda: _pin_history(self.pin_factory)) if self.simulated else None,
-                    device_views=self._device_views(reader),
-                    config_view=self._config_in_force(),
-                    sim_scene=self.sim_scene,
-                    recalibrate=self.camera_feed.recalibrate if self.camera_feed is not None else None,
-                    metrics=self.metrics,
-                    tls=self.config.http.tls,
-                    table_loop=self.loop,
-                    authenticate=self._software_report,
-                    accept_config=self.accept_config,
-                )
+                    "sessions_path": self.state_dir / SESSIONS_FILE,
+                    "config_view": self._config_in_force(),
+                    "tls": http.tls,
+                    "http": {
+                        "trusted_proxies": list(http.trusted_proxies),
+                        "tls_cert": http.tls_cert,
+                        "tls_key": http.tls_key,
+                    },
+                },
             )
             # Before the API answers: a SIGTERM from the moment a client can see the table stops it
             # cleanly (it once killed it outright while the server was coming up).
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self.loop.add_signal_handler(sig, self.stopping.set)
-            server = await self._start_http(app)
+            self._closers.append(api.kill)
+            await api.start()
             tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
             if self.demo:
                 tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))
@@ -313,7 +309,7 @@ class Daemon:
                     "demo: the simulated dealer opens rounds, deals and plays every seat by itself (--demo); to "
                     "play yourself, start `tablectl run --sim` without --demo and deal from the dealer screen"
                 )
-            _settle_garbage_collector()
+            settle_garbage_collector()
             # systemd's status line is read by operators, not only supervisors: the dealer's view.
             self.notifier.ready(f"{mode} {self.config.table_id}: {sight(table, None).text(prompt(table))}")
             self._start_full_check(journal.path)
@@ -321,12 +317,12 @@ class Daemon:
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
                 await asyncio.to_thread(publisher.stop)
-            live.cancel_timers()
-            self._stop_http(server, live)
+            if gate.commands.feed is not None:
+                gate.commands.feed.cancel_timers()
+            await api.stop()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.to_thread(self._http_thread.join, 5)
             return 0
         finally:
             self._close_all()
@@ -766,73 +762,6 @@ class Daemon:
         self.buttons = buttons
         self._closers.append(buttons.close)
 
-    async def _start_http(self, app: Any) -> Any:
-        """uvicorn on a loop and thread of its own (the API's), never on the table's: HTTP and
-        WebSocket work cannot delay a card. Returns once it listens (or raises why it cannot)."""
-        http = self.config.http
-        # Forwarded headers (X-Forwarded-For) only from the configured proxies: by default none,
-        # so the client address is the TCP peer's and nobody can write another into the audit.
-        server = _Server(
-            uvicorn.Config(
-                app,
-                host=self.host,
-                port=self.port,
-                log_level="warning",
-                access_log=False,
-                lifespan="off",
-                log_config=None,  # uvicorn's lines go through tablectl's (controller/logs.py)
-                proxy_headers=bool(http.trusted_proxies),
-                forwarded_allow_ips=list(http.trusted_proxies),
-                ssl_certfile=http.tls_cert,
-                ssl_keyfile=http.tls_key,
-                # Each screen's messages compressed one by one cost the API's thread more than the
-                # rest of the feed: a table's LAN carries them as they are.
-                ws_per_message_deflate=False,
-            )
-        )
-        failed: list[BaseException] = []
-        ended = threading.Event()
-
-        def serve() -> None:
-            with contextlib.suppress(OSError):  # not Linux, or not allowed: the same, only fairer
-                thread = threading.get_native_id()  # Linux: a thread's own nice value
-                os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + HTTP_NICE))
-            loop = asyncio.new_event_loop()
-            self.api_loop = loop
-            try:
-                loop.run_until_complete(server.serve(sockets=self._sockets))
-            except BaseException as exc:  # said by the table's loop below
-                failed.append(exc)
-            finally:
-                with contextlib.suppress(Exception):
-                    loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.close()
-                ended.set()
-
-        self._http_thread = threading.Thread(target=serve, name="http", daemon=True)
-        self._http_thread.start()
-        while not server.started:
-            if ended.is_set():
-                if failed and not isinstance(failed[0], SystemExit):
-                    raise failed[0]
-                raise OSError(f"the HTTP server could not listen on {self.host}:{self.port}")
-            await asyncio.sleep(0.02)
-        return server
-
-    def _stop_http(self, server: Any, live: LiveFeed) -> None:
-        """Every screen's feed ends cleanly (they reconnect later), then the server stops."""
-        loop = self.api_loop
-        if loop is None or loop.is_closed():
-            return
-
-        def stop() -> None:
-            live.close_all()
-            # Once each screen's feed has sent its close, the server closes its connections.
-            loop.call_soon(setattr, server, "should_exit", True)
-
-        with contextlib.suppress(RuntimeError):  # its loop has just closed
-            loop.call_soon_threadsafe(stop)
-
     def _device_views(self, reader: ShoeReader) -> dict[str, Callable[[], Any]]:
         views: dict[str, Callable[[], Any]] = {}
         display = self.display
@@ -969,7 +898,7 @@ class Daemon:
                 self.display.next_page()  # a long fault text pages through the two lines
             if time.monotonic() - trimmed > TRIM_EVERY_S:
                 trimmed = time.monotonic()
-                _give_back_memory()
+                give_back_memory()
             await asyncio.sleep(min(interval, 3.0))
 
     async def _demo_dealer(self) -> None:
@@ -1003,16 +932,6 @@ class Daemon:
                 log.info("demo dealer: %s", exc)
             except Exception:  # a bug, never a silent end of the simulated dealer: said, and it goes on
                 log.exception("demo dealer: an unexpected error; dealing on")
-
-
-def _settle_garbage_collector() -> None:
-    """Once started: what start-up made (modules, the app, the game's tables) is moved out of the
-    cyclic collector's sight for good (`gc.freeze`), so a full collection walks only what the
-    table made since, and stops every thread, the card path's included, for a fraction of the time.
-    Young collections come less often (what requests make and drop is freed by reference counts)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class HeadSigner:
@@ -1055,16 +974,6 @@ def _file_sha256(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
-
-
-def _give_back_memory() -> None:
-    """Return the C heap's free pages to the system (glibc's malloc_trim): memory a burst of
-    requests or screens used and freed is otherwise kept by the process for good."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to trim this way
-        return
 
 
 def _display_dialect(name: str) -> str:

@@ -177,7 +177,7 @@ class TableGate:
         self._access_due = False  # a commit of the waiting accesses is scheduled
         self._access_last = float("-inf")  # when (the table's loop's clock) the last such commit ran
         self.commands = commands if commands is not None else Commands(None)
-        self._controls = controls if controls is not None else Controls()
+        self.devices = controls if controls is not None else Controls()
         self.on_change: Callable[[int], None] | None = None  # told each new version (another process)
         table.listeners.append(self)  # an Output: told of every entry
         table.device_watchers.append(self._changed)
@@ -252,11 +252,11 @@ class TableGate:
 
     @property
     def controls(self) -> frozenset[str]:
-        return self._controls.names
+        return self.devices.names
 
     async def control(self, name: str, *args: Any) -> Any:
         """Device control `name` (blocking: run off both loops)."""
-        return await asyncio.to_thread(self._controls.find(name), *args)
+        return await asyncio.to_thread(self.devices.find(name), *args)
 
     def unmasked(self, recalled: Sequence[Recalled]) -> list[dict[str, Any]]:
         """Rounds the table recalled, masked for their audience (on the caller's loop)."""
