@@ -30,6 +30,7 @@ from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, proble
 from controller.api.gate import json_bytes
 from controller.api.routes import camera, live, metrics, play, reads, session, sim, software
 from controller.api.runtime import Runtime
+from controller.table import TableError
 from controller.visibility import SEES_EVERY_CARD, mask_cards
 
 #: The screens, shipped as package data and found through importlib.resources wherever tablectl is installed.
@@ -69,10 +70,20 @@ def create_app(rt: Runtime) -> FastAPI:
             headers["WWW-Authenticate"] = "Bearer"
         # A refusal may quote the prompt ("play is stopped: ..."): the caller's sight applies.
         everything = getattr(request.state, "role", None) in SEES_EVERY_CARD
-        body = exc.body()
+        body, status = exc.body(), exc.status
         if not everything:
-            body = mask_cards(body, (await rt.gate.view()).hidden, rt.gate.adapter)
-        return JSONResponse(body, status_code=exc.status, headers=headers or None)
+            try:
+                body = mask_cards(body, (await rt.gate.view()).hidden, rt.gate.adapter)
+            except TableError:  # the table is not answering: nothing of the refusal's words is sent
+                body = {"error": "the table is not answering; try again in a moment", "kind": "unavailable"}
+                status = 503
+        return JSONResponse(body, status_code=status, headers=headers or None)
+
+    @app.exception_handler(TableError)
+    async def table_error(request: Request, exc: TableError) -> JSONResponse:
+        # A refusal that reached a route's caller without table_call's words (the view or a device
+        # control while the daemon is stopping: the table is not answering): the same answer.
+        return await api_error(request, ApiError.of_table(exc))
 
     @app.exception_handler(RequestValidationError)
     async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -148,7 +159,10 @@ class Guard:
             await send(message)
 
         if scope.get("method") == "POST":
-            fault = (await self.rt.gate.view()).journal_fault
+            try:
+                fault = (await self.rt.gate.view()).journal_fault
+            except TableError as exc:  # the table is not answering (the daemon is stopping)
+                fault = str(exc)
             if fault is not None:
                 refusal = JSONResponse({"error": fault, "kind": "unavailable"}, status_code=503)
                 await refusal(scope, receive, send_with_headers)

@@ -25,6 +25,7 @@ from controller.api.deps import check_token
 from controller.api.errors import ApiError
 from controller.api.gate import TableBusy
 from controller.api.runtime import Runtime
+from controller.table import TableError
 
 router = APIRouter(prefix="/api")
 log = logging.getLogger("controller.api")
@@ -83,6 +84,9 @@ async def live(ws: WebSocket) -> None:
                     await ws.send_text(message)
         except TableBusy:
             await _refuse(ws, 1013, "the table is busy; reconnect in a moment")
+            return
+        except TableError:  # the table is not answering (the daemon is stopping)
+            await _refuse(ws, 1012, "the table is restarting; reconnect with your last seq")
             return
         while True:
             live_message = await sub.queue.get()

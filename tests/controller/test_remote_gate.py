@@ -1,0 +1,148 @@
+"""The channel between the table's process and the API's (controller/api/remote.py), in one test
+process: the table and its side (TableServer) on a loop in a thread named "table", the app over a
+RemoteGate on the test's loop, spoken to with httpx through ASGI. What crosses is only named
+commands and plain data: a request opens a round, reads it back, is refused in the table's words,
+a wrong token is journaled by the table's loop; a name that is not a command runs nothing; and once
+the table's side is gone, every request is a 503 in words, never a 500 nor a hang."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from controller.api.app import create_app
+from controller.api.auth import Tokens
+from controller.api.live import LiveFeed
+from controller.api.remote import RemoteGate, TableServer, read_frame
+from controller.api.runtime import Runtime, table_side
+from controller.journal import Journal
+from controller.table import Table
+
+DEALER = "dealer-token-0123456789"
+SUPERVISOR = "supervisor-token-0123456789"
+ROUND = {"seats": [{"seat": 1, "wagers": {"first": 10}}], "blind_seat": None}
+
+
+class TableProcess:
+    """The table's side as the daemon's process has it: its own loop in a thread named "table"."""
+
+    def __init__(self, path: Path) -> None:
+        self.journal = Journal(path)
+        self.table = Table(self.journal, game="grand-slam", rules={}, simulated=True)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="table", daemon=True)
+        self.thread.start()
+        self.gate = table_side(self.table, self.loop)
+        assert self.gate.commands.feed is not None
+        self.server = TableServer(self.gate, self.gate.commands.feed, self.gate.devices)
+        self.writers: list[str] = []
+        append = self.journal.append
+
+        def noted(*args: Any, **kwargs: Any) -> Any:
+            self.writers.append(threading.current_thread().name)
+            return append(*args, **kwargs)
+
+        self.journal.append = noted  # type: ignore[method-assign]
+
+    def serve(self, sock: socket.socket) -> Any:
+        settings = {
+            "adapter": self.table.adapter,
+            "game_name": self.table.game_name,
+            "table_id": self.table.table_id,
+            "simulated": True,
+            "seats": self.table.seats,
+            "controls": sorted(self.gate.controls),
+        }
+        return asyncio.run_coroutine_threadsafe(self.server.serve(sock, settings), self.loop)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Iterator[TableProcess]:
+    side = TableProcess(tmp_path / "j.sqlite3")
+    yield side
+    side.close()
+
+
+async def _api(sock: socket.socket) -> tuple[httpx.AsyncClient, RemoteGate, asyncio.Task[None]]:
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    start = await read_frame(reader)
+    assert start is not None and start[0] == "start"
+    live = LiveFeed()
+    gate = RemoteGate(reader, writer, start[1], live)
+    running = asyncio.create_task(gate.run())
+    app = create_app(Runtime(tokens=Tokens(DEALER, SUPERVISOR), gate=gate, live=live))
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://table")
+    return client, gate, running
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_requests_reach_the_table_only_as_named_commands_run_on_its_loop(table: TableProcess) -> None:
+    ours, theirs = socket.socketpair()
+    served = table.serve(ours)
+
+    async def scenario() -> None:
+        client, gate, running = await _api(theirs)
+        async with client:
+            opened = await client.post("/api/rounds", json=ROUND, headers=_auth(DEALER))
+            assert opened.status_code == 201, opened.text
+            number = opened.json()["round"]
+            state = (await client.get("/api/state", headers=_auth(DEALER))).json()
+            assert state["round"] == number and state["round_status"] == "open"
+            # A refusal keeps the table's kind and words across the channel.
+            again = await client.post("/api/rounds", json=ROUND, headers=_auth(DEALER))
+            assert again.status_code == 409 and "still being dealt" in again.json()["error"], again.text
+            wrong = await client.get("/api/state", headers=_auth("not-a-token-at-all-0123"))
+            assert wrong.status_code == 401
+            recalled = (await client.get("/api/rounds?last=1", headers=_auth(SUPERVISOR))).json()["rounds"]
+            assert [r["round"] for r in recalled] == [number]
+            # Nothing but the table's commands runs on its side, whatever name comes over.
+            for name in ("find", "forget", "_record", "__init__", "nothing"):
+                with pytest.raises(LookupError):
+                    await gate.command(name)
+        gate.close()
+        running.cancel()
+
+    asyncio.run(scenario())
+    served.result(30)  # the table's side saw the channel end
+    assert table.writers and set(table.writers) == {"table"}, table.writers
+    kinds = [e.kind for e in table.journal.entries(after=0)]
+    assert "round-open" in kinds and "login" in kinds, kinds
+
+
+def test_without_the_table_every_request_is_a_503_in_words(table: TableProcess) -> None:
+    ours, theirs = socket.socketpair()
+    served = table.serve(ours)
+
+    async def scenario() -> None:
+        client, gate, running = await _api(theirs)
+        async with client:
+            assert (await client.get("/api/health")).status_code == 200
+            served.cancel()  # the daemon's side goes away (its end of the channel closes)
+            await asyncio.wait_for(gate.closed.wait(), 30)
+            for method, path, token in (
+                ("GET", "/api/health", None),
+                ("GET", "/api/state", DEALER),
+                ("POST", "/api/confirm", DEALER),
+                ("GET", "/api/rounds", SUPERVISOR),
+            ):
+                headers = {**(_auth(token) if token else {}), "Content-Type": "application/json"}
+                answer = await client.request(method, path, headers=headers, content=b"{}")
+                assert answer.status_code == 503, (path, answer.status_code, answer.text)
+                assert answer.json()["kind"] == "unavailable" and answer.json()["error"]
+        running.cancel()
+
+    asyncio.run(scenario())
