@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.api.auth import SESSIONS_FILE, Tokens, load_tokens
-from controller.api.remote import ApiProcess
+from controller.api.channel import ApiProcess
 from controller.api.runtime import table_side
 from controller.authentication import Component, Report, authenticate
 from controller.config import Config, ConfigError, check_listen

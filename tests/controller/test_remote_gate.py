@@ -19,8 +19,9 @@ import pytest
 
 from controller.api.app import create_app
 from controller.api.auth import Tokens
+from controller.api.channel import TableServer, read_frame
 from controller.api.live import LiveFeed
-from controller.api.remote import RemoteGate, TableServer, read_frame
+from controller.api.remote import RemoteGate
 from controller.api.runtime import Runtime, table_side
 from controller.journal import Journal
 from controller.table import Table
