@@ -29,8 +29,9 @@ window's bucket deltas, as Prometheus's histogram_quantile does: a p99 in the 20
 only known to be in it; the mean from _sum/_count is exact), faults raised (`tablectl_faults`
 delta by kind) and the faults latched at the end (GET /api/state, supervisor). The daemon's RSS
 (VmRSS in /proc/PID/status: the daemon's own process and the API's process it starts, summed, and
-each alone) before the load, at its end and SETTLE_S after it; CPU over each window (the same). The screens' commit-to-screen time: receipt minus the entry's journal time (both wall
-clock, the journal's in ms).
+each alone; and the two's proportional set size, which counts the pages they share once) before the
+load, at its end and SETTLE_S after it; CPU over each window (the same). The screens'
+commit-to-screen time: receipt minus the entry's journal time (both wall clock, the journal's in ms).
 
 Environment: API_LOAD_WINDOW_S (60), API_LOAD_SETTLE_S (15), API_LOAD_WARMUP_S (10),
 API_LOAD_WARM_LOAD_S (20), API_LOAD_DEMO_INTERVAL_S (0.25), API_LOAD_RATE (200),
@@ -386,6 +387,13 @@ def _session(workdir: Path) -> dict[str, Any]:
             f"{SETTLE_S:g}_s_after_load": round(after["VmRSS"] / 1024, 1),
             f"{SETTLE_S:g}_s_after_the_same_load_again": round(after_again["VmRSS"] / 1024, 1),
             "vmhwm": round(after_again["VmHWM"] / 1024, 1),
+            # Proportional (pages the two processes share counted once between them): before the
+            # load, 15 s after it and after the same load again.
+            "pss": {
+                "before_load": round(loaded.status_start.get("Pss", 0) / 1024, 1),
+                f"{SETTLE_S:g}_s_after_load": round(after.get("Pss", 0) / 1024, 1),
+                f"{SETTLE_S:g}_s_after_the_same_load_again": round(after_again.get("Pss", 0) / 1024, 1),
+            },
             # The daemon is two processes (the table's, and the API's it starts): each alone.
             "by_process": {
                 proc: {
