@@ -23,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import importlib.util
-import marshal
+import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -287,6 +288,7 @@ def _bytecode(root: Path, listed: set[str], info_dir: str) -> Iterator[tuple[str
     authenticated source, and hold exactly the code that source compiles to. Any other file there,
     or a `.pyc` of no listed module or for another Python, is not part of the release."""
     tag = sys.implementation.cache_tag
+    to_compare: list[tuple[str, str, int]] = []
     for top in _tops(listed, info_dir):
         for folder, dirs, files in os.walk(root / top):
             dirs.sort()
@@ -302,28 +304,64 @@ def _bytecode(root: Path, listed: set[str], info_dir: str) -> Iterator[tuple[str
                 elif found["tag"] != tag:
                     yield path, source, f"bytecode for another Python ({found['tag']}; this one is {tag})"
                 else:
-                    why = _bytecode_problem(root / path, root / source, int(found["opt"] or 0))
+                    why = _header_problem(root / path, root / source)
                     if why is not None:
                         yield path, source, why
+                    else:
+                        to_compare.append((path, source, int(found["opt"] or 0)))
+    for path, source in _other_code(root, to_compare):
+        yield path, source, "holds other code than its source compiles to"
 
 
-def _bytecode_problem(pyc: Path, source: Path, optimize: int) -> str | None:
+def _header_problem(pyc: Path, source: Path) -> str | None:
     try:
-        data, code = pyc.read_bytes(), source.read_bytes()
+        with open(pyc, "rb") as f:
+            header = f.read(16)
+        code = source.read_bytes()
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
-    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+    if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
         return "not bytecode of this Python"
-    flags = int.from_bytes(data[4:8], "little")
+    flags = int.from_bytes(header[4:8], "little")
     if flags != 0b11:  # hash-based, checked against the source at every import
         kind = "an unchecked-hash" if flags == 0b01 else "a timestamp"
         return f"{kind} .pyc: Python may run it instead of the source (installs compile in checked-hash mode)"
-    if data[8:16] != importlib.util.source_hash(code):
+    if header[8:16] != importlib.util.source_hash(code):
         return "compiled from another source than the release's"
-    try:
-        held = marshal.loads(data[16:])
-        if held != compile(code, str(source), "exec", dont_inherit=True, optimize=optimize):
-            return "holds other code than its source compiles to"
-    except (ValueError, EOFError, TypeError, SyntaxError):
-        return "holds other code than its source compiles to"
     return None
+
+
+#: Run by this Python in a child process (compiling holds the interpreter's lock for as long as a
+#: module takes, up to a tenth of a second: never on the table's loop): which of the given
+#: (.pyc, source, optimize) hold other code than the source compiles to.
+_COMPARE = """
+import json, marshal, sys
+other = []
+for pyc, source, optimize in json.load(sys.stdin):
+    try:
+        with open(pyc, "rb") as f:
+            held = marshal.loads(f.read()[16:])
+        with open(source, "rb") as f:
+            same = held == compile(f.read(), source, "exec", dont_inherit=True, optimize=optimize)
+    except Exception:
+        same = False
+    if not same:
+        other.append(pyc)
+json.dump(other, sys.stdout)
+"""
+
+
+def _other_code(root: Path, items: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
+    """The (.pyc, source) of `items` whose code is not what the source compiles to (all of them
+    when the comparison cannot be made)."""
+    if not items:
+        return []
+    sources = dict((pyc, source) for pyc, source, _ in items)
+    request = json.dumps([(str(root / pyc), str(root / source), opt) for pyc, source, opt in items])
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _COMPARE], input=request, capture_output=True,
+                              text=True, timeout=600, check=True)  # fmt: skip
+        other = {Path(p).relative_to(root).as_posix() for p in json.loads(done.stdout)}
+    except (OSError, subprocess.SubprocessError, ValueError):
+        other = set(sources)
+    return [(pyc, sources[pyc]) for pyc, _, _ in items if pyc in other]

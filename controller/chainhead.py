@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -31,6 +32,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from controller.journal import GENESIS, link
+
+log = logging.getLogger("tablectl.chainhead")
 
 KIND = "chain-head"
 KEY_MODE = 0o600
@@ -118,7 +121,10 @@ def table_key(path: Path) -> Ed25519PrivateKey:
     loaded = serialization.load_pem_private_key(data, password=None)
     if not isinstance(loaded, Ed25519PrivateKey):
         raise ValueError(f"{path}: the table's signing key is not an Ed25519 key")
-    write_public(loaded, public_path(path))
+    try:
+        write_public(loaded, public_path(path))  # a key made before table.pub was
+    except OSError as exc:  # a key kept where the service may not write: `tablectl verify` reads the key
+        log.warning("cannot write the table key's public half %s: %s", public_path(path), exc.strerror or exc)
     return loaded
 
 

@@ -12,6 +12,7 @@ both, and `tablectl run --sim` starts with play stopped by the fault that names 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -20,7 +21,10 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterator
-from importlib._bootstrap_external import _code_to_timestamp_pyc  # type: ignore[attr-defined]
+from importlib._bootstrap_external import (  # type: ignore[attr-defined]
+    _code_to_hash_pyc,
+    _code_to_timestamp_pyc,
+)
 from pathlib import Path
 
 import pytest
@@ -36,6 +40,8 @@ TABLE_PY = "controller/table/table.py"
 DEALER_JS = "controller/api/static/js/dealer.js"
 FAULTS_PY = "controller/faults.py"
 FAULTS_PYC = f"controller/__pycache__/faults.{sys.implementation.cache_tag}.pyc"
+VISIBILITY_PY = "controller/visibility.py"
+VISIBILITY_PYC = f"controller/__pycache__/visibility.{sys.implementation.cache_tag}.pyc"
 
 
 def tool(name: str) -> str:
@@ -226,7 +232,7 @@ def test_one_changed_byte_in_a_module_and_a_screen_fails_naming_both_and_the_tab
         assert daemon.stop() == 0, daemon.log()
 
 
-def test_a_planted_timestamp_pyc_with_other_code_is_named_and_the_table_does_not_open(
+def test_planted_bytecode_with_other_code_is_named_and_the_table_does_not_open(
     release: Release, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # An attacker with a shell leaves every .py as it is and drops bytecode that Python would import
@@ -240,10 +246,16 @@ def test_a_planted_timestamp_pyc_with_other_code_is_named_and_the_table_does_not
     loaded = subprocess.run([str(python), "-c", "import controller.faults as f; print(f.PLANTED)"],
                             capture_output=True, text=True, env=clean_env(), cwd=release.base)  # fmt: skip
     assert loaded.stdout.strip() == "True", loaded.stderr  # Python does run it instead of the source
+    # And a checked-hash .pyc that records the genuine source's hash (so Python takes it) with other code.
+    genuine = (release.site / VISIBILITY_PY).read_bytes()
+    crafted = compile(genuine + b"\nPLANTED = True\n", str(release.site / VISIBILITY_PY), "exec")
+    (release.site / VISIBILITY_PYC).write_bytes(_code_to_hash_pyc(crafted, importlib.util.source_hash(genuine), True))
     done = release.verify()
     assert done.returncode == 1, done.stdout + done.stderr
     said = f"FAIL  code (controller): {FAULTS_PYC}: a timestamp .pyc: Python may run it instead of the source"
     assert said in done.stdout
+    assert f"FAIL  code (controller): {VISIBILITY_PYC}: holds other code than its source compiles to" in done.stdout
+    assert "pass  code (controller)" not in done.stdout and done.stdout.count("FAIL") == 2, done.stdout
     assert f"software authentication failed: {FAULTS_PYC} (a timestamp .pyc" in done.stdout
     monkeypatch.delenv("PYTHONPATH", raising=False)
     (tmp_path / "table").mkdir()
