@@ -124,8 +124,9 @@ def _publish(client: mqtt.Client, topic: str, payload: dict[str, object], correl
 
 
 def test_through_the_shipped_acl_only_the_floor_store_answers_a_starting_tables_question(
-    shipped_broker: Mosquitto, certificates: dict[str, Path], tmp_path: Path
+    shipped_broker: Mosquitto, certificates: dict[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.ERROR, logger="tablectl.floor.history")
     # Someone with the table's own account (a shell on the Pi) answers the table's start-up question
     # first, "the floor holds nothing of you", so that a journal restored from an earlier copy would
     # open; the floor store (a stand-in logged in as floor-store) answers after it.
@@ -138,6 +139,8 @@ def test_through_the_shipped_acl_only_the_floor_store_answers_a_starting_tables_
         response, correlation = message.properties.ResponseTopic, message.properties.CorrelationData
         forged = {"v": schema.VERSION, "seq": 0, "chain": "0" * 32, "head_seq": 0, "alerts": []}
         said.append(_publish(rogue, response, forged, correlation))  # handled by the broker before the store's
+        garbled = {"v": schema.VERSION, "seq": "all", "chain": "0" * 32, "head_seq": 0, "alerts": []}
+        c.publish(response, schema.encode(garbled), 1, properties=_correlated(correlation))  # read, and refused
         c.publish(response, schema.encode(genuine), 1, properties=_correlated(correlation))
 
     subscribed = threading.Event()
@@ -155,6 +158,7 @@ def test_through_the_shipped_acl_only_the_floor_store_answers_a_starting_tables_
             client.loop_stop()
     assert said == ["Not authorized"]
     assert answer == genuine
+    assert "is not the floor store's: seq 'all' is not an entry number; ignored" in caplog.text
     assert posing == "Not authorized"
 
 
