@@ -82,10 +82,14 @@ def read_fingerprint(text: str) -> str:
 
 
 def write_public(key: Ed25519PrivateKey, path: Path) -> None:
-    """Write the key's public half (PEM) to `path`, readable by all, if it is not there."""
-    if path.exists():
-        return
+    """Write the key's public half (PEM) to `path`, readable by all, unless it is there already
+    (a `table.pub` of another key, left from a key made before, is replaced)."""
     pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    try:
+        if path.read_bytes() == pem:
+            return
+    except FileNotFoundError:
+        pass
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(pem)
     tmp.chmod(PUBLIC_MODE)
@@ -122,27 +126,27 @@ def table_key(path: Path) -> Ed25519PrivateKey:
     if not isinstance(loaded, Ed25519PrivateKey):
         raise ValueError(f"{path}: the table's signing key is not an Ed25519 key")
     try:
-        write_public(loaded, public_path(path))  # a key made before table.pub was
+        write_public(loaded, public_path(path))  # a key made before table.pub was, or a stale table.pub
     except OSError as exc:  # a key kept where the service may not write: `tablectl verify` reads the key
         log.warning("cannot write the table key's public half %s: %s", public_path(path), exc.strerror or exc)
     return loaded
 
 
 def fingerprint_at(key_path: Path) -> str | None:
-    """The fingerprint of the table's key at `key_path`, from its public half (`table.pub`,
-    readable by all) or the key itself when it can be read; None when neither is there.
-    ValueError when the file there is not a table's key."""
-    public = public_path(key_path)
-    try:
-        return read_fingerprint(public.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError, KeyTextError) as exc:
-        raise ValueError(f"{public}: {exc}") from None
+    """The fingerprint of the table's key at `key_path`: from the key itself, or, for a user who may
+    not read it, from its public half beside it (`table.pub`, readable by all, which the table
+    rewrites from the key at each start); None when there is no key. ValueError when the file there
+    is not a table's key."""
     try:
         loaded = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
     except FileNotFoundError:
         return None
+    except PermissionError:
+        public = public_path(key_path)
+        try:
+            return read_fingerprint(public.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, KeyTextError) as exc:
+            raise ValueError(f"{key_path} may not be read by this user, and {public}: {exc}") from None
     except (OSError, ValueError, TypeError) as exc:
         raise ValueError(f"{key_path}: {exc}") from None
     if not isinstance(loaded, Ed25519PrivateKey):

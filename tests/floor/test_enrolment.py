@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -139,6 +140,9 @@ def test_each_store_keeps_every_enrolment_and_refuses_a_silent_key_change(store_
 
 
 def test_tablectl_verify_on_the_table_prints_the_fingerprint_to_enrol(tmp_path: Path) -> None:
+    table_key(tmp_path / "old" / "table.key")
+    (tmp_path / "state").mkdir()
+    shutil.copy(tmp_path / "old" / "table.pub", tmp_path / "state" / "table.pub")  # left from a key made before
     key = table_key(tmp_path / "state" / "table.key")  # as the table makes it at its first start with a floor
     config = tmp_path / "table.toml"
     config.write_text(f'[table]\nid = "GS-07"\n[floor]\nbroker = "mqtt://127.0.0.1:1883"\nsite = "{SITE}"\n')
