@@ -4,7 +4,8 @@ The check reads the signed manifest of the installed release (controller/release
 into the wheel's `.dist-info`), checks its signature with the release key's public half that
 this machine trusts (`[security] release_key`, root's file, never the package's own), then hashes
 every file it lists where Python imports them from, and looks for files in the release's folders
-that it does not list (a module dropped in beside the others). It gives one result per component,
+that it does not list (a module dropped in beside the others) and for compiled bytecode that Python
+could run instead of the authenticated source (`_bytecode`). It gives one result per component,
 the SHA-256 of the whole program (every listed file's bytes, concatenated in the manifest's
 order) and, given a verifier's seed, the HMAC-SHA256 of the same bytes under the seed: the
 procedure hardware/authentication.md does with `cut`, `xargs cat`, `sha256sum` and `openssl dgst`
@@ -21,7 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib.util
+import json
 import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,6 +245,12 @@ def authenticate(release_key: Path, seed: bytes | None = None, root: Path | None
     for extra in _unlisted(root, names, info_dir):
         name = _component(extra, info_dir)
         components.setdefault(name, Component(name)).failed.append((extra, "not in the release"))
+    failed = {path for c in components.values() for path, _ in c.failed}
+    for pyc, source, why in _bytecode(root, names, info_dir):
+        if source in failed and source != pyc:
+            continue  # the source itself is named: its bytecode (Python recompiles it) says no more
+        name = _component(source, info_dir)
+        components.setdefault(name, Component(name)).failed.append((pyc, why))
     report.components.extend(components.values())
     report.digest = whole.hexdigest()
     report.hmac = keyed.hexdigest() if keyed is not None else None
@@ -247,13 +259,109 @@ def authenticate(release_key: Path, seed: bytes | None = None, root: Path | None
 
 
 def _unlisted(root: Path, listed: set[str], info_dir: str) -> Iterator[str]:
-    """Files in the release's own folders that the manifest does not list (compiled bytecode in
-    __pycache__ aside: Python writes it at install and on import)."""
-    tops = sorted({p.split("/", 1)[0] for p in listed if "/" in p and not p.startswith(f"{info_dir}/")})
-    for top in tops:
+    """Files in the release's own folders that the manifest does not list (a module dropped in
+    beside the others), the compiled bytecode in `__pycache__` aside: `_bytecode` checks that."""
+    for top in _tops(listed, info_dir):
         for folder, dirs, files in os.walk(root / top):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 path = (Path(folder) / name).relative_to(root).as_posix()
                 if path not in listed:
                     yield path
+
+
+def _tops(listed: set[str], info_dir: str) -> list[str]:
+    return sorted({p.split("/", 1)[0] for p in listed if "/" in p and not p.startswith(f"{info_dir}/")})
+
+
+#: `<module>.<tag>.pyc` or `<module>.<tag>.opt-<n>.pyc`, as Python names a module's bytecode.
+_PYC = re.compile(r"(?P<stem>[^.]+)\.(?P<tag>[^.]+)(?:\.opt-(?P<opt>[12]))?\.pyc")
+
+
+def _bytecode(root: Path, listed: set[str], info_dir: str) -> Iterator[tuple[str, str, str]]:
+    """Every file in a `__pycache__` folder of the release that Python could run instead of the
+    authenticated source, as (the file, its source, why). Python imports a module's `.pyc` without
+    reading the source when the `.pyc` is a timestamp one whose recorded mtime and size match the
+    source's (both are easy to fake), or an unchecked-hash one; a checked-hash one only when its
+    recorded source hash matches the source, but the code in it is not tied to that hash. So each
+    `.pyc` must be checked-hash (installs compile so: hardware/install.md), record the hash of its
+    authenticated source, and hold exactly the code that source compiles to. Any other file there,
+    or a `.pyc` of no listed module or for another Python, is not part of the release."""
+    tag = sys.implementation.cache_tag
+    to_compare: list[tuple[str, str, int]] = []
+    for top in _tops(listed, info_dir):
+        for folder, dirs, files in os.walk(root / top):
+            dirs.sort()
+            if Path(folder).name != "__pycache__":
+                continue
+            dirs[:] = []  # nothing of the release is below a __pycache__
+            for name in sorted(files):
+                path = (Path(folder) / name).relative_to(root).as_posix()
+                found = _PYC.fullmatch(name)
+                source = f"{Path(path).parent.parent.as_posix()}/{found['stem']}.py" if found else ""
+                if found is None or source not in listed:
+                    yield path, path, "not in the release"
+                elif found["tag"] != tag:
+                    yield path, source, f"bytecode for another Python ({found['tag']}; this one is {tag})"
+                else:
+                    why = _header_problem(root / path, root / source)
+                    if why is not None:
+                        yield path, source, why
+                    else:
+                        to_compare.append((path, source, int(found["opt"] or 0)))
+    for path, source in _other_code(root, to_compare):
+        yield path, source, "holds other code than its source compiles to"
+
+
+def _header_problem(pyc: Path, source: Path) -> str | None:
+    try:
+        with open(pyc, "rb") as f:
+            header = f.read(16)
+        code = source.read_bytes()
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+        return "not bytecode of this Python"
+    flags = int.from_bytes(header[4:8], "little")
+    if flags != 0b11:  # hash-based, checked against the source at every import
+        kind = "an unchecked-hash" if flags == 0b01 else "a timestamp"
+        return f"{kind} .pyc: Python may run it instead of the source (installs compile in checked-hash mode)"
+    if header[8:16] != importlib.util.source_hash(code):
+        return "compiled from another source than the release's"
+    return None
+
+
+#: Run by this Python in a child process (compiling holds the interpreter's lock for as long as a
+#: module takes, up to a tenth of a second: never on the table's loop): which of the given
+#: (.pyc, source, optimize) hold other code than the source compiles to.
+_COMPARE = """
+import json, marshal, sys
+other = []
+for pyc, source, optimize in json.load(sys.stdin):
+    try:
+        with open(pyc, "rb") as f:
+            held = marshal.loads(f.read()[16:])
+        with open(source, "rb") as f:
+            same = held == compile(f.read(), source, "exec", dont_inherit=True, optimize=optimize)
+    except Exception:
+        same = False
+    if not same:
+        other.append(pyc)
+json.dump(other, sys.stdout)
+"""
+
+
+def _other_code(root: Path, items: list[tuple[str, str, int]]) -> list[tuple[str, str]]:
+    """The (.pyc, source) of `items` whose code is not what the source compiles to (all of them
+    when the comparison cannot be made)."""
+    if not items:
+        return []
+    sources = dict((pyc, source) for pyc, source, _ in items)
+    request = json.dumps([(str(root / pyc), str(root / source), opt) for pyc, source, opt in items])
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _COMPARE], input=request, capture_output=True,
+                              text=True, timeout=600, check=True)  # fmt: skip
+        other = {Path(p).relative_to(root).as_posix() for p in json.loads(done.stdout)}
+    except (OSError, subprocess.SubprocessError, ValueError):
+        other = set(sources)
+    return [(pyc, sources[pyc]) for pyc, _, _ in items if pyc in other]

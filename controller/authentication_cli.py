@@ -42,13 +42,32 @@ def run(args: argparse.Namespace, config: Any, state_dir: Path) -> int:
     key = args.release_key or Path(config.security.release_key)
     report = authenticate(key, seed)
     journaled = journal_run(report, config, state_dir, simulated=args.sim, http=args.http)
+    key_path = Path(config.security.table_key or state_dir / "table.key")
+    fingerprint, key_line = table_key(key_path, config)
     if args.json:
-        print(json.dumps(report.to_json() | {"journaled": journaled}, indent=2))
+        print(json.dumps(report.to_json() | {"journaled": journaled, "table_key": fingerprint}, indent=2))
     else:
         for line in report.lines():
             print(line)
+        print(key_line)
         print(f"journal: {journaled}")
     return 0 if report.ok else EXIT_FAILED
+
+
+def table_key(path: Path, config: Any) -> tuple[str | None, str]:
+    """The fingerprint of the table's signing key (controller/chainhead.py), and the line that says
+    it: what an operator enrols on the floor (`tablectl floor enroll`, hardware/floor.md)."""
+    from controller.chainhead import fingerprint_at
+
+    try:
+        found = fingerprint_at(path)
+    except ValueError as exc:
+        return None, f"table key: cannot be read: {exc}"
+    if found is None:
+        return None, f"table key: none yet at {path} (the table makes it at its first start with a floor)"
+    site = f" --site {config.floor.site}" if config.floor is not None else ""
+    enrol = f"tablectl floor enroll{site} --table {config.table_id} --key {found}"
+    return found, f"table key: {found} ({path}); enrol it on the floor: {enrol}"
 
 
 def ask_running_table(config: Any, report: Report, busy: Exception, address: str | None = None) -> str:

@@ -445,13 +445,15 @@ class Daemon:
         loop after the round's last entry has gone out to the lamps and display."""
         if self.config.floor is None:
             return
-        from controller.chainhead import table_key
+        from controller.chainhead import fingerprint, public_hex, table_key
 
         path = Path(self.config.security.table_key or self.state_dir / "table.key")
         try:
             key = table_key(path)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{self.config.source}: security.table_key: {exc}") from None
+        log.info("the table signs its chain heads with key %s (%s): the floor store accepts them once it is enrolled "
+                 "there (tablectl floor enroll)", fingerprint(public_hex(key)), path)  # fmt: skip
         table.listeners.append(HeadSigner(table, key, self.loop))
 
     def _note_install(self, table: Table) -> None:

@@ -302,10 +302,14 @@ else
     # constraints): only the bundle's wheels, each one even where the system has that package.
     if ! env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root PIP_CONFIG_FILE=/dev/null LC_ALL=C.UTF-8 \
         "$DEST/bin/python" "$PIPWHL/pip" install --quiet --no-index --find-links "$HERE/wheels" \
-        --no-cache-dir --disable-pip-version-check --ignore-installed "$SPEC"; then
+        --no-cache-dir --disable-pip-version-check --ignore-installed --no-compile "$SPEC"; then
         rm -rf "$DEST"
         fail "pip could not install tablectl $VERSION from the bundle's wheels (above); nothing was switched"
     fi
+    # pip's compile step, in checked-hash mode: Python checks each .pyc against its source at import,
+    # and `tablectl verify` refuses any other kind (hardware/authentication.md). A third-party file
+    # that does not compile is left to its source, as pip leaves it.
+    "$DEST/bin/python" -m compileall -q -f --invalidation-mode checked-hash "$DEST/lib" >/dev/null || true
     "$DEST/bin/tablectl" --help >/dev/null || { rm -rf "$DEST"; fail "$DEST/bin/tablectl does not run; nothing was switched"; }
     install -d -m 0755 "$DEST/bundle"
     cp -R "$HERE/install.sh" "$HERE/probe.py" "$HERE/systemd" "$HERE/install.md" "$HERE/BUNDLE" \

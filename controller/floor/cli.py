@@ -3,11 +3,19 @@
     tablectl floor --broker URL                         every table, live in the terminal (view.py)
     tablectl floor --broker URL --store URL             keep every table's entries in the store
     tablectl floor export --store URL --table T [--site S] [--json] [--check [--broker URL]]
+    tablectl floor enroll --store URL --site S --table T --key FILE|FINGERPRINT [--replace] [--by NAME]
+    tablectl floor enroll --store URL --list [--site S] [--table T]
 
 `export` prints a table's stored entries in journal order (with --json one object a line: site,
 table, boot, seq, kind, entry). `--check` compares the store with what the table reports (asked
 over the broker with --broker, else the last the table told the store) and exits 1 when the store
 lacks an entry or holds one that differs from what was first stored; 0 when it is whole.
+
+`enroll` enrols a table's signing key in the store (controller/chainhead.py): its fingerprint as
+`tablectl verify` prints it on the table (`sha256:...`), or the table's `table.pub` file. The
+store accepts the table's signed chain heads under that key only; a table already enrolled with
+another key keeps it unless `--replace` is given (a re-enrolment, kept with the ones before it).
+`--list` prints every enrolment.
 """
 
 from __future__ import annotations
@@ -30,9 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser, rest: Sequence[str]) -> None:
     """The options of `tablectl floor`, given the words after it (`export` has its own)."""
     from controller.floor import view
 
-    parser.epilog = "tablectl floor export --store URL --table T [--json] [--check]: a table's stored entries"
-    if list(rest[:1]) == ["export"]:
-        sub = parser.add_subparsers(dest="floor_command", metavar="export", required=True)
+    parser.epilog = (
+        "tablectl floor export --store URL --table T [--json] [--check]: a table's stored entries; "
+        "tablectl floor enroll --store URL --site S --table T --key FILE|FINGERPRINT: enrol a table's key"
+    )
+    if list(rest[:1]) in (["export"], ["enroll"]):
+        sub = parser.add_subparsers(dest="floor_command", metavar="export|enroll", required=True)
         export = sub.add_parser("export", help="a table's entries from the floor store, in order")
         export.add_argument("--store", required=True, metavar="URL", help="sqlite:///path or postgresql://...")
         export.add_argument("--table", required=True, metavar="T", help="the table id")
@@ -42,6 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser, rest: Sequence[str]) -> None:
         export.add_argument("--broker", metavar="URL", help="with --check: ask the table itself how far it is")
         _credentials(export)
         export.add_argument("--wait", type=float, default=5.0, metavar="S", help="with --broker: seconds (5)")
+        enroll = sub.add_parser("enroll", help="enrol a table's signing key in the floor store, or --list them")
+        enroll.add_argument("--store", required=True, metavar="URL", help="sqlite:///path or postgresql://...")
+        enroll.add_argument("--site", help="the table's site ([floor] site on the table)")
+        enroll.add_argument("--table", metavar="T", help="the table id")
+        enroll.add_argument(
+            "--key",
+            metavar="FILE|FINGERPRINT",
+            help="the table's table.pub, or its fingerprint sha256:... (tablectl verify prints it)",
+        )
+        enroll.add_argument("--replace", action="store_true", help="the table is enrolled with another key: replace it")
+        enroll.add_argument("--by", help="who enrols (default: this user)")
+        enroll.add_argument("--list", action="store_true", help="print every enrolment instead")
         return
     view.add_arguments(parser)
     parser.add_argument("--store", metavar="URL", help="keep every entry in this store: sqlite:///path or postgresql://")
@@ -60,6 +83,8 @@ def _credentials(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "floor_command", None) == "export":
         return export(args)
+    if getattr(args, "floor_command", None) == "enroll":
+        return enroll(args)
     if getattr(args, "store", None):
         return consume(args)
     from controller.floor import view
@@ -169,6 +194,62 @@ def export(args: argparse.Namespace) -> int:
         if not args.check:
             return 0
         return _check(store, site, args.table, login, args.wait)
+    finally:
+        store.close()
+
+
+def enroll(args: argparse.Namespace) -> int:
+    import getpass
+    from pathlib import Path
+
+    from controller.chainhead import KeyTextError, read_fingerprint
+    from controller.floor.config import FloorConfigError, check_level
+    from controller.floor.store import EnrolmentRefused, FloorStoreError, open_store
+
+    try:
+        for value, option in ((args.site, "--site"), (args.table, "--table")):
+            if value is not None:
+                check_level(value, option)
+    except FloorConfigError as exc:
+        return _refuse(str(exc))
+    if not args.list:
+        missing = [o for o, v in (("--site", args.site), ("--table", args.table), ("--key", args.key)) if not v]
+        if missing:
+            return _refuse(f"enroll needs {', '.join(missing)} (or --list)")
+        given = Path(args.key)
+        try:
+            text = given.read_text(encoding="utf-8") if given.is_file() else args.key
+            fingerprint = read_fingerprint(text)
+        except (OSError, UnicodeDecodeError) as exc:
+            return _refuse(f"--key {args.key}: cannot be read: {exc}")
+        except KeyTextError as exc:
+            return _refuse(f"--key {args.key}: {exc}")
+    try:
+        store = open_store(args.store)
+    except FloorStoreError as exc:
+        print(f"tablectl floor enroll: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    try:
+        if args.list:
+            for e in store.enrolments(args.site, args.table):
+                replaced = f", replacing {e.replaces}" if e.replaces else ""
+                print(f"{e.at}  {e.site}/{e.table}  enrolment {e.number}: {e.fingerprint} by {e.by}{replaced}")
+            return 0
+        by = args.by or getpass.getuser()
+        try:
+            done = store.enroll(args.site, args.table, fingerprint, by, replace=args.replace)
+        except EnrolmentRefused as exc:
+            return _refuse(str(exc))
+        history = store.history(args.site, args.table)
+        if done is None:
+            print(f"{args.site}/{args.table}: key {fingerprint} is enrolled already; nothing changed")
+        else:
+            replaced = f", replacing {done.replaces}" if done.replaces else ""
+            print(f"{args.site}/{args.table}: key {fingerprint} enrolled (enrolment {done.number}, by {by}{replaced})")
+        alerts = f"; floor alerts at entries {', '.join(map(str, history['alerts']))}" if history["alerts"] else ""
+        checked = f"the store has checked the table's history through entry {history['seq']}"
+        print(f"{args.site}/{args.table}: {checked}{alerts}")
+        return 0
     finally:
         store.close()
 

@@ -54,12 +54,14 @@ def ask_floor(config: FloorConfig, table_id: str, timeout: float = ASK_TIMEOUT_S
         subscribed.set()
 
     def on_message(c: Any, userdata: Any, message: Any) -> None:
-        if getattr(message.properties, "CorrelationData", None) != correlation:
-            return  # another start's answer
-        try:
-            answer.update(json.loads(message.payload))
-        except ValueError:
+        if getattr(message.properties, "CorrelationData", None) != correlation or got.is_set():
+            return  # another start's answer, or one after the first (the answer given is kept as it is)
+        problem = answer_problem(message.payload)
+        if problem is not None:
+            log.error("floor: an answer on %s to this start's question is not the floor store's: %s; ignored",
+                      message.topic, problem)  # fmt: skip
             return
+        answer.update(json.loads(message.payload))
         got.set()
 
     client.on_connect = on_connect
@@ -79,6 +81,30 @@ def ask_floor(config: FloorConfig, table_id: str, timeout: float = ASK_TIMEOUT_S
     finally:
         client.disconnect()
         client.loop_stop()
+
+
+def answer_problem(payload: bytes) -> str | None:
+    """What is wrong with a history answer as the store writes it (None: nothing):
+    {"v", "seq": entry number >= 0, "chain": hex, "head_seq", "alerts": [entry numbers]}."""
+    try:
+        answer = json.loads(payload)
+    except ValueError:
+        return "not JSON"
+
+    def count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    if not isinstance(answer, dict) or answer.get("v") != schema.VERSION:
+        return f"not a version {schema.VERSION} JSON object"
+    if not count(answer.get("seq")) or not count(answer.get("head_seq", 0)):
+        return f"seq {answer.get('seq')!r} is not an entry number"
+    chain = answer.get("chain")
+    if not isinstance(chain, str) or not chain or any(ch not in "0123456789abcdef" for ch in chain):
+        return f"chain {str(chain)[:40]!r} is not a hash chain value"
+    alerts = answer.get("alerts", [])
+    if not isinstance(alerts, list) or not all(count(a) for a in alerts):
+        return "alerts is not a list of entry numbers"
+    return None
 
 
 def check_history(journal: Journal, answer: dict[str, Any], table_id: str) -> None:

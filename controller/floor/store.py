@@ -19,10 +19,14 @@ confirms to the table) and `reported_last` (the last seq the table itself said i
 
 The store also checks the history it holds (controller/chainhead.py): it recomputes each table's
 hash chain over the contiguous entries and checks every signed chain head against it and against
-the key the table first signed with. A gap, a fork (a head or an entry that does not follow the
-chain the floor holds), a sequence number offered again with other content, or a bad signature is
-a **floor alert**: logged at ERROR naming the table and the first bad entry, and kept in
-`floor_alerts`. The chain is checked no further than the first bad entry, so the alert stands.
+the key enrolled for the table (`enroll`: an operator enrols a table's key by its fingerprint,
+`tablectl floor enroll`; a key is never learned from the feed, and a key change is an explicit
+re-enrolment, each one kept in `floor_enrolments`). A head signed by a key not enrolled for the
+table is a floor alert naming the table and the key's fingerprint. A gap, a fork (a head or an
+entry that does not follow the chain the floor holds), a sequence number offered again with other
+content, or a bad signature is a **floor alert**: logged at ERROR naming the table and the first
+bad entry, and kept in `floor_alerts`. The chain is checked no further than the first bad entry,
+so the alert stands (an enrolment lets the check go on past a head it could not accept before).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("tablectl.floor.store")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Each migration takes the store from the version before it to its index + 1. Plain SQL that
 #: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
@@ -96,11 +100,42 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (site, table_id, seq, what)
         )""",
     ),
+    (
+        # Every enrolment of a table's key, in order (the last one is the table's key now): who
+        # enrolled which fingerprint when, and which one it replaced. Rows are only ever added.
+        """CREATE TABLE floor_enrolments (
+            site        TEXT   NOT NULL,
+            table_id    TEXT   NOT NULL,
+            number      BIGINT NOT NULL,
+            fingerprint TEXT   NOT NULL,
+            replaces    TEXT,
+            enrolled_by TEXT   NOT NULL,
+            enrolled_at TEXT   NOT NULL,
+            PRIMARY KEY (site, table_id, number)
+        )""",
+    ),
 )
 
 
 class FloorStoreError(RuntimeError):
     """The store cannot be used; the text names the store (never its password) and why."""
+
+
+class EnrolmentRefused(ValueError):
+    """An enrolment that would change a table's key without saying so (`replace`)."""
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    """One enrolment of a table's key on the floor."""
+
+    site: str
+    table: str
+    number: int
+    fingerprint: str
+    replaces: str | None
+    by: str
+    at: str
 
 
 @dataclass(frozen=True)
@@ -348,7 +383,7 @@ class FloorStore:
         contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
         if chain_seq >= contiguous:
             return
-        walk = ChainWalk(table, chain_seq, chain, key)
+        walk = ChainWalk(table, chain_seq, chain, key, self.enrolled(site, table))
         for entry in self.entries(site, table, after=chain_seq):
             if entry.seq > contiguous:
                 break
@@ -363,6 +398,62 @@ class FloorStore:
             "WHERE site = ? AND table_id = ?",
             (walk.seq, walk.chain, walk.key, head_seq, site, table),
         )
+
+    def enrolled(self, site: str, table: str) -> str | None:
+        """The fingerprint of the key enrolled for the table now (None: none is)."""
+        row = self._run(
+            "SELECT fingerprint FROM floor_enrolments WHERE site = ? AND table_id = ? ORDER BY number DESC LIMIT 1",
+            (site, table),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def enrolments(self, site: str | None = None, table: str | None = None) -> list[Enrolment]:
+        """Every enrolment (of one site or table), oldest first per table."""
+        where = [(c, v) for c, v in (("site", site), ("table_id", table)) if v is not None]
+        rows = self._run(
+            "SELECT site, table_id, number, fingerprint, replaces, enrolled_by, enrolled_at FROM floor_enrolments"
+            + (" WHERE " + " AND ".join(f"{c} = ?" for c, _ in where) if where else "")
+            + " ORDER BY site, table_id, number",
+            [v for _, v in where],
+        ).fetchall()
+        return [Enrolment(str(r[0]), str(r[1]), int(r[2]), str(r[3]), r[4], str(r[5]), str(r[6])) for r in rows]
+
+    def enroll(self, site: str, table: str, fingerprint: str, by: str, *, replace: bool = False) -> Enrolment | None:
+        """Enrol `fingerprint` as table `table`'s key: from now on the store accepts the table's
+        signed heads under that key only. A table enrolled with another key keeps it unless
+        `replace` (EnrolmentRefused naming the key enrolled); enrolling the same key again adds
+        nothing (None). The chain check then goes on at once from where it stopped (a head the
+        store could not accept before the enrolment)."""
+        with self._transaction():
+            if self.dialect == "postgresql":  # two enrolments of one table at once: one after the other
+                self._run("SELECT pg_advisory_xact_lock(7216319)")
+            rows = self.enrolments(site, table)
+            last = rows[-1] if rows else None
+            if last is not None and last.fingerprint == fingerprint:
+                return None
+            if last is not None and not replace:
+                raise EnrolmentRefused(
+                    f"table {table} on site {site} is enrolled with key {last.fingerprint} (by {last.by} at "
+                    f"{last.at}); a new key is a re-enrolment: give --replace"
+                )
+            entry = Enrolment(site, table, (last.number + 1) if last else 1, fingerprint,
+                              last.fingerprint if last else None, by, _now())  # fmt: skip
+            self._run(
+                "INSERT INTO floor_enrolments (site, table_id, number, fingerprint, replaces, enrolled_by, "
+                "enrolled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (site, table, entry.number, entry.fingerprint, entry.replaces, entry.by, entry.at),
+            )
+            self._run(
+                "INSERT INTO floor_tables (site, table_id) VALUES (?, ?) ON CONFLICT (site, table_id) DO NOTHING",
+                (site, table),
+            )
+            if entry.replaces:
+                log.warning("floor store: %s/%s: key %s enrolled by %s, replacing %s", site, table, fingerprint, by,
+                            entry.replaces)  # fmt: skip
+            else:
+                log.info("floor store: %s/%s: key %s enrolled by %s", site, table, fingerprint, by)
+            self._check_chain(site, table)
+        return entry
 
     def _alert(self, site: str, table: str, seq: int, what: str) -> None:
         """A floor alert: logged and kept (once for the same entry and words)."""

@@ -12,6 +12,7 @@ both, and `tablectl run --sim` starts with play stopped by the fault that names 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -20,6 +21,10 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterator
+from importlib._bootstrap_external import (  # type: ignore[attr-defined]
+    _code_to_hash_pyc,
+    _code_to_timestamp_pyc,
+)
 from pathlib import Path
 
 import pytest
@@ -33,6 +38,10 @@ GUIDE = ROOT / "hardware" / "authentication.md"
 SEED = "5eed0fc0ffee"
 TABLE_PY = "controller/table/table.py"
 DEALER_JS = "controller/api/static/js/dealer.js"
+FAULTS_PY = "controller/faults.py"
+FAULTS_PYC = f"controller/__pycache__/faults.{sys.implementation.cache_tag}.pyc"
+VISIBILITY_PY = "controller/visibility.py"
+VISIBILITY_PYC = f"controller/__pycache__/visibility.{sys.implementation.cache_tag}.pyc"
 
 
 def tool(name: str) -> str:
@@ -67,13 +76,13 @@ class Release:
         self.venv = base / "venv"
         run([sys.executable, "-m", "venv", "--without-pip", str(self.venv)])
         python = self.venv / "bin" / "python"
-        self.install(self.wheel)
         self.site = Path(
             subprocess.run(
                 [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                 capture_output=True, text=True, check=True,
             ).stdout.strip()
         )  # fmt: skip
+        self.install(self.wheel)
         # The dependencies (FastAPI, paho, OpenCV...) from the test's venv, tablectl not among them.
         (self.site / "zz-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
         self.tablectl = self.venv / "bin" / "tablectl"
@@ -96,8 +105,12 @@ class Release:
         return wheel
 
     def install(self, wheel: Path) -> None:
+        """As deploy/install.sh installs (hardware/install.md): pip without its own compile step,
+        then every module compiled in checked-hash mode."""
         python = self.venv / "bin" / "python"
-        run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(wheel)])
+        run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", "--no-compile",
+             str(wheel)])  # fmt: skip
+        run([str(python), "-m", "compileall", "-q", "-f", "--invalidation-mode", "checked-hash", str(self.site)])
 
     def tablectl_(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(self.tablectl), *args], capture_output=True, text=True, timeout=120,
@@ -215,6 +228,45 @@ def test_one_changed_byte_in_a_module_and_a_screen_fails_naming_both_and_the_tab
         assert beside.returncode == 1, beside.stdout + beside.stderr
         seq = daemon.get("/api/state")["journal_seq"]
         assert f"journal: the running table checked itself too (FAILED) and journaled it as entry {seq}" in beside.stdout
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
+def test_planted_bytecode_with_other_code_is_named_and_the_table_does_not_open(
+    release: Release, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An attacker with a shell leaves every .py as it is and drops bytecode that Python would import
+    # instead: a timestamp .pyc recording the genuine source's mtime and size, holding other code.
+    source = release.site / FAULTS_PY
+    assert (release.site / FAULTS_PYC).exists()  # the install compiled it (checked-hash)
+    planted = compile(source.read_bytes() + b"\nPLANTED = True\n", str(source), "exec")
+    stat = source.stat()
+    (release.site / FAULTS_PYC).write_bytes(_code_to_timestamp_pyc(planted, int(stat.st_mtime), stat.st_size))
+    python = release.venv / "bin" / "python"
+    loaded = subprocess.run([str(python), "-c", "import controller.faults as f; print(f.PLANTED)"],
+                            capture_output=True, text=True, env=clean_env(), cwd=release.base)  # fmt: skip
+    assert loaded.stdout.strip() == "True", loaded.stderr  # Python does run it instead of the source
+    # And a checked-hash .pyc that records the genuine source's hash (so Python takes it) with other code.
+    genuine = (release.site / VISIBILITY_PY).read_bytes()
+    crafted = compile(genuine + b"\nPLANTED = True\n", str(release.site / VISIBILITY_PY), "exec")
+    (release.site / VISIBILITY_PYC).write_bytes(_code_to_hash_pyc(crafted, importlib.util.source_hash(genuine), True))
+    done = release.verify()
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = f"FAIL  code (controller): {FAULTS_PYC}: a timestamp .pyc: Python may run it instead of the source"
+    assert said in done.stdout
+    assert f"FAIL  code (controller): {VISIBILITY_PYC}: holds other code than its source compiles to" in done.stdout
+    assert "pass  code (controller)" not in done.stdout and done.stdout.count("FAIL") == 2, done.stdout
+    assert f"software authentication failed: {FAULTS_PYC} (a timestamp .pyc" in done.stdout
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    (tmp_path / "table").mkdir()
+    daemon = Daemon(tmp_path / "table", f'[security]\nrelease_key = "{release.public}"\n',
+                    argv=[str(release.tablectl)])  # fmt: skip
+    try:
+        daemon.start(timeout=60)
+        faults = [f for f in daemon.get("/api/state")["faults"] if f["code"] == "software-authentication"]
+        assert len(faults) == 1 and f"software authentication failed: {FAULTS_PYC}" in faults[0]["message"], faults
+        status, answer = daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10}}]})
+        assert status == 409 and "play is stopped" in answer["error"], answer
     finally:
         assert daemon.stop() == 0, daemon.log()
 

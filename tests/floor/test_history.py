@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.rig import Daemon
-from controller.chainhead import ChainWalk, table_key
+from controller.chainhead import ChainWalk, fingerprint, public_hex, read_fingerprint, table_key
 from controller.floor.config import FloorConfig
 from controller.floor.history import HistoryRefused, ask_floor, check_history
 from controller.floor.publisher import MARK_KEY, FloorPublisher
@@ -117,10 +117,20 @@ def broker(mosquitto_bin: str, tmp_path_factory: pytest.TempPathFactory) -> obje
     server.stop()
 
 
+def enrol(store_url: str, table: str, key: str) -> None:
+    """The operator enrols the table's key on the floor (tablectl floor enroll)."""
+    store = open_store(store_url)
+    try:
+        store.enroll(SITE, table, key, "test")
+    finally:
+        store.close()
+
+
 def played_and_stored(home: Path, config: FloorConfig, store_url: str, rounds: int) -> tuple[Path, object]:
     """A table that dealt `rounds` rounds, signing its head at each end, everything in the store."""
     table = make_table(home / "state")
     key = table_key(home / "state" / "table.key")
+    enrol(store_url, "GS-01", fingerprint(public_hex(key)))
     for _ in range(rounds):
         deal_rounds(table, 1)
         table.sign_head(key)
@@ -191,27 +201,35 @@ def test_the_store_checks_each_signed_head_against_the_chain_it_holds(tmp_path: 
     key = table_key(tmp_path / "table.key")
     deal_rounds(table, 1)
     head = table.sign_head(key)
-    walk = ChainWalk("GS-01")
+    enrolled = fingerprint(public_hex(key))
+    walk = ChainWalk("GS-01", enrolled=enrolled)
     entries = list(table.journal.entries())
     assert [walk.add(e.seq, e.at, e.round, e.kind, e.body) for e in entries] == [None] * len(entries)
     assert walk.key is not None and head.body["chain"] == Journal(table.journal.path, readonly=True).chain_through(head.seq - 1)
     # Another table's name, another key, a forged chain value: each is the store's alert.
-    fresh = ChainWalk("GS-02")
+    fresh = ChainWalk("GS-02", enrolled=enrolled)
     problems = [fresh.add(e.seq, e.at, e.round, e.kind, e.body) for e in entries]
     assert problems[-1] is not None and "signature is bad" in problems[-1]
-    forged = ChainWalk("GS-01")
+    forged = ChainWalk("GS-01", enrolled=enrolled)
     for e in entries[:-1]:
         assert forged.add(e.seq, e.at, e.round, e.kind, e.body) is None
     body = {**head.body, "chain": "f" * 32}
     assert "signature is bad" in str(forged.add(head.seq, head.at, head.round, head.kind, body))
     other = table_key(tmp_path / "other.key")
-    resigned = ChainWalk("GS-01", key=walk.key)
+    resigned = ChainWalk("GS-01", enrolled=enrolled)
     from controller.chainhead import sign_head
 
     for e in entries[:-1]:
         resigned.add(e.seq, e.at, e.round, e.kind, e.body)
     body = sign_head(other, "GS-01", seq=head.body["seq"], chain=head.body["chain"], at=head.body["at"])
-    assert "signed by another key" in str(resigned.add(head.seq, head.at, head.round, head.kind, body))
+    assert f"signed by key {fingerprint(public_hex(other))}, not by the key enrolled for table GS-01" in str(
+        resigned.add(head.seq, head.at, head.round, head.kind, body)
+    )
+    # No key enrolled: not even the table's own key is taken from the head.
+    unenrolled = ChainWalk("GS-01")
+    problems = [unenrolled.add(e.seq, e.at, e.round, e.kind, e.body) for e in entries]
+    assert problems[:-1] == [None] * (len(entries) - 1)
+    assert f"table GS-01 has no key enrolled on the floor: its chain head is signed by key {enrolled}" in str(problems[-1])
     assert (tmp_path / "table.key").stat().st_mode & 0o777 == 0o600
 
 
@@ -225,6 +243,9 @@ def test_a_whole_state_directory_restored_from_an_earlier_copy_is_refused_at_sta
     try:
         for n, cards in enumerate((["5H", "9C", "3S"], ["KD", "2C", "7H"]), 1):
             daemon.start()
+            if n == 1:  # the key the table made at its first start, enrolled by its table.pub
+                public = (daemon.state_dir / "table.pub").read_text()
+                enrol(store_url, "GS-01", read_fingerprint(public))
             state = daemon.get("/api/state")
             assert state["devices"]["history"]["state"] == "confirmed"
             if state["payment"] == "due":  # the last round's payouts, confirmed before the next opens

@@ -255,6 +255,9 @@ def test_a_fresh_install_and_the_same_bundle_again(bundles: Bundles, scratch: Sc
                              capture_output=True, text=True, check=True, timeout=120, env=clean_env(),
                              cwd=root).stdout.split()
     assert version[0] == VERSION and version[1].startswith(str(release)), version  # not this checkout
+    # Compiled in checked-hash mode, the only bytecode `tablectl verify` accepts (issue 31).
+    pycs = list(Path(version[1]).parent.glob("__pycache__/*.pyc"))
+    assert pycs and all(p.read_bytes()[4:8] == b"\x03\0\0\0" for p in pycs), pycs
 
     before = scratch.tree()
     (root / "systemctl.log").unlink()
