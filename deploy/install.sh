@@ -25,8 +25,9 @@
 # After a new release is current, releases past the last --keep installed are removed (never the
 # current or the previous one); --rollback removes none.
 # The journal (/var/lib/tablectl) is never read, moved or written by this script. Running it again
-# with the same bundle changes nothing. Exit 0 done, 1 failed (rolled back if it was an upgrade),
-# 2 refused before anything changed.
+# with the same bundle changes nothing, unless the system's Python changed since (Bookworm to
+# Trixie): then the release is made again for it (the table stopped). Exit 0 done, 1 failed
+# (rolled back if it was an upgrade), 2 refused before anything changed.
 set -euo pipefail
 export LC_ALL=C
 # A root shell's Python settings must not reach the venv, pip or the checks.
@@ -58,7 +59,7 @@ while [ $# -gt 0 ]; do
         --keep) KEEP=${2:?--keep needs a number of releases}; shift ;;
         --python) PY=${2:?--python needs a path}; shift ;;
         --root) ROOT=${2:?--root needs a directory}; shift ;;
-        -h|--help) sed -n '2,31p' "$HERE/$(basename "$0")" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$HERE/$(basename "$0")" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) refuse "unknown option $1 (see $0 --help)" ;;
     esac
     shift
@@ -325,8 +326,20 @@ DIGEST=$(sha256sum "$HERE/SHA256SUMS" | cut -d' ' -f1)
 if [ -f "$DEST/.bundle-digest" ]; then
     [ "$(cat "$DEST/.bundle-digest")" = "$DIGEST" ] \
         || refuse "release $VERSION is installed already from another bundle ($DEST): a changed build needs a new version; if $VERSION is not current, remove $DEST and run this again"
-    info "installed already from this bundle: kept as it is"
-else
+    # A system upgraded since (Bookworm to Trixie: Python 3.11 to 3.13) leaves the venv without its
+    # Python: the release is made again, from the same bundle, for the Python there is now.
+    MADE_FOR=""
+    [ -f "$DEST/pyvenv.cfg" ] && MADE_FOR=$(sed -n 's/^version\(_info\)\{0,1\} *= *\([0-9]*\.[0-9]*\).*/\2/p' "$DEST/pyvenv.cfg" | head -n 1)
+    if [ "$MADE_FOR" = "$PYV" ]; then
+        info "installed already from this bundle: kept as it is"
+    elif [ "$(release_of current)" = "$VERSION" ] && service_active; then
+        refuse "release $VERSION is current and was made for Python ${MADE_FOR:-unknown}, and $PY is Python $PYV: stop the table between rounds (systemctl stop tablectl) and run this again to make it for Python $PYV"
+    else
+        info "release $VERSION was made for Python ${MADE_FOR:-unknown} and $PY is Python $PYV (an upgraded system): made again for $PYV"
+        rm -rf "$DEST"
+    fi
+fi
+if [ ! -f "$DEST/.bundle-digest" ]; then
     if [ -e "$DEST" ]; then
         info "removing $DEST, left unfinished by an interrupted install"
         rm -rf "$DEST"

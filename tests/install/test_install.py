@@ -497,19 +497,36 @@ def python313() -> Path:
     pytest.skip(message)
 
 
-@pytest.mark.slow  # a venv filled by pip on 3.13, and the table started on it
-def test_python_3_13_installs_the_same_bundle_and_runs_the_table(
+@pytest.mark.slow  # a venv filled by pip for each Python, and the table started on both
+def test_python_3_13_after_a_system_upgrade_makes_the_release_again_and_runs_the_table(
     bundles: Bundles, scratch: Scratch, tmp_path: Path
 ) -> None:
     python = python313()
+    release = scratch.path / "opt/tablectl/releases" / VERSION
+    site = release / "lib/python3.13/site-packages"
+    # Installed on Bookworm (the system's Python 3.11) and serving.
+    assert scratch.install(bundles.base).returncode == 0
+    scratch.configure()
+    assert scratch.systemctl("start", "tablectl") == 0 and scratch.serving() == VERSION
+
+    # The system is now Trixie (Python 3.13): the same bundle again. Not under a running table...
+    refused = scratch.install(bundles.base, "--python", str(python))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        f"install: REFUSED: release {VERSION} is current and was made for Python 3.11, and {python} is Python 3.13: "
+        "stop the table between rounds (systemctl stop tablectl) and run this again to make it for Python 3.13"
+    ]
+    assert scratch.serving() == VERSION and not site.exists()
+    # ...and with it stopped, the release is made again for 3.13, from the bundle's cp313 wheels.
+    assert scratch.systemctl("stop", "tablectl") == 0
     done = scratch.install(bundles.base, "--python", str(python))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"x86_64, Python 3.13 ({python})" in done.stdout
-    release = scratch.path / "opt/tablectl/releases" / VERSION
-    site = release / "lib/python3.13/site-packages"
-    # pip took the bundle's cp313 wheels (it holds cp311 ones beside them), and they load on 3.13.
-    (numpy_wheel,) = site.glob("numpy-*.dist-info/WHEEL")
+    assert (f"release {VERSION} was made for Python 3.11 and {python} is Python 3.13 (an upgraded system): made again"
+            " for 3.13") in done.stdout
+    (numpy_wheel,) = site.glob("numpy-*.dist-info/WHEEL")  # the bundle holds cp311 ones beside them
     assert "Tag: cp313-cp313-manylinux" in numpy_wheel.read_text()
+    assert not (release / "lib/python3.11").exists()
     loaded = subprocess.run(
         [str(release / "bin/python"), "-c", "import sys, numpy, cv2, pydantic_core, websockets, cffi, "
          "cryptography.hazmat.bindings._rust; print(sys.version_info[:2] == (3, 13), numpy.__file__)"],
@@ -523,7 +540,6 @@ def test_python_3_13_installs_the_same_bundle_and_runs_the_table(
     assert f"the code in {site}" in verify.stdout
     assert "software not authenticated" in verify.stdout and "MANIFEST.sha256" in verify.stdout, verify.stdout
 
-    # And the table itself runs on it: the unit's command, started as systemd starts it.
-    scratch.configure()
+    # And the table itself runs on it, on the journal it kept: the unit's command, as systemd starts it.
     assert scratch.systemctl("start", "tablectl") == 0, (scratch.path / "tablectl.stub.log").read_text()
     assert scratch.serving() == VERSION
