@@ -161,6 +161,13 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
         authentication_cli.add_arguments(verify)
 
+    rollback = sub.add_parser("rollback", help="go back one release (install.sh --rollback of the installed release)")
+    rollback.set_defaults(handler=_rollback)
+    if argv[:1] == ["rollback"]:
+        from controller import rollback as rollback_cli
+
+        rollback_cli.add_arguments(rollback)
+
     run = sub.add_parser("run", help="run the table daemon")
     run.add_argument("--sim", action="store_true", help="simulated hardware (shoe on a pty, mock pins, display)")
     run.add_argument("--demo", action="store_true", help="with --sim: a simulated dealer plays rounds by itself")
@@ -577,6 +584,12 @@ def _verify(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _refuse(str(exc))
     return authentication_cli.run(args, config, _state_dir(args, config))
+
+
+def _rollback(args: argparse.Namespace) -> int:
+    from controller import rollback
+
+    return rollback.run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

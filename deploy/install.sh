@@ -5,7 +5,10 @@
 #   sudo ./install.sh                 install this bundle's release, or upgrade to it
 #   sudo ./install.sh --rollback      go back one release (/opt/tablectl/current/bundle/install.sh too)
 #
-# Options: --health-timeout S (how long a restarted table has to answer /api/health `ok`, 90 s),
+# Options: --health-timeout S (how long a restarted table has to come up healthy, 90 s: its API
+#                              answers and its software authentication passed; latched faults of the
+#                              devices, a shoe unplugged, do not count against a release),
+#          --keep N           (releases kept in /opt/tablectl/releases, 3; never fewer than 2),
 #          --migrate-journal  (go ahead with a release whose journal schema differs, see below),
 #          --no-start         (install and switch, but start nothing: a chroot or an image build),
 #          --python PATH      (the system Python, /usr/bin/python3),
@@ -19,9 +22,12 @@
 # are if present. An upgrade is refused while a round is open, says so before it switches to a
 # release that converts the journal, switches the /opt/tablectl/current link, restarts the table
 # and waits for /api/health; a release that is not healthy in time is switched back by itself.
+# After a new release is current, releases past the last --keep installed are removed (never the
+# current or the previous one); --rollback removes none.
 # The journal (/var/lib/tablectl) is never read, moved or written by this script. Running it again
-# with the same bundle changes nothing. Exit 0 done, 1 failed (rolled back if it was an upgrade),
-# 2 refused before anything changed.
+# with the same bundle changes nothing, unless the system's Python changed since (Bookworm to
+# Trixie): then the release is made again for it (the table stopped). Exit 0 done, 1 failed
+# (rolled back if it was an upgrade), 2 refused before anything changed.
 set -euo pipefail
 export LC_ALL=C
 # A root shell's Python settings must not reach the venv, pip or the checks.
@@ -31,6 +37,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 cd /  # no Python below may import from the directory it was started in
 ROOT=""
 HEALTH_TIMEOUT=90
+KEEP=3
 ROLLBACK=0
 NO_START=0
 MIGRATE=0
@@ -49,14 +56,16 @@ while [ $# -gt 0 ]; do
         --no-start) NO_START=1 ;;
         --migrate-journal) MIGRATE=1 ;;
         --health-timeout) HEALTH_TIMEOUT=${2:?--health-timeout needs seconds}; shift ;;
+        --keep) KEEP=${2:?--keep needs a number of releases}; shift ;;
         --python) PY=${2:?--python needs a path}; shift ;;
         --root) ROOT=${2:?--root needs a directory}; shift ;;
-        -h|--help) sed -n '2,25p' "$HERE/$(basename "$0")" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$HERE/$(basename "$0")" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) refuse "unknown option $1 (see $0 --help)" ;;
     esac
     shift
 done
 case "$HEALTH_TIMEOUT" in ''|*[!0-9]*) refuse "--health-timeout $HEALTH_TIMEOUT: a whole number of seconds" ;; esac
+case "$KEEP" in ''|*[!0-9]*|0|1) refuse "--keep $KEEP: a whole number of releases, at least 2 (the current and the previous one)" ;; esac
 
 R=${ROOT%/}
 OPT="$R/opt/tablectl"
@@ -132,6 +141,36 @@ journal_schema_check() {
     else
         refuse "tablectl $2 reads journal schema $to and the journal is at $from since $1 converted it: $2 would refuse it; stay on $1 (or run again with --migrate-journal if $2 can convert it)"
     fi
+}
+
+# Removes the releases past the last $KEEP installed (by when each was installed: its .bundle-digest
+# is written last), never the current or the previous one; unfinished ones are left to the next
+# install of their version.
+prune_releases() {
+    local now before kept=0 rel
+    now=$(release_of current)
+    before=$(release_of previous)
+    if [ -n "$now" ]; then kept=$((kept + 1)); fi
+    if [ -n "$before" ] && [ "$before" != "$now" ]; then kept=$((kept + 1)); fi
+    local old=()
+    while read -r rel; do
+        if [ "$rel" = "$now" ] || [ "$rel" = "$before" ]; then
+            continue
+        elif [ "$kept" -lt "$KEEP" ]; then
+            kept=$((kept + 1))
+        else
+            old+=("$rel")
+        fi
+    done < <(find "$OPT/releases" -mindepth 2 -maxdepth 2 -name .bundle-digest -printf '%T@ %h\n' \
+             | sort -rn | sed 's|.*/||')
+    if [ ${#old[@]} -eq 0 ]; then
+        info "releases kept: $(ls "$OPT/releases" | tr '\n' ' ')(at most $KEEP: --keep)"
+        return
+    fi
+    for rel in "${old[@]}"; do
+        rm -rf "${OPT:?}/releases/$rel"
+        info "removed release $rel: an old one past the last $KEEP (--keep; never current or previous)"
+    done
 }
 
 # Makes release $1 current ($2 the one it replaces), restarts a running table and waits for it; on
@@ -216,7 +255,7 @@ MACHINE=$(uname -m)
 PYV=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 case " $PYTHONS " in
     *" $PYV "*) info "$MACHINE, Python $PYV ($PY)" ;;
-    *) refuse "$PY is Python $PYV; this bundle needs Python 3.11 (Raspberry Pi OS Bookworm) or 3.13 (Trixie)" ;;
+    *) refuse "$PY is Python $PYV and this bundle has wheels for Python ${PYTHONS// / and } (Raspberry Pi OS Bookworm has 3.11, Trixie 3.13): install on one of those, or name such a Python with --python" ;;
 esac
 SPEC="tablectl[pi]==$VERSION"
 if [ "$ARCH" = aarch64 ] && [[ " $(bundle_get "$HERE/BUNDLE" lgpio_pythons) " != *" $PYV "* ]]; then
@@ -233,7 +272,7 @@ probe_dir="$R/"
 for d in "$R/opt" "$OPT"; do [ -d "$d" ] && probe_dir=$d; done
 free_mb=$(( $(df -Pk "$probe_dir" | awk 'NR == 2 { print $4 }') / 1024 ))
 [ "$free_mb" -ge "$need_mb" ] \
-    || refuse "not enough disk space for $OPT: $free_mb MB free on $(df -P "$probe_dir" | awk 'NR == 2 { print $6 }'), $need_mb MB needed: remove old releases ($OPT/releases/) or free space"
+    || refuse "not enough disk space for $OPT: $free_mb MB free on $(df -P "$probe_dir" | awk 'NR == 2 { print $6 }'), $need_mb MB needed: remove releases no longer needed from $OPT/releases/ (never current or previous) or free space"
 info "$free_mb MB free, $need_mb MB needed"
 
 step "the tablectl user and its groups"
@@ -287,8 +326,20 @@ DIGEST=$(sha256sum "$HERE/SHA256SUMS" | cut -d' ' -f1)
 if [ -f "$DEST/.bundle-digest" ]; then
     [ "$(cat "$DEST/.bundle-digest")" = "$DIGEST" ] \
         || refuse "release $VERSION is installed already from another bundle ($DEST): a changed build needs a new version; if $VERSION is not current, remove $DEST and run this again"
-    info "installed already from this bundle: kept as it is"
-else
+    # A system upgraded since (Bookworm to Trixie: Python 3.11 to 3.13) leaves the venv without its
+    # Python: the release is made again, from the same bundle, for the Python there is now.
+    MADE_FOR=""
+    [ -f "$DEST/pyvenv.cfg" ] && MADE_FOR=$(sed -n 's/^version\(_info\)\{0,1\} *= *\([0-9]*\.[0-9]*\).*/\2/p' "$DEST/pyvenv.cfg" | head -n 1)
+    if [ "$MADE_FOR" = "$PYV" ]; then
+        info "installed already from this bundle: kept as it is"
+    elif [ "$(release_of current)" = "$VERSION" ] && service_active; then
+        refuse "release $VERSION is current and was made for Python ${MADE_FOR:-unknown}, and $PY is Python $PYV: stop the table between rounds (systemctl stop tablectl) and run this again to make it for Python $PYV"
+    else
+        info "release $VERSION was made for Python ${MADE_FOR:-unknown} and $PY is Python $PYV (an upgraded system): made again for $PYV"
+        rm -rf "$DEST"
+    fi
+fi
+if [ ! -f "$DEST/.bundle-digest" ]; then
     if [ -e "$DEST" ]; then
         info "removing $DEST, left unfinished by an interrupted install"
         rm -rf "$DEST"
@@ -336,4 +387,6 @@ else
     step "making tablectl $VERSION current"
 fi
 switch_and_check "$VERSION" "$CURRENT"
+step "old releases"
+prune_releases
 echo "install: done: tablectl $VERSION is current${CURRENT:+ (install.sh --rollback goes back to $CURRENT)}"

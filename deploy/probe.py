@@ -2,8 +2,15 @@
 
     probe.py round  --root R                    is a round open? exit 0 no, 3 yes, 4 cannot tell
     probe.py health --root R --version V --timeout S
-                                                wait until GET /api/health answers `ok` from
-                                                tablectl V; exit 0 healthy, 1 not within S seconds
+                                                wait until tablectl V answers GET /api/health with
+                                                its software up; exit 0 healthy, 1 not (within S s)
+
+Healthy judges the software, not the devices: tablectl V answers, and its software
+authentication did not fail. A table that answers `fault` only for latched faults of its devices
+or its journal (a shoe unplugged, a camera moved) is healthy: the release that was running had
+the same fault and going back would not clear it; the supervisor screen does. A failed software
+authentication (`software-authentication`) is not healthy, at once: waiting longer would not
+change it, and going back to the release that passed it is what the operator needs.
 
 The address is the table's own (`[http]` of R/etc/tablectl/table.toml, 127.0.0.1:8000 by default;
 0.0.0.0 is asked on 127.0.0.1); the token is the service's supervisor (or dealer) token file under
@@ -26,6 +33,8 @@ from typing import Any
 
 CANNOT_TELL = 4
 ROUND_OPEN = 3
+#: Latched faults that say the software itself is wrong: a release with one is not healthy.
+SOFTWARE_FAULTS = ("software-authentication",)
 
 
 class Table:
@@ -82,16 +91,34 @@ def healthy(table: Table, version: str, timeout: float) -> int:
         try:
             health = table.get("/api/health")
             seen = health.get("version")
-            if health.get("status") == "ok" and (not table.token or seen == version):
+            status = health.get("status")
+            if status == "ok" and (not table.token or seen == version):
                 print(f"healthy: {table.base}/api/health answers ok" + (f" from tablectl {seen}" if seen else ""))
                 return 0
-            last = f"status {health.get('status')!r}" + (f" from tablectl {seen}" if seen else "")
+            if status == "fault" and table.token and seen == version:
+                return latched(table, version)
+            last = f"status {status!r}" + (f" from tablectl {seen}" if seen else "")
         except (OSError, ValueError) as err:
             last = str(getattr(err, "reason", err))
         if time.monotonic() >= deadline:
             print(f"not healthy within {timeout:g} s: {table.base}/api/health: {last}")
             return 1
         time.sleep(1)  # polling a daemon that is starting; the deadline above is the bound
+
+
+def latched(table: Table, version: str) -> int:
+    """tablectl `version` answers with play stopped by latched faults: healthy unless one of them
+    is the software's own (see the top of this file)."""
+    faults = [f for f in table.get("/api/state").get("faults", []) if isinstance(f, dict)]
+    words = "; ".join(f"{f.get('title') or f.get('code')} ({f.get('code')})" for f in faults) or "none listed"
+    software = [f for f in faults if f.get("code") in SOFTWARE_FAULTS]
+    if software:
+        print(f"tablectl {version} answers, but its software authentication failed: "
+              + "; ".join(str(f.get("message") or f.get("code")) for f in software))
+        return 1
+    print(f"healthy: {table.base}/api/health answers from tablectl {version}, its software up; play is stopped "
+          f"by latched faults of the table, not of the release: {words} (the supervisor screen clears them)")
+    return 0
 
 
 def main() -> int:

@@ -12,7 +12,9 @@ call, and its `start`/`restart` runs the unit's command (`/opt/tablectl/current/
 from the scratch root on its config, journal and tokens, returning once the table answers or dies
 as a Type=notify start does. What is real: the checksums, pip installing only from the bundle's
 wheels, the venv, the user and groups (useradd --prefix), the links, the unit and udev files, the
-daemon of each release and its /api/health.
+daemon of each release and its /api/health. The Python 3.13 install uses pyenv's CPython 3.13 (or
+TABLECTL_PYTHON313) as Raspberry Pi OS Trixie's; the refused Python 3.12 is a stand-in script
+install.sh asks only for its version.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -143,10 +146,19 @@ class Scratch:
         the installed release), with the stub systemctl first on PATH."""
         return {**clean_env(), "STUB_ROOT": str(self.path), "PATH": f"{self.path / 'bin'}:{os.environ['PATH']}"}
 
-    def install(self, script: Path, *args: str, arch: str | None = None) -> subprocess.CompletedProcess[str]:
-        """install.sh with the network off (the namespace has only loopback)."""
-        command = ["nsenter", f"--net={self.netns}", *(["setarch", arch] if arch else []), str(script),
+    def install(
+        self, script: Path, *args: str, arch: str | None = None, wrap: tuple[str, ...] = (), path: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """install.sh with the network off (the namespace has only loopback), run through `wrap` if
+        given, with another PATH if given."""
+        command = ["nsenter", f"--net={self.netns}", *wrap, *(["setarch", arch] if arch else []), str(script),
                    "--root", str(self.path), "--health-timeout", "120", *args]
+        env = self.env() | ({"PATH": path} if path else {})
+        return subprocess.run(command, env=env, cwd=self.path, capture_output=True, text=True, timeout=1200)
+
+    def tablectl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The installed release's `tablectl`, as the operator runs it, with the network off."""
+        command = ["nsenter", f"--net={self.netns}", str(self.path / "opt/tablectl/current/bin/tablectl"), *args]
         return subprocess.run(command, env=self.env(), cwd=self.path, capture_output=True, text=True, timeout=1200)
 
     def systemctl(self, *args: str) -> int:
@@ -169,10 +181,19 @@ class Scratch:
         status, _, text = done.stdout.partition(" ")
         return int(status), json.loads(text)
 
-    def serving(self) -> str:
-        status, health = self.api("GET", "/api/health", SUPERVISOR)
-        assert status == 200 and health["status"] == "ok", health
+    def serving(self, status: str = "ok") -> str:
+        code, health = self.api("GET", "/api/health", SUPERVISOR)
+        assert code == 200 and health["status"] == status, health
         return str(health["version"])
+
+    def wait_health(self, status: str) -> None:
+        """Until /api/health answers `status` (each request is the pace; 60 s is a backstop only)."""
+        deadline = time.monotonic() + 60
+        while self.api("GET", "/api/health", SUPERVISOR)[1]["status"] != status:
+            assert time.monotonic() < deadline, f"/api/health never answered {status!r}"
+
+    def releases(self) -> list[str]:
+        return sorted(p.name for p in (self.path / "opt/tablectl/releases").iterdir())
 
     def current(self) -> str:
         return os.readlink(self.path / "opt/tablectl/current")
@@ -227,9 +248,22 @@ def test_two_builds_of_one_commit_are_the_same_bundle(bundles: Bundles, tmp_path
     for part in ("install.sh", "probe.py", "SHA256SUMS", "BUNDLE", "install.md", "systemd/tablectl.service",
                  "systemd/99-tablectl.rules", f"wheels/tablectl-{VERSION}-py3-none-any.whl"):
         assert f"{top}/{part}" in names
-    wheels = [n for n in names if n.endswith(".whl")]
+    wheels = [n.rsplit("/", 1)[1] for n in names if n.endswith(".whl")]
     for python in ("cp311", "cp313"):  # Bookworm's and Trixie's Python
         assert any("numpy-" in n and f"-{python}-manylinux" in n for n in wheels), wheels
+    # Every compiled dependency for both: what has a cp311 build has its cp313 one (abi3 and pure
+    # wheels serve both as they are).
+    cp311 = {n.split("-")[0] for n in wheels if "-cp311-cp311-" in n}
+    cp313 = {n.split("-")[0] for n in wheels if "-cp313-cp313-" in n}
+    assert cp311 and cp311 == cp313, (cp311, cp313)
+    # And every wheel is pinned (deploy/constraints.txt): an unpinned one changes when its project
+    # releases, and two builds of one commit would differ.
+    pins = {line.split("==")[0].replace("-", "_").lower(): line.split("==")[1]
+            for line in (ROOT / "deploy/constraints.txt").read_text().splitlines() if "==" in line}
+    for wheel in wheels:
+        name, version = wheel.split("-")[:2]
+        if name != "tablectl":
+            assert pins.get(name.lower()) == version, f"{wheel}: not pinned in deploy/constraints.txt"
 
 
 def test_a_fresh_install_and_the_same_bundle_again(bundles: Bundles, scratch: Scratch) -> None:
@@ -269,7 +303,8 @@ def test_a_fresh_install_and_the_same_bundle_again(bundles: Bundles, scratch: Sc
     assert not (root / "systemctl.log").exists()  # no call to systemd at all: nothing restarted
 
 
-def test_upgrade_refused_mid_round_rolled_back_when_unhealthy_and_rolled_back_by_hand(
+@pytest.mark.slow  # three releases, each started and waited for
+def test_upgrade_refused_mid_round_kept_with_a_device_fault_rolled_back_when_unhealthy_and_by_hand(
     bundles: Bundles, scratch: Scratch
 ) -> None:
     assert scratch.install(bundles.base).returncode == 0
@@ -291,14 +326,40 @@ def test_upgrade_refused_mid_round_rolled_back_when_unhealthy_and_rolled_back_by
     _, health = scratch.api("GET", "/api/health", SUPERVISOR)
     seq = int(str(health["journal_seq"]))
 
+    # The shoe is unplugged: a latched fault of the table (a device's), not of the software.
+    status, _ = scratch.api("POST", "/api/sim/fault", SUPERVISOR, {"fault": "drop"})
+    assert status == 200
+    scratch.wait_health("fault")
+    # Two older releases, as earlier installs left them (hard-linked copies, installed days ago).
+    releases = scratch.path / "opt/tablectl/releases"
+    for old, days in (("0.0.8", 2), ("0.0.9", 1)):
+        shutil.copytree(releases / VERSION, releases / old, symlinks=True, copy_function=os.link)
+        (releases / old / ".bundle-digest").unlink()
+        (releases / old / ".bundle-digest").write_text("an older bundle\n")
+        os.utime(releases / old / ".bundle-digest", (time.time() - days * 86400,) * 2)
+
     upgraded = scratch.install(bundles.newer)
     assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
     assert f"upgrading tablectl {VERSION} -> {NEWER}" in upgraded.stdout
-    assert f"healthy: http://127.0.0.1:8000/api/health answers ok from tablectl {NEWER}" in upgraded.stdout
-    assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
+    # Healthy: its software is up; the fault it answers with is the shoe's, which going back would not mend.
+    assert (f"healthy: http://127.0.0.1:8000/api/health answers from tablectl {NEWER}, its software up; play is "
+            "stopped by latched faults of the table, not of the release: Shoe disconnected (shoe-disconnected)"
+            ) in upgraded.stdout, upgraded.stdout
+    assert scratch.current() == f"releases/{NEWER}" and scratch.serving("fault") == NEWER
+    # The last 3 releases are kept (current, previous and the newest other), the older one removed.
+    assert "removed release 0.0.8: an old one past the last 3" in upgraded.stdout
+    assert scratch.releases() == sorted(["0.0.9", VERSION, NEWER])
     _, health = scratch.api("GET", "/api/health", SUPERVISOR)
     assert int(str(health["journal_seq"])) >= seq and journal.is_file()  # the same journal, read on
     assert scratch.api("GET", "/api/rounds/1", SUPERVISOR)[1]["status"] == "void"
+    _, state = scratch.api("GET", "/api/state", SUPERVISOR)
+    faults = state["faults"]
+    assert isinstance(faults, list) and faults, state
+    for fault in faults:
+        cleared, _ = scratch.api("POST", f"/api/faults/{fault['id']}/clear", SUPERVISOR,
+                                 {"action": "dismiss", "reason": "the shoe is plugged in again"})
+        assert cleared == 200
+    scratch.wait_health("ok")
 
     # A release that would convert the journal says so before it switches, and switches nothing.
     told = scratch.install(bundles.broken)
@@ -314,11 +375,32 @@ def test_upgrade_refused_mid_round_rolled_back_when_unhealthy_and_rolled_back_by
     assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
     assert os.readlink(scratch.path / "opt/tablectl/previous") == f"releases/{VERSION}"
 
-    back = scratch.install(scratch.path / "opt/tablectl/current/bundle/install.sh", "--rollback")
+    # Going back by hand, `tablectl rollback`: refused while a round is being dealt, then done.
+    status, opened = scratch.api("POST", "/api/rounds", DEALER, {"seats": [{"seat": 1, "wagers": {"first": 10}}], "blind_seat": None})
+    assert status == 201, opened
+    refused = scratch.tablectl("rollback", "--root", str(scratch.path), "--health-timeout", "120")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "install: REFUSED: round 2 is open: upgrade between rounds only" in refused.stderr
+    assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
+    status, _ = scratch.api("POST", "/api/rounds/current/void", SUPERVISOR, {"reason": "rollback test"})
+    assert status == 200
+
+    back = scratch.tablectl("rollback", "--root", str(scratch.path), "--health-timeout", "120")
     assert back.returncode == 0, back.stdout + back.stderr
+    assert (f"tablectl rollback: {scratch.path}/opt/tablectl/current/bundle/install.sh --rollback --health-timeout 120"
+            f" --root {scratch.path} (the installed release's installer)") in back.stdout
     assert f"tablectl {NEWER} -> tablectl {VERSION}" in back.stdout
+    assert f"healthy: http://127.0.0.1:8000/api/health answers ok from tablectl {VERSION}" in back.stdout
+    assert f"install: done: tablectl {VERSION} is current" in back.stdout
     assert scratch.current() == f"releases/{VERSION}" and scratch.serving() == VERSION
     assert scratch.api("GET", "/api/rounds/1", SUPERVISOR)[1]["status"] == "void"  # the journal kept
+
+    # install.sh --rollback of the release now current goes forward again; going back removes no release.
+    forward = scratch.install(scratch.path / "opt/tablectl/current/bundle/install.sh", "--rollback")
+    assert forward.returncode == 0, forward.stdout + forward.stderr
+    assert f"tablectl {VERSION} -> tablectl {NEWER}" in forward.stdout
+    assert scratch.current() == f"releases/{NEWER}" and scratch.serving() == NEWER
+    assert scratch.releases() == sorted(["0.0.9", VERSION, NEWER, BROKEN])
 
 
 def test_a_bundle_for_another_architecture_is_refused(bundles: Bundles, scratch: Scratch) -> None:
@@ -340,3 +422,127 @@ def test_a_changed_bundle_is_refused(bundles: Bundles, scratch: Scratch, tmp_pat
     assert done.returncode == 2
     assert "install: REFUSED: the bundle is damaged or was changed: install.md: FAILED" in done.stderr
     assert not (scratch.path / "opt").exists()
+
+
+def no_systemctl_path(tmp_path: Path) -> str:
+    """A PATH with every command of this machine but systemctl: a machine without systemd."""
+    bin_dir = tmp_path / "no-systemd-bin"
+    bin_dir.mkdir()
+    for directory in [*os.environ["PATH"].split(os.pathsep), "/usr/sbin", "/usr/bin", "/sbin", "/bin"]:
+        if not os.path.isdir(directory) or Path(directory).resolve() == bin_dir:
+            continue
+        for tool in os.listdir(directory):
+            if tool != "systemctl" and not (bin_dir / tool).exists():
+                (bin_dir / tool).symlink_to(Path(directory) / tool)
+    return str(bin_dir)
+
+
+REFUSALS = {
+    "disk too small": (
+        r"install: REFUSED: not enough disk space for {root}/opt/tablectl: \d+ MB free on {root}/opt, \d+ MB needed: "
+        r"remove releases no longer needed from {root}/opt/tablectl/releases/ \(never current or previous\) or free space"
+    ),
+    "no systemd": (
+        r"install: REFUSED: no systemd \(systemctl not found\): tablectl runs as a systemd service; install on "
+        r"Raspberry Pi OS"
+    ),
+    "systemd not running": (
+        r"install: REFUSED: systemd is not running here \(no /run/systemd/system: a chroot or container\?\): install "
+        r"on the booted Pi, or add --no-start"
+    ),
+    "python 3.12": (
+        r"install: REFUSED: {python} is Python 3.12 and this bundle has wheels for Python 3.11 and 3.13 \(Raspberry "
+        r"Pi OS Bookworm has 3.11, Trixie 3.13\): install on one of those, or name such a Python with --python"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_a_machine_that_cannot_take_the_bundle_is_refused_in_one_line(
+    bundles: Bundles, scratch: Scratch, tmp_path: Path, case: str
+) -> None:
+    root = scratch.path
+    wrap: tuple[str, ...] = ()
+    path = None
+    args: list[str] = []
+    python = tmp_path / "python3.12"
+    if case == "disk too small":  # /opt on a 16 MB file system of its own, in a mount namespace of its own
+        (root / "opt").mkdir()
+        wrap = ("unshare", "--mount", "sh", "-c", 'mount -t tmpfs -o size=16m tmpfs "$0" && exec "$@"',
+                str(root / "opt"))
+    elif case == "no systemd":
+        path = no_systemctl_path(tmp_path)
+    elif case == "systemd not running":
+        (root / "run/systemd/system").rmdir()
+    else:  # a stand-in for a Python 3.12: install.sh asks the Python only for its version before it refuses
+        python.write_text("#!/bin/sh\necho 3.12\n")
+        python.chmod(0o755)
+        args = ["--python", str(python)]
+    before = scratch.tree()
+    done = scratch.install(bundles.base, *args, wrap=wrap, path=path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert re.fullmatch(REFUSALS[case].format(root=re.escape(str(root)), python=re.escape(str(python))), lines[0]), lines
+    assert scratch.tree() == before  # nothing made or changed: no user, no release, no link
+    assert "tablectl" not in (root / "etc/passwd").read_text()
+
+
+def python313() -> Path:
+    """A CPython 3.13 (Raspberry Pi OS Trixie's) on this x86_64 machine: pyenv's, or python3.13."""
+    for found in (os.environ.get("TABLECTL_PYTHON313"), "/root/.pyenv/versions/3.13.0/bin/python3.13",
+                  shutil.which("python3.13")):
+        if found and os.access(found, os.X_OK):
+            return Path(found)
+    message = "no Python 3.13 here (set TABLECTL_PYTHON313, or pyenv install 3.13.0)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.mark.slow  # a venv filled by pip for each Python, and the table started on both
+def test_python_3_13_after_a_system_upgrade_makes_the_release_again_and_runs_the_table(
+    bundles: Bundles, scratch: Scratch, tmp_path: Path
+) -> None:
+    python = python313()
+    release = scratch.path / "opt/tablectl/releases" / VERSION
+    site = release / "lib/python3.13/site-packages"
+    # Installed on Bookworm (the system's Python 3.11) and serving.
+    assert scratch.install(bundles.base).returncode == 0
+    scratch.configure()
+    assert scratch.systemctl("start", "tablectl") == 0 and scratch.serving() == VERSION
+
+    # The system is now Trixie (Python 3.13): the same bundle again. Not under a running table...
+    refused = scratch.install(bundles.base, "--python", str(python))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        f"install: REFUSED: release {VERSION} is current and was made for Python 3.11, and {python} is Python 3.13: "
+        "stop the table between rounds (systemctl stop tablectl) and run this again to make it for Python 3.13"
+    ]
+    assert scratch.serving() == VERSION and not site.exists()
+    # ...and with it stopped, the release is made again for 3.13, from the bundle's cp313 wheels.
+    assert scratch.systemctl("stop", "tablectl") == 0
+    done = scratch.install(bundles.base, "--python", str(python))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"x86_64, Python 3.13 ({python})" in done.stdout
+    assert (f"release {VERSION} was made for Python 3.11 and {python} is Python 3.13 (an upgraded system): made again"
+            " for 3.13") in done.stdout
+    (numpy_wheel,) = site.glob("numpy-*.dist-info/WHEEL")  # the bundle holds cp311 ones beside them
+    assert "Tag: cp313-cp313-manylinux" in numpy_wheel.read_text()
+    assert not (release / "lib/python3.11").exists()
+    loaded = subprocess.run(
+        [str(release / "bin/python"), "-c", "import sys, numpy, cv2, pydantic_core, websockets, cffi, "
+         "cryptography.hazmat.bindings._rust; print(sys.version_info[:2] == (3, 13), numpy.__file__)"],
+        capture_output=True, text=True, timeout=120, env=clean_env(), cwd=scratch.path,
+    )
+    assert loaded.returncode == 0 and loaded.stdout.split() == ["True", str(site / "numpy/__init__.py")], loaded
+
+    # The installed command, as the operator runs it after an install: it answers on 3.13.
+    verify = scratch.tablectl("verify", "--state-dir", str(tmp_path))
+    assert verify.returncode == 1, verify.stdout + verify.stderr  # an unsigned bundle: not a signed release
+    assert f"the code in {site}" in verify.stdout
+    assert "software not authenticated" in verify.stdout and "MANIFEST.sha256" in verify.stdout, verify.stdout
+
+    # And the table itself runs on it, on the journal it kept: the unit's command, as systemd starts it.
+    assert scratch.systemctl("start", "tablectl") == 0, (scratch.path / "tablectl.stub.log").read_text()
+    assert scratch.serving() == VERSION
