@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -40,7 +40,6 @@ from controller.authentication import Component, Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
-from controller.floor.publisher import FloorPublisher, loop_mark
 from controller.journal import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.metrics import TableMetrics
 from controller.notify import Notifier
@@ -77,6 +76,9 @@ from drivers.shoe.protocol import EventKind, LinkState
 from drivers.shoe.repeats import RepeatWatch
 from drivers.shoe.serial_backend import ShoeReader
 from drivers.shoe.simulated import SimulatedShoe
+
+if TYPE_CHECKING:
+    from controller.floor.publisher import FloorPublisher
 
 log = logging.getLogger("tablectl")
 
@@ -616,6 +618,9 @@ class Daemon:
         """The floor publisher when config has a [floor] section: the journal is its outbox."""
         if self.config.floor is None:
             return None
+        # Imported only here: the floor's MQTT client (paho) is loaded by a table that has a floor.
+        from controller.floor.publisher import FloorPublisher, loop_mark
+
         assert self.loop is not None
         publisher = FloorPublisher(
             self.config.floor,
