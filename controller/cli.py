@@ -1,8 +1,10 @@
 """`tablectl`: the command line of the table controller.
 
 Subcommands import what they need when they run, so `tablectl replay` and `tablectl hand` start
-fast and never import OpenCV, FastAPI or gpiozero. Refused input exits 2 with one line on
-standard error naming the field, the seat and the rule.
+fast and never import OpenCV, FastAPI or gpiozero, and `recall` and `journal verify` load none of
+the API, the camera, the floor or the devices (nor pydantic when no table.toml is read:
+tests/cli/test_command_imports.py). Refused input exits 2 with one line on standard error naming
+the field, the seat and the rule.
 """
 
 from __future__ import annotations

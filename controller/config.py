@@ -190,11 +190,10 @@ def load(path: Path | None, *, simulated: bool) -> Config:
 
 def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
     """The configuration in `doc` (parsed TOML from `source`), checked; ConfigError names the key."""
-    # The file's models (pydantic) and the floor's section are loaded here, to read a file: what
-    # needs only the built-in defaults (a simulated table, recall, verify) never loads them.
+    # The file's models (pydantic) are loaded here, to read a file, and the floor's with a [floor]
+    # section: what needs only the built-in defaults (a simulated table, recall, verify) loads neither.
     from controller.config_schema import ConfigStyle, TableToml
     from controller.engine.checked import check
-    from controller.floor.config import FloorConfigError, check_level, parse_floor
 
     toml = check(TableToml, doc, source, ConfigError, ConfigStyle())
 
@@ -207,12 +206,15 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         if toml.display.url is None:
             raise fail("display.url", "a real table needs the pole display's serial port")
     check_seats(toml.table.seats, toml.table.game, source)
-    try:
-        floor = parse_floor(toml.floor, source)
-        if floor is not None:
+    floor: FloorConfig | None = None
+    if toml.floor is not None:
+        from controller.floor.config import FloorConfigError, check_level, parse_floor
+
+        try:
+            floor = parse_floor(toml.floor, source)
             check_level(toml.table.id, f"{source}: table.id")
-    except FloorConfigError as exc:
-        raise ConfigError(str(exc)) from None
+        except FloorConfigError as exc:
+            raise ConfigError(str(exc)) from None
     return Config(
         source=source,
         table_id=toml.table.id,
