@@ -4,7 +4,8 @@ On a Pi the file is `/etc/tablectl/table.toml`; when it is absent and the table 
 the defaults below describe a 7-seat Grand Slam table on simulated hardware. Every error names
 the file and the key (`/etc/tablectl/table.toml: shoe.baudrate: must be one of ...`). Secrets
 (API tokens) are never read from this file: they come from the environment or from files
-readable only by the service (see `controller/api/auth.py`).
+readable only by the service (see `controller/api/auth.py`). The models that check a file, key
+by key, are in `controller/config_schema.py`, loaded only when a file is read.
 
     [table]
     id = "GS-01"                 # shown on every screen and in every log line
