@@ -587,7 +587,7 @@ def _run(args: argparse.Namespace) -> int:
     # Start-up makes many objects and frees few (modules, the API's models, the game's tables): the
     # cyclic collector's passes over them are held off until the daemon has started, where it
     # collects once and sets its own thresholds (controller/daemon.py, _settle_garbage_collector).
-    # About a tenth of start-up's CPU.
+    # (Measured on a busy machine: the imports alone took 0.07-0.15 s less CPU, of 0.5-0.6 s.)
     held = gc.get_threshold()
     gc.set_threshold(0)
     try:
