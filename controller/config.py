@@ -4,7 +4,8 @@ On a Pi the file is `/etc/tablectl/table.toml`; when it is absent and the table 
 the defaults below describe a 7-seat Grand Slam table on simulated hardware. Every error names
 the file and the key (`/etc/tablectl/table.toml: shoe.baudrate: must be one of ...`). Secrets
 (API tokens) are never read from this file: they come from the environment or from files
-readable only by the service (see `controller/api/auth.py`).
+readable only by the service (see `controller/api/auth.py`). The models that check a file, key
+by key, are in `controller/config_schema.py`, loaded only when a file is read.
 
     [table]
     id = "GS-01"                 # shown on every screen and in every log line
@@ -55,17 +56,13 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from controller.engine import game_names
-from controller.engine.checked import Document, Style, Text, check, number, one_of, problem, rule
-from controller.floor.config import FloorConfig, FloorConfigError, check_level, parse_floor
+if TYPE_CHECKING:
+    from controller.config_schema import Camera, Http
+    from controller.floor.config import FloorConfig
 
 DEFAULT_PATH = Path("/etc/tablectl/table.toml")
-BAUD_RATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400)
-DIALECTS = ("cd5220", "dmd")
 
 
 class ConfigError(ValueError):
@@ -91,9 +88,6 @@ class IndicatorConfig:
     pin_map: str = "seven-seat-595"
     pin_file: str | None = None  # None: the pin file shipped in hardware/pins.toml
     pin_factory: str | None = None  # None: GPIOZERO_PIN_FACTORY, else lgpio
-
-
-CAMERA_BACKENDS = ("opencv", "picamera2", "simulated")
 
 
 @dataclass(frozen=True)
@@ -166,19 +160,6 @@ class Config:
     security: SecurityConfig = field(default_factory=SecurityConfig)
 
 
-def _game(value: Any) -> Any:
-    names = game_names()
-    if value not in names:
-        raise problem(f": must be one of {', '.join(names)}, not {value!r}")
-    return value
-
-
-class _Table(Document):
-    id: Text = "TABLE-1"
-    game: Annotated[str, rule(_game)] = "grand-slam"
-    seats: Annotated[int, number(1, 99, whole=True)] = 7  # the game says how many more: check_seats
-
-
 def check_seats(seats: int, game: str, source: str) -> None:
     """Refuse a seat count the game's table does not have (a Grand Slam table seats 7, a stud
     table 8): ConfigError naming the key."""
@@ -189,101 +170,6 @@ def check_seats(seats: int, game: str, source: str) -> None:
         raise ConfigError(
             f"{source}: table.seats: a {found.title} table seats at most {found.seats_max} (GAMES.md), not {seats}"
         )
-
-
-class _Shoe(Document):
-    url: Text | None = None
-    baudrate: Annotated[int, one_of(BAUD_RATES)] = 115200
-    heartbeat_timeout: Annotated[float, number(0.2, 60.0)] = 3.0
-
-
-class _Display(Document):
-    url: Text | None = None
-    dialect: Annotated[str, one_of(DIALECTS)] = "cd5220"
-    baudrate: Annotated[int, one_of(BAUD_RATES)] = 9600
-
-
-class _Indicators(Document):
-    pin_map: Text = "seven-seat-595"
-    pin_file: Text | None = None
-    pin_factory: Text | None = None
-
-
-def _flag(value: Any) -> Any:
-    if not isinstance(value, bool):
-        raise problem(f": must be true or false, not {value!r}")
-    return value
-
-
-def _proxies(value: Any) -> Any:
-    if not isinstance(value, list):
-        raise problem(f': must be a list of addresses, such as ["10.0.0.5"], not {value!r}')
-    for i, proxy in enumerate(value):
-        try:
-            ipaddress.ip_network(proxy, strict=False)
-        except (TypeError, ValueError):
-            raise problem(f"[{i}]: must be an IP address or network (10.0.0.5, 10.0.0.0/24), not {proxy!r}") from None
-    return [str(p) for p in value]
-
-
-class _Http(Document):
-    host: Text = "127.0.0.1"
-    port: Annotated[int, number(1, 65535, whole=True)] = 8000
-    tls_cert: Text | None = None
-    tls_key: Text | None = None
-    allow_plain_http: Annotated[bool, rule(_flag)] = False
-    trusted_proxies: Annotated[list[str], rule(_proxies)] = Field(default_factory=list)
-
-
-class _State(Document):
-    dir: Text = "/var/lib/tablectl"
-    retain_days: Annotated[float, number(0, 36500)] = 90.0
-    archive_dir: Text | None = None
-
-
-def _device(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | str) or value == "":
-        raise problem(f": must be a device index (0) or a path (/dev/video0), not {value!r}")
-    if isinstance(value, int) and not 0 <= value <= 63:
-        raise problem(f": a device index is from 0 to 63, not {value}")
-    return value
-
-
-class _Camera(Document):
-    backend: Annotated[str, one_of(CAMERA_BACKENDS)] | None = None
-    device: Annotated[int | str, rule(_device)] | None = None
-    layout: Text = "grand-slam-7"
-    calibration: Text | None = None
-    fps: Annotated[float, number(0.2, 30.0)] = 4.0
-    stable_frames: Annotated[int, number(1, 100, whole=True)] = 3
-
-
-class _Security(Document):
-    release_key: Text = "/etc/tablectl/release-key.pub"
-    verify_every: Annotated[float, number(0.01, 720.0)] = 24.0
-    table_key: Text | None = None
-
-
-class _TableToml(Document):
-    """table.toml as written: each section a table of known keys."""
-
-    table: _Table = _Table()
-    rules: dict[str, Any] = Field(default_factory=dict)  # checked by the game's own rule parser
-    shoe: _Shoe = _Shoe()
-    display: _Display = _Display()
-    indicators: _Indicators = _Indicators()
-    http: _Http = _Http()
-    state: _State = _State()
-    floor: dict[str, Any] | None = None  # checked by controller.floor.config.parse_floor
-    camera: _Camera | None = None
-    security: _Security = _Security()
-
-
-class _ConfigStyle(Style):
-    def other(self, loc: Any, message: str, value: Any) -> str:
-        if len(loc) == 1:
-            return f"{self.where(loc)}: must be a table ([section])"
-        return super().other(loc, message, value)
 
 
 def load(path: Path | None, *, simulated: bool) -> Config:
@@ -305,7 +191,12 @@ def load(path: Path | None, *, simulated: bool) -> Config:
 
 def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
     """The configuration in `doc` (parsed TOML from `source`), checked; ConfigError names the key."""
-    toml = check(_TableToml, doc, source, ConfigError, _ConfigStyle())
+    # The file's models (pydantic) are loaded here, to read a file, and the floor's with a [floor]
+    # section: what needs only the built-in defaults (a simulated table, recall, verify) loads neither.
+    from controller.config_schema import ConfigStyle, TableToml
+    from controller.engine.checked import check
+
+    toml = check(TableToml, doc, source, ConfigError, ConfigStyle())
 
     def fail(key: str, why: str) -> ConfigError:
         return ConfigError(f"{source}: {key}: {why}")
@@ -316,12 +207,15 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         if toml.display.url is None:
             raise fail("display.url", "a real table needs the pole display's serial port")
     check_seats(toml.table.seats, toml.table.game, source)
-    try:
-        floor = parse_floor(toml.floor, source)
-        if floor is not None:
+    floor: FloorConfig | None = None
+    if toml.floor is not None:
+        from controller.floor.config import FloorConfigError, check_level, parse_floor
+
+        try:
+            floor = parse_floor(toml.floor, source)
             check_level(toml.table.id, f"{source}: table.id")
-    except FloorConfigError as exc:
-        raise ConfigError(str(exc)) from None
+        except FloorConfigError as exc:
+            raise ConfigError(str(exc)) from None
     return Config(
         source=source,
         table_id=toml.table.id,
@@ -341,7 +235,7 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
     )
 
 
-def _http(http: _Http, fail: Callable[[str, str], ConfigError]) -> HttpConfig:
+def _http(http: Http, fail: Callable[[str, str], ConfigError]) -> HttpConfig:
     cert, key = http.tls_cert, http.tls_key
     if (cert is None) != (key is None):
         missing = "http.tls_key" if key is None else "http.tls_cert"
@@ -359,7 +253,7 @@ def _http(http: _Http, fail: Callable[[str, str], ConfigError]) -> HttpConfig:
     )
 
 
-def _camera(camera: _Camera, simulated: bool, fail: Callable[[str, str], ConfigError]) -> CameraConfig:
+def _camera(camera: Camera, simulated: bool, fail: Callable[[str, str], ConfigError]) -> CameraConfig:
     backend = camera.backend or ("simulated" if simulated else "opencv")
     if backend == "simulated" and not simulated:
         raise fail("camera.backend", 'a live table needs a real camera (backend = "opencv"); "simulated" needs --sim')

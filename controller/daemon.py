@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.api.auth import SESSIONS_FILE, Tokens, load_tokens
 from controller.api.channel import ApiProcess
@@ -34,7 +34,6 @@ from controller.authentication import Component, Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
-from controller.floor.publisher import FloorPublisher, loop_mark
 from controller.heap import give_back_memory, settle_garbage_collector
 from controller.journal import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.metrics import TableMetrics
@@ -72,6 +71,9 @@ from drivers.shoe.protocol import EventKind, LinkState
 from drivers.shoe.repeats import RepeatWatch
 from drivers.shoe.serial_backend import ShoeReader
 from drivers.shoe.simulated import SimulatedShoe
+
+if TYPE_CHECKING:
+    from controller.floor.publisher import FloorPublisher
 
 log = logging.getLogger("tablectl")
 
@@ -614,6 +616,9 @@ class Daemon:
         """The floor publisher when config has a [floor] section: the journal is its outbox."""
         if self.config.floor is None:
             return None
+        # Imported only here: the floor's MQTT client (paho) is loaded by a table that has a floor.
+        from controller.floor.publisher import FloorPublisher, loop_mark
+
         assert self.loop is not None
         publisher = FloorPublisher(
             self.config.floor,

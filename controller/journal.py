@@ -152,7 +152,13 @@ def _crc(seq: int, at: str, round_no: int | None, kind: str, body: str) -> int:
 
 def link(previous: str, seq: int, at: str, round_no: int | None, kind: str, body: str) -> str:
     """The hash chain's value after one entry (over the previous value and the whole entry)."""
-    return hashlib.sha256(previous.encode() + b"\x1e" + _content(seq, at, round_no, kind, body)).hexdigest()[:32]
+    return _linked(previous, _content(seq, at, round_no, kind, body))
+
+
+def _linked(previous: str, content: bytes) -> str:
+    """`link` over an entry's content already encoded (a check encodes each entry once for its CRC
+    and its link)."""
+    return hashlib.sha256(previous.encode() + b"\x1e" + content).hexdigest()[:32]
 
 
 def utc_now() -> str:
@@ -485,21 +491,24 @@ class Journal:
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? ORDER BY seq", (after,)
         ):
-            self._check_crc(seq, at, round_no, kind, body, crc)
+            content = self._check_crc(seq, at, round_no, kind, body, crc)
             if seq != expected:
                 chain = self._accepted_loss(expected, seq, kind, body)
-            chain = link(chain, seq, at, round_no, kind, body)
+            chain = _linked(chain, content)
             if seq in wanted:
                 at_want[seq] = chain
             expected = seq + 1
         return expected - 1, chain, at_want
 
-    def _check_crc(self, seq: int, at: str, round_no: int | None, kind: str, body: str, crc: int) -> None:
-        if not isinstance(body, str) or _crc(seq, at, round_no, kind, body) != crc:
+    def _check_crc(self, seq: int, at: str, round_no: int | None, kind: str, body: str, crc: int) -> bytes:
+        """The entry's content as its CRC and the chain read it, once its CRC is checked."""
+        content = _content(seq, at, round_no, kind, body) if isinstance(body, str) else None
+        if content is None or zlib.crc32(content) != crc:
             raise JournalCorrupt(
                 f"{self.path}: entry {seq} ({kind if isinstance(kind, str) else '?'}) does not match its checksum: "
                 f"{self._restore_advice()}"
             )
+        return content
 
     def _accepted_loss(self, expected: int, seq: int, kind: str, body: str) -> str:
         """A gap is allowed only where a person accepted it (`tablectl journal accept-loss`): the
@@ -623,10 +632,10 @@ class Journal:
             "SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq"
         ):
             count += 1
-            self._check_crc(seq, at, round_no, kind, body, crc)
+            content = self._check_crc(seq, at, round_no, kind, body, crc)
             if seq != expected:
                 chain = self._accepted_loss(expected, seq, kind, body)
-            chain = link(chain, seq, at, round_no, kind, body)
+            chain = _linked(chain, content)
             if seq in marks and marks[seq] != chain:
                 raise JournalCorrupt(
                     f"{self.path}: the snapshot after entry {seq} is not of these entries (another hash chain); "
@@ -943,10 +952,10 @@ class Journal:
         for seq, at, round_no, kind, body, crc in self._db.execute(
             "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq", (after, want)
         ):
-            self._check_crc(seq, at, round_no, kind, body, crc)
+            content = self._check_crc(seq, at, round_no, kind, body, crc)
             if seq != expected:
                 chain = self._accepted_loss(expected, seq, kind, body)
-            chain = link(chain, seq, at, round_no, kind, body)
+            chain = _linked(chain, content)
             expected = seq + 1
         return expected - 1, chain, chain if expected - 1 == want else None
 
