@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.api.auth import SESSIONS_FILE, Tokens, load_tokens
 from controller.api.channel import ApiProcess
-from controller.api.runtime import table_side
+from controller.api.side import table_side
 from controller.authentication import Component, Report, authenticate
 from controller.config import Config, ConfigError, check_listen
 from controller.engine.base import Effect

@@ -43,7 +43,7 @@ class Commands:
         self,
         feed: FeedSource | None,
         *,
-        metrics_text: Callable[[], bytes] | None = None,
+        metrics_text: Callable[[], tuple[str, bytes]] | None = None,
         accept_config: Callable[[Table, str, str], dict[str, Any]] | None = None,
     ) -> None:
         self.feed = feed
@@ -143,8 +143,9 @@ class Commands:
     def audit(self, table: Table, last: int) -> list[dict[str, Any]]:
         return audit_rows(table.journal, last)
 
-    def metrics(self, _table: Table) -> bytes:
-        """The table's metrics in Prometheus's text format, collected where the counts are kept."""
+    def metrics(self, _table: Table) -> tuple[str, bytes]:
+        """The table's metrics in Prometheus's text format (its content type and the text),
+        collected where the counts are kept."""
         if self._metrics_text is None:
             raise TableError("this table keeps no metrics", kind="not-found")
         return self._metrics_text()

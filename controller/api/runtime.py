@@ -2,7 +2,7 @@
 app, kept in `app.state.rt` for the routers' dependencies.
 
 The Runtime never keeps the `Table`. In one process with the table (a test's app, a tool),
-`Runtime(table=...)` hands it to the table's side (`table_side`: the gate, the commands, the device
+`Runtime(table=...)` hands it to the table's side (controller/api/side.py: the gate, the commands, the device
 controls, the live feed's table half) and keeps only the gate. In the API's own process
 (controller/api/remote.py) the gate is the channel to the daemon's table. Either way a route
 reaches the table only through `rt.gate`: a named command run on the table's loop, a device
@@ -11,33 +11,18 @@ control, or the view the table published. Nothing a client does can write the jo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from controller.api.auth import LoginLimiter, Sessions, Tokens
-from controller.api.commands import Commands, sim_controls
-from controller.api.gate import Gate, TableGate
-from controller.api.live import FeedSource, LiveFeed, Unmasked
-from controller.authentication import Report
-from controller.engine.cards import Card
-from controller.metrics import TableMetrics
-from controller.table import Table
+from controller.api.gate import Gate
+from controller.api.live import LiveFeed
 
-
-class SimControls(Protocol):
-    """What the simulated dealer can do with the simulated shoe (simulation only)."""
-
-    def stack(self, cards: list[Card]) -> None: ...
-
-    def draw(self, count: int) -> list[Card]: ...
-
-    def fault(self, name: str, on: bool) -> str: ...
-
-
-class SimSceneControls(Protocol):
-    """What a simulation can do to what the simulated camera sees (simulation only)."""
-
-    def change(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+if TYPE_CHECKING:
+    from controller.api.side import SimControls, SimSceneControls
+    from controller.authentication import Report
+    from controller.metrics import TableMetrics
+    from controller.table import Table
 
 
 class Runtime:
@@ -85,6 +70,10 @@ class Runtime:
         if gate is None:
             if table is None:
                 raise TypeError("Runtime needs the table or a gate to it")
+            # The table's side, loaded only where the table is: the API's own process never loads
+            # it (nor the metrics' and the software check's libraries it brings).
+            from controller.api.side import table_side
+
             gate = table_side(
                 table,
                 table_loop,
@@ -114,55 +103,3 @@ class Runtime:
 
         view = await self.gate.view()
         return view.state_json(role in SEES_EVERY_CARD)
-
-
-def table_side(
-    table: Table,
-    loop: asyncio.AbstractEventLoop | None,
-    *,
-    live: LiveFeed | None = None,
-    deliver: Callable[[int, Unmasked], None] | None = None,
-    device_views: Mapping[str, Callable[[], Any]] | None = None,
-    metrics: TableMetrics | None = None,
-    sim: SimControls | None = None,
-    sim_pins: Callable[[], dict[str, Any]] | None = None,
-    sim_scene: SimSceneControls | None = None,
-    recalibrate: Callable[[], None] | None = None,
-    authenticate: Callable[[bytes | None], Report] | None = None,
-    accept_config: Callable[[Table, str, str], dict[str, Any]] | None = None,
-) -> TableGate:
-    """The table's side of the API, on `loop`: the gate with its commands and device controls, and
-    the live feed's table half (handing over to `live` in this process, or to `deliver`)."""
-    views = dict(device_views or {})
-
-    def whole_state(table: Table) -> dict[str, Any]:
-        """The table's state with every card shown (on the table's loop): only ever sent through
-        a role's sight."""
-        from controller.view import snapshot
-
-        snap = snapshot(table)
-        devices = dict(snap.get("devices") or {})
-        for name, view in views.items():
-            devices[name] = view()
-        snap["devices"] = devices
-        return snap
-
-    if live is not None:
-        source = live.attach(table, whole_state)
-    else:
-        source = FeedSource(whole_state, deliver)
-        source.attach(table)
-    kept = metrics if metrics is not None else TableMetrics(table)
-
-    def metrics_text() -> bytes:
-        from prometheus_client import generate_latest
-
-        return generate_latest(kept.registry)
-
-    return TableGate(
-        table,
-        loop,
-        describe=whole_state,
-        commands=Commands(source, metrics_text=metrics_text, accept_config=accept_config),
-        controls=sim_controls(sim, sim_pins, sim_scene, recalibrate, authenticate),
-    )

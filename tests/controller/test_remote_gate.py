@@ -22,7 +22,8 @@ from controller.api.auth import Tokens
 from controller.api.channel import TableServer, read_frame
 from controller.api.live import LiveFeed
 from controller.api.remote import RemoteGate
-from controller.api.runtime import Runtime, table_side
+from controller.api.runtime import Runtime
+from controller.api.side import table_side
 from controller.journal import Journal
 from controller.table import Table
 

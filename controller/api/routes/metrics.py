@@ -7,7 +7,6 @@ of a round in play, a wager or a token.
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from prometheus_client import CONTENT_TYPE_LATEST
 
 from controller.api.deps import Rt
 from controller.api.routes import table_call
@@ -18,5 +17,5 @@ router = APIRouter()
 @router.get("/metrics", include_in_schema=False)
 async def metrics(rt: Rt) -> Response:
     # Collected on the table's loop: the counts are read where they are kept.
-    text = await table_call(rt, "metrics")
-    return Response(text, media_type=CONTENT_TYPE_LATEST)
+    media_type, text = await table_call(rt, "metrics")
+    return Response(text, media_type=media_type)

@@ -1,0 +1,87 @@
+"""The table's side of the API, where the table is: its gate with the commands the API may name and
+the device controls it may use, and the live feed's table half. The daemon makes it on the table's
+loop and serves it to the API's own process (controller/api/channel.py); a test's app makes it
+in one process with the table (`Runtime(table=...)`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from controller.api.commands import Commands, sim_controls
+from controller.api.gate import TableGate
+from controller.api.live import FeedSource, LiveFeed, Unmasked
+from controller.authentication import Report
+from controller.engine.cards import Card
+from controller.metrics import TableMetrics
+from controller.table import Table
+
+
+class SimControls(Protocol):
+    """What the simulated dealer can do with the simulated shoe (simulation only)."""
+
+    def stack(self, cards: list[Card]) -> None: ...
+
+    def draw(self, count: int) -> list[Card]: ...
+
+    def fault(self, name: str, on: bool) -> str: ...
+
+
+class SimSceneControls(Protocol):
+    """What a simulation can do to what the simulated camera sees (simulation only)."""
+
+    def change(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+
+def table_side(
+    table: Table,
+    loop: asyncio.AbstractEventLoop | None,
+    *,
+    live: LiveFeed | None = None,
+    deliver: Callable[[int, Unmasked], None] | None = None,
+    device_views: Mapping[str, Callable[[], Any]] | None = None,
+    metrics: TableMetrics | None = None,
+    sim: SimControls | None = None,
+    sim_pins: Callable[[], dict[str, Any]] | None = None,
+    sim_scene: SimSceneControls | None = None,
+    recalibrate: Callable[[], None] | None = None,
+    authenticate: Callable[[bytes | None], Report] | None = None,
+    accept_config: Callable[[Table, str, str], dict[str, Any]] | None = None,
+) -> TableGate:
+    """The table's side of the API, on `loop`: the gate with its commands and device controls, and
+    the live feed's table half (handing over to `live` in this process, or to `deliver`)."""
+    views = dict(device_views or {})
+
+    def whole_state(table: Table) -> dict[str, Any]:
+        """The table's state with every card shown (on the table's loop): only ever sent through
+        a role's sight."""
+        from controller.view import snapshot
+
+        snap = snapshot(table)
+        devices = dict(snap.get("devices") or {})
+        for name, view in views.items():
+            devices[name] = view()
+        snap["devices"] = devices
+        return snap
+
+    if live is not None:
+        source = live.attach(table, whole_state)
+    else:
+        source = FeedSource(whole_state, deliver)
+        source.attach(table)
+    kept = metrics if metrics is not None else TableMetrics(table)
+
+    def metrics_text() -> tuple[str, bytes]:
+        return CONTENT_TYPE_LATEST, generate_latest(kept.registry)
+
+    return TableGate(
+        table,
+        loop,
+        describe=whole_state,
+        commands=Commands(source, metrics_text=metrics_text, accept_config=accept_config),
+        controls=sim_controls(sim, sim_pins, sim_scene, recalibrate, authenticate),
+    )
