@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import TABLECTL, Daemon
+from controller.testing import TABLECTL, Daemon
 
 from .conftest import display_text, drain
 

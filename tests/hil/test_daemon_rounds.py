@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import SUPERVISOR, TABLECTL, Daemon
+from controller.testing import SUPERVISOR, TABLECTL, Daemon
 
 from .conftest import changes, display_text, drain, lamp
 

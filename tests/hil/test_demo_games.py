@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.rig import TABLECTL, Daemon
+from controller.testing import TABLECTL, Daemon
 
 from .conftest import display_text, drain
 

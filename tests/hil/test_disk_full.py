@@ -10,9 +10,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchmarks.rig import DEALER, TABLECTL, Daemon, free_port
 from controller.journal import Journal
 from controller.synth import synthesize
+from controller.testing import DEALER, TABLECTL, Daemon, free_port
 from tests.disk import fill, small_disk
 
 from .conftest import SimShoe, display_text, drain

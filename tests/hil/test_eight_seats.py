@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import DEALER, SUPERVISOR, TABLECTL, Daemon, free_port
+from controller.testing import DEALER, SUPERVISOR, TABLECTL, Daemon, free_port
 from hardware import shipped
 from tests.eight_seats import COMMUNITY, NETS, eight_seat_hand
 

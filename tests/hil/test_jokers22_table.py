@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import TABLECTL, Daemon
+from controller.testing import TABLECTL, Daemon
 
 from .conftest import changes, display_text, drain, lamp
 

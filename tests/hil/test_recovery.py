@@ -14,10 +14,10 @@ import time
 import urllib.error
 from pathlib import Path
 
-from benchmarks.rig import SUPERVISOR, Daemon
 from controller.journal import Journal
 from controller.replay import settle_round_file
 from controller.table import Table
+from controller.testing import SUPERVISOR, Daemon
 
 from .conftest import SimShoe
 

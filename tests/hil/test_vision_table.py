@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from benchmarks.rig import SUPERVISOR, TABLECTL, Daemon
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table
+from controller.testing import SUPERVISOR, TABLECTL, Daemon
 from controller.view import prompt, snapshot
 
 CONFIG = """

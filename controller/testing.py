@@ -1,14 +1,15 @@
 """The daemon rig: `tablectl run --sim` as a real process on a free 127.0.0.1 port, and the HTTP
-calls a test or a benchmark makes of it. The one copy used by tests/hil, tests/browser,
-tests/floor and the benchmarks; nothing here reaches into the daemon.
+calls a test or a benchmark makes of it. The one copy used by the tests (tests/hil, tests/browser,
+tests/floor, tests/cli, ...) and the benchmarks; nothing here reaches into the daemon.
 
     >>> daemon = Daemon(tmp_path, '[table]\\nid = "T-1"\\n')
     >>> daemon.start()                      # seconds from spawn until /api/health answered
     >>> daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10}}]})
     >>> assert daemon.stop() == 0, daemon.log()
 
-It lives in benchmarks/ (not tests/) because benchmarks are a mypy-checked package that the
-harness imports as `benchmarks.*`; the tests import it the same way (pytest's `pythonpath`).
+It is test support, not part of the table: the daemon never imports it. It lives in the package
+(not in tests/ or benchmarks/) so that both import it the same way, `from controller.testing
+import Daemon`, and mypy checks it with the rest of `controller`.
 """
 
 from __future__ import annotations
