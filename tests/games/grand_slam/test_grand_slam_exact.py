@@ -16,7 +16,7 @@ from controller.games.grand_slam.analysis import (
     probabilities,
 )
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def test_the_enumeration_covers_every_rank_sequence_once_with_total_probability_one() -> None:
