@@ -4,14 +4,12 @@ exported round file settled by `tablectl replay` to exactly what the table paid.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from controller.testing import SUPERVISOR, TABLECTL, Daemon
+from controller.testing import SUPERVISOR, Daemon, replay
 
 from .conftest import changes, display_text, drain, lamp
 
@@ -38,19 +36,6 @@ def play(daemon: Daemon, body: dict, cards: list[str]) -> int:  # type: ignore[t
     if daemon.get("/api/state")["payment"] == "due":  # the dealer pays the last round first
         assert daemon.post("/api/confirm", {})[0] == 200
     return daemon.deal(body, cards)
-
-
-def replay(round_file: dict) -> dict:  # type: ignore[type-arg]
-    done = subprocess.run(
-        [*TABLECTL, "replay", "-"],
-        input=json.dumps(round_file),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
 
 
 def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pty_display: tuple[int, str]) -> None:
