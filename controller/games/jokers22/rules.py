@@ -151,6 +151,34 @@ def unlisted_action(allowed: Sequence[str]) -> str | None:
     return "stand" if set(allowed) == {"stand", "surrender"} else None
 
 
+def stands_unlisted(state: Jokers22State, ev: Event) -> bool:
+    """Whether the hand deciding now stands unlisted before `ev`, the round's next decision: its
+    only choices are stand and surrender, and `ev` is for another spot, or for the spot's next hand
+    after a split (a play this hand may not take). Nobody surrendered, so the hand stands; the
+    round may need cards before `ev` (the next hand's second card), which `tablectl replay` deals
+    after taking the stand."""
+    need = _need(state)
+    return (
+        isinstance(ev, Decision)
+        and need.kind == "decision"
+        and need.why == "play"
+        and need.spot is not None
+        and unlisted_action(need.allowed) == "stand"
+        and (ev.spot != need.spot or (ev.action not in need.allowed and need.hand < len(state.spot(ev.spot).hands)))
+    )
+
+
+def _listed(state: Jokers22State, need: Need) -> bool:
+    """Whether the round file lists a stand at `need`. Not where the only choices are stand and
+    surrender (REPLAY.md never lists that forced stand), except on a hand after which the spot plays
+    another (the first hand of a split, with surrender after a split allowed): there the next hand's
+    stand or surrender would otherwise read as this hand's, and the round would replay to another
+    settlement. Listed, the stand is this hand's choice, read in order as REPLAY.md reads every
+    decision where the rules leave a choice."""
+    assert need.spot is not None
+    return unlisted_action(need.allowed) != "stand" or need.hand < len(state.spot(need.spot).hands)
+
+
 def banker_hits(total: Total) -> bool:
     """The banker stands on hard 17 and above and hits soft 17 and below (a natural stands)."""
     if total.natural or total.joker:
@@ -793,11 +821,7 @@ class Jokers22:
             target = "the banker" if need.spot is None else f"spot {need.spot}, hand {need.hand}"
             raise refuse(f"no decision is due: the next card goes to {target}")
         assert need.spot is not None
-        if (
-            need.why == "play"
-            and unlisted_action(need.allowed) == "stand"
-            and (ev.spot != need.spot or (ev.action not in need.allowed and need.hand < len(state.spot(ev.spot).hands)))
-        ):
+        if stands_unlisted(state, ev):
             # Stand or surrender, and the next decision is for another spot (or for the spot's
             # next hand after a split): nobody surrendered, so the hand stands (a round file lists
             # neither), and the decision is checked against what the round needs after it. A
@@ -805,6 +829,8 @@ class Jokers22:
             stood = _with_hand(
                 state, need.spot, need.hand, dataclasses.replace(self._hand(state, need), stood=True, acted=True)
             )
+            if need.hand < len(state.spot(need.spot).hands):
+                stood = _log(stood, Decision(need.spot, "stand"))  # listed: see _listed
             forced: list[Effect] = [ForcedAction(need.spot, need.hand, "stand", str(self._hand(state, need).total))]
             stood, before = self._advance(stood, forced)
             after, effects = self._decide(stood, ev)
@@ -837,7 +863,7 @@ class Jokers22:
             )
         if ev.action not in need.allowed:
             raise refuse(f"{_why_not(state, spot, hand, ev.action)}; allowed: {allowed}")
-        listed = not (ev.action == "stand" and unlisted_action(need.allowed) == "stand")
+        listed = ev.action != "stand" or _listed(state, need)
         return self._play(state, ev, spot, need.hand, hand, need.player, listed=listed)
 
     @staticmethod
