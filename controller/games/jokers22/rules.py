@@ -16,7 +16,9 @@ Readings this module fixes where GAMES.md is silent:
 a natural (A+A included) takes no more cards, for players and the banker; a natural may surrender
 (surrender is allowed on any first two cards), so the table asks it "stand or surrender?", and a
 natural that does not surrender stands and is never listed in a round file (`unlisted_action`:
-the same for a 20 or 21 whose only choices are stand and surrender); the deciding player of
+the same for a 20 or 21 whose only choices are stand and surrender, except the first hand of a
+split, whose stand is listed so that the second hand's stand or surrender reads as the second
+hand's: `_listed`); the deciding player of
 a hand is computed on that hand's stakes (after a split, each hand's own money); in rotation
 coverage a player's money on a spot is covered hand 1 before hand 2; the time collection is paid
 by each spot's original bettor, is not part of any net and is kept when a round is voided.
