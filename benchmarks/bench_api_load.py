@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchmarks.bench_daemon import _source
-from benchmarks.rig import ROOT, SUPERVISOR, Daemon
+from controller.testing import ROOT, SUPERVISOR, Daemon
 
 WINDOW_S = float(os.environ.get("API_LOAD_WINDOW_S", "60"))
 SETTLE_S = float(os.environ.get("API_LOAD_SETTLE_S", "15"))

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rig import DEALER, ROOT, Daemon
 from controller.engine.cards import STANDARD_DECK, ShoeComposition
+from controller.testing import DEALER, ROOT, Daemon
 from drivers.shoe.protocol import CardMessage, encode_message
 from drivers.shoe.simulated import SimulatedShoe
 

@@ -42,8 +42,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from benchmarks.bench_daemon import ROUND, TABLECTL, Api, _percentile, _sent_at, _source, _wait_connected
-from benchmarks.rig import DEALER, Daemon
 from controller.engine.cards import ShoeComposition
+from controller.testing import DEALER, Daemon
 from drivers.shoe.simulated import SimulatedShoe
 
 CARDS = 500

@@ -41,13 +41,13 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from benchmarks.rig import free_port
 from controller.engine.cards import parse_card
 from controller.floor import schema
 from controller.floor.config import Broker, FloorConfig
 from controller.floor.publisher import MARK_KEY, FloorPublisher
 from controller.journal import Entry, Journal
 from controller.table import Table
+from controller.testing import free_port
 
 BURST = 2000
 PACED = 1000

@@ -35,7 +35,7 @@ import websockets.sync.client
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from benchmarks.rig import DEALER
+from controller.testing import DEALER
 
 WRONG = "not-this-tables-token-0123456789"
 WAIT_S = 60.0  # the bound on any one request or connection: none is a timing assertion

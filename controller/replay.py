@@ -81,9 +81,12 @@ def _run(doc: object) -> tuple[GameAdapter, Iterator[Step]]:
                 used += 1
             elif awaiting.kind == "decision":
                 unlisted = table_game.unlisted_decision(awaiting)
-                if decided >= len(round_in.decisions) and unlisted is not None:
-                    # A decision the file may leave out (a hand at 20 that nobody surrendered
-                    # stands); while decisions remain, the engine itself reads the next one so.
+                if unlisted is not None and (
+                    decided >= len(round_in.decisions)
+                    or table_game.unlisted_before(state, round_in.decisions[decided])
+                ):
+                    # A decision the file leaves out (a hand at 20 that nobody surrendered
+                    # stands): taken here, before the cards the file's next decision waits for.
                     event, card = game.parse_decision(unlisted, "decisions"), None
                 elif decided >= len(round_in.decisions):
                     seat, place = seat_of(awaiting.who)

@@ -13,8 +13,8 @@
 # 3. In the copy, with the network switched off (a new network namespace, loopback only):
 #    install.sh --no-start (no systemd runs in a chroot).
 # 4. `tablectl run --sim --demo` of the installed release until /api/health answers and a round settles.
-# 5. tests/engine and tests/drivers against the installed release (the tests and the documents they
-#    read are copied in, not the source), less the cases marked `native_timing` (timing qemu cannot hold; each says
+# 5. tests/engine, the games' tests (tests/games/<game>/) and tests/drivers against the installed
+#    release (the tests and the documents they read are copied in, not the source), less the cases marked `native_timing` (timing qemu cannot hold; each says
 #    why, and they run natively in `make test`).
 # Prints each step's time; README.md's table keeps the last ones.
 set -euo pipefail
@@ -101,11 +101,11 @@ PY
     say "pytest and hypothesis into the (throwaway) release, from wheels, network off"
     in_root /opt/tablectl/current/bin/python "/tmp/$NAME/wheels/$(cd "$WORK/tmp/$NAME/wheels" && ls pip-*.whl)/pip" \
         install --quiet --no-index --find-links /tmp/test-wheels --disable-pip-version-check pytest hypothesis
-    say "tests/engine and tests/drivers against the installed release (not native_timing)"
+    say "tests/engine, tests/games/<game> and tests/drivers against the installed release (not native_timing)"
     rc=0
-    in_root sh -c 'cd /tmp/tablectl-tests && CI=true /opt/tablectl/current/bin/python -m pytest -q -p no:cacheprovider -m "not native_timing" tests/engine tests/drivers' \
+    in_root sh -c 'cd /tmp/tablectl-tests && CI=true /opt/tablectl/current/bin/python -m pytest -q -p no:cacheprovider -m "not native_timing" tests/engine tests/games/grand_slam tests/games/jokers22 tests/games/baseball tests/drivers' \
         2>&1 | sed -u 's/^/    /' || rc=$?
-    took "tests/engine and tests/drivers" "$t"
+    took "tests/engine, tests/games/<game> and tests/drivers" "$t"
     printf '%s\n' "${TIMES[@]}" > "$WORK/tmp/pi-check-times"
     exit "$rc"
 fi

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.engine.base import Awaiting, Effect, Game
+from controller.engine.base import Awaiting, Effect, Event, Game
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -239,6 +239,13 @@ class GameAdapter:
         forced action), in round-file form; `tablectl replay` takes it when the file has no more
         decisions. None: the round file must list this decision."""
         return None
+
+    def unlisted_before(self, state: Any, decision: Event) -> bool:
+        """Whether the decision the engine asks now in `state` is one the round file left out
+        (`unlisted_decision`) because `decision`, the file's next, is for a later hand or player:
+        `tablectl replay` then takes the unlisted one first and deals the cards the round needs
+        before `decision`. False by default."""
+        return False
 
     # -- the API ----------------------------------------------------------------------------------
 

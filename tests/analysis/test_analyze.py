@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from controller.analysis.montecarlo import simulate
-from controller.games.grand_slam.analysis import analyze
 from controller.games.jokers22.analysis import analyze as analyze_jokers22
+from tests.exact import grand_slam_figures
 
 
 def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
@@ -25,6 +25,7 @@ def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_json_contract_for_an_infinite_deck() -> None:
     done = tablectl("grand-slam", "--decks", "0", "--json")
     assert done.returncode == 0, done.stderr
@@ -37,6 +38,7 @@ def test_the_json_contract_for_an_infinite_deck() -> None:
     assert doc["grand_slam_at_table"]["1"]["p"] == "1/13"
 
 
+@pytest.mark.slow
 def test_a_six_deck_shoe_and_an_operator_paytable(tmp_path: Path) -> None:
     done = tablectl(
         "grand-slam",
@@ -70,13 +72,15 @@ def test_bad_options_are_refused_in_one_line(args: list[str], says: str) -> None
     assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_the_text_report_names_each_wager() -> None:
     done = tablectl("grand-slam", "--decks", "0")
     assert "first+second+third" in done.stdout and "19/6591 = 0.2883%" in done.stdout
 
 
+@pytest.mark.slow
 def test_monte_carlo_agrees_with_the_exact_figures() -> None:
-    exact = analyze(decks=6)
+    exact = grand_slam_figures(decks=6)
     simulated = simulate("grand-slam", 6000, seed=11, workers=2, decks=6, units=(1, 1, 1))
     for name in ("first", "first+second", "first+second+third", "three_outs"):
         gap = abs(simulated[name].house_edge - float(exact[name].house_edge))
@@ -84,12 +88,14 @@ def test_monte_carlo_agrees_with_the_exact_figures() -> None:
         assert gap < 4 * simulated[name].ci95 / 1.96, (name, simulated[name].house_edge, float(exact[name].house_edge))
 
 
+@pytest.mark.slow
 def test_monte_carlo_is_the_same_whatever_the_number_of_workers() -> None:
     one = simulate("grand-slam", 2500, seed=5, workers=1, decks=0, units=(1, 1, 1))
     two = simulate("grand-slam", 2500, seed=5, workers=2, decks=0, units=(1, 1, 1))
     assert {k: (t.total, t.squares) for k, t in one.items()} == {k: (t.total, t.squares) for k, t in two.items()}
 
 
+@pytest.mark.slow
 def test_jokers_22_banker_edge_by_simulation() -> None:
     done = tablectl("jokers-22", "--monte-carlo", "--rounds", "3000", "--seed", "3", "--json")
     assert done.returncode == 0, done.stderr
@@ -115,6 +121,7 @@ def test_baseball_poker_showdown_categories_and_rainouts_by_simulation() -> None
     assert "five of a kind" in text.stdout and "rainouts per hand" in text.stdout
 
 
+@pytest.mark.slow
 def test_the_paytable_can_come_from_the_tables_config(tmp_path: Path) -> None:
     config = tmp_path / "table.toml"
     config.write_text("[rules]\npoker_bonus_paytable = { pair = 2, flush = 3, straight = 4 }\n")

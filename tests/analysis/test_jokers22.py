@@ -13,6 +13,7 @@ import pytest
 from controller.analysis.montecarlo import simulate
 from controller.games.jokers22.analysis import Strategy, analyze, read_strategy
 from tests.analysis.jokers22_oracle import player_return
+from tests.exact import jokers22_figures
 
 # Doubles, splits and surrenders, against the banker's first card.
 TABLE = """\
@@ -52,9 +53,10 @@ def test_the_infinite_shoe_edge_is_the_independent_counts(stand_on: int, jokers:
     assert sum(figures.distribution.values()) == pytest.approx(1, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_a_one_deck_shoe_without_replacement_has_its_own_edge_and_the_engine_agrees() -> None:
-    finite = analyze(decks=1, depth=3)
-    infinite = analyze(decks=0)
+    finite = jokers22_figures(decks=1, depth=3)
+    infinite = jokers22_figures(decks=0)
     # One joker in the shoe: a pair of jokers (paid 2 to 1, a net of 4 on 2 chips) cannot be dealt.
     assert infinite.distribution[4] > 0 and 4 not in finite.distribution
     assert finite.banker_edge != pytest.approx(infinite.banker_edge, abs=1e-5)
@@ -63,10 +65,11 @@ def test_a_one_deck_shoe_without_replacement_has_its_own_edge_and_the_engine_agr
     assert abs(simulated.house_edge - finite.banker_edge) < 4 * simulated.ci95 / 1.96
 
 
+@pytest.mark.slow
 def test_a_strategy_table_is_played_by_the_exact_count_and_by_the_engine_alike(table: Path) -> None:
     strategy = read_strategy(table)
     exact = analyze(decks=0, strategy=strategy)
-    plain = analyze(decks=0)
+    plain = jokers22_figures(decks=0)
     assert exact.banker_edge < plain.banker_edge - 0.01  # doubling 10 and 11 and splitting 8s pay
     assert {-4, -1, 4} <= set(exact.distribution)  # a lost double or split, a surrender, a won double
     simulated = simulate("jokers-22", 3000, seed=9, workers=2, decks=0, strategy=strategy, wager=2)["banker_edge"]
@@ -74,9 +77,9 @@ def test_a_strategy_table_is_played_by_the_exact_count_and_by_the_engine_alike(t
 
 
 def test_rotation_covers_a_short_stake_in_part_and_collect_first_takes_whole_losses() -> None:
-    full = analyze(decks=0, wager=2)
-    rotation = analyze(decks=0, wager=4, stake=2, coverage="rotation")
-    collect = analyze(decks=0, wager=4, stake=2, coverage="collect-first")
+    full = jokers22_figures(decks=0, wager=2)
+    rotation = jokers22_figures(decks=0, wager=4, stake=2, coverage="rotation")
+    collect = jokers22_figures(decks=0, wager=4, stake=2, coverage="collect-first")
     # Rotation: the 2 covered chips play, the other 2 go back whatever happens.
     assert rotation.banker_edge == pytest.approx(full.banker_edge / 2, abs=1e-12)
     # Collect-first: a loss is the whole wager, a win is paid only up to the stake.
@@ -87,6 +90,7 @@ def test_rotation_covers_a_short_stake_in_part_and_collect_first_takes_whole_los
     assert abs(edge.house_edge - collect.banker_edge) < 4 * edge.ci95 / 1.96
 
 
+@pytest.mark.slow
 def test_the_command_gives_text_json_and_a_chart(table: Path, tmp_path: Path) -> None:
     chart = tmp_path / "j22.png"
     done = tablectl("--decks", "0", "--strategy", str(table), "--json", "--chart", str(chart))

@@ -3,7 +3,7 @@ Chromium driven by Playwright (Python). Every page a test opens is watched for c
 uncaught exceptions and Content-Security-Policy violations, and is photographed full-page into
 tests/artifacts/ when the test ends (pass or fail).
 
-The daemon is the one rig the HIL tests and the benchmarks use too (benchmarks/rig.py).
+The daemon is the one rig the HIL tests and the benchmarks use too (controller/testing.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, expect, sync_playwright
 
-from benchmarks.rig import Daemon
+from controller.testing import Daemon
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"

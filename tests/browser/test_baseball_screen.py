@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.rig import DEALER, SUPERVISOR, Daemon
 from controller.replay import settle_round_file
+from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import Screens
 

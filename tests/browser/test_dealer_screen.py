@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from benchmarks.rig import DEALER, Daemon
+from controller.testing import DEALER, Daemon
 
 from .conftest import Screens
 

@@ -22,7 +22,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from playwright.sync_api import Browser, Page, expect
 
-from benchmarks.rig import free_port
+from controller.testing import free_port
 from tests.floor.conftest import WAIT_S, Mosquitto, mosquitto_binary
 
 from .conftest import ARTIFACTS, CSP_WATCH, DOCS_SHOTS, VIEWPORT

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import DOCS_SHOTS, Screens
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.rig import SUPERVISOR, Daemon, free_port
+from controller.testing import SUPERVISOR, Daemon, free_port
 
 from .conftest import CONFIG, Screens
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Error
 
-from benchmarks.rig import DEALER
+from controller.testing import DEALER
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.hil.test_http_security import Served, make_certificates
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import ARTIFACTS, Screens
 

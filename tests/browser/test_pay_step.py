@@ -10,7 +10,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import Screens
 from .test_supervisor_screen import ROUND_BODY

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import DOCS_SHOTS, Screens
 

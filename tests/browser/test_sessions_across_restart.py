@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.rig import DEALER, Daemon
+from controller.testing import DEALER, Daemon
 
 from .conftest import CONFIG, Screens
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.rig import DEALER, Daemon
+from controller.testing import DEALER, Daemon
 
 from .conftest import ARTIFACTS, Screens
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from benchmarks.rig import DEALER, SUPERVISOR, Daemon
 from controller.replay import settle_round_file
+from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import PATIENCE_MS, Screens
 

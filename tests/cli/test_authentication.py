@@ -31,7 +31,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from benchmarks.rig import SUPERVISOR, Daemon
+from controller.testing import SUPERVISOR, Daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "hardware" / "authentication.md"

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.rig import DEALER, SUPERVISOR, free_port
 from controller.synth import synthesize
+from controller.testing import DEALER, SUPERVISOR, free_port
 
 #: What neither recall nor verify uses: the API, the camera, the floor (this table has none), the
 #: devices, metrics, signing.

@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 
-from benchmarks.rig import free_port
 from controller.cli import main
 from controller.engine.cards import parse_card
 from controller.journal import Journal, JournalCorrupt
 from controller.synth import synthesize
 from controller.table import Table
+from controller.testing import free_port
 
 FILES = ("journal.sqlite3", "journal.sqlite3-wal", "journal.head")
 TOKENS = {"TABLECTL_DEALER_TOKEN": "d" * 24, "TABLECTL_SUPERVISOR_TOKEN": "s" * 24}

@@ -15,6 +15,7 @@ from controller.engine.cards import ShoeComposition, parse_card
 from controller.journal import Journal
 from controller.replay import settle_round_file
 from controller.table import Table
+from controller.testing import replay
 
 ROUNDS = 120
 
@@ -79,12 +80,9 @@ def test_a_void_round_is_recalled_with_who_and_why(state_dir: Path) -> None:
 def test_export_writes_a_round_file_that_tablectl_replay_settles_the_same(state_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "round-7.json"
     assert recall(state_dir, "--round", "7", "--export", str(out)).returncode == 0
-    replayed = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", str(out)], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert replayed.returncode == 0, replayed.stderr
+    replayed = replay(out)
     paid = json.loads(recall(state_dir, "--round", "7", "--json").stdout)[0]["settlement"]
-    assert json.loads(replayed.stdout) == paid
+    assert replayed == paid
 
 
 @pytest.mark.parametrize(

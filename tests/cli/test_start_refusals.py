@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import Daemon, free_port
 from controller.daemon import Daemon as TableDaemon
 from controller.startup import (
     LOCK_NAME,
@@ -30,6 +29,7 @@ from controller.startup import (
     ready_addresses,
 )
 from controller.synth import synthesize
+from controller.testing import Daemon, free_port
 from tests.disk import read_only, small_disk
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import free_port
 from controller.audit import audit
 from controller.cli import main
 from controller.journal import Journal, JournalCorrupt
 from controller.synth import synthesize
 from controller.table import Table
+from controller.testing import free_port
 
 # A daemon killed with entries still in the write-ahead file (nothing closes or checkpoints it).
 WRITER = """

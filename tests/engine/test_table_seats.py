@@ -21,6 +21,7 @@ from controller.games.grand_slam.rules import GAME as GRAND_SLAM
 from controller.journal import Journal
 from controller.replay import settle_round_file
 from controller.table import Table, TableError
+from controller.testing import replay, tablectl
 from controller.view import snapshot
 from tests.eight_seats import COMMUNITY, NETS, eight_seat_hand
 
@@ -155,18 +156,10 @@ def test_the_engine_deals_eight_players_to_the_showdown_with_the_community_card(
 
 def test_tablectl_replay_settles_an_eight_seat_round_file_and_refuses_seat_nine(tmp_path: Path) -> None:
     doc = eight_seat_hand()
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", "-"],
-        input=json.dumps(doc), capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    out = replay(doc)
     assert out["community"] == [COMMUNITY] and {p["seat"]: p["net"] for p in out["players"]} == NETS
     nine = {**doc, "players": [*doc["players"][:7], {"seat": 9, "stack": 100}]}
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", "-"],
-        input=json.dumps(nine), capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = tablectl("replay", "-", stdin=json.dumps(nine))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().endswith(
         "players[7].seat: seats are numbered 1 to 8, not 9 (a Baseball poker table seats at most 8)"

@@ -25,7 +25,6 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from benchmarks.rig import free_port
 from controller.engine.cards import parse_card
 from controller.floor import schema
 from controller.floor.config import Broker, FloorConfig
@@ -34,6 +33,7 @@ from controller.floor.publisher import MARK_KEY, FloorPublisher
 from controller.floor.store import open_store
 from controller.journal import Journal
 from controller.table import Table
+from controller.testing import free_port
 
 WAIT_S = 15.0  # generous: an outcome that has not come by then is not coming
 SITE = "test-floor"

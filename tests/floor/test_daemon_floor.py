@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.rig import Daemon
+from controller.testing import Daemon
 
 from .conftest import WAIT_S, Mosquitto, Subscriber, entries_taken
 

@@ -21,7 +21,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.rig import Daemon
 from controller.chainhead import ChainWalk, fingerprint, public_hex, read_fingerprint, table_key
 from controller.floor.config import FloorConfig
 from controller.floor.history import HistoryRefused, ask_floor, check_history
@@ -29,6 +28,7 @@ from controller.floor.publisher import MARK_KEY, FloorPublisher
 from controller.floor.store import StoredEntry, open_store
 from controller.journal import GENESIS, Journal, _crc, link
 from controller.journal_head import HeadFile, HeadMark
+from controller.testing import Daemon
 
 from .conftest import (
     SITE,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.rig import TABLECTL, Daemon
+from controller.testing import TABLECTL, Daemon
 from tests.hil.conftest import display_text, drain
 
 HERE = Path(__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""Hardware-in-the-loop rig: `tablectl run --sim` (benchmarks/rig.py, shared with the browser
+"""Hardware-in-the-loop rig: `tablectl run --sim` (controller/testing.py, shared with the browser
 tests and the benchmarks) and `tablectl sim-shoe` as real processes, a pty for the payout
 display, HTTP on 127.0.0.1. Nothing here reaches into the daemon."""
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.rig import TABLECTL
+from controller.testing import TABLECTL
 
 
 class SimShoe:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import PATIENCE_S, Daemon
+from controller.testing import PATIENCE_S, Daemon
 
 CONFIG = '[table]\nid = "API-PROC-1"\ngame = "grand-slam"\n'
 DEMO = ["--demo", "--demo-interval", "0.05", "--seed", "7"]

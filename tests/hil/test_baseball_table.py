@@ -5,14 +5,12 @@ and the round file replaying to what the table pushed."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import TABLECTL, Daemon
+from controller.testing import Daemon, replay
 
 from .conftest import display_text, drain
 
@@ -100,16 +98,7 @@ def test_a_hand_with_a_rainout_through_the_wire(daemon: Daemon, pty_display: tup
     assert sum(pot["amount"] for pot in settled["pots"]) == sum(p["put"] for p in settled["players"])
     round_file = daemon.get("/api/rounds/1/file")
     assert round_file["cards"][:8] == BEFORE_RAIN
-    replayed = subprocess.run(
-        [*TABLECTL, "replay", "-"],
-        input=json.dumps(round_file),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert replayed.returncode == 0, replayed.stderr
-    assert json.loads(replayed.stdout) == settled
+    assert replay(round_file) == settled
     winners = {w for pot in settled["pots"] for w in pot["winners"]}
     pays = {p["seat"]: p["pay"] for p in daemon.get("/api/state")["payouts"]}
     assert all(pays[w] > 0 for w in winners)

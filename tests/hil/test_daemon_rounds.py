@@ -4,14 +4,12 @@ exported round file settled by `tablectl replay` to exactly what the table paid.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import SUPERVISOR, TABLECTL, Daemon
+from controller.testing import SUPERVISOR, Daemon, replay
 
 from .conftest import changes, display_text, drain, lamp
 
@@ -38,19 +36,6 @@ def play(daemon: Daemon, body: dict, cards: list[str]) -> int:  # type: ignore[t
     if daemon.get("/api/state")["payment"] == "due":  # the dealer pays the last round first
         assert daemon.post("/api/confirm", {})[0] == 200
     return daemon.deal(body, cards)
-
-
-def replay(round_file: dict) -> dict:  # type: ignore[type-arg]
-    done = subprocess.run(
-        [*TABLECTL, "replay", "-"],
-        input=json.dumps(round_file),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
 
 
 def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pty_display: tuple[int, str]) -> None:
@@ -105,7 +90,6 @@ def test_rounds_played_through_the_wire_settle_as_replay_says(daemon: Daemon, pt
     daemon.wait_for(
         "the scoring flashes on seat 1's home plate",
         lambda s: changes(lamp(s, SEAT1["home"])) >= 9 and lamp(s, SEAT1["home"])[-1] == 1.0,
-        timeout=5,
         path="/api/sim/pins",
     )
 
@@ -117,7 +101,6 @@ def test_the_next_base_blinks_until_its_card_comes(daemon: Daemon) -> None:
     daemon.wait_for(
         "seat 1's first base to blink",
         lambda s: lamp(s, SEAT1["first"]).count(1.0) >= 2,
-        timeout=5,
         path="/api/sim/pins",
     )
     daemon.post("/api/sim/shoe", {"cards": ["KH"]})
@@ -127,7 +110,6 @@ def test_the_next_base_blinks_until_its_card_comes(daemon: Daemon) -> None:
     daemon.wait_for(
         "the out pattern to end dark",
         lambda s: lamp(s, SEAT1["first"])[-1] == 0.0 and lamp(s, SEAT1["first"]).count(1.0) >= 4,
-        timeout=5,
         path="/api/sim/pins",
     )
 
@@ -152,7 +134,7 @@ def test_a_card_nobody_is_owed_is_ruled_dead_and_a_joker_stops_play(
     wire = drain(master)
     assert "impossible card. jk cannot come from the" in display_text(wire).lower()
     daemon.wait_for(
-        "the status lamp's fast blink", lambda s: changes(lamp(s, "GPIO4")) >= 6, timeout=3, path="/api/sim/pins"
+        "the status lamp's fast blink", lambda s: changes(lamp(s, "GPIO4")) >= 6, path="/api/sim/pins"
     )
     status, cleared = daemon.post(
         f"/api/faults/{fault['id']}/clear",

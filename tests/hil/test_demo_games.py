@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchmarks.rig import TABLECTL, Daemon
+from controller.testing import Daemon, replay
 
 from .conftest import display_text, drain
 
@@ -65,11 +64,7 @@ def test_the_demo_dealer_plays_rounds_of_each_game_through_the_pty(
     rounds = [r for r in settled["rounds"] if r["status"] == "settled"]
     for record in rounds:
         assert record["cards"], record
-        out = subprocess.run(
-            [*TABLECTL, "replay", "-"], input=json.dumps(files[record["round"]]), capture_output=True, text=True
-        )
-        assert out.returncode == 0, out.stderr
-        assert json.loads(out.stdout) == record["settlement"]
+        assert replay(files[record["round"]]) == record["settlement"]
     # The lamps moved (seat 1's first lamp or the status lamp) and the display showed the deal.
     assert any(len(history) > 1 for history in pins.values()), pins
     assert DEALING_WORDS[game] in display_text(wire), display_text(wire)[:400]

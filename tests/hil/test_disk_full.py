@@ -10,9 +10,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchmarks.rig import DEALER, TABLECTL, Daemon, free_port
 from controller.journal import Journal
 from controller.synth import synthesize
+from controller.testing import DEALER, TABLECTL, Daemon, free_port
 from tests.disk import fill, small_disk
 
 from .conftest import SimShoe, display_text, drain
@@ -55,7 +55,7 @@ def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held
             assert "DISK FULL" in display_text(drain(master)).upper()
 
             filler.unlink()
-            daemon.wait_for("the held cards", lambda s: not s["blocked"] and s["journal_seq"] >= before + 4, timeout=15)
+            daemon.wait_for("the held cards", lambda s: not s["blocked"] and s["journal_seq"] >= before + 4)
             assert daemon.post("/api/login", {"token": DEALER})[0] == 200  # journaled again
             assert daemon.stop() == 0
         finally:
@@ -92,7 +92,7 @@ def test_a_table_started_again_on_a_full_disk_shows_the_journal_fault_from_its_f
             assert status == 503 and WORDS in answer["error"], answer
 
             filler.unlink()  # space returns: the fault clears itself, and says so in the journal
-            daemon.wait_for("the fault to clear", lambda s: not s["blocked"], timeout=15)
+            daemon.wait_for("the fault to clear", lambda s: not s["blocked"])
             assert daemon.get("/api/health")["status"] == "ok"
             assert daemon.stop() == 0
         finally:

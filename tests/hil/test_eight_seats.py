@@ -5,7 +5,6 @@ refuses: lamps or camera zones missing for one of its seats."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import DEALER, SUPERVISOR, TABLECTL, Daemon, free_port
+from controller.testing import DEALER, SUPERVISOR, TABLECTL, Daemon, free_port, replay
 from hardware import shipped
 from tests.eight_seats import COMMUNITY, NETS, eight_seat_hand
 
@@ -67,11 +66,7 @@ def test_an_eight_player_hand_through_the_wire_uses_the_community_card(daemon: D
     assert settled["community"] == [COMMUNITY] and settled["showdown"]
     assert {p["seat"]: p["net"] for p in settled["players"]} == NETS
     round_file = daemon.get("/api/rounds/1/file")
-    replayed = subprocess.run(
-        [*TABLECTL, "replay", "-"], input=json.dumps(round_file), capture_output=True, text=True, timeout=60, check=False
-    )
-    assert replayed.returncode == 0, replayed.stderr
-    assert json.loads(replayed.stdout) == settled
+    assert replay(round_file) == settled
 
 
 def start(tmp_path: Path, config: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from benchmarks.rig import DEALER, SUPERVISOR, Daemon
+from controller.testing import DEALER, SUPERVISOR, Daemon
 
 # Rounds of each game (more by the environment: FACE_DOWN_ROUNDS=200).
 ROUNDS = {"grand-slam": 16, "jokers-22": 16, "baseball-poker": 6}

@@ -22,8 +22,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Origin
 
-from benchmarks.rig import DEALER, SUPERVISOR, TABLECTL, free_port
 from controller.journal import Journal
+from controller.testing import DEALER, SUPERVISOR, TABLECTL, free_port
 
 CONFIG = """
 [table]

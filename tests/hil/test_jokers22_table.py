@@ -4,14 +4,12 @@ the pole display asking for the choice, and the round file replaying to what the
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import TABLECTL, Daemon
+from controller.testing import Daemon, replay
 
 from .conftest import changes, display_text, drain, lamp
 
@@ -93,14 +91,5 @@ def test_a_jokers_22_round_with_a_split_and_a_double_through_the_wire(
     round_file = daemon.get("/api/rounds/1/file")
     assert round_file["decisions"] == [{"spot": 1, "action": "split"}, {"spot": 2, "action": "double"}]
     assert round_file["cards"] == CARDS
-    replayed = subprocess.run(
-        [*TABLECTL, "replay", "-"],
-        input=json.dumps(round_file),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert replayed.returncode == 0, replayed.stderr
-    assert json.loads(replayed.stdout) == paid
+    assert replay(round_file) == paid
     assert display_text(drain(master)).lower().endswith("pay seat 1: 100 then s2 40")

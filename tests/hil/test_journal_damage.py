@@ -7,8 +7,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from benchmarks.rig import Daemon
 from controller.synth import synthesize
+from controller.testing import Daemon
 
 
 def test_damage_behind_the_last_snapshot_is_found_by_the_background_check_and_stops_play(tmp_path: Path) -> None:

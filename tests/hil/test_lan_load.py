@@ -46,8 +46,8 @@ from typing import Any
 import pytest
 
 from benchmarks import lan_load
-from benchmarks.rig import ROOT, SUPERVISOR, TABLECTL, Daemon
 from controller.journal import Journal
+from controller.testing import ROOT, SUPERVISOR, TABLECTL, Daemon
 
 CONFIG = '[table]\nid = "LAN-LOAD-1"\ngame = "grand-slam"\n'
 DEMO = ["--demo", "--demo-interval", "0.05", "--seed", "28"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks.rig import SUPERVISOR, Daemon
+from controller.testing import SUPERVISOR, Daemon
 
 
 def test_metrics_count_the_demo_tables_cards_and_the_log_is_journalds(tmp_path: Path) -> None:

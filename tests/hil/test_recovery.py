@@ -14,10 +14,10 @@ import time
 import urllib.error
 from pathlib import Path
 
-from benchmarks.rig import SUPERVISOR, Daemon
 from controller.journal import Journal
 from controller.replay import settle_round_file
 from controller.table import Table
+from controller.testing import SUPERVISOR, Daemon
 
 from .conftest import SimShoe
 
@@ -78,9 +78,9 @@ def test_fifty_kills_lose_no_card_count_none_twice_and_settle_every_round_once(t
             answer = shoe.command(f"draw {rng.randint(1, 3)}")
             assert answer.startswith("ok"), answer
             drawn.extend(answer.split()[2:])
-            daemon.wait_for("some cards to arrive", lambda s: s["journal_seq"] > 0, timeout=10)
+            daemon.wait_for("some cards to arrive", lambda s: s["journal_seq"] > 0)
             if "JK" in drawn and latched is None and kill < 35:
-                state = daemon.wait_for("the joker's fault", lambda s: s["blocked"], timeout=10)
+                state = daemon.wait_for("the joker's fault", lambda s: s["blocked"])
                 latched = state["faults"][0]["id"]
             time.sleep(rng.uniform(0.0, 0.03))
             daemon.kill()
@@ -91,7 +91,6 @@ def test_fifty_kills_lose_no_card_count_none_twice_and_settle_every_round_once(t
         daemon.wait_for(
             "every card the shoe dealt to be journaled",
             lambda s: shoe.command("status").split("unacknowledged ")[1].startswith("0 "),
-            timeout=20,
         )
         assert daemon.stop() == 0
     finally:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rig import Daemon
+from controller.testing import Daemon
 
 CONFIG = '[table]\nid = "RESTART-1"\ngame = "baseball-poker"\n'
 

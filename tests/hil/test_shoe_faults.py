@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rig import PATIENCE_S, SUPERVISOR, Daemon
 from controller.journal import Journal
+from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
 
 from .conftest import SimShoe, changes, display_text, drain, lamp
 

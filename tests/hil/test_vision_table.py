@@ -15,18 +15,16 @@ payouts, without waiting for frames.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchmarks.rig import SUPERVISOR, TABLECTL, Daemon
 from controller.engine.cards import parse_card
 from controller.journal import Journal
 from controller.table import Table
+from controller.testing import SUPERVISOR, Daemon, replay
 from controller.view import prompt, snapshot
 
 CONFIG = """
@@ -69,19 +67,6 @@ def deal(daemon: Daemon, cards: list[str]) -> None:
     assert daemon.post("/api/sim/shoe", {"cards": cards})[0] == 200
     for _ in cards:
         assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
-
-
-def replay(round_file: dict[str, Any]) -> dict[str, Any]:
-    done = subprocess.run(
-        [*TABLECTL, "replay", "-"],
-        input=json.dumps(round_file),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
 
 
 def journal_faults(daemon: Daemon) -> list[dict[str, Any]]:

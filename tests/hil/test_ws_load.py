@@ -25,8 +25,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from benchmarks.rig import DEALER, Daemon
 from controller.journal import Journal
+from controller.testing import DEALER, Daemon
 
 SCREENS = 50
 CARDS = 500

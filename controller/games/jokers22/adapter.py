@@ -6,9 +6,9 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controller.engine.base import Awaiting
+from controller.engine.base import Awaiting, Event
 from controller.games.base import GameAdapter, Lines, Show, Words
-from controller.games.jokers22.rules import GAME, SPOTS_MAX, unlisted_action
+from controller.games.jokers22.rules import GAME, SPOTS_MAX, stands_unlisted, unlisted_action
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -44,6 +44,9 @@ class Jokers22Adapter(GameAdapter):
     def unlisted_decision(self, awaiting: Awaiting) -> dict[str, Any] | None:
         action = unlisted_action(awaiting.allowed)  # stand or surrender, and nobody surrendered
         return {"spot": awaiting.who["spot"], "action": action} if action else None
+
+    def unlisted_before(self, state: Any, decision: Event) -> bool:
+        return stands_unlisted(state, decision)
 
     def opening_model(self) -> type[BaseModel]:
         from controller.games.jokers22.api import Jokers22OpenBody

@@ -16,7 +16,9 @@ Readings this module fixes where GAMES.md is silent:
 a natural (A+A included) takes no more cards, for players and the banker; a natural may surrender
 (surrender is allowed on any first two cards), so the table asks it "stand or surrender?", and a
 natural that does not surrender stands and is never listed in a round file (`unlisted_action`:
-the same for a 20 or 21 whose only choices are stand and surrender); the deciding player of
+the same for a 20 or 21 whose only choices are stand and surrender, except the first hand of a
+split, whose stand is listed so that the second hand's stand or surrender reads as the second
+hand's: `_listed`); the deciding player of
 a hand is computed on that hand's stakes (after a split, each hand's own money); in rotation
 coverage a player's money on a spot is covered hand 1 before hand 2; the time collection is paid
 by each spot's original bettor, is not part of any net and is kept when a round is voided.
@@ -149,6 +151,34 @@ def unlisted_action(allowed: Sequence[str]) -> str | None:
     stands when none of its players surrenders: REPLAY.md lists a surrender only when it is taken
     and never lists a forced action, so the table's round files do not list that stand either."""
     return "stand" if set(allowed) == {"stand", "surrender"} else None
+
+
+def stands_unlisted(state: Jokers22State, ev: Event) -> bool:
+    """Whether the hand deciding now stands unlisted before `ev`, the round's next decision: its
+    only choices are stand and surrender, and `ev` is for another spot, or for the spot's next hand
+    after a split (a play this hand may not take). Nobody surrendered, so the hand stands; the
+    round may need cards before `ev` (the next hand's second card), which `tablectl replay` deals
+    after taking the stand."""
+    need = _need(state)
+    return (
+        isinstance(ev, Decision)
+        and need.kind == "decision"
+        and need.why == "play"
+        and need.spot is not None
+        and unlisted_action(need.allowed) == "stand"
+        and (ev.spot != need.spot or (ev.action not in need.allowed and need.hand < len(state.spot(ev.spot).hands)))
+    )
+
+
+def _listed(state: Jokers22State, need: Need) -> bool:
+    """Whether the round file lists a stand at `need`. Not where the only choices are stand and
+    surrender (REPLAY.md never lists that forced stand), except on a hand after which the spot plays
+    another (the first hand of a split, with surrender after a split allowed): there the next hand's
+    stand or surrender would otherwise read as this hand's, and the round would replay to another
+    settlement. Listed, the stand is this hand's choice, read in order as REPLAY.md reads every
+    decision where the rules leave a choice."""
+    assert need.spot is not None
+    return unlisted_action(need.allowed) != "stand" or need.hand < len(state.spot(need.spot).hands)
 
 
 def banker_hits(total: Total) -> bool:
@@ -793,11 +823,7 @@ class Jokers22:
             target = "the banker" if need.spot is None else f"spot {need.spot}, hand {need.hand}"
             raise refuse(f"no decision is due: the next card goes to {target}")
         assert need.spot is not None
-        if (
-            need.why == "play"
-            and unlisted_action(need.allowed) == "stand"
-            and (ev.spot != need.spot or (ev.action not in need.allowed and need.hand < len(state.spot(ev.spot).hands)))
-        ):
+        if stands_unlisted(state, ev):
             # Stand or surrender, and the next decision is for another spot (or for the spot's
             # next hand after a split): nobody surrendered, so the hand stands (a round file lists
             # neither), and the decision is checked against what the round needs after it. A
@@ -805,6 +831,8 @@ class Jokers22:
             stood = _with_hand(
                 state, need.spot, need.hand, dataclasses.replace(self._hand(state, need), stood=True, acted=True)
             )
+            if need.hand < len(state.spot(need.spot).hands):
+                stood = _log(stood, Decision(need.spot, "stand"))  # listed: see _listed
             forced: list[Effect] = [ForcedAction(need.spot, need.hand, "stand", str(self._hand(state, need).total))]
             stood, before = self._advance(stood, forced)
             after, effects = self._decide(stood, ev)
@@ -837,7 +865,7 @@ class Jokers22:
             )
         if ev.action not in need.allowed:
             raise refuse(f"{_why_not(state, spot, hand, ev.action)}; allowed: {allowed}")
-        listed = not (ev.action == "stand" and unlisted_action(need.allowed) == "stand")
+        listed = ev.action != "stand" or _listed(state, need)
         return self._play(state, ev, spot, need.hand, hand, need.player, listed=listed)
 
     @staticmethod

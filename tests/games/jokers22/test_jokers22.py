@@ -9,8 +9,6 @@ and the banker's draws. Expected numbers come from the rules text, worked out in
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +36,7 @@ from controller.games.jokers22.rules import (
     hand_total,
 )
 from controller.replay import settle_round_file
+from controller.testing import replay, tablectl
 
 
 def round_doc(
@@ -600,9 +599,7 @@ def test_tablectl_replay_names_spot_hand_and_total_when_decisions_run_out(tmp_pa
     # 8-8 split, hand 1 8+3 forced to 11 -> hit 5 = 16: the file stops there.
     path = tmp_path / "round.json"
     path.write_text(json.dumps(round_doc({1: [("ann", 10)]}, "8C 7H 8D 3S 5S TC KD", [d(1, "split")])))
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", str(path)], capture_output=True, text=True, timeout=60
-    )
+    done = tablectl("replay", str(path))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
         "tablectl: refused: decisions: spot 1: the round needs a decision by spot 1, hand 1, player ann, total 16 "
@@ -616,11 +613,7 @@ def test_tablectl_replay_settles_a_jokers_22_round(tmp_path: Path) -> None:
     del doc["rules"]
     path = tmp_path / "round.json"
     path.write_text(json.dumps(doc))
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", str(path)], capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    out = replay(path)
     assert out["game"] == "jokers-22" and out["action_spot"] == 1
     assert out["players"] == [{"player": "ann", "spot": 1, "net": -50}, {"player": "bob", "spot": 1, "net": -20}]
     assert out["banker"]["net"] == 70

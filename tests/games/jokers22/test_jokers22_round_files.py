@@ -8,6 +8,7 @@ its own below), not from the engine's export: every such round must replay."""
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -240,3 +241,55 @@ def test_the_replay_of_a_listed_round_takes_every_listed_decision() -> None:
                 state, _ = GAME.apply(state, Decision(int(awaiting.who["spot"]), "stand"))
         assert not decisions, seed
         assert [str(c) for c in state.dealt] == doc["cards"][: len(state.dealt)], seed
+
+
+# --- a split with surrender after a split allowed: the first hand's stand at 20 -----------------
+# Spot 1: TH TD, ann 20 (decides) and bob 10 (matches the split); banker 5C. Hand 1: TH TS = 20,
+# stand or surrender; hand 2: TD 6S = 16, hits 2C = 18; banker 5C 9C = 14, hits 4D = 18.
+SPLIT_SPOTS = [{"spot": 1, "wagers": [{"player": "ann", "amount": 20}, {"player": "bob", "amount": 10}]}]
+SPLIT_CARDS = ["TH", "5C", "TD", "TS", "6S", "2C", "9C", "4D"]
+
+
+def dealt_at_the_table(decisions: list[Decision]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The split round played at the table with these answers, in order: (its round file as the
+    table exports it, the settlement the table paid)."""
+    doc = {**round_file(SPLIT_CARDS, [], SPLIT_SPOTS), "rules": {"surrender_after_split": True}}
+    round_in = GAME.parse_round_file(doc)
+    state, _ = GAME.apply(GAME.initial(), round_in.open)
+    cards, answers = iter(round_in.cards), iter(decisions)
+    while (awaiting := GAME.awaiting(state)).kind in ("card", "decision"):
+        state, _ = GAME.apply(state, CardDealt(next(cards)) if awaiting.kind == "card" else next(answers))
+    assert next(answers, None) is None
+    return GAME.round_file(state), GAME.settlement(state)
+
+
+def test_a_split_hand_that_stands_at_20_replays_with_the_next_hands_card_dealt_first() -> None:
+    """The second hand's card comes between the first hand's stand and the second hand's hit: a
+    round file that leaves that stand out replays (it was refused: "no decision is due: the next
+    card goes to spot 1, hand 2"), and the table's own export replays to what it paid."""
+    exported, paid = dealt_at_the_table(
+        [Decision(1, "split"), Decision(1, "match", "bob"), Decision(1, "stand"), Decision(1, "hit"), Decision(1, "stand")]
+    )
+    assert settle_round_file(json.loads(json.dumps(exported))) == paid
+    # Hand 1's stand is listed (hand 2 follows it); a file that leaves it out settles the same.
+    assert exported["decisions"][2:] == [{"spot": 1, "action": a} for a in ("stand", "hit", "stand")]
+    unlisted = [*exported["decisions"][:2], *exported["decisions"][3:]]
+    assert settle_round_file({**exported, "decisions": unlisted}) == paid
+
+
+def test_a_surrender_on_the_second_hand_of_a_split_is_not_read_as_the_first_hands() -> None:
+    """bob surrenders hand 2 in one round and hand 1 in the other (ann stands on hand 1's 20 in
+    both): the two exports differ, and each replays to what the table paid, not the other's."""
+    on_hand_2 = dealt_at_the_table(
+        [Decision(1, "split"), Decision(1, "match", "bob"), Decision(1, "stand"),
+         Decision(1, "surrender", "bob"), Decision(1, "hit"), Decision(1, "stand")]
+    )  # fmt: skip
+    on_hand_1 = dealt_at_the_table(
+        [Decision(1, "split"), Decision(1, "match", "bob"), Decision(1, "surrender", "bob"), Decision(1, "stand"),
+         Decision(1, "hit"), Decision(1, "stand")]
+    )  # fmt: skip
+    assert on_hand_2[1] != on_hand_1[1]
+    assert [p["net"] for p in on_hand_2[1]["players"] if p["player"] == "bob"] == [5]  # 20 beats 18; half of 10 back
+    assert [p["net"] for p in on_hand_1[1]["players"] if p["player"] == "bob"] == [-5]  # half of 10 back; 18 pushes
+    for exported, paid in (on_hand_2, on_hand_1):
+        assert settle_round_file(json.loads(json.dumps(exported))) == paid

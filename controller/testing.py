@@ -1,14 +1,15 @@
 """The daemon rig: `tablectl run --sim` as a real process on a free 127.0.0.1 port, and the HTTP
-calls a test or a benchmark makes of it. The one copy used by tests/hil, tests/browser,
-tests/floor and the benchmarks; nothing here reaches into the daemon.
+calls a test or a benchmark makes of it. The one copy used by the tests (tests/hil, tests/browser,
+tests/floor, tests/cli, ...) and the benchmarks; nothing here reaches into the daemon.
 
     >>> daemon = Daemon(tmp_path, '[table]\\nid = "T-1"\\n')
     >>> daemon.start()                      # seconds from spawn until /api/health answered
     >>> daemon.post("/api/rounds", {"seats": [{"seat": 1, "wagers": {"first": 10}}]})
     >>> assert daemon.stop() == 0, daemon.log()
 
-It lives in benchmarks/ (not tests/) because benchmarks are a mypy-checked package that the
-harness imports as `benchmarks.*`; the tests import it the same way (pytest's `pythonpath`).
+It is test support, not part of the table: the daemon never imports it. It lives in the package
+(not in tests/ or benchmarks/) so that both import it the same way, `from controller.testing
+import Daemon`, and mypy checks it with the rest of `controller`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,36 @@ def free_port() -> int:
                 continue
             return port
     raise RuntimeError(f"no free port on 127.0.0.1 from {first} to {first + _PORT_BLOCK - 1}")
+
+
+def tablectl(
+    *args: str, stdin: str = "", env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`tablectl ARGS` as a process of its own, the way the rig runs the daemon (this checkout's
+    `controller`, the rig's tokens not set), with `env` added to the environment and `stdin` as its
+    input. Its exit code is the caller's to judge: a refusal is an answer too."""
+    return subprocess.run(
+        [*TABLECTL, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+    )
+
+
+def replay(round_file: Mapping[str, Any] | Path, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settlement `tablectl replay` prints for a round file (its JSON, sent on stdin, or the
+    path of one), in a process of its own as surveillance runs it. A refusal fails the caller with
+    replay's own words; a test of a refusal calls `tablectl("replay", ...)` instead."""
+    if isinstance(round_file, Path):
+        done = tablectl("replay", str(round_file), env=env)
+    else:
+        done = tablectl("replay", "-", stdin=json.dumps(round_file), env=env)
+    assert done.returncode == 0, f"tablectl replay refused (exit {done.returncode}): {done.stderr}"
+    return dict(json.loads(done.stdout))
 
 
 class Daemon:

@@ -9,14 +9,14 @@ import pytest
 
 from controller.games.grand_slam.analysis import (
     RANK_SEQUENCES,
-    analyze,
     enumerate_rounds,
     figures_table,
     p_grand_slam_at_table,
     probabilities,
 )
+from tests.exact import grand_slam_figures
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def test_the_enumeration_covers_every_rank_sequence_once_with_total_probability_one() -> None:
@@ -51,7 +51,7 @@ def test_readme_reports_the_house_edges_this_enumeration_gives() -> None:
 
 @pytest.mark.parametrize("decks", [1, 6])
 def test_a_finite_shoe_gives_the_without_replacement_probabilities(decks: int) -> None:
-    figures = analyze(decks=decks)
+    figures = grand_slam_figures(decks=decks)
     n, outs, fours = 52 * decks, 20 * decks, 4 * decks
     # Three out cards in a row, drawn without replacement, is the only way 3 OUT INSURANCE wins.
     assert figures["three_outs"].distribution[15] == Fraction(outs * (outs - 1) * (outs - 2), n * (n - 1) * (n - 2))
@@ -62,15 +62,15 @@ def test_a_finite_shoe_gives_the_without_replacement_probabilities(decks: int) -
 
 
 def test_the_infinite_deck_is_the_limit_of_ever_larger_shoes() -> None:
-    infinite = analyze(decks=0)["first+second+third"].house_edge
-    edges = [analyze(decks=d)["first+second+third"].house_edge for d in (1, 8, 64)]
+    infinite = grand_slam_figures(decks=0)["first+second+third"].house_edge
+    edges = [grand_slam_figures(decks=d)["first+second+third"].house_edge for d in (1, 8, 64)]
     gaps = [abs(e - infinite) for e in edges]
     assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < Fraction(1, 10000)
 
 
 def test_unit_ratios_change_the_edge_and_the_spread() -> None:
-    equal = analyze(units=(1, 1, 1))["first+second+third"]
-    heavy_first = analyze(units=(3, 2, 1))["first+second+third"]
+    equal = grand_slam_figures(units=(1, 1, 1))["first+second+third"]
+    heavy_first = grand_slam_figures(units=(3, 2, 1))["first+second+third"]
     assert heavy_first.wagered == 6 and equal.wagered == 3
     assert heavy_first.house_edge != equal.house_edge and heavy_first.sd > equal.sd
 
