@@ -930,6 +930,17 @@ class Journal:
         found = self._db.execute(f"SELECT round FROM rounds {where} ORDER BY round DESC LIMIT ?", [*args, last])
         return sorted(int(r[0]) for r in found.fetchall())
 
+    def round_ends(self, after_seq: int = 0) -> dict[int, int]:
+        """Round number -> the seq of the entry that ended it, for the indexed rounds that ended
+        after entry `after_seq` (analytics: when each round was settled)."""
+        rows = self._db.execute("SELECT round, last_seq FROM rounds WHERE last_seq > ?", (after_seq,))
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    def at_of(self, seq: int) -> str | None:
+        """The time entry `seq` was written (None when it is not in the database)."""
+        row = self._db.execute("SELECT at FROM entries WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
     def chain_through(self, seq: int) -> str:
         """The hash chain's value after entry `seq` (every entry up to it checked on the way)."""
         first, chain = self._retained()
