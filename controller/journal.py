@@ -936,6 +936,23 @@ class Journal:
         rows = self._db.execute("SELECT round, last_seq FROM rounds WHERE last_seq > ?", (after_seq,))
         return {int(r[0]): int(r[1]) for r in rows}
 
+    def indexed_records(
+        self, after_seq: int = 0, upto_seq: int | None = None
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """(round, the seq that ended it, its record) from the round index, in round order, for
+        the rounds that ended after entry `after_seq` (and at or before `upto_seq`)."""
+        rows = self._db.execute(
+            "SELECT round, last_seq, body, crc FROM rounds WHERE last_seq > ? AND last_seq <= ? ORDER BY round",
+            (after_seq, upto_seq if upto_seq is not None else 2**62),
+        )
+        for number, last, body, crc in rows:
+            if zlib.crc32(f"{number}\x1f{body}".encode()) != crc:
+                raise JournalCorrupt(
+                    f"{self.path}: round {number} in the round index does not match its checksum; "
+                    "run `tablectl journal rebuild` to index the rounds again from the entries"
+                )
+            yield int(number), int(last), json.loads(body)
+
     def at_of(self, seq: int) -> str | None:
         """The time entry `seq` was written (None when it is not in the database)."""
         row = self._db.execute("SELECT at FROM entries WHERE seq = ?", (seq,)).fetchone()

@@ -31,6 +31,7 @@ Pure: it reads entries and does no I/O of its own.
 from __future__ import annotations
 
 import bisect
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -61,7 +62,7 @@ class RoundPace:
     round: int
     opened: float
     dealer: str | None = None
-    opening: dict[str, Any] = field(default_factory=dict)  # the round-open event (its wagers)
+    rules: dict[str, Any] = field(default_factory=dict)  # the rule options it opened with (shared)
     first_card: float | None = None
     last_card: float | None = None
     settled: float | None = None
@@ -143,6 +144,7 @@ class PaceReader:
         self._open_faults: dict[int, FaultSpan] = {}
         self.shuffles: list[float] = []
         self.last_at: float | None = None
+        self._rules: dict[str, dict[str, Any]] = {}
 
     def feed(self, entry: Entry) -> None:
         t = seconds(entry.at)
@@ -151,8 +153,10 @@ class PaceReader:
         r = self.rounds.get(entry.round) if entry.round is not None else None
         if kind == "round-open" and entry.round is not None:
             by = body.get("by")
+            rules = (body.get("event") or {}).get("rules") or {}
+            rules = self._rules.setdefault(json.dumps(rules, sort_keys=True), rules)  # one copy of each
             self.rounds[entry.round] = RoundPace(
-                entry.round, t, dealer=by if isinstance(by, str) else None, opening=body.get("event") or {}, last_step=t
+                entry.round, t, dealer=by if isinstance(by, str) else None, rules=rules, last_step=t
             )
             return
         if kind == "fault":

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
+from controller.analytics.edges import edges_for
 from controller.analytics.pace import PaceReader, iso
+from controller.analytics.ratings import CLOSE_AFTER, Ratings
 from controller.journal import Journal
 
 #: Entries this long before a window are read too: a round opened (or a fault raised) before the
@@ -40,3 +44,33 @@ def read_window(
     for entry in journal.entries(after=after, upto=upto):
         reader.feed(entry)
     return reader
+
+
+def ratings_window(
+    journal: Journal,
+    start: float,
+    end: float,
+    *,
+    cache_dir: Path | None,
+    recent_ends: Mapping[int, int] | None = None,
+    recent_records: Mapping[int, Mapping[str, Any]] | None = None,
+    close_after: int = CLOSE_AFTER,
+    reader: PaceReader | None = None,
+) -> tuple[PaceReader, Ratings]:
+    """The pace reader of the window and the rating sessions of the rounds settled in it (the
+    records from the round index, and `recent_records` for those a live table has not indexed)."""
+    if reader is None:
+        reader = read_window(journal, start, end, recent_ends=recent_ends)
+    ratings = Ratings(lambda game, rules: edges_for(game, rules, cache_dir), close_after)
+    first = min(reader.rounds, default=0)
+    records: dict[int, Mapping[str, Any]] = {}
+    for number, _, indexed in journal.indexed_records(seq_at(journal, start - MARGIN_S)):
+        if number >= first:
+            records[number] = indexed
+    records.update(recent_records or {})
+    for number in sorted(reader.rounds):
+        times = reader.rounds[number]
+        record = records.get(number)
+        if record is not None and times.settled is not None and start <= times.settled <= end:
+            ratings.add(times, record)
+    return reader, ratings

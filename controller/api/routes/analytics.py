@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from controller.api.deps import Caller, Rt
 from controller.api.errors import ApiError
@@ -34,33 +35,62 @@ def parse_window(text: str) -> float:
     return float(secs)
 
 
-def journal_facts(table: Table) -> tuple[Path, dict[int, int]]:
-    """On the table's loop, cheap: the journal's file and the rounds ended since the last snapshot
-    (round -> the seq that ended it: not in the round index yet)."""
+@dataclass(frozen=True)
+class Facts:
+    """What the table's loop gives: its journal's file, and the rounds it ended since its last
+    snapshot (not in the round index yet): the seq that ended each, and each one's record."""
+
+    path: Path
+    ends: dict[int, int]
+    records: dict[int, dict[str, Any]]
+
+
+def journal_facts(table: Table) -> Facts:
+    """On the table's loop, cheap (a few rounds at most)."""
     recent = table.now.rounds
     ends = {n: seq for n in recent.numbers() if (seq := recent.ended_at(n)) is not None}
-    return table.journal.path, ends
+    return Facts(table.journal.path, ends, {n: recent[n].record_json() for n in ends})
 
 
-async def _window(rt: Any, window: str) -> tuple[Path, dict[int, int], float, float]:
+async def _window(rt: Any, window: str) -> tuple[Facts, float, float]:
     try:
         length = parse_window(window)
     except ValueError as exc:
         raise ApiError("invalid", str(exc), field="window") from None
-    path, ends = await table_call(rt, journal_facts)
-    if str(path) == ":memory:":
+    facts = await table_call(rt, journal_facts)
+    if str(facts.path) == ":memory:":
         raise ApiError("unavailable", "this table's journal is in memory: there is nothing to read it from")
     end = time.time()
-    return path, ends, end - length, end
+    return facts, end - length, end
 
 
-def _pace(path: Path, ends: dict[int, int], start: float, end: float) -> dict[str, Any]:
+def _pace(facts: Facts, start: float, end: float) -> dict[str, Any]:
     from controller.analytics.source import read_window
     from controller.journal import Journal
 
-    journal = Journal(path, readonly=True)
+    journal = Journal(facts.path, readonly=True)
     try:
-        return read_window(journal, start, end, recent_ends=ends).pace(start, end)
+        return read_window(journal, start, end, recent_ends=facts.ends).pace(start, end)
+    finally:
+        journal.close()
+
+
+def _ratings(facts: Facts, start: float, end: float, close_after: int) -> list[dict[str, Any]]:
+    from controller.analytics.source import ratings_window
+    from controller.journal import Journal
+
+    journal = Journal(facts.path, readonly=True)
+    try:
+        _, ratings = ratings_window(
+            journal,
+            start,
+            end,
+            cache_dir=facts.path.parent,
+            recent_ends=facts.ends,
+            recent_records=facts.records,
+            close_after=close_after,
+        )
+        return ratings.sessions()
     finally:
         journal.close()
 
@@ -69,6 +99,28 @@ def _pace(path: Path, ends: dict[int, int], start: float, end: float) -> dict[st
 async def pace(rt: Rt, _: Caller, window: str = "8h") -> dict[str, Any]:
     """Rounds, rounds an hour (the dealer's time only: shuffles, faults and breaks apart), the
     phases' split and each round's times over the last `window` (such as 8h)."""
-    path, ends, start, end = await _window(rt, window)
-    out = await asyncio.to_thread(_pace, path, ends, start, end)
+    facts, start, end = await _window(rt, window)
+    out = await asyncio.to_thread(_pace, facts, start, end)
     return {"game": rt.gate.game_name, "table": rt.gate.table_id, "window": window, **out}
+
+
+@router.get("/ratings", response_model=None)
+async def ratings(
+    rt: Rt, _: Caller, window: str = "24h", close_after: int = 3, format: str = "json"
+) -> dict[str, Any] | Response:
+    """Seat rating sessions of the rounds settled in the last `window`: time, rounds, average
+    wager per bet type, side-bet mix, result and exact theoretical win; `format=csv` for a
+    player tracking system (one row a session)."""
+    if not 1 <= close_after <= 100:
+        raise ApiError(
+            "invalid", "close_after: the rounds without a wager that close a session, 1 to 100", field="close_after"
+        )
+    if format not in ("json", "csv"):
+        raise ApiError("invalid", f"format {format!r}: json or csv", field="format")
+    facts, start, end = await _window(rt, window)
+    sessions = await asyncio.to_thread(_ratings, facts, start, end, close_after)
+    if format == "csv":
+        from controller.analytics.export import sessions_csv
+
+        return Response(sessions_csv(sessions, table=rt.gate.table_id), media_type="text/csv")
+    return {"game": rt.gate.game_name, "table": rt.gate.table_id, "window": window, "sessions": sessions}
