@@ -97,6 +97,44 @@ class Session:
         }
 
 
+@dataclass
+class Money:
+    """Rounds' money: handle by bet type, what players won (paid), their net, the table's actual
+    and theoretical win, the house's take (time collection)."""
+
+    rounds: int = 0
+    handle: dict[str, int] = field(default_factory=dict)
+    paid: int = 0
+    player_net: int = 0
+    actual_win: int = 0
+    theo: Fraction = Fraction(0)
+    house_take: int = 0
+
+    def add(self, play: Play, game: str) -> None:
+        for bet, amount in play.handle.items():
+            self.handle[bet] = self.handle.get(bet, 0) + amount
+        self.paid += max(play.net, 0)
+        self.player_net += play.net
+        self.actual_win += 0 if game == "baseball-poker" else -play.net
+        self.theo += play.theo
+        self.house_take += play.house_take
+
+    def to_json(self) -> dict[str, Any]:
+        total = sum(self.handle.values())
+        return {
+            "rounds": self.rounds,
+            "handle": dict(sorted(self.handle.items())),
+            "handle_total": total,
+            "paid": self.paid,
+            "actual_win": self.actual_win,
+            "hold_percent": round(100 * self.actual_win / total, 2) if total else None,
+            "theoretical_win": round(float(self.theo), 2),
+            "theoretical_win_exact": str(self.theo),
+            "actual_minus_theoretical": round(self.actual_win - float(self.theo), 2),
+            "house_take": self.house_take,
+        }
+
+
 class Ratings:
     """Rating sessions of one table, fed its settled rounds in order."""
 
@@ -109,6 +147,9 @@ class Ratings:
         self.open: dict[tuple[int, str | None], Session] = {}
         self.closed: list[Session] = []
         self.notes: dict[str, str] = {}
+        # The money of every round added, for the table and for each dealer (the shift report).
+        self.totals = Money()
+        self.by_dealer: dict[str, Money] = {}
 
     def add(self, times: RoundPace, record: Mapping[str, Any]) -> None:
         """A round of the table (a void or unsettled one changes nothing)."""
@@ -120,6 +161,11 @@ class Ratings:
         self.notes[edges.digest] = edges.note
         end = times.end if times.end is not None else times.opened
         plays = {p.key: p for p in plays_of(game, record, times.rules, edges)}
+        dealer = times.dealer or "unknown"
+        for money in (self.totals, self.by_dealer.setdefault(dealer, Money())):
+            money.rounds += 1
+            for play in plays.values():
+                money.add(play, game)
         for key, play in plays.items():
             session = self.open.get(key)
             if session is None:

@@ -10,6 +10,7 @@ poker: the handle, the result and the house's take (time collection; no rake).""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import itertools
 import random
@@ -101,6 +102,7 @@ def poker_bonus(cards: tuple[tuple[int, int], ...]) -> int:
     return 0
 
 
+@functools.cache
 def derived_edges() -> dict[str, Fraction]:
     """The house's expected win per chip of each wager (by base and the seat's bases) and side bet,
     over every three cards a seat can be dealt from a full 2-deck shoe, without replacement."""
