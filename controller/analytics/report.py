@@ -93,8 +93,8 @@ def _per_dealer_stops(reader: PaceReader, start: float, end: float) -> tuple[Cou
             voids[r.dealer or "unknown"] += 1
     for f in reader.faults:
         if start <= f.start <= end:
-            r = reader.rounds.get(f.round) if f.round is not None else None
-            name = (r.dealer or "unknown") if r is not None else "between rounds"
+            during = reader.rounds.get(f.round) if f.round is not None else None
+            name = (during.dealer or "unknown") if during is not None else "between rounds"
             faults.setdefault(name, Counter())[f.code] += 1
     return voids, faults
 
