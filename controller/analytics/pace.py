@@ -264,15 +264,15 @@ class PaceReader:
         spans = Spans(dealer_spans)
         chart = []
         step = bucket_s or (3600.0 if end - start >= 3 * 3600 else 900.0)
-        t = start
+        t = start - start % step  # whole hours (quarters): the same bars whenever it is asked
         settled_at.sort()
         while t < end:
-            b = min(t + step, end)
-            played = spans.covered(t, b) - _covered_both(spans, stops, t, b)
-            first = bisect.bisect_left(settled_at, t) if t == start else bisect.bisect_right(settled_at, t)
+            a, b = max(t, start), min(t + step, end)
+            played = spans.covered(a, b) - _covered_both(spans, stops, a, b)
+            first = bisect.bisect_left(settled_at, a) if a == start else bisect.bisect_right(settled_at, a)
             n = bisect.bisect_right(settled_at, b) - first
-            chart.append({"from": iso(t), "to": iso(b), "rounds": n, "rounds_per_hour": _per_hour(n, played)})
-            t = b
+            chart.append({"from": iso(t), "to": iso(t + step), "rounds": n, "rounds_per_hour": _per_hour(n, played)})
+            t += step
         return {
             "from": iso(start),
             "to": iso(end),

@@ -6,6 +6,7 @@ is the one the test saw."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from controller.analytics.pace import seconds
 from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
@@ -72,8 +74,6 @@ def test_rounds_an_hour_count_only_the_dealers_time(played: tuple[TestClient, Ru
 def test_each_round_settles_when_the_table_said_it_did(played: tuple[TestClient, Run]) -> None:
     client, run = played
     times = {r["round"]: r for r in pace(client)["round_times"]}
-    from controller.analytics.pace import seconds
-
     for number, at in run.settled.items():
         assert close(seconds(times[number]["settled"]), at), number
         assert times[number]["paid"] is not None and seconds(times[number]["paid"]) > at
@@ -94,9 +94,14 @@ def test_pace_per_dealer_adds_up_to_the_tables(played: tuple[TestClient, Run]) -
 
 def test_the_chart_counts_every_round_once(played: tuple[TestClient, Run]) -> None:
     client, run = played
-    chart = pace(client)["chart"]
+    got = pace(client)
+    chart = got["chart"]
     assert sum(point["rounds"] for point in chart) == len(run.settled)
-    assert len(chart) == 6  # an hour a point over 6 hours
+    # An hour a point, on whole hours, from the hour the window starts in to its end.
+    hours = [seconds(p["from"]) for p in chart]
+    assert all(h % 3600 == 0 for h in hours) and all(b - a == 3600 for a, b in itertools.pairwise(hours))
+    assert hours[0] <= seconds(got["from"]) < hours[0] + 3600
+    assert hours[-1] < seconds(got["to"]) <= hours[-1] + 3600
 
 
 def test_a_window_that_is_not_one_is_refused_naming_it(played: tuple[TestClient, Run]) -> None:
