@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -43,6 +43,8 @@ from controller.journal import Entry
 #: A gap between rounds longer than this (and without a shuffle) is idle, not the dealer's.
 IDLE_S = 600.0
 PHASES = ("betting", "dealing", "decisions", "paying")
+#: The entry kinds whose body the pace reads (every other kind: only its time, round and kind).
+BODY_KINDS = frozenset({"round-open", "fault", "fault-cleared", "button"})
 
 
 def seconds(at: str) -> float:
@@ -147,22 +149,29 @@ class PaceReader:
         self._rules: dict[str, dict[str, Any]] = {}
 
     def feed(self, entry: Entry) -> None:
-        t = seconds(entry.at)
+        self._apply(entry.seq, entry.at, entry.round, entry.kind, entry.body)
+
+    def feed_row(self, seq: int, at: str, round_no: int | None, kind: str, text: str) -> None:
+        """An entry as the journal stores it (`Journal.rows`): its body is read only for the
+        kinds whose body is needed (a card's time says all a card says here)."""
+        self._apply(seq, at, round_no, kind, json.loads(text) if kind in BODY_KINDS else {})
+
+    def _apply(self, seq: int, at: str, round_no: int | None, kind: str, body: Mapping[str, Any]) -> None:
+        t = seconds(at)
         self.last_at = t
-        kind, body = entry.kind, entry.body
-        r = self.rounds.get(entry.round) if entry.round is not None else None
-        if kind == "round-open" and entry.round is not None:
+        r = self.rounds.get(round_no) if round_no is not None else None
+        if kind == "round-open" and round_no is not None:
             by = body.get("by")
             rules = (body.get("event") or {}).get("rules") or {}
             rules = self._rules.setdefault(json.dumps(rules, sort_keys=True), rules)  # one copy of each
-            self.rounds[entry.round] = RoundPace(
-                entry.round, t, dealer=by if isinstance(by, str) else None, rules=rules, last_step=t
+            self.rounds[round_no] = RoundPace(
+                round_no, t, dealer=by if isinstance(by, str) else None, rules=rules, last_step=t
             )
             return
         if kind == "fault":
-            span = FaultSpan(entry.seq, str(body.get("code", "")), t, round=entry.round)
+            span = FaultSpan(seq, str(body.get("code", "")), t, round=round_no)
             self.faults.append(span)
-            self._open_faults[entry.seq] = span
+            self._open_faults[seq] = span
             return
         if kind == "fault-cleared":
             cleared = self._open_faults.pop(int(body.get("fault", 0)), None)
@@ -191,7 +200,7 @@ class PaceReader:
             self._open_faults.clear()
         elif kind == "button" and body.get("button") == "confirm" and r.settled is not None and r.paid is None:
             r.paid = t
-        if kind in ("card", "decision") and self.ended(entry.round or 0) == entry.seq:
+        if kind in ("card", "decision") and self.ended(round_no or 0) == seq:
             r.settled = t
 
     # -- the figures of a window ----------------------------------------------------------------

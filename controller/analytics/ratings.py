@@ -34,13 +34,30 @@ CLOSE_AFTER = 3
 SIDE_BETS = ("three_outs", "poker_bonus")
 
 
+#: (the rules' digest, the bet type of the edge) -> chips wagered: the theoretical win is these
+#: times the edges, summed once at the end (exact, and one product a bet type, not one a wager).
+Wagered = dict[tuple[str, str], int]
+
+
+def add_to(into: dict[Any, int], more: Mapping[Any, int]) -> None:
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
+
+
+def theoretical(wagered: Wagered, edges: Mapping[str, Edges]) -> Fraction:
+    return sum(
+        (amount * edges[digest].bets.get(bet, Fraction(0)) for (digest, bet), amount in wagered.items()), Fraction(0)
+    )
+
+
 @dataclass
 class Play:
-    """One place's part in one round: its wagers by bet type, net, and the round's edges' keys."""
+    """One place's part in one round: its wagers by bet type, by the edge they are rated at, its
+    net, and the house's take (time collection)."""
 
     key: tuple[int, str | None]
     handle: dict[str, int]
-    theo: Fraction
+    wagered: Wagered
     net: int
     house_take: int = 0
 
@@ -53,7 +70,7 @@ class Session:
     last: float
     rounds: int = 0
     handle: dict[str, int] = field(default_factory=dict)
-    theo: Fraction = Fraction(0)
+    wagered: Wagered = field(default_factory=dict)
     net: int = 0
     house_take: int = 0
     missed: int = 0
@@ -62,9 +79,8 @@ class Session:
 
     def add(self, play: Play, end: float, dealer: str | None) -> None:
         self.rounds += 1
-        for bet, amount in play.handle.items():
-            self.handle[bet] = self.handle.get(bet, 0) + amount
-        self.theo += play.theo
+        add_to(self.handle, play.handle)
+        add_to(self.wagered, play.wagered)
         self.net += play.net
         self.house_take += play.house_take
         self.last = end
@@ -72,7 +88,8 @@ class Session:
         if dealer:
             self.dealers.add(dealer)
 
-    def to_json(self, game: str) -> dict[str, Any]:
+    def to_json(self, game: str, edges: Mapping[str, Edges]) -> dict[str, Any]:
+        theo = theoretical(self.wagered, edges)
         total = sum(self.handle.values())
         side = sum(v for k, v in self.handle.items() if k in SIDE_BETS)
         return {
@@ -90,8 +107,8 @@ class Session:
             "side_bet_mix_percent": round(100 * side / total, 2) if total else 0.0,
             "player_net": self.net,
             "actual_win": 0 if game == "baseball-poker" else -self.net,
-            "theoretical_win": round(float(self.theo), 2),
-            "theoretical_win_exact": str(self.theo),
+            "theoretical_win": round(float(theo), 2),
+            "theoretical_win_exact": str(theo),
             "house_take": self.house_take,
             "dealers": sorted(self.dealers),
         }
@@ -107,19 +124,19 @@ class Money:
     paid: int = 0
     player_net: int = 0
     actual_win: int = 0
-    theo: Fraction = Fraction(0)
+    wagered: Wagered = field(default_factory=dict)
     house_take: int = 0
 
     def add(self, play: Play, game: str) -> None:
-        for bet, amount in play.handle.items():
-            self.handle[bet] = self.handle.get(bet, 0) + amount
+        add_to(self.handle, play.handle)
+        add_to(self.wagered, play.wagered)
         self.paid += max(play.net, 0)
         self.player_net += play.net
         self.actual_win += 0 if game == "baseball-poker" else -play.net
-        self.theo += play.theo
         self.house_take += play.house_take
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, edges: Mapping[str, Edges]) -> dict[str, Any]:
+        theo = theoretical(self.wagered, edges)
         total = sum(self.handle.values())
         return {
             "rounds": self.rounds,
@@ -128,9 +145,9 @@ class Money:
             "paid": self.paid,
             "actual_win": self.actual_win,
             "hold_percent": round(100 * self.actual_win / total, 2) if total else None,
-            "theoretical_win": round(float(self.theo), 2),
-            "theoretical_win_exact": str(self.theo),
-            "actual_minus_theoretical": round(self.actual_win - float(self.theo), 2),
+            "theoretical_win": round(float(theo), 2),
+            "theoretical_win_exact": str(theo),
+            "actual_minus_theoretical": round(self.actual_win - float(theo), 2),
             "house_take": self.house_take,
         }
 
@@ -147,6 +164,8 @@ class Ratings:
         self.open: dict[tuple[int, str | None], Session] = {}
         self.closed: list[Session] = []
         self.notes: dict[str, str] = {}
+        self.known: dict[str, Edges] = {}  # digest -> the edges of the rules of that digest
+        self._of_rules: dict[int, Edges] = {}  # the rules' object (one a rule set) -> its edges
         # The money of every round added, for the table and for each dealer (the shift report).
         self.totals = Money()
         self.by_dealer: dict[str, Money] = {}
@@ -157,8 +176,11 @@ class Ratings:
             return
         game = str(record["round_file"]["game"])
         self.game = game
-        edges = self.edges(game, times.rules)
-        self.notes[edges.digest] = edges.note
+        edges = self._of_rules.get(id(times.rules))
+        if edges is None:
+            edges = self._of_rules[id(times.rules)] = self.edges(game, times.rules)
+            self.known[edges.digest] = edges
+            self.notes[edges.digest] = edges.note
         end = times.end if times.end is not None else times.opened
         plays = {p.key: p for p in plays_of(game, record, times.rules, edges)}
         dealer = times.dealer or "unknown"
@@ -189,7 +211,11 @@ class Ratings:
 
     def sessions(self) -> list[dict[str, Any]]:
         every = sorted([*self.closed, *self.open.values()], key=lambda s: (s.opened, s.place, s.player or ""))
-        return [s.to_json(self.game) for s in every]
+        return [s.to_json(self.game, self.known) for s in every]
+
+    def money(self, dealer: str | None = None) -> dict[str, Any]:
+        """The money of the table's rounds (or of `dealer`'s)."""
+        return (self.totals if dealer is None else self.by_dealer[dealer]).to_json(self.known)
 
 
 def plays_of(game: str, record: Mapping[str, Any], rules: Mapping[str, Any], edges: Edges) -> Iterator[Play]:
@@ -200,10 +226,10 @@ def plays_of(game: str, record: Mapping[str, Any], rules: Mapping[str, Any], edg
         for seat in file["seats"]:
             wagers, sides = seat.get("wagers", {}), seat.get("side_bets", {})
             shape = "+".join(b for b in ("first", "second", "third") if b in wagers)
-            theo = sum((wagers[b] * edges.bets[f"{b}/{shape}"] for b in wagers), Fraction(0))
-            theo += sum((amount * edges.bets[side] for side, amount in sides.items()), Fraction(0))
+            wagered = {(edges.digest, f"{b}/{shape}"): int(a) for b, a in wagers.items()}
+            wagered |= {(edges.digest, side): int(a) for side, a in sides.items()}
             handle = {**{b: int(a) for b, a in wagers.items()}, **{s: int(a) for s, a in sides.items()}}
-            yield Play((int(seat["seat"]), None), handle, theo, seat_nets[seat["seat"]])
+            yield Play((int(seat["seat"]), None), handle, wagered, seat_nets[seat["seat"]])
     elif game == "jokers-22":
         nets: dict[tuple[int, str | None], int] = {}
         for p in settlement["players"]:
@@ -218,9 +244,9 @@ def plays_of(game: str, record: Mapping[str, Any], rules: Mapping[str, Any], edg
                 handles[key] = handles.get(key, 0) + int(w["amount"])
                 if i == 0:
                     payer.add(key)
-        edge = edges.bets.get("spot", Fraction(0))
         for key, amount in handles.items():
-            yield Play(key, {"spot": amount}, amount * edge, nets.get(key, 0), fee if key in payer else 0)
+            wagered = {(edges.digest, "spot"): amount}
+            yield Play(key, {"spot": amount}, wagered, nets.get(key, 0), fee if key in payer else 0)
     elif game == "baseball-poker":
         for p in settlement["players"]:
-            yield Play((int(p["seat"]), None), {"pot": int(p.get("put", 0))}, Fraction(0), int(p["net"]))
+            yield Play((int(p["seat"]), None), {"pot": int(p.get("put", 0))}, {}, int(p["net"]))

@@ -62,7 +62,7 @@ def build(
     dealers = {}
     for name in sorted({*pace["dealers"], *ratings.by_dealer, *voids, *faults}):
         p = pace["dealers"].get(name, {"rounds": 0, "seconds": 0.0, "rounds_per_hour": None})
-        money = ratings.by_dealer[name].to_json() if name in ratings.by_dealer else None
+        money = ratings.money(name) if name in ratings.by_dealer else None
         dealers[name] = {
             "rounds": p["rounds"],
             "dealer_s": p["seconds"],
@@ -77,7 +77,7 @@ def build(
         "from": iso(start),
         "to": iso(end),
         "pace": {k: v for k, v in pace.items() if k not in ("round_times", "dealers")},
-        "money": ratings.totals.to_json(),
+        "money": ratings.money(),
         "edges": sorted(set(ratings.notes.values())),
         "dealers": dealers,
         "sessions": ratings.sessions(),

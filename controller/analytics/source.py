@@ -41,8 +41,8 @@ def read_window(
     ends = journal.round_ends(after)
     ends.update(recent_ends or {})
     reader = PaceReader(ends.get)
-    for entry in journal.entries(after=after, upto=upto):
-        reader.feed(entry)
+    for row in journal.rows(after, upto):
+        reader.feed_row(*row)
     return reader
 
 
