@@ -582,7 +582,7 @@ def _report(args: argparse.Namespace) -> int:
             journal.close()
     except JournalCorrupt as exc:
         _damaged(exc)
-    except (ConfigError, JournalError) as exc:
+    except (ConfigError, JournalError, ValueError) as exc:
         _refuse(str(exc))
     form = (
         report.as_json if args.json else report.as_csv if args.csv else report.as_html if args.html else report.as_text

@@ -182,7 +182,13 @@ class Ratings:
             self.known[edges.digest] = edges
             self.notes[edges.digest] = edges.note
         end = times.end if times.end is not None else times.opened
-        plays = {p.key: p for p in plays_of(game, record, times.rules, edges)}
+        try:
+            plays = {p.key: p for p in plays_of(game, record, times.rules, edges)}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(
+                f"round {times.round}: its record in the round index cannot be rated (missing or bad {exc}); "
+                "run `tablectl journal rebuild` to index the rounds again from the entries"
+            ) from None
         dealer = times.dealer or "unknown"
         for money in (self.totals, self.by_dealer.setdefault(dealer, Money())):
             money.rounds += 1

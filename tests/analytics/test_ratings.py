@@ -293,3 +293,28 @@ def test_a_bad_close_after_or_format_is_refused_naming_it(tmp_path: Path) -> Non
     for params, name in (({"close_after": 0}, "close_after"), ({"format": "xml"}, "format")):
         reply = client.get("/api/ratings", params={"window": "4h", **params}, headers=SUP)
         assert reply.status_code in (400, 422) and name in reply.json()["error"], reply.text
+
+
+def test_a_round_that_cannot_be_rated_is_named_not_guessed(tmp_path: Path) -> None:
+    """A round index record without its seats (a damaged index that still passes its checksum)
+    is refused naming the round and what to do; nothing is rated from a guess."""
+    import json
+    import sqlite3
+    import zlib
+
+    client, run = table_client(tmp_path, "grand-slam", {}, 8, "ratings-damaged")
+    number = min(run.settled)
+    db = sqlite3.connect(tmp_path / "journal.sqlite3")
+    (body,) = db.execute("SELECT body FROM rounds WHERE round = ?", (number,)).fetchone()
+    record = json.loads(body)
+    del record["round_file"]["seats"]
+    text = json.dumps(record)
+    db.execute(
+        "UPDATE rounds SET body = ?, crc = ? WHERE round = ?",
+        (text, zlib.crc32(f"{number}\x1f{text}".encode()), number),
+    )
+    db.commit()
+    db.close()
+    reply = client.get("/api/ratings", params={"window": "4h"}, headers=SUP)
+    assert reply.status_code == 409, reply.text
+    assert f"round {number}:" in reply.json()["error"] and "journal rebuild" in reply.json()["error"]

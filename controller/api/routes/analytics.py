@@ -118,7 +118,10 @@ async def ratings(
     if format not in ("json", "csv"):
         raise ApiError("invalid", f"format {format!r}: json or csv", field="format")
     facts, start, end = await _window(rt, window)
-    sessions = await asyncio.to_thread(_ratings, facts, start, end, close_after)
+    try:
+        sessions = await asyncio.to_thread(_ratings, facts, start, end, close_after)
+    except ValueError as exc:  # a round the journal holds that cannot be rated: said, not guessed
+        raise ApiError("conflict", str(exc)) from None
     if format == "csv":
         from controller.analytics.export import sessions_csv
 
