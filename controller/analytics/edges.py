@@ -24,8 +24,10 @@ configuration, and again only when the rules change.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -48,6 +50,12 @@ class Edges:
     bets: Mapping[str, Fraction]
     method: str
     note: str = ""
+
+    @functools.cached_property
+    def scaled(self) -> tuple[dict[str, int], int]:
+        """The edges as whole numbers over their common denominator (exact sums made fast)."""
+        den = math.lcm(*(v.denominator for v in self.bets.values())) if self.bets else 1
+        return {k: v.numerator * (den // v.denominator) for k, v in self.bets.items()}, den
 
     def to_json(self) -> dict[str, Any]:
         return {

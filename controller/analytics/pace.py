@@ -64,7 +64,6 @@ class RoundPace:
     round: int
     opened: float
     dealer: str | None = None
-    rules: dict[str, Any] = field(default_factory=dict)  # the rule options it opened with (shared)
     first_card: float | None = None
     last_card: float | None = None
     settled: float | None = None
@@ -146,7 +145,6 @@ class PaceReader:
         self._open_faults: dict[int, FaultSpan] = {}
         self.shuffles: list[float] = []
         self.last_at: float | None = None
-        self._rules: dict[str, dict[str, Any]] = {}
 
     def feed(self, entry: Entry) -> None:
         self._apply(entry.seq, entry.at, entry.round, entry.kind, entry.body)
@@ -154,7 +152,11 @@ class PaceReader:
     def feed_row(self, seq: int, at: str, round_no: int | None, kind: str, text: str) -> None:
         """An entry as the journal stores it (`Journal.rows`): its body is read only for the
         kinds whose body is needed (a card's time says all a card says here)."""
-        self._apply(seq, at, round_no, kind, json.loads(text) if kind in BODY_KINDS else {})
+        if kind == "round-open" or kind == "button":
+            body = _head(kind, text)
+            self._apply(seq, at, round_no, kind, body if body is not None else json.loads(text))
+        else:
+            self._apply(seq, at, round_no, kind, json.loads(text) if kind in BODY_KINDS else {})
 
     def _apply(self, seq: int, at: str, round_no: int | None, kind: str, body: Mapping[str, Any]) -> None:
         t = seconds(at)
@@ -162,11 +164,7 @@ class PaceReader:
         r = self.rounds.get(round_no) if round_no is not None else None
         if kind == "round-open" and round_no is not None:
             by = body.get("by")
-            rules = (body.get("event") or {}).get("rules") or {}
-            rules = self._rules.setdefault(json.dumps(rules, sort_keys=True), rules)  # one copy of each
-            self.rounds[round_no] = RoundPace(
-                round_no, t, dealer=by if isinstance(by, str) else None, rules=rules, last_step=t
-            )
+            self.rounds[round_no] = RoundPace(round_no, t, dealer=by if isinstance(by, str) else None, last_step=t)
             return
         if kind == "fault":
             span = FaultSpan(seq, str(body.get("code", "")), t, round=round_no)
@@ -208,8 +206,11 @@ class PaceReader:
     def stops(self, until: float) -> Spans:
         return Spans((f.start, f.end if f.end is not None else until) for f in self.faults)
 
-    def pace(self, start: float, end: float, *, bucket_s: float | None = None) -> dict[str, Any]:
-        """Rounds, rounds an hour and the phases of the window [start, end] (seconds)."""
+    def pace(
+        self, start: float, end: float, *, bucket_s: float | None = None, round_times: bool = True
+    ) -> dict[str, Any]:
+        """Rounds, rounds an hour and the phases of the window [start, end] (seconds); with
+        `round_times`, each round's times too."""
         stops = self.stops(end)
         shuffles = sorted(self.shuffles)
         ordered = sorted(self.rounds.values(), key=lambda r: r.round)
@@ -265,15 +266,15 @@ class PaceReader:
                     settled_at.append(r.settled)
                     dealers.setdefault(r.dealer or "unknown", {"rounds": 0, "seconds": 0.0})["rounds"] += 1
             dealers.setdefault(r.dealer or "unknown", {"rounds": 0, "seconds": 0.0})["seconds"] += mine
-            if r_end >= start and r.opened <= end:
+            if round_times and r_end >= start and r.opened <= end:
                 rounds_json.append(r.to_json())
             previous_end = r.end if r.end is not None else None
         dealer_s = sum(phase.values())
         faults = [f for f in self.faults if f.start <= end and (f.end is None or f.end >= start)]
         spans = Spans(dealer_spans)
         chart = []
-        step = bucket_s or (3600.0 if end - start >= 3 * 3600 else 900.0)
-        t = start - start % step  # whole hours (quarters): the same bars whenever it is asked
+        step = bucket_s or _bucket(end - start)
+        t = start - start % step  # whole hours (days, quarters): the same bars whenever asked
         settled_at.sort()
         while t < end:
             a, b = max(t, start), min(t + step, end)
@@ -315,7 +316,37 @@ class PaceReader:
 
 
 def _covered_both(a: Spans, b: Spans, lo: float, hi: float) -> float:
-    return sum(b.covered(max(x, lo), min(y, hi)) for x, y in a.spans if y > lo and x < hi)
+    """The seconds of [lo, hi] that both cover."""
+    i = max(bisect.bisect_right(a.starts, lo) - 1, 0)
+    total = 0.0
+    while i < len(a.spans) and a.spans[i][0] < hi:
+        x, y = a.spans[i]
+        if y > lo:
+            total += b.covered(max(x, lo), min(y, hi))
+        i += 1
+    return total
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _head(kind: str, text: str) -> dict[str, Any] | None:
+    """What the pace reads of a round-open (who opened it) or a button (which one), from the
+    body as the journal writes it (keys sorted, no spaces: `by` and `button` come first), without
+    decoding the whole body; None: not written that way, decode it all."""
+    key = '{"by":' if kind == "round-open" else '{"button":'
+    if not text.startswith(key):
+        return {} if kind == "round-open" and '"by":' not in text else None
+    try:
+        value, _ = _DECODER.raw_decode(text, len(key))
+    except ValueError:
+        return None
+    return {"by" if kind == "round-open" else "button": value}
+
+
+def _bucket(length: float) -> float:
+    """A point of the chart: a quarter of an hour under 3 hours, an hour up to 3 days, else a day."""
+    return 900.0 if length < 3 * 3600 else 3600.0 if length <= 3 * 86400 else 86400.0
 
 
 def _per_hour(rounds: int, secs: float) -> float | None:

@@ -21,6 +21,7 @@ the chip's hundredth. Jokers 22 adds the house's take, the time collection the p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -45,9 +46,20 @@ def add_to(into: dict[Any, int], more: Mapping[Any, int]) -> None:
 
 
 def theoretical(wagered: Wagered, edges: Mapping[str, Edges]) -> Fraction:
-    return sum(
-        (amount * edges[digest].bets.get(bet, Fraction(0)) for (digest, bet), amount in wagered.items()), Fraction(0)
-    )
+    """Sum of chips x edge, exactly: in whole numbers over each rule set's common denominator."""
+    sums: dict[str, int] = {}
+    for (digest, bet), amount in wagered.items():
+        sums[digest] = sums.get(digest, 0) + amount * edges[digest].scaled[0].get(bet, 0)
+    return sum((Fraction(n, edges[d].scaled[1]) for d, n in sums.items()), Fraction(0))
+
+
+def handle_of(wagered: Wagered) -> dict[str, int]:
+    """Chips by bet type ("second/first+second" is bet on second base)."""
+    out: dict[str, int] = {}
+    for (_, bet), amount in wagered.items():
+        name = bet.split("/", 1)[0]
+        out[name] = out.get(name, 0) + amount
+    return dict(sorted(out.items()))
 
 
 @dataclass
@@ -56,7 +68,6 @@ class Play:
     net, and the house's take (time collection)."""
 
     key: tuple[int, str | None]
-    handle: dict[str, int]
     wagered: Wagered
     net: int
     house_take: int = 0
@@ -69,7 +80,6 @@ class Session:
     opened: float
     last: float
     rounds: int = 0
-    handle: dict[str, int] = field(default_factory=dict)
     wagered: Wagered = field(default_factory=dict)
     net: int = 0
     house_take: int = 0
@@ -79,7 +89,6 @@ class Session:
 
     def add(self, play: Play, end: float, dealer: str | None) -> None:
         self.rounds += 1
-        add_to(self.handle, play.handle)
         add_to(self.wagered, play.wagered)
         self.net += play.net
         self.house_take += play.house_take
@@ -90,8 +99,9 @@ class Session:
 
     def to_json(self, game: str, edges: Mapping[str, Edges]) -> dict[str, Any]:
         theo = theoretical(self.wagered, edges)
-        total = sum(self.handle.values())
-        side = sum(v for k, v in self.handle.items() if k in SIDE_BETS)
+        handle = handle_of(self.wagered)
+        total = sum(handle.values())
+        side = sum(v for k, v in handle.items() if k in SIDE_BETS)
         return {
             "game": game,
             "place": self.place,
@@ -102,8 +112,8 @@ class Session:
             "closed": None if self.closed is None else iso(self.closed),
             "time_s": round(self.last - self.opened, 3),
             "rounds": self.rounds,
-            "handle": dict(sorted(self.handle.items())),
-            "average_wager": {k: round(v / self.rounds, 2) for k, v in sorted(self.handle.items())},
+            "handle": handle,
+            "average_wager": {k: round(v / self.rounds, 2) for k, v in handle.items()},
             "side_bet_mix_percent": round(100 * side / total, 2) if total else 0.0,
             "player_net": self.net,
             "actual_win": 0 if game == "baseball-poker" else -self.net,
@@ -120,7 +130,6 @@ class Money:
     and theoretical win, the house's take (time collection)."""
 
     rounds: int = 0
-    handle: dict[str, int] = field(default_factory=dict)
     paid: int = 0
     player_net: int = 0
     actual_win: int = 0
@@ -128,7 +137,6 @@ class Money:
     house_take: int = 0
 
     def add(self, play: Play, game: str) -> None:
-        add_to(self.handle, play.handle)
         add_to(self.wagered, play.wagered)
         self.paid += max(play.net, 0)
         self.player_net += play.net
@@ -137,10 +145,11 @@ class Money:
 
     def to_json(self, edges: Mapping[str, Edges]) -> dict[str, Any]:
         theo = theoretical(self.wagered, edges)
-        total = sum(self.handle.values())
+        handle = handle_of(self.wagered)
+        total = sum(handle.values())
         return {
             "rounds": self.rounds,
-            "handle": dict(sorted(self.handle.items())),
+            "handle": handle,
             "handle_total": total,
             "paid": self.paid,
             "actual_win": self.actual_win,
@@ -165,7 +174,7 @@ class Ratings:
         self.closed: list[Session] = []
         self.notes: dict[str, str] = {}
         self.known: dict[str, Edges] = {}  # digest -> the edges of the rules of that digest
-        self._of_rules: dict[int, Edges] = {}  # the rules' object (one a rule set) -> its edges
+        self._of_rules: dict[str, Edges] = {}  # the round files' rules (as JSON) -> their edges
         # The money of every round added, for the table and for each dealer (the shift report).
         self.totals = Money()
         self.by_dealer: dict[str, Money] = {}
@@ -176,14 +185,16 @@ class Ratings:
             return
         game = str(record["round_file"]["game"])
         self.game = game
-        edges = self._of_rules.get(id(times.rules))
+        rules = record["round_file"].get("rules") or {}  # what differs from the game's defaults
+        said = json.dumps(rules, sort_keys=True) if rules else ""
+        edges = self._of_rules.get(said)
         if edges is None:
-            edges = self._of_rules[id(times.rules)] = self.edges(game, times.rules)
+            edges = self._of_rules[said] = self.edges(game, rules)
             self.known[edges.digest] = edges
             self.notes[edges.digest] = edges.note
         end = times.end if times.end is not None else times.opened
         try:
-            plays = {p.key: p for p in plays_of(game, record, times.rules, edges)}
+            plays = {p.key: p for p in plays_of(game, record, rules, edges)}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(
                 f"round {times.round}: its record in the round index cannot be rated (missing or bad {exc}); "
@@ -234,8 +245,7 @@ def plays_of(game: str, record: Mapping[str, Any], rules: Mapping[str, Any], edg
             shape = "+".join(b for b in ("first", "second", "third") if b in wagers)
             wagered = {(edges.digest, f"{b}/{shape}"): int(a) for b, a in wagers.items()}
             wagered |= {(edges.digest, side): int(a) for side, a in sides.items()}
-            handle = {**{b: int(a) for b, a in wagers.items()}, **{s: int(a) for s, a in sides.items()}}
-            yield Play((int(seat["seat"]), None), handle, wagered, seat_nets[seat["seat"]])
+            yield Play((int(seat["seat"]), None), wagered, seat_nets[seat["seat"]])
     elif game == "jokers-22":
         nets: dict[tuple[int, str | None], int] = {}
         for p in settlement["players"]:
@@ -252,7 +262,7 @@ def plays_of(game: str, record: Mapping[str, Any], rules: Mapping[str, Any], edg
                     payer.add(key)
         for key, amount in handles.items():
             wagered = {(edges.digest, "spot"): amount}
-            yield Play(key, {"spot": amount}, wagered, nets.get(key, 0), fee if key in payer else 0)
+            yield Play(key, wagered, nets.get(key, 0), fee if key in payer else 0)
     elif game == "baseball-poker":
         for p in settlement["players"]:
-            yield Play((int(p["seat"]), None), {"pot": int(p.get("put", 0))}, {}, int(p["net"]))
+            yield Play((int(p["seat"]), None), {(edges.digest, "pot"): int(p.get("put", 0))}, int(p["net"]))

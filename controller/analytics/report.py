@@ -57,7 +57,7 @@ def build(
     from controller.analytics.source import ratings_window
 
     reader, ratings = ratings_window(journal, start, end, cache_dir=cache_dir, close_after=close_after)
-    pace = reader.pace(start, end)
+    pace = reader.pace(start, end, round_times=False)
     voids, faults = _per_dealer_stops(reader, start, end)
     dealers = {}
     for name in sorted({*pace["dealers"], *ratings.by_dealer, *voids, *faults}):
