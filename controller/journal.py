@@ -930,10 +930,13 @@ class Journal:
         found = self._db.execute(f"SELECT round FROM rounds {where} ORDER BY round DESC LIMIT ?", [*args, last])
         return sorted(int(r[0]) for r in found.fetchall())
 
-    def round_ends(self, after_seq: int = 0) -> dict[int, int]:
+    def round_ends(self, after_seq: int = 0, upto_seq: int | None = None) -> dict[int, int]:
         """Round number -> the seq of the entry that ended it, for the indexed rounds that ended
-        after entry `after_seq` (analytics: when each round was settled)."""
-        rows = self._db.execute("SELECT round, last_seq FROM rounds WHERE last_seq > ?", (after_seq,))
+        after entry `after_seq` (and at or before `upto_seq`): when each round was settled."""
+        rows = self._db.execute(
+            "SELECT round, last_seq FROM rounds WHERE last_seq > ? AND last_seq <= ?",
+            (after_seq, upto_seq if upto_seq is not None else 2**62),
+        )
         return {int(r[0]): int(r[1]) for r in rows}
 
     def indexed_records(

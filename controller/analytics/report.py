@@ -103,7 +103,8 @@ def _per_dealer_stops(reader: PaceReader, start: float, end: float) -> tuple[Cou
 
 
 def as_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2)
+    """One line of JSON (the C encoder: a quarter's thousands of sessions in a blink; `| jq` to read)."""
+    return json.dumps(report)
 
 
 def as_text(report: dict[str, Any]) -> str:

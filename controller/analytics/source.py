@@ -38,7 +38,7 @@ def read_window(
     ended since its last snapshot (not in the round index yet), round -> the seq that ended it."""
     after = max(seq_at(journal, start - MARGIN_S), 0)
     upto = seq_at(journal, end)
-    ends = journal.round_ends(after)
+    ends = journal.round_ends(after, upto)
     ends.update(recent_ends or {})
     reader = PaceReader(ends.get)
     for row in journal.rows(after, upto):
@@ -62,15 +62,17 @@ def ratings_window(
     if reader is None:
         reader = read_window(journal, start, end, recent_ends=recent_ends)
     ratings = Ratings(lambda game, rules: edges_for(game, rules, cache_dir), close_after)
-    first = min(reader.rounds, default=0)
-    records: dict[int, Mapping[str, Any]] = {}
-    for number, _, indexed in journal.indexed_records(seq_at(journal, start - MARGIN_S)):
-        if number >= first:
-            records[number] = indexed
-    records.update(recent_records or {})
-    for number in sorted(reader.rounds):
-        times = reader.rounds[number]
-        record = records.get(number)
-        if record is not None and times.settled is not None and start <= times.settled <= end:
+    recent = dict(recent_records or {})
+
+    def add(number: int, record: Mapping[str, Any]) -> None:
+        times = reader.rounds.get(number)
+        if times is not None and times.settled is not None and start <= times.settled <= end:
             ratings.add(times, record)
+
+    # Streamed in round order (the index gives them so), one record at a time: memory does not
+    # grow with the window; the rounds a live table has not indexed yet are the newest.
+    for number, _, indexed in journal.indexed_records(seq_at(journal, start - MARGIN_S), seq_at(journal, end)):
+        add(number, recent.pop(number, indexed))
+    for number in sorted(recent):
+        add(number, recent[number])
     return reader, ratings
