@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from controller.analytics.pace import seconds
 from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
@@ -318,3 +319,29 @@ def test_a_round_that_cannot_be_rated_is_named_not_guessed(tmp_path: Path) -> No
     reply = client.get("/api/ratings", params={"window": "4h"}, headers=SUP)
     assert reply.status_code == 409, reply.text
     assert f"round {number}:" in reply.json()["error"] and "journal rebuild" in reply.json()["error"]
+
+
+def test_sessions_survive_a_restart_of_the_table(tmp_path: Path) -> None:
+    """The daemon stopped mid-session and started again on the same journal: the same sessions,
+    the open ones still open, and a round played after the restart joins its seat's session."""
+    client, _ = table_client(tmp_path, "grand-slam", {}, 10, "ratings-restart")
+    before = ratings(client)
+    assert any(s["status"] == "open" for s in before)
+    journal = Journal(tmp_path / "journal.sqlite3")
+    last = seconds(next(journal.entries(after=journal.last_seq - 1)).at)
+    table = Table(journal, game="grand-slam", rules={}, simulated=True)
+    again = TestClient(create_app(Runtime(table=table, tokens=TOKENS)))
+    assert ratings(again) == before
+    clock = Clock(last + 30)
+    with pytest.MonkeyPatch.context() as mp, clock.installed(mp):
+        more = play(table, clock, random.Random("after the restart"), 1)
+    (number,) = more.settled
+    seats = {s["seat"] for s in table.rounds[number].round_file["seats"]}  # type: ignore[index]
+    after = ratings(again)
+    was_open = {s["place"]: s for s in before if s["status"] == "open"}
+    continued = [s for s in after if s["place"] in seats and s["place"] in was_open and s["status"] == "open"]
+    continued = [s for s in continued if s["opened"] == was_open[s["place"]]["opened"]]
+    assert continued  # the seeded round has a seat whose session was open before the restart
+    for s in continued:
+        assert s["rounds"] == was_open[s["place"]]["rounds"] + 1
+    assert len(after) == len(before) + len(seats - set(was_open))
