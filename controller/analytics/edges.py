@@ -83,9 +83,9 @@ def digest(game: str, rules: Mapping[str, Any]) -> str:
 
 
 def edges_for(game: str, rules: Mapping[str, Any], cache_dir: Path | None = None) -> Edges:
-    """The edges of `game` under `rules` (the rule options a round-open journals), from the cache
-    in `cache_dir` when computed before (a cache that cannot be read or written is computed
-    around: it is only a cache)."""
+    """The edges of `game` under `rules` (a round file's rule options: what differs from the
+    game's defaults), from the cache in `cache_dir` when computed before (a cache that cannot be
+    read or written is computed around: it is only a cache)."""
     key = digest(game, rules)
     cached = _read_cache(cache_dir)
     if key in cached:
