@@ -81,6 +81,23 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     recall.add_argument("--software", action="store_true", help="the installs, upgrades and removals of the software")
     recall.set_defaults(handler=_recall)
 
+    report = sub.add_parser("report", help="the shift report: pace, dealers, money, theoretical win, ratings")
+    report.add_argument("--from", dest="start", required=True, metavar="WHEN", help="UTC date or date and time")
+    report.add_argument("--to", dest="end", required=True, metavar="WHEN", help="UTC date or date and time")
+    report.add_argument("--table", metavar="T", help="the table's id (refused when the journal is another table's)")
+    form = report.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="the whole report as JSON")
+    form.add_argument("--csv", action="store_true", help="the report's sections as CSV")
+    form.add_argument("--html", action="store_true", help="one A4 page with the pace chart")
+    report.add_argument(
+        "--close-after", type=int, default=3, metavar="N", help="rounds without a wager that end a rating session (3)"
+    )
+    report.add_argument("--config", type=Path, metavar="FILE", help="table.toml (default /etc/tablectl/table.toml)")
+    report.add_argument("--sim", action="store_true", help="the journal of a simulated table")
+    report.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
+    report.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
+    report.set_defaults(handler=_report)
+
     software = sub.add_parser("software", help="record an install, upgrade or removal of tablectl in the journal")
     software_sub = software.add_subparsers(dest="software_command", metavar="WHAT", required=True)
     record = software_sub.add_parser("record", help="journal what the install step just did (the table stopped)")
@@ -542,6 +559,45 @@ def _journal_writer(command: str, state_dir: Path) -> Iterator[None]:
         yield
     finally:
         lock.close()
+
+
+def _report(args: argparse.Namespace) -> int:
+    from controller.analytics import report
+    from controller.config import ConfigError, load
+    from controller.journal import Journal, JournalCorrupt, JournalError
+
+    try:
+        start, end = report.parse_time(args.start, "--from"), report.parse_time(args.end, "--to")
+    except ValueError as exc:
+        _refuse(str(exc))
+    if end <= start:
+        _refuse(f"--to {args.end} is not after --from {args.start}")
+    if not 1 <= args.close_after <= 100:
+        _refuse(f"--close-after {args.close_after}: the rounds without a wager that end a session, 1 to 100")
+    try:
+        if args.sim:
+            _sim_game(args)
+        config = _with_game(args, load(args.config, simulated=args.sim))
+        if args.table is not None and args.table != config.table_id:
+            _refuse(f"--table {args.table}: this journal is table {config.table_id}'s ({config.source})")
+        state_dir = _state_dir(args, config)
+        journal = Journal(state_dir / "journal.sqlite3", readonly=True)
+        try:
+            doc = report.build(
+                journal, start, end, table=config.table_id, game=config.game, cache_dir=state_dir,
+                close_after=args.close_after,
+            )  # fmt: skip
+        finally:
+            journal.close()
+    except JournalCorrupt as exc:
+        _damaged(exc)
+    except (ConfigError, JournalError, ValueError) as exc:
+        _refuse(str(exc))
+    form = (
+        report.as_json if args.json else report.as_csv if args.csv else report.as_html if args.html else report.as_text
+    )
+    print(form(doc))
+    return 0
 
 
 def _analyze(args: argparse.Namespace) -> int:

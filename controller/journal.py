@@ -939,6 +939,49 @@ class Journal:
         found = self._db.execute(f"SELECT round FROM rounds {where} ORDER BY round DESC LIMIT ?", [*args, last])
         return sorted(int(r[0]) for r in found.fetchall())
 
+    def round_ends(self, after_seq: int = 0, upto_seq: int | None = None) -> dict[int, int]:
+        """Round number -> the seq of the entry that ended it, for the indexed rounds that ended
+        after entry `after_seq` (and at or before `upto_seq`): when each round was settled."""
+        rows = self._db.execute(
+            "SELECT round, last_seq FROM rounds WHERE last_seq > ? AND last_seq <= ?",
+            (after_seq, upto_seq if upto_seq is not None else 2**62),
+        )
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    def indexed_records(
+        self, after_seq: int = 0, upto_seq: int | None = None
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """(round, the seq that ended it, its record) from the round index, in round order, for
+        the rounds that ended after entry `after_seq` (and at or before `upto_seq`)."""
+        rows = self._db.execute(
+            "SELECT round, last_seq, body, crc FROM rounds WHERE last_seq > ? AND last_seq <= ? ORDER BY round",
+            (after_seq, upto_seq if upto_seq is not None else 2**62),
+        )
+        for number, last, body, crc in rows:
+            if zlib.crc32(f"{number}\x1f{body}".encode()) != crc:
+                raise JournalCorrupt(
+                    f"{self.path}: round {number} in the round index does not match its checksum; "
+                    "run `tablectl journal rebuild` to index the rounds again from the entries"
+                )
+            yield int(number), int(last), json.loads(body)
+
+    def rows(self, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, str, int | None, str, str]]:
+        """(seq, at, round, kind, body as stored) of the entries after `after` (and up to `upto`),
+        each checked against its checksum as `entries` does, its body left unparsed (analytics:
+        a long read that needs few entries' bodies)."""
+        rows = self._db.execute(
+            "SELECT seq, at, round, kind, body, crc FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq",
+            (after, upto if upto is not None else 2**62),
+        )
+        for seq, at, round_no, kind, body, crc in rows:
+            self._check_crc(seq, at, round_no, kind, body, crc)
+            yield seq, at, round_no, kind, body
+
+    def at_of(self, seq: int) -> str | None:
+        """The time entry `seq` was written (None when it is not in the database)."""
+        row = self._db.execute("SELECT at FROM entries WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
     def chain_through(self, seq: int) -> str:
         """The hash chain's value after entry `seq` (every entry up to it checked on the way)."""
         first, chain = self._retained()

@@ -41,6 +41,8 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "GET /api/meters": OVERSIGHT,
     "GET /api/audit": OVERSIGHT,
     "GET /api/config": OVERSIGHT,
+    "GET /api/pace": OVERSIGHT,
+    "GET /api/ratings": OVERSIGHT,
     "GET /metrics": OVERSIGHT,  # a fleet's scraper reads with the surveillance token
     "POST /api/verify": OVERSIGHT,  # software authentication on demand: journaled, changes no play
     "GET /api/sim/pins": EVERYONE,

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from controller.api.deps import caller
 from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
 from controller.api.gate import json_bytes
-from controller.api.routes import camera, live, metrics, play, reads, session, sim, software
+from controller.api.routes import analytics, camera, live, metrics, play, reads, session, sim, software
 from controller.api.runtime import Runtime
 from controller.table import TableError
 from controller.visibility import SEES_EVERY_CARD, mask_cards
@@ -91,7 +91,7 @@ def create_app(rt: Runtime) -> FastAPI:
         body = {"error": "; ".join(problems) or "the request is not valid", "kind": "invalid"}
         return JSONResponse(body, status_code=422)
 
-    for module in (session, reads, play, camera, sim, live, metrics, software):
+    for module in (session, reads, play, camera, sim, live, metrics, software, analytics):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     schema_of_routes = app.openapi
 

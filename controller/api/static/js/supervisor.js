@@ -9,6 +9,7 @@
  * a Recalibrate button (also on a "Camera moved" fault, which cannot be dismissed before the
  * camera is recalibrated).
  */
+import { loadAnalytics } from "./analytics.js";
 import { errorText, get, post } from "./api.js";
 import { cardLabel, cardsInWords, parseCard } from "./cards.js";
 import { $, make, setColumns, setText, signed, wideCell } from "./dom.js";
@@ -630,6 +631,7 @@ function debounced(/** @type {() => Promise<void>} */ load) {
 const refreshAudit = debounced(loadAudit);
 const refreshMeters = debounced(loadMeters);
 const refreshRecall = debounced(loadRecall);
+const refreshAnalytics = debounced(loadAnalytics);
 
 /** @param {import("./live.js").Entry} entry */
 function onEntry(entry) {
@@ -643,6 +645,7 @@ function onEntry(entry) {
   if (entry.kind === "round-open" || entry.kind === "button" || entry.kind === "pay-override" || settled) {
     refreshRecall();
     refreshMeters();
+    refreshAnalytics();
   }
 }
 
@@ -674,7 +677,7 @@ async function goLive(role) {
   setReadOnly(role === "surveillance");
   const state = await get("/api/state").catch(() => null);
   if (state) render(state);
-  void Promise.all([loadRecall(), loadAudit(), loadMeters(), loadDevices(), loadConfig()]);
+  void Promise.all([loadRecall(), loadAudit(), loadMeters(), loadDevices(), loadConfig(), loadAnalytics()]);
   screen.feed.start(Math.max(0, (state?.journal_seq ?? 0) - 10));
 }
 
@@ -693,6 +696,8 @@ function main() {
   $("recall-refresh").addEventListener("click", loadRecall);
   $("audit-refresh").addEventListener("click", loadAudit);
   $("devices-refresh").addEventListener("click", loadDevices);
+  $("pace-refresh").addEventListener("click", loadAnalytics);
+  $("pace-window").addEventListener("change", loadAnalytics);
   $("recalibrate").addEventListener("click", pressRecalibrate);
   void signIn();
 }
