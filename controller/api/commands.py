@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.analytics.facts import Facts, journal_facts
 from controller.audit import audit as audit_rows
 from controller.rounds import RoundRecord, table_payment
 from controller.table import TableError
@@ -154,6 +155,10 @@ class Commands:
         if not table.camera.active and device is None:
             return None
         return sight(table, role).snapshot({"device": device, **table.camera.snapshot(table)})
+
+    def journal_facts(self, table: Table) -> Facts:
+        """Where the journal is and the rounds ended since the last snapshot (the analytics')."""
+        return journal_facts(table)
 
     def shoe_composition(self, table: Table) -> Any:
         return table.shoe.composition

@@ -1,23 +1,22 @@
 """Table analytics: pace (`GET /api/pace`) and seat ratings (`GET /api/ratings`), read from the
 journal (controller/analytics/). The table's loop is asked only for where its journal is and
-which rounds it ended since its last snapshot (one small `table_call`); the entries are read
-off the loop, on a read-only connection of their own, so a long window never holds the table."""
+which rounds it ended since its last snapshot (one small command, `journal_facts`); the entries
+are read here, in the API's process, on a read-only connection of their own, so a long window
+never holds the table nor takes the card path's processor time."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Response
 
+from controller.analytics.facts import Facts
 from controller.api.deps import Caller, Rt
 from controller.api.errors import ApiError
 from controller.api.routes import table_call
-from controller.table import Table
 
 router = APIRouter(prefix="/api")
 
@@ -35,29 +34,12 @@ def parse_window(text: str) -> float:
     return float(secs)
 
 
-@dataclass(frozen=True)
-class Facts:
-    """What the table's loop gives: its journal's file, and the rounds it ended since its last
-    snapshot (not in the round index yet): the seq that ended each, and each one's record."""
-
-    path: Path
-    ends: dict[int, int]
-    records: dict[int, dict[str, Any]]
-
-
-def journal_facts(table: Table) -> Facts:
-    """On the table's loop, cheap (a few rounds at most)."""
-    recent = table.now.rounds
-    ends = {n: seq for n in recent.numbers() if (seq := recent.ended_at(n)) is not None}
-    return Facts(table.journal.path, ends, {n: recent[n].record_json() for n in ends})
-
-
 async def _window(rt: Any, window: str) -> tuple[Facts, float, float]:
     try:
         length = parse_window(window)
     except ValueError as exc:
         raise ApiError("invalid", str(exc), field="window") from None
-    facts = await table_call(rt, journal_facts)
+    facts: Facts = await table_call(rt, "journal_facts")
     if str(facts.path) == ":memory:":
         raise ApiError("unavailable", "this table's journal is in memory: there is nothing to read it from")
     end = time.time()
