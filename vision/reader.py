@@ -137,6 +137,9 @@ class Reader:
         # that found the camera in place (vision/conditions.py); each frame adds its noise.
         self._on_markers = FrameConditions.sharp(tuning)
         self._last_check: CameraCheck | None = None
+        # the calibration markers' corners (px) at the last full check that found the camera in
+        # place: a shaking mount moves them from check to check (vision/health.py)
+        self.marker_corners: dict[int, FloatArray] = {}
         # each puck window as last searched, and the puck markers found in it
         self._puck_memory: dict[tuple[int, int, int, int], tuple[Image, dict[int, FloatArray]]] = {}
         self._puck_windows = self._windows(
@@ -377,6 +380,7 @@ class Reader:
         self._last_check = None
         if check.bumped or not check.verified:
             return
+        self.marker_corners = dict(seen)
         h, w = gray.shape
         marked: list[tuple[Image, FloatArray]] = []  # each marker's patch, and its corners in it
         for corners in seen.values():

@@ -137,11 +137,14 @@ def draw(scene: Scene, layout: Layout | None = None) -> Drawn:
     return Drawn(canvas.image, rng.bit_generator.state)
 
 
-def expose(drawn: Drawn, scene: Scene) -> Image:
+def expose(drawn: Drawn, scene: Scene, rng: np.random.Generator | None = None) -> Image:
     """The frame the camera makes of a drawing of `scene` (or of a scene differing from it only
-    in the light's gain, the lens blur and the sensor, see `Drawn`)."""
-    rng = np.random.default_rng()
-    rng.bit_generator.state = drawn.rng_state
+    in the light's gain, the lens blur and the sensor, see `Drawn`). `rng`: a noise stream of the
+    caller's, for fresh sensor noise on each frame of a sequence (a still table filmed); without
+    it the noise is the scene's own, as `render` gives it."""
+    if rng is None:
+        rng = np.random.default_rng()
+        rng.bit_generator.state = drawn.rng_state
     return _expose(drawn.image, scene, scene.camera.model(), scene.camera.pose(), rng)
 
 

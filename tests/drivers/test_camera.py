@@ -4,15 +4,17 @@ a real camera that cannot be found, and the settled view posted only when the fe
 from __future__ import annotations
 
 import dataclasses
+import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from controller.camera.feed import CameraFeed
+from controller.camera.feed import HEALTH_FILE, CameraFeed
 from drivers.camera import CameraError, CameraStatus, OpenCVCamera, SimulatedCamera, open_camera
 from vision.calibration import Calibration
 from vision.layout import Layout
@@ -177,3 +179,38 @@ def test_the_reading_thread_posts_the_settled_view_once_and_again_only_when_the_
     finally:
         cam.stop()
         feed.stop()
+
+
+def test_a_soft_lens_is_a_camera_fault_on_the_devices_record_and_in_doctors_file(
+    layout: Layout, tmp_path: Path
+) -> None:
+    statuses: queue.Queue[dict[str, Any]] = queue.Queue()
+    feed = CameraFeed(
+        layout,
+        calibration=None,
+        calibration_path=None,
+        camera_model=Scene().camera.model(),
+        stable_frames=2,
+        post=lambda _: None,
+        status=statuses.put,
+        simulated=True,
+        health_path=tmp_path / HEALTH_FILE,
+    )
+    cam = SimulatedCamera(Scene(blur=2.2), fps=10, layout=layout, on_frame=feed.offer)
+    feed.start()
+    cam.start()
+    try:
+        while True:
+            status = statuses.get(timeout=WAIT_S)
+            if "fault" in status:
+                break
+    finally:
+        cam.stop()
+        feed.stop()
+    blur = status["health"]["blur_px"]
+    assert blur > 1.45
+    words = f"out of focus: {blur:.1f} px blur at the markers (the reader needs at most 1.45 px): refocus the lens"
+    assert status["fault"] == words
+    assert status["message"].endswith(words)
+    record = json.loads((tmp_path / HEALTH_FILE).read_text())
+    assert record["blur_px"] == blur and [f["words"] for f in record["faults"]] == [words]
