@@ -17,7 +17,7 @@ average them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,6 +146,15 @@ def expose(drawn: Drawn, scene: Scene, rng: np.random.Generator | None = None) -
         rng = np.random.default_rng()
         rng.bit_generator.state = drawn.rng_state
     return _expose(drawn.image, scene, scene.camera.model(), scene.camera.pose(), rng)
+
+
+def exposures(drawn: Drawn, scene: Scene, rng: np.random.Generator) -> Iterator[Image]:
+    """Endless frames of a still table: `expose(drawn, scene, rng)` frame after frame (fresh
+    sensor noise and a fresh JPEG on each), the light and the lens worked out once."""
+    camera, pose = scene.camera.model(), scene.camera.pose()
+    lit = _light_and_lens(drawn.image, scene, camera, pose)
+    while True:
+        yield _sensor_out(lit.copy(), scene, rng)
 
 
 def _chip_places(what: object, rng: np.random.Generator) -> list[tuple[float, float]]:
@@ -378,6 +387,11 @@ def _hand(canvas: _Canvas, layout: Layout, hand: Hand) -> None:
 def _expose(image: Image, scene: Scene, camera: CameraModel, pose: Pose, rng: np.random.Generator) -> Image:
     """Shrink to the sensor's size, then the frame's shift, lighting gain, tint, gradient,
     vignetting and glare, lens and motion blur, the tone curve, noise and JPEG."""
+    return _sensor_out(_light_and_lens(image, scene, camera, pose), scene, rng)
+
+
+def _light_and_lens(image: Image, scene: Scene, camera: CameraModel, pose: Pose) -> npt.NDArray[np.float32]:
+    """`_expose` up to the sensor's noise: the frame as light, lens and tone curve make it."""
     frame = cv2.resize(image, (camera.width, camera.height), interpolation=cv2.INTER_AREA).astype(np.float32)
     sensor = scene.sensor
     if sensor.shift_px != (0.0, 0.0) or sensor.turn_deg:
@@ -416,6 +430,12 @@ def _expose(image: Image, scene: Scene, camera: CameraModel, pose: Pose, rng: np
         frame = 128.0 + sensor.contrast * (frame - 128.0)
     if sensor.gamma != 1.0:
         frame = 255.0 * np.power(np.clip(frame, 0, 255) / 255.0, sensor.gamma, dtype=np.float32)
+    return frame
+
+
+def _sensor_out(frame: npt.NDArray[np.float32], scene: Scene, rng: np.random.Generator) -> Image:
+    """The sensor's noise on the frame, then its 8 bits and the camera's JPEG."""
+    sensor = scene.sensor
     if scene.noise > 0:
         frame += np.asarray(rng.normal(0.0, scene.noise, frame.shape), dtype=np.float32)
     out = np.asarray(np.clip(frame + 0.5, 0, 255), dtype=np.uint8)

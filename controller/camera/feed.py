@@ -1,7 +1,10 @@
 """CameraFeed: the reading thread between the camera and the table loop.
 
-Its own `vision.Reader` and `StableScene`, fed the newest frame by the camera's worker thread; it
-posts the settled view to the table loop only when it changes, never each frame. Its
+Its own `vision.Reader`, `vision.fusion.WagerFusion` (each zone's value decided from the frames
+since its wager last changed, never from one) and `StableScene` (the pucks), fed the newest
+frame by the camera's worker thread; it posts the settled view to the table loop only when it
+changes, never each frame. A frame that is the very picture read before (a simulated camera's
+still felt) is read again only for the zones fusing asked to read afresh. Its
 `vision.health.CameraHealth` watches the same frames for the faults an installer fixes (a soft
 lens, a shaking mount, a compressed stream): they go with the camera's device status (the
 Devices panel) and, when `health_path` is given, to that file for `tablectl doctor`.
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vision.calibration import Calibration
+    from vision.fusion import FusedZone
     from vision.geometry import CameraModel
     from vision.layout import Layout
     from vision.reader import FrameReading
@@ -112,11 +116,14 @@ class CameraFeed:
             return frame
 
     def _run(self) -> None:
+        from vision.fusion import WagerFusion
         from vision.health import CameraHealth
         from vision.reader import Reader
         from vision.stable import StableScene
 
         reader: Reader | None = None
+        fusion = WagerFusion()
+        fused: dict[str, FusedZone] = {}
         watch = CameraHealth()
         last_faults: Any = None
         stable = StableScene(self.stable_frames)
@@ -134,12 +141,13 @@ class CameraFeed:
                 reader, view = self._calibrate(frame)
                 stable = StableScene(self.stable_frames)
                 watch.reset()  # a new calibration: the lens may have been refocused, the mount fixed
+                fusion.reset()
                 last_frame = last_reading = None
                 absent.clear()
                 if reader is None:
                     continue
             if frame is not None and reader is not None:
-                if frame is last_frame and last_reading is not None:
+                if frame is last_frame and last_reading is not None and not fusion.asked:
                     reading = last_reading  # the same picture reads the same: no need to read it again
                 else:
                     try:
@@ -155,9 +163,10 @@ class CameraFeed:
                         self._deliver(view)
                         continue
                     last_frame, last_reading = frame, reading
+                    fused = fusion.update(reader, reading)
                     health = watch.update(reader, frame)
                     self.health = health.to_json()
-                view = view_of(stable.update(reading), reading, absent, self.stable_frames)
+                view = view_of(stable.update(reading), reading, absent, self.stable_frames, fused)
                 faults = tuple(f.words for f in watch.last.faults)
                 if faults != last_faults:
                     last_faults = faults
@@ -232,16 +241,23 @@ class CameraFeed:
             return None, view
 
 
-def view_of(stable: StableReading, reading: FrameReading, absent: dict[str, int], frames: int) -> dict[str, Any]:
+def view_of(
+    stable: StableReading,
+    reading: FrameReading,
+    absent: dict[str, int],
+    frames: int,
+    fused: Mapping[str, FusedZone] | None = None,
+) -> dict[str, Any]:
     """The settled view the table keeps: camera state, settled zones, settled pucks. A zone still
-    settling is left out (the table keeps what it had); a puck unseen for `frames` frames is gone."""
+    settling is left out (the table keeps what it had); a puck unseen for `frames` frames is gone.
+    With `fused` (vision/fusion.py), the zones are its: decided over the frames, not `stable`'s."""
     camera = reading.camera
     if camera.bumped:
         return {"camera": "bumped", "why": camera.why}
     if not camera.verified:
         return {"camera": "unverified", "why": camera.why}
     zones: dict[str, Any] = {}
-    for name, zone in stable.zones.items():
+    for name, zone in (fused if fused is not None else stable.zones).items():
         if zone.state == "unsure" and zone.why.startswith("settling"):
             continue
         zones[name] = {"state": zone.state, "value": zone.value, "why": zone.why}
