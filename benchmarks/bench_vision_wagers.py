@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import statistics
+import sys
 import time
 from typing import Any
 
@@ -163,7 +164,11 @@ def speed(frames: int = 60) -> dict[str, float]:
 
 
 def evaluate(seeds: range, names: list[str]) -> dict[str, Any]:
-    per_seed = [one_seed(seed, names) for seed in seeds]
+    per_seed = []
+    for seed in seeds:
+        began = time.perf_counter()
+        per_seed.append(one_seed(seed, names))
+        print(f"  seed {seed}: {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
     table: dict[str, Any] = {}
     for name in names:
         rows = [one[name] for one in per_seed]
@@ -218,7 +223,6 @@ def run() -> dict[str, Any]:
 
 if __name__ == "__main__":
     import json
-    import sys
 
     picked = sys.argv[3].split(",") if len(sys.argv) > 3 else [*AVAILABLE, *FAULTS]
     first_seed = int(sys.argv[1]) if len(sys.argv) > 1 else 0
