@@ -33,7 +33,8 @@ by key, are in `controller/config_schema.py`, loaded only when a file is read.
     calibration = "/var/lib/tablectl/camera.json"   # from `tablectl calibrate`; a simulated
                                  # camera calibrates itself from its first frame when absent
     fps = 4                      # frames read a second
-    stable_frames = 3            # equal readings in a row before a zone counts
+    stable_frames = 3            # equal readings in a row before a puck counts (a wager's
+                                 # value: 2 frames that agree, vision/fusion.py)
     [http]
     host = "127.0.0.1"           # another address (the casino LAN) needs TLS or allow_plain_http
     port = 8000

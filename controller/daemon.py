@@ -672,7 +672,7 @@ class Daemon:
                 # The journal remembers a camera this configuration no longer has: stop trusting its view.
                 table.scene_seen({"camera": "offline", "why": "no camera in the configuration"})
             return
-        from controller.camera.feed import CameraFeed
+        from controller.camera.feed import HEALTH_FILE, CameraFeed
         from controller.camera.sim import SimScene, SimulatedDealer
         from drivers.camera import CameraError, SimulatedCamera, open_camera
         from vision.calibration import Calibration, CalibrationError
@@ -712,6 +712,7 @@ class Daemon:
             post=post,
             status=status,
             simulated=simulated,
+            health_path=self.state_dir / HEALTH_FILE,
         )
         try:
             size = (calibration.camera.width, calibration.camera.height) if calibration else None

@@ -6,6 +6,11 @@ that thread, at about `fps` frames a second, and say what they are doing in plai
 /dev/video0 or /dev/v4l/by-id/...) and reconnects by itself when the camera goes away.
 `Picamera2Camera` reads the Raspberry Pi Camera Module through libcamera (Raspberry Pi OS's
 python3-picamera2), and reconnects the same way.
+A V4L2 camera is asked for raw YUYV frames at the size and frame rate wanted, and for MJPEG
+only when the mode cannot give YUYV at that rate (USB 2 cameras often give 1920x1080 YUYV at 5
+frames a second), then at the highest JPEG quality the camera lets be set: JPEG costs the
+reader (vision/health.py warns when the frames show it). The Raspberry Pi camera gives
+uncompressed RGB frames.
 `SimulatedCamera` renders the `vision.Scene` it holds (`vision.render`), which the simulation may
 change at any moment: chips placed or taken, a hand over a zone, the blind puck moved, the camera
 knocked out of place (`bump`). Every status of the simulated camera says SIMULATED.
@@ -73,6 +78,7 @@ class Camera:
     """A camera that delivers frames to `on_frame` from its own worker thread at `fps`."""
 
     simulated = False
+    format = ""  # the frames' format as the camera agreed to it (said when it streams)
 
     def __init__(self, *, fps: float, on_frame: FrameCallback | None = None, on_status: StatusCallback | None = None):
         if not 0.1 <= fps <= 60:
@@ -117,7 +123,8 @@ class Camera:
             if frame is not None:
                 self.frames += 1
                 if self._status.state != "streaming":
-                    self._say("streaming", f"{self.name}: delivering frames at up to {self.fps:g} a second")
+                    agreed = f", {self.format}" if self.format else ""
+                    self._say("streaming", f"{self.name}: delivering frames at up to {self.fps:g} a second{agreed}")
                 callback = self.on_frame
                 if callback is not None:
                     try:
@@ -146,11 +153,42 @@ class Camera:
                     log.exception("%s: the status handler failed", self.name)
 
 
+def _fourcc(value: float) -> str:
+    """OpenCV's CAP_PROP_FOURCC number as its four letters ("YUYV", "MJPG")."""
+    code = int(value)
+    return "".join(chr((code >> (8 * i)) & 0xFF) for i in range(4))
+
+
+def _best_jpeg_quality(device: int | str) -> str:
+    """Ask a V4L2 camera for its highest JPEG quality (`compression_quality`, where the driver
+    has that control); says what came of it."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("v4l2-ctl")
+    if tool is None:
+        return "its JPEG quality could not be raised (v4l2-ctl is not installed: apt install v4l-utils)"
+    path = f"/dev/video{device}" if isinstance(device, int) else device
+    try:
+        done = subprocess.run(
+            [tool, "-d", path, "--set-ctrl=compression_quality=100"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"its JPEG quality could not be raised ({exc})"
+    if done.returncode != 0:
+        return "the camera has no JPEG quality setting (compression_quality): it sends its own"
+    return "at JPEG quality 100"
+
+
 class OpenCVCamera(Camera):
     """A camera OpenCV can open: a V4L2 device on a Pi (USB or CSI through libcamera's V4L2 layer).
 
     `device` is an index (0) or a path (/dev/video0, /dev/v4l/by-id/usb-...-video-index0);
-    `size` asks the camera for frames of that width and height (the calibration's)."""
+    `size` asks the camera for frames of that width and height (the calibration's). It is asked
+    for YUYV (raw) frames at `fps`; a mode that gives YUYV only at a lower rate is asked for
+    MJPEG instead, at its highest JPEG quality (`jpeg_quality`: v4l2-ctl's compression_quality).
+    `format` is what the camera agreed to. `make` opens a device (cv2.VideoCapture; tests pass
+    an object with its API: isOpened, set, get, read, release)."""
 
     def __init__(
         self,
@@ -160,6 +198,8 @@ class OpenCVCamera(Camera):
         size: tuple[int, int] | None = None,
         on_frame: FrameCallback | None = None,
         on_status: StatusCallback | None = None,
+        make: Callable[[int | str], Any] | None = None,
+        jpeg_quality: Callable[[int | str], str] = _best_jpeg_quality,
     ) -> None:
         if isinstance(device, bool) or not isinstance(device, int | str) or device == "":
             raise CameraError(f"camera.device = {device!r}: a device index (0) or a path (/dev/video0)")
@@ -169,6 +209,9 @@ class OpenCVCamera(Camera):
         self.size = size
         self._capture: Any = None
         self._failures = 0
+        self._make = make
+        self._jpeg_quality = jpeg_quality
+        self.format = ""  # the pixel format the camera agreed to ("YUYV", "MJPG, at JPEG quality 100")
         super().__init__(fps=fps, on_frame=on_frame, on_status=on_status)
 
     @property
@@ -190,7 +233,7 @@ class OpenCVCamera(Camera):
 
     def _open(self, cv2: Any) -> bool:
         self._say("starting" if self.frames == 0 else "reconnecting", f"{self.name}: opening")
-        capture = cv2.VideoCapture(self.device)
+        capture = (self._make or cv2.VideoCapture)(self.device)
         if not capture.isOpened():
             capture.release()
             self._lost("cannot be opened: check the cable and that the device path is right")
@@ -198,9 +241,26 @@ class OpenCVCamera(Camera):
         if self.size is not None:
             capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
             capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
+        self.format = self._pixel_format(cv2, capture)
         capture.set(cv2.CAP_PROP_BUFFERSIZE, 1)  # the newest frame, not one queued seconds ago
         self._capture = capture
+        self._say("starting" if self.frames == 0 else "reconnecting", f"{self.name}: opened, {self.format}")
         return True
+
+    def _pixel_format(self, cv2: Any, capture: Any) -> str:
+        """Ask for raw YUYV at the rate wanted, else MJPEG at its best quality; what was agreed."""
+        capture.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*"YUYV"))
+        capture.set(cv2.CAP_PROP_FPS, self.fps)
+        rate = float(capture.get(cv2.CAP_PROP_FPS) or 0.0)
+        if _fourcc(capture.get(cv2.CAP_PROP_FOURCC)) == "YUYV" and (rate <= 0 or rate >= self.fps * 0.9):
+            return "raw YUYV frames"
+        capture.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*"MJPG"))
+        capture.set(cv2.CAP_PROP_FPS, self.fps)
+        agreed = _fourcc(capture.get(cv2.CAP_PROP_FOURCC))
+        if agreed != "MJPG":
+            return f"{agreed.strip() or 'its own'} frames (neither YUYV at {self.fps:g} a second nor MJPEG)"
+        why = f"YUYV only at {rate:g} frames a second" if rate > 0 else "no YUYV in this mode"
+        return f"MJPEG ({why}), {self._jpeg_quality(self.device)}"
 
     def _lost(self, why: str) -> None:
         wait = RECONNECT_S[min(self._failures, len(RECONNECT_S) - 1)]
@@ -217,7 +277,7 @@ class OpenCVCamera(Camera):
 #: The Raspberry Pi camera's frame size when no calibration names one.
 PICAMERA2_DEFAULT_SIZE = (1280, 720)
 PICAMERA2_MISSING = (
-    "camera.backend = \"picamera2\": the picamera2 library is not installed. On Raspberry Pi OS: "
+    'camera.backend = "picamera2": the picamera2 library is not installed. On Raspberry Pi OS: '
     "sudo apt install python3-picamera2, with tablectl's venv made with --system-site-packages "
     "(hardware/install.md); it is not installed from PyPI"
 )
@@ -246,6 +306,7 @@ class Picamera2Camera(Camera):
     API (create_video_configuration, configure, start, capture_array, stop, close)."""
 
     FORMAT = "RGB888"
+    format = "uncompressed RGB888 frames"
 
     def __init__(
         self,

@@ -6,6 +6,8 @@
     calibration.py  Calibration: markers -> homography and camera pose; bumped-camera check
     reader.py       Reader.read(frame) -> FrameReading (ZoneReading, StackReading, pucks)
     stable.py       StableScene: a zone counts once it has been the same for N frames
+    fusion.py       WagerFusion: a wager's value from the frames since it last changed, never one
+    health.py       CameraHealth: lens blur, shake and JPEG quality, and the faults they make
     scene.py        Scene: a simulated table, as JSON
     render.py       render(scene): the frame a camera would see of it
     cli.py          `tablectl calibrate`, `tablectl vision render|read`

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +138,9 @@ class Reader:
         # that found the camera in place (vision/conditions.py); each frame adds its noise.
         self._on_markers = FrameConditions.sharp(tuning)
         self._last_check: CameraCheck | None = None
+        # the calibration markers' corners (px) at the last full check that found the camera in
+        # place: a shaking mount moves them from check to check (vision/health.py)
+        self.marker_corners: dict[int, FloatArray] = {}
         # each puck window as last searched, and the puck markers found in it
         self._puck_memory: dict[tuple[int, int, int, int], tuple[Image, dict[int, FloatArray]]] = {}
         self._puck_windows = self._windows(
@@ -212,6 +216,12 @@ class Reader:
         grid_px = np.concatenate(maps).astype(np.float32)
         # each zone's reading and its rows of the patches (box-averaged) as they were when it was made
         self._remembered: dict[str, _Remembered] = {}
+        # zones to read afresh on the next frame though they look the same (`reread`), and the
+        # zones read afresh on the last frame, each with why: "changed" (its patch or the light
+        # on it changed since it was read), "new" (nothing remembered: the first frame, after a
+        # move of the camera or `forget`) or "asked" (vision/fusion.py: another frame's reading)
+        self._asked: set[str] = set()
+        self.afresh: dict[str, str] = {}
         self._read_patches = np.zeros((len(grid_px), grid_px.shape[1], 3), dtype=np.uint8)
         self._map1, self._map2 = cv2.convertMaps(grid_px[..., 0], grid_px[..., 1], cv2.CV_16SC2)
         self._grid_px = grid_px
@@ -303,6 +313,7 @@ class Reader:
         t2 = time.perf_counter()
         if check.bumped or not check.verified:
             self.forget()
+            self.afresh = dict.fromkeys((g.zone.name for g in self.zones), "new")
             zones = {g.zone.name: ZoneReading.unsure(check.why) for g in self.zones}
             return FrameReading(zones, pucks, check, {"markers": (t1 - t0) * 1e3, "pucks": (t2 - t1) * 1e3})
         self._lut = None
@@ -349,6 +360,12 @@ class Reader:
         )
         self.forget()
 
+    def reread(self, zones: Iterable[str]) -> None:
+        """Read these zones afresh on the next frame even if they look as they did (a second,
+        independent reading of a wager for vision/fusion.py); they are reported in `afresh` as
+        "asked", unless their patch changed too."""
+        self._asked.update(zones)
+
     def forget(self, markers: bool = False) -> None:
         """Read every zone afresh on the next frame (the camera moved, or a caller wants the
         whole cost of a read: the speed benchmark's cold frames); with `markers`, look for the
@@ -377,6 +394,7 @@ class Reader:
         self._last_check = None
         if check.bumped or not check.verified:
             return
+        self.marker_corners = dict(seen)
         h, w = gray.shape
         marked: list[tuple[Image, FloatArray]] = []  # each marker's patch, and its corners in it
         for corners in seen.values():
@@ -474,6 +492,7 @@ class Reader:
         felt_ref = self._felt_reference(looked_at)
         if felt_ref is None:
             self.forget()
+            self.afresh = dict.fromkeys((g.zone.name for g in self.zones), "new")
             return {
                 g.zone.name: ZoneReading.blocked("the felt cannot be seen (covered or no light)") for g in self.zones
             }
@@ -488,6 +507,8 @@ class Reader:
         hidden = np.zeros(frame.shape[:2], dtype=np.uint8)  # where nearer stacks stand in the frame
         newly = np.zeros(frame.shape[:2], dtype=np.uint8)  # where what nearer zones hide changed this frame
         out: dict[str, ZoneReading] = {}
+        asked, self._asked = self._asked, set()
+        self.afresh = {}
         for g in self.zones:  # nearest first: a nearer stack may hide part of a farther zone
             name = g.zone.name
             if not g.in_view:
@@ -496,17 +517,19 @@ class Reader:
             rows = slice(g.top, g.top + g.rows)
             x0, y0, x1, y1 = g.box  # only a nearer stack standing in the patch's part of the frame counts
             before = self._remembered.get(name)
-            if (
+            same = (
                 before is not None
                 and changed is not None
                 and int(changed[rows].sum()) <= t.changed_samples
                 and float(np.max(np.abs(gain / before.gain - 1.0))) <= t.changed_light
                 and not newly[y0:y1, x0:x1].any()
-            ):
+            )
+            if same and before is not None and name not in asked:
                 out[name] = before.reading
                 if before.hides is not None:
                     cv2.fillConvexPoly(hidden, before.hides, 1)
                 continue
+            self.afresh[name] = "new" if before is None else "asked" if same else "changed"
             seen = something[rows]
             hides: npt.NDArray[np.int32] | None = None
             if not seen.any():

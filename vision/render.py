@@ -17,7 +17,7 @@ average them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,12 +137,24 @@ def draw(scene: Scene, layout: Layout | None = None) -> Drawn:
     return Drawn(canvas.image, rng.bit_generator.state)
 
 
-def expose(drawn: Drawn, scene: Scene) -> Image:
+def expose(drawn: Drawn, scene: Scene, rng: np.random.Generator | None = None) -> Image:
     """The frame the camera makes of a drawing of `scene` (or of a scene differing from it only
-    in the light's gain, the lens blur and the sensor, see `Drawn`)."""
-    rng = np.random.default_rng()
-    rng.bit_generator.state = drawn.rng_state
+    in the light's gain, the lens blur and the sensor, see `Drawn`). `rng`: a noise stream of the
+    caller's, for fresh sensor noise on each frame of a sequence (a still table filmed); without
+    it the noise is the scene's own, as `render` gives it."""
+    if rng is None:
+        rng = np.random.default_rng()
+        rng.bit_generator.state = drawn.rng_state
     return _expose(drawn.image, scene, scene.camera.model(), scene.camera.pose(), rng)
+
+
+def exposures(drawn: Drawn, scene: Scene, rng: np.random.Generator) -> Iterator[Image]:
+    """Endless frames of a still table: `expose(drawn, scene, rng)` frame after frame (fresh
+    sensor noise and a fresh JPEG on each), the light and the lens worked out once."""
+    camera, pose = scene.camera.model(), scene.camera.pose()
+    lit = _light_and_lens(drawn.image, scene, camera, pose)
+    while True:
+        yield _sensor_out(lit.copy(), scene, rng)
 
 
 def _chip_places(what: object, rng: np.random.Generator) -> list[tuple[float, float]]:
@@ -375,6 +387,11 @@ def _hand(canvas: _Canvas, layout: Layout, hand: Hand) -> None:
 def _expose(image: Image, scene: Scene, camera: CameraModel, pose: Pose, rng: np.random.Generator) -> Image:
     """Shrink to the sensor's size, then the frame's shift, lighting gain, tint, gradient,
     vignetting and glare, lens and motion blur, the tone curve, noise and JPEG."""
+    return _sensor_out(_light_and_lens(image, scene, camera, pose), scene, rng)
+
+
+def _light_and_lens(image: Image, scene: Scene, camera: CameraModel, pose: Pose) -> npt.NDArray[np.float32]:
+    """`_expose` up to the sensor's noise: the frame as light, lens and tone curve make it."""
     frame = cv2.resize(image, (camera.width, camera.height), interpolation=cv2.INTER_AREA).astype(np.float32)
     sensor = scene.sensor
     if sensor.shift_px != (0.0, 0.0) or sensor.turn_deg:
@@ -413,6 +430,12 @@ def _expose(image: Image, scene: Scene, camera: CameraModel, pose: Pose, rng: np
         frame = 128.0 + sensor.contrast * (frame - 128.0)
     if sensor.gamma != 1.0:
         frame = 255.0 * np.power(np.clip(frame, 0, 255) / 255.0, sensor.gamma, dtype=np.float32)
+    return frame
+
+
+def _sensor_out(frame: npt.NDArray[np.float32], scene: Scene, rng: np.random.Generator) -> Image:
+    """The sensor's noise on the frame, then its 8 bits and the camera's JPEG."""
+    sensor = scene.sensor
     if scene.noise > 0:
         frame += np.asarray(rng.normal(0.0, scene.noise, frame.shape), dtype=np.float32)
     out = np.asarray(np.clip(frame + 0.5, 0, 255), dtype=np.uint8)

@@ -1,12 +1,20 @@
 """CameraFeed: the reading thread between the camera and the table loop.
 
-Its own `vision.Reader` and `StableScene`, fed the newest frame by the camera's worker thread; it
-posts the settled view to the table loop only when it changes, never each frame.
+Its own `vision.Reader`, `vision.fusion.WagerFusion` (each zone's value decided from the frames
+since its wager last changed, never from one) and `StableScene` (the pucks), fed the newest
+frame by the camera's worker thread; it posts the settled view to the table loop only when it
+changes, never each frame. A frame that is the very picture read before (a simulated camera's
+still felt) is read again only for the zones fusing asked to read afresh. Its
+`vision.health.CameraHealth` watches the same frames for the faults an installer fixes (a soft
+lens, a shaking mount, a compressed stream): they go with the camera's device status (the
+Devices panel) and, when `health_path` is given, to that file for `tablectl doctor`.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -15,12 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vision.calibration import Calibration
+    from vision.fusion import FusedZone
     from vision.geometry import CameraModel
     from vision.layout import Layout
     from vision.reader import FrameReading
     from vision.stable import StableReading
 
 log = logging.getLogger(__name__)
+
+#: The camera's last measured health in the state directory (written when a fault comes or goes,
+#: and at each calibration), for `tablectl doctor`.
+HEALTH_FILE = "camera-health.json"
 
 
 class CameraFeed:
@@ -42,6 +55,7 @@ class CameraFeed:
         status: Callable[[dict[str, Any]], None],
         simulated: bool,
         offline_after_s: float = 5.0,
+        health_path: Path | None = None,
     ) -> None:
         self.layout = layout
         self.calibration = calibration
@@ -52,6 +66,8 @@ class CameraFeed:
         self.status = status
         self.simulated = simulated
         self.offline_after_s = offline_after_s
+        self.health_path = health_path
+        self.health: dict[str, Any] | None = None  # vision.health.Health.to_json() of the last frame read
         self._cv = threading.Condition()
         self._frame: Any = None
         self._stop = False
@@ -100,10 +116,16 @@ class CameraFeed:
             return frame
 
     def _run(self) -> None:
+        from vision.fusion import WagerFusion
+        from vision.health import CameraHealth
         from vision.reader import Reader
         from vision.stable import StableScene
 
         reader: Reader | None = None
+        fusion = WagerFusion()
+        fused: dict[str, FusedZone] = {}
+        watch = CameraHealth()
+        last_faults: Any = None
         stable = StableScene(self.stable_frames)
         last_frame: Any = None
         last_reading: FrameReading | None = None
@@ -118,12 +140,14 @@ class CameraFeed:
             elif self._recalibrate or reader is None:
                 reader, view = self._calibrate(frame)
                 stable = StableScene(self.stable_frames)
+                watch.reset()  # a new calibration: the lens may have been refocused, the mount fixed
+                fusion.reset()
                 last_frame = last_reading = None
                 absent.clear()
                 if reader is None:
                     continue
             if frame is not None and reader is not None:
-                if frame is last_frame and last_reading is not None:
+                if frame is last_frame and last_reading is not None and not fusion.asked:
                     reading = last_reading  # the same picture reads the same: no need to read it again
                 else:
                     try:
@@ -139,7 +163,14 @@ class CameraFeed:
                         self._deliver(view)
                         continue
                     last_frame, last_reading = frame, reading
-                view = view_of(stable.update(reading), reading, absent, self.stable_frames)
+                    fused = fusion.update(reader, reading)
+                    health = watch.update(reader, frame)
+                    self.health = health.to_json()
+                view = view_of(stable.update(reading), reading, absent, self.stable_frames, fused)
+                faults = tuple(f.words for f in watch.last.faults)
+                if faults != last_faults:
+                    last_faults = faults
+                    self._health_changed(watch.last.faults, view)
             key = _key(view)
             if key != last_key:
                 last_key = key
@@ -152,17 +183,39 @@ class CameraFeed:
             log.exception("camera: the table did not take the view")
         self.status(self.describe(view["camera"], view.get("why", "")))
 
+    def _health_changed(self, faults: Any, view: dict[str, Any]) -> None:
+        """A camera fault came or went: the Devices panel and doctor's file are told at once."""
+        for fault in faults:
+            (log.error if fault.level == "fault" else log.warning)("camera: %s", fault.words)
+        if self.health_path is not None and self.health is not None:
+            record = {"measured_at": time.time(), **self.health}
+            try:
+                temporary = self.health_path.with_name(self.health_path.name + ".tmp")
+                temporary.write_text(json.dumps(record, indent=1) + "\n")
+                os.replace(temporary, self.health_path)
+            except OSError as exc:
+                log.warning("camera: cannot write %s: %s", self.health_path, exc)
+        self.status(self.describe(view.get("camera", "ok"), view.get("why", "")))
+
     def describe(self, camera: str, why: str) -> dict[str, Any]:
-        return {
+        faults = [] if self.health is None else self.health["faults"]
+        words = "; ".join(f["words"] for f in faults)
+        message = ("SIMULATED camera: " if self.simulated else "") + (why or camera)
+        out: dict[str, Any] = {
             "installed": True,
             "simulated": self.simulated,
             "layout": self.layout.name,
             "view": camera,
-            "message": ("SIMULATED camera: " if self.simulated else "") + (why or camera),
+            "message": message + (f"; {words}" if words else ""),
             "reads": self.reads,
             "frames_skipped": self.dropped,
             "read_ms": round(self.read_ms, 1),
         }
+        if self.health is not None:
+            out["health"] = self.health
+        if any(f["level"] == "fault" for f in faults):
+            out["fault"] = words
+        return out
 
     def _calibrate(self, frame: Any) -> tuple[Any, dict[str, Any]]:
         """A Reader for this camera: from the calibration given, or measured on this frame when
@@ -188,16 +241,23 @@ class CameraFeed:
             return None, view
 
 
-def view_of(stable: StableReading, reading: FrameReading, absent: dict[str, int], frames: int) -> dict[str, Any]:
+def view_of(
+    stable: StableReading,
+    reading: FrameReading,
+    absent: dict[str, int],
+    frames: int,
+    fused: Mapping[str, FusedZone] | None = None,
+) -> dict[str, Any]:
     """The settled view the table keeps: camera state, settled zones, settled pucks. A zone still
-    settling is left out (the table keeps what it had); a puck unseen for `frames` frames is gone."""
+    settling is left out (the table keeps what it had); a puck unseen for `frames` frames is gone.
+    With `fused` (vision/fusion.py), the zones are its: decided over the frames, not `stable`'s."""
     camera = reading.camera
     if camera.bumped:
         return {"camera": "bumped", "why": camera.why}
     if not camera.verified:
         return {"camera": "unverified", "why": camera.why}
     zones: dict[str, Any] = {}
-    for name, zone in stable.zones.items():
+    for name, zone in (fused if fused is not None else stable.zones).items():
         if zone.state == "unsure" and zone.why.startswith("settling"):
             continue
         zones[name] = {"state": zone.state, "value": zone.value, "why": zone.why}

@@ -232,6 +232,10 @@ def test_a_knocked_camera_stops_the_dealer_until_the_supervisor_recalibrates_and
     expect(camera.locator("#camera-state")).to_have_text("Camera watching (simulated)")
     expect(s.locator('#devices [data-device="camera"]')).to_have_count(0)  # shown once, here
     expect(camera.locator('dd[data-key="read time"]')).to_have_text(re.compile(r"^\d+(\.\d)? ms a frame$"))
+    # the lens's sharpness measured on the markers (vision/health.py): the simulated lens is sharp
+    expect(camera.locator('dd[data-key="lens blur"]')).to_have_text(re.compile(r"^0\.\d px at the markers$"))
+    expect(camera.locator('dd[data-key="stream"]')).to_have_text("raw frames")
+    expect(camera.locator('dd[data-key="camera fault"]')).to_have_count(0)
 
     place(daemon, {}, bump=True)
     # The dealer: the badge, the banner saying why, and the stop taking over the screen.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 import serial
 
+from controller.camera.feed import HEALTH_FILE
 from controller.doctor import Check, Host, decode_throttled, format_report, has_errors, run_checks
 from controller.journal import Journal
 
@@ -467,3 +469,26 @@ def test_the_surveillance_token_is_optional_but_checked_when_set(tmp_path: Path,
     same = {**GOOD_TOKENS, "TABLECTL_SURVEILLANCE_TOKEN": GOOD_TOKENS["TABLECTL_DEALER_TOKEN"]}
     tokens = one(real_checks(replace(host, environ=same), tmp_path), "API tokens")
     assert not tokens.ok and "the surveillance token is another role's" in tokens.message
+
+
+def test_the_running_tables_camera_fault_is_in_doctor_with_its_figures(tmp_path: Path, host: Host) -> None:
+    state = tmp_path / "state"
+    assert named(sim_checks(host, tmp_path), "camera health") == []  # no camera has reported here
+    state.mkdir(exist_ok=True)
+    words = "out of focus: 1.6 px blur at the markers (the reader needs at most 1.45 px): refocus the lens"
+    record = {
+        "measured_at": 1_790_000_000,
+        "blur_px": 1.63,
+        "shake_px": 0.0,
+        "jpeg_quality": None,
+        "compressed": False,
+        "faults": [{"kind": "focus", "level": "fault", "figure": 1.63, "words": words}],
+    }
+    (state / HEALTH_FILE).write_text(json.dumps(record))
+    check = one(sim_checks(host, tmp_path), "camera health")
+    assert not check.ok and check.severity == "warning"
+    assert check.message.startswith(words + " (measured by the running table at ")
+    assert "1.6 px blur at the markers, markers moving 0.0 px frame to frame, no JPEG seen" in check.message
+    (state / HEALTH_FILE).write_text(json.dumps({**record, "blur_px": 0.8, "faults": []}))
+    fine = one(sim_checks(host, tmp_path), "camera health")
+    assert fine.ok and "0.8 px blur at the markers" in fine.message

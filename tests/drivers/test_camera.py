@@ -4,15 +4,18 @@ a real camera that cannot be found, and the settled view posted only when the fe
 from __future__ import annotations
 
 import dataclasses
+import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 
-from controller.camera.feed import CameraFeed
+from controller.camera.feed import HEALTH_FILE, CameraFeed
 from drivers.camera import CameraError, CameraStatus, OpenCVCamera, SimulatedCamera, open_camera
 from vision.calibration import Calibration
 from vision.layout import Layout
@@ -177,3 +180,100 @@ def test_the_reading_thread_posts_the_settled_view_once_and_again_only_when_the_
     finally:
         cam.stop()
         feed.stop()
+
+
+def test_a_soft_lens_is_a_camera_fault_on_the_devices_record_and_in_doctors_file(
+    layout: Layout, tmp_path: Path
+) -> None:
+    statuses: queue.Queue[dict[str, Any]] = queue.Queue()
+    feed = CameraFeed(
+        layout,
+        calibration=None,
+        calibration_path=None,
+        camera_model=Scene().camera.model(),
+        stable_frames=2,
+        post=lambda _: None,
+        status=statuses.put,
+        simulated=True,
+        health_path=tmp_path / HEALTH_FILE,
+    )
+    cam = SimulatedCamera(Scene(blur=2.2), fps=10, layout=layout, on_frame=feed.offer)
+    feed.start()
+    cam.start()
+    try:
+        while True:
+            status = statuses.get(timeout=WAIT_S)
+            if "fault" in status:
+                break
+    finally:
+        cam.stop()
+        feed.stop()
+    blur = status["health"]["blur_px"]
+    assert blur > 1.45
+    words = f"out of focus: {blur:.1f} px blur at the markers (the reader needs at most 1.45 px): refocus the lens"
+    assert status["fault"] == words
+    assert status["message"].endswith(words)
+    record = json.loads((tmp_path / HEALTH_FILE).read_text())
+    assert record["blur_px"] == blur and [f["words"] for f in record["faults"]] == [words]
+
+
+class FakeCapture:
+    """cv2.VideoCapture's API over a camera that gives YUYV up to `yuyv_fps` frames a second in
+    the mode asked for, and MJPEG at any rate."""
+
+    def __init__(self, yuyv_fps: float) -> None:
+        self.yuyv_fps = yuyv_fps
+        self.props: dict[int, float] = {}
+        self.frame = np.zeros((72, 128, 3), dtype=np.uint8)
+
+    def isOpened(self) -> bool:
+        return True
+
+    def set(self, prop: int, value: float) -> bool:
+        self.props[prop] = value
+        if prop == cv2.CAP_PROP_FPS and self.props.get(cv2.CAP_PROP_FOURCC) == cv2.VideoWriter_fourcc(*"YUYV"):
+            self.props[prop] = min(value, self.yuyv_fps)
+        return True
+
+    def get(self, prop: int) -> float:
+        return self.props.get(prop, 0.0)
+
+    def read(self) -> tuple[bool, Any]:
+        return True, self.frame
+
+    def release(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("yuyv_fps", "said"),
+    [
+        (30.0, "camera 0: delivering frames at up to 30 a second, raw YUYV frames"),
+        (
+            5.0,
+            "camera 0: delivering frames at up to 30 a second, MJPEG (YUYV only at 5 frames a second), at JPEG quality 100",
+        ),
+    ],
+)
+def test_a_v4l2_camera_is_asked_for_yuyv_and_for_its_best_mjpeg_only_when_yuyv_is_too_slow(
+    yuyv_fps: float, said: str
+) -> None:
+    capture = FakeCapture(yuyv_fps)
+    asked: list[int | str] = []
+
+    def best(device: int | str) -> str:
+        asked.append(device)
+        return "at JPEG quality 100"
+
+    statuses: queue.Queue[CameraStatus] = queue.Queue()
+    cam = OpenCVCamera(0, fps=30, size=(128, 72), make=lambda _: capture, jpeg_quality=best, on_status=statuses.put)
+    cam.start()
+    try:
+        while (status := statuses.get(timeout=WAIT_S)).state != "streaming":
+            pass
+    finally:
+        cam.stop()
+    assert status.message == said
+    wanted = "YUYV" if yuyv_fps >= 30 else "MJPG"
+    assert capture.props[cv2.CAP_PROP_FOURCC] == cv2.VideoWriter_fourcc(*wanted)
+    assert asked == ([] if wanted == "YUYV" else [0])

@@ -7,7 +7,10 @@ payout is placed in `seatN.home.payout`; a side bet's in its own payout circle.
 - Before a round, the wagers on the felt and the blind puck are the proposal of the next round.
 - After the first card, a wager that changes other than as the cards moved it is past posting.
 - When the dealer confirms the payouts, each payout circle must hold what the engine owes, and
-  every zone where a losing wager stood must be empty (payout-mismatch otherwise).
+  every zone where a losing wager stood must be empty (payout-mismatch otherwise). A payout the
+  camera is unsure of (its frames disagree, a check failed) is neither passed nor failed: it is
+  listed as not checked with the camera's reason.
+- A stack the reader finds out of square is the dealer's to put right: "square the stack".
 - In simulation, the dealer's hands move each stack where its card sends it.
 """
 
@@ -59,6 +62,14 @@ def zone_words(name: str) -> str:
         return name
     seat, spot, payout = parsed
     return f"Seat {seat} {SPOT_WORDS.get(spot, spot)}{' payout' if payout else ''}"
+
+
+def doubt_words(state: str, why: str) -> str:
+    """Why a zone has no value, for the dealer and the supervisor: a stack out of square is the
+    dealer's to put right ("square the stack"), anything else the camera's reason."""
+    if "not square" in why:
+        return "square the stack"
+    return f"{state}: {why}" if why else state
 
 
 def _chips(value: int | None) -> str:
@@ -198,7 +209,10 @@ class GrandSlamCamera:
             parsed = parse_zone(zone)
             assert parsed is not None
             state = "unread" if value is None else "paid" if value == due else "short" if value < due else "over"
-            out.append({"seat": parsed[0], "zone": zone, "owed": due, "seen": value, "state": state})
+            row: dict[str, Any] = {"seat": parsed[0], "zone": zone, "owed": due, "seen": value, "state": state}
+            if value is None:
+                row["why"] = "not read yet" if seen is None else doubt_words(seen.state, seen.why)
+            out.append(row)
         return out
 
     def _check_payouts(self, view: SceneView, number: int, settlement: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -213,7 +227,7 @@ class GrandSlamCamera:
         for row in self.payout_view(settlement, view):
             where, seen, due = zone_words(row["zone"]), row["seen"], row["owed"]
             if row["state"] == "unread":
-                unchecked.append(f"{where}: could not be read")
+                unchecked.append(f"{where}: not checked ({row['why']})")
             elif row["state"] == "short":
                 words = f"{where}: {seen} paid where {due} is owed (underpaid by {due - seen})"
                 problems.append({**row, "kind": "underpay", "words": words})
@@ -250,7 +264,7 @@ class GrandSlamCamera:
                 name = f"seat{n}.{spot}"
                 seen = view.zones.get(name)
                 if seen is None or seen.state != "ok":
-                    why = "not read yet" if seen is None else f"{seen.state}: {seen.why}" if seen.why else seen.state
+                    why = "not read yet" if seen is None else doubt_words(seen.state, seen.why)
                     unread.append(f"{zone_words(name)} ({why})")
                 elif seen.value:
                     (side if spot in SIDE_BETS else wagers)[spot] = seen.value

@@ -538,6 +538,14 @@ function renderCamera() {
     if (device.reads != null) pair(facts, "frames read", String(device.reads), "key");
     if (device.frames_skipped != null) pair(facts, "frames skipped", String(device.frames_skipped), "key");
     if (device.layout) pair(facts, "layout", String(device.layout), "key");
+    const health = device.health;
+    if (health) {
+      // vision/health.py: what an installer fixes (a soft lens, a shaking mount, a compressed stream)
+      if (typeof health.blur_px === "number") pair(facts, "lens blur", `${health.blur_px.toFixed(1)} px at the markers`, "key");
+      if (typeof health.shake_px === "number") pair(facts, "shake", `${health.shake_px.toFixed(1)} px frame to frame`, "key");
+      pair(facts, "stream", typeof health.jpeg_quality === "number" ? `JPEG, quality about ${health.jpeg_quality}` : health.compressed ? "JPEG" : "raw frames", "key");
+      for (const fault of health.faults ?? []) pair(facts, fault.level === "fault" ? "camera fault" : "camera warning", String(fault.words), "key");
+    }
     if (device.message) pair(facts, "message", String(device.message), "key");
   }
 }

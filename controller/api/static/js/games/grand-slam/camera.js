@@ -37,13 +37,14 @@ export function zoneWords(name) {
 }
 
 /**
- * How a payout circle stands, in words: "paid", "short 20", "over 10", "cannot read".
- * @param {{owed: number, seen: number | null, state: string}} row
+ * How a payout circle stands, in words: "paid", "short 20", "over 10", "cannot read (why)"
+ * (the camera's reason: "square the stack", "unsure: the frames disagree: 25 in 2 frames, 30 in 1 frame").
+ * @param {{owed: number, seen: number | null, state: string, why?: string}} row
  */
 function payoutState(row) {
   if (row.state === "short" && row.seen !== null) return `short ${row.owed - row.seen}`;
   if (row.state === "over" && row.seen !== null) return `over ${row.seen - row.owed}`;
-  if (row.state === "unread") return "cannot read";
+  if (row.state === "unread") return row.why ? `cannot read (${row.why})` : "cannot read";
   return row.state;
 }
 

@@ -1,0 +1,125 @@
+"""A wager's value decided from its frames (vision/fusion.py): agreeing readings of later frames
+make it sure, one frame never does, a disagreement is "unsure" with both values, and two cameras
+are never settled by picking one. The last test films a rendered still table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from vision.calibration import Calibration, CameraCheck
+from vision.fusion import FusedZone, WagerFusion, combine
+from vision.layout import Layout
+from vision.reader import Reader
+from vision.readings import FrameReading, StackReading, ZoneReading
+from vision.render import draw, exposures
+from vision.scene import Scene, Stack
+
+ZONE = "seat3.first"
+
+
+class Frames:
+    """A reader's side of fusing, scripted: what each frame read afresh and what it read."""
+
+    def __init__(self) -> None:
+        self.afresh: dict[str, str] = {}
+        self.asked: set[str] = set()
+
+    def reread(self, zones: Iterable[str]) -> None:
+        self.asked = set(zones)
+
+
+def _reading(zone: ZoneReading) -> FrameReading:
+    return FrameReading({ZONE: zone}, {}, CameraCheck(False, True, 0.0, 4), {})
+
+
+def _chips(value: int) -> ZoneReading:
+    return ZoneReading.ok((StackReading((value,)),))
+
+
+def _feed(fusion: WagerFusion, frames: Frames, afresh: str | None, zone: ZoneReading) -> FusedZone:
+    frames.afresh = {ZONE: afresh} if afresh else {}
+    return fusion.update(frames, _reading(zone))[ZONE]
+
+
+def test_a_value_is_sure_only_once_a_second_frame_read_afresh_agrees() -> None:
+    fusion, frames = WagerFusion(), Frames()
+    first = _feed(fusion, frames, "changed", _chips(25))
+    assert (first.state, first.value, first.why) == ("unsure", None, "settling: 1 of 2 frames agree")
+    assert frames.asked == {ZONE}  # read it again on the next frame, though it looks the same
+    # the reader kept its reading from memory: not a new frame
+    again = _feed(fusion, frames, None, _chips(25))
+    assert again.state == "unsure" and again.why == "settling: 1 of 2 frames agree"
+    sure = _feed(fusion, frames, "asked", _chips(25))
+    assert (sure.state, sure.value, sure.frames) == ("ok", 25, 2)
+    assert frames.asked == set()  # decided: no more reading afresh
+    more = _feed(fusion, frames, "new", _chips(25))  # after the reader forgot (a followed nudge)
+    assert (more.state, more.value, more.frames) == ("ok", 25, 3)
+
+
+def test_unsure_frames_between_neither_add_nor_take_and_one_frame_alone_never_gives_a_value() -> None:
+    fusion, frames = WagerFusion(window=5), Frames()
+    _feed(fusion, frames, "changed", _chips(100))
+    doubt = ZoneReading.unsure("the stack's height (21.4 mm) is between 6 and 7 chips")
+    for _ in range(3):
+        now = _feed(fusion, frames, "asked", doubt)
+        assert now.state == "unsure"
+        assert now.why == f"settling: 1 of 2 frames agree: the last frame: {doubt.why}"
+    last = _feed(fusion, frames, "asked", doubt)  # the 5th reading: the window is spent
+    assert (last.state, last.value, last.why) == ("unsure", None, doubt.why)
+    assert frames.asked == set()
+
+
+def test_frames_that_disagree_are_unsure_with_both_values_until_the_wager_changes() -> None:
+    fusion, frames = WagerFusion(), Frames()
+    _feed(fusion, frames, "changed", _chips(25))
+    _feed(fusion, frames, "asked", _chips(25))
+    split = _feed(fusion, frames, "new", _chips(30))
+    assert (split.state, split.value) == ("unsure", None)
+    assert split.why == "the frames disagree: 25 in 2 frames, 30 in 1 frame"
+    # more frames of 25 never outvote the one of 30
+    assert _feed(fusion, frames, "new", _chips(25)).why == "the frames disagree: 25 in 3 frames, 30 in 1 frame"
+    hand = _feed(fusion, frames, "changed", ZoneReading.blocked("a hand over the zone"))
+    assert (hand.state, hand.why) == ("blocked", "a hand over the zone")
+    _feed(fusion, frames, "changed", _chips(30))
+    paid = _feed(fusion, frames, "asked", _chips(30))
+    assert (paid.state, paid.value, paid.frames) == ("ok", 30, 2)
+
+
+def test_two_cameras_agree_or_the_zone_is_unsure_naming_both() -> None:
+    left = {ZONE: FusedZone("ok", 25, 3), "seat3.second": FusedZone("ok", 5, 2), "seat3.home": FusedZone("ok", 0, 2)}
+    right = {
+        ZONE: FusedZone("ok", 25, 2),
+        "seat3.second": FusedZone("ok", 10, 4),
+        "seat3.home": FusedZone("unsure", why="settling: 1 of 2 frames agree"),
+        "seat4.first": FusedZone("blocked", why="a hand"),
+    }
+    both = combine({"left": left, "right": right})
+    assert both[ZONE] == FusedZone("ok", 25, 5)
+    assert both["seat3.second"] == FusedZone(
+        "unsure", why="the cameras disagree: the left camera 5, the right camera 10"
+    )
+    assert both["seat3.home"] == FusedZone("ok", 0, 2)  # one camera unsure is no disagreement
+    assert both["seat4.first"] == FusedZone("blocked", why="a hand")
+
+
+def test_a_rendered_still_table_is_known_from_two_frames_and_a_new_chip_starts_again(layout: Layout) -> None:
+    scene = Scene(zones={ZONE: (Stack((25, 25, 5)),)}, noise=3.0, seed=4)
+    empty = Scene(noise=3.0, seed=4)
+    calibration = Calibration.from_frame(next(exposures(draw(empty), empty, np.random.default_rng(1))), layout)
+    reader, fusion = Reader(layout, calibration), WagerFusion()
+    rng = np.random.default_rng(2)
+    frames = exposures(draw(scene), scene, rng)
+    first = fusion.update(reader, reader.read(next(frames)))
+    assert first[ZONE].state == "unsure" and first[ZONE].why.startswith("settling: 1 of 2 frames agree")
+    second = fusion.update(reader, reader.read(next(frames)))
+    assert reader.afresh.get(ZONE) == "asked"
+    assert second[ZONE] == FusedZone("ok", 55, 2)
+    assert second["seat3.second"] == FusedZone("ok", 0, 2)  # the empty felt too, from two frames
+    grown = Scene(zones={ZONE: (Stack((25, 25, 5, 5)),)}, noise=3.0, seed=4)
+    more = exposures(draw(grown), grown, rng)
+    changed = fusion.update(reader, reader.read(next(more)))
+    assert reader.afresh.get(ZONE) == "changed"
+    assert changed[ZONE].state == "unsure" and changed[ZONE].why.startswith("settling")
+    assert fusion.update(reader, reader.read(next(more)))[ZONE] == FusedZone("ok", 60, 2)
