@@ -32,6 +32,7 @@ import logging
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -41,7 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("tablectl.floor.store")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Each migration takes the store from the version before it to its index + 1. Plain SQL that
 #: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
@@ -96,6 +97,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (site, table_id, seq, what)
         )""",
     ),
+    (
+        # Who is asking a table for what the store lacks (consumer.py): one ask per table at a time,
+        # whichever of several consumers makes it; a claim not released by `expires_ms` lapses.
+        """CREATE TABLE floor_claims (
+            site        TEXT   NOT NULL,
+            table_id    TEXT   NOT NULL,
+            consumer    TEXT   NOT NULL,
+            correlation TEXT   NOT NULL,
+            expires_ms  BIGINT NOT NULL,
+            PRIMARY KEY (site, table_id)
+        )""",
+    ),
 )
 
 
@@ -136,6 +149,9 @@ class AddResult:
     added: int
     repeats: int
     conflicts: int
+    #: The tables of the batch that the store holds only in part after it (a gap, or the table
+    #: said it has more): whoever wrote the rest may not have committed yet, or it was lost.
+    behind: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -250,7 +266,10 @@ class FloorStore:
         groups: dict[tuple[str, str], list[StoredEntry]] = {}
         for entry in entries:
             groups.setdefault((entry.site, entry.table), []).append(entry)
+        if self.dialect == "postgresql":
+            return self._add_batch(groups)
         added = repeats = conflicts = 0
+        behind: list[tuple[str, str]] = []
         now = _now()
         with self._transaction():
             for (site, table), group in groups.items():
@@ -304,7 +323,143 @@ class FloorStore:
                     repeats += len(fresh) - inserted
                 self._advance(site, table)
                 self._check_chain(site, table)
-        return AddResult(added, repeats, conflicts)
+                if self.progress(site, table).behind:
+                    behind.append((site, table))
+        return AddResult(added, repeats, conflicts, tuple(behind))
+
+    def _add_batch(self, groups: dict[tuple[str, str], list[StoredEntry]]) -> AddResult:
+        """PostgreSQL: the whole batch in a few set-wise statements, however many tables it spans.
+
+        Several consumers write at once (shared subscriptions spread one table's entries over all
+        of them), so each batch first locks its tables' rows in floor_tables, in one order (two
+        batches never deadlock): the contiguous mark and the chain walk of a table then see every
+        entry another consumer committed before, and no row is compared with a half-written one."""
+        keys = sorted(groups)
+        sites, tables = [k[0] for k in keys], [k[1] for k in keys]
+        batch = [e for key in keys for e in groups[key]]
+        added = repeats = conflicts = 0
+        now = _now()
+        with self._transaction():
+            self._run(
+                "INSERT INTO floor_tables (site, table_id) SELECT * FROM unnest(?::text[], ?::text[]) "
+                "ON CONFLICT (site, table_id) DO NOTHING",
+                (sites, tables),
+            )
+            self._run(
+                "SELECT 1 FROM floor_tables t JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) "
+                "ON t.site = b.site AND t.table_id = b.table_id ORDER BY t.site, t.table_id FOR UPDATE OF t",
+                (sites, tables),
+            ).fetchall()
+            there = {
+                (str(r[0]), str(r[1]), int(r[2])): StoredEntry(
+                    str(r[0]), str(r[1]), int(r[2]), "", r[3], r[4], r[5], json.loads(r[6])
+                )
+                for r in self._run(
+                    "SELECT e.site, e.table_id, e.seq, e.at, e.round, e.kind, e.body FROM floor_entries e "
+                    "JOIN unnest(?::text[], ?::text[], ?::bigint[]) AS b(site, table_id, seq) "
+                    "ON e.site = b.site AND e.table_id = b.table_id AND e.seq = b.seq",
+                    ([e.site for e in batch], [e.table for e in batch], [e.seq for e in batch]),
+                ).fetchall()
+            }
+            fresh: list[StoredEntry] = []
+            for entry in batch:
+                old = there.get((entry.site, entry.table, entry.seq))
+                if old is None:
+                    there[(entry.site, entry.table, entry.seq)] = entry  # a second copy in this batch
+                    fresh.append(entry)
+                elif old.same_as(entry):
+                    repeats += 1
+                else:
+                    conflicts += 1
+                    self._conflict(old, entry, now)
+            if fresh:
+                columns = list(zip(*[(e.site, e.table, e.seq, e.boot, e.at, e.round, e.kind, _body_text(e.body), now)
+                                     for e in fresh], strict=True))  # fmt: skip
+                inserted = int(self._run(
+                    "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
+                    "SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], "
+                    "?::text[], ?::text[], ?::text[]) ON CONFLICT (site, table_id, seq) DO NOTHING",
+                    [list(c) for c in columns],
+                ).rowcount)  # fmt: skip
+                added += inserted
+                repeats += len(fresh) - inserted
+            behind: list[tuple[str, str]] = []
+            # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
+            # the highest seq held, in one statement for the batch's tables.
+            runs = self._run(
+                "SELECT site, table_id, contiguous, reported_last, "
+                "COALESCE(MAX(seq) FILTER (WHERE island = 0), contiguous), COALESCE(MAX(seq), contiguous) FROM ("
+                "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
+                "    e.seq - t.contiguous - row_number() OVER (PARTITION BY t.site, t.table_id ORDER BY e.seq) "
+                "      AS island "
+                "  FROM floor_tables t JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) "
+                "    ON t.site = b.site AND t.table_id = b.table_id "
+                "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
+                ") x GROUP BY site, table_id, contiguous, reported_last",
+                (sites, tables),
+            ).fetchall()
+            moved: list[tuple[str, str, int]] = []
+            for site, table, contiguous, reported_last, reach, highest in runs:
+                if int(reach) > int(contiguous):
+                    moved.append((str(site), str(table), int(reach)))
+                if int(highest) > int(reach) or int(reported_last) > int(reach):
+                    behind.append((str(site), str(table)))
+            if moved:
+                self._run(
+                    "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
+                    "FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(site, table_id, reach) "
+                    "WHERE t.site = u.site AND t.table_id = u.table_id",
+                    ([m[0] for m in moved], [m[1] for m in moved], [m[2] for m in moved]),
+                )
+                for site, table, _ in moved:
+                    self._check_chain(site, table)
+        return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
+
+    def _conflict(self, old: StoredEntry, entry: StoredEntry, now: str) -> None:
+        """An entry offered again with other content: recorded and alerted, never applied."""
+        site, table = entry.site, entry.table
+        self._run(
+            "INSERT INTO floor_conflicts (site, table_id, seq, boot, stored, offered, received_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (site, table, entry.seq, entry.boot, json.dumps(old.to_json()["entry"]),
+             json.dumps(entry.to_json()["entry"]), now),
+        )  # fmt: skip
+        log.error(
+            "floor store: %s/%s entry %d came again (boot %s) different from the one stored; the "
+            "stored one is kept and the difference recorded in floor_conflicts: a replaced journal "
+            "or a table id used twice?",
+            site, table, entry.seq, entry.boot,
+        )  # fmt: skip
+        self._alert(
+            site, table, entry.seq,
+            f"sequence number {entry.seq} reused: the table sent entry {entry.seq} again with other "
+            "content (its journal was rewritten or restored from an earlier copy)",
+        )  # fmt: skip
+
+    # -- the catch-up claims (several consumers, one ask per table at a time) ----------------------
+
+    def claim(self, site: str, table: str, consumer: str, correlation: str, hold_s: float) -> bool:
+        """Take the table's catch-up claim for `hold_s` seconds; False while another ask holds it."""
+        now = int(time.time() * 1000)
+        with self._transaction():
+            row = self._run(
+                "INSERT INTO floor_claims (site, table_id, consumer, correlation, expires_ms) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (site, table_id) DO UPDATE SET consumer = excluded.consumer, "
+                "correlation = excluded.correlation, expires_ms = excluded.expires_ms "
+                "WHERE floor_claims.expires_ms < ? RETURNING consumer",
+                (site, table, consumer, correlation, now + int(hold_s * 1000), now),
+            ).fetchone()
+        return row is not None
+
+    def release(self, site: str, table: str, correlation: str) -> bool:
+        """The answer to the ask `correlation` came (to whichever consumer): its claim ends. False
+        when that ask no longer holds the claim (it lapsed and another ask took it)."""
+        with self._transaction():
+            gone = self._run(
+                "DELETE FROM floor_claims WHERE site = ? AND table_id = ? AND correlation = ?",
+                (site, table, correlation),
+            ).rowcount
+        return bool(gone)
 
     def reported(self, site: str, table: str, last: int) -> None:
         """Record the last seq the table says it has (from a catch-up reply or its status)."""
