@@ -398,8 +398,10 @@ class FloorConsumer:
         p = message.payload
         store.reported(message.site, message.table, int(p["last"]))
         correlation = getattr(props, "CorrelationData", None) if props is not None else None
-        held = isinstance(correlation, bytes) and store.release(key[0], key[1], correlation.hex())
+        asked = correlation.hex() if isinstance(correlation, bytes) else None
         if "error" in p:
+            if asked:
+                store.release(key[0], key[1], asked)
             self._say(f"{key[0]}/{key[1]} answered: {p['error']}", logging.ERROR)
             last = int(p["last"])
             store.alert(message.site, message.table, last + 1, f"the table's journal ends at {last}, before "
@@ -412,17 +414,20 @@ class FloorConsumer:
                 if not (isinstance(gap, list) and len(gap) == 2 and all(type(n) is int for n in gap)):
                     continue
                 first, last = gap
-                held_ranges = store.missing(key[0], key[1], last)
-                if any(a <= last and b >= first for a, b in held_ranges):
+                if any(a <= last and b >= first for a, b in store.missing(key[0], key[1], last)):
                     store.alert(key[0], key[1], first, f"a gap: entries {first} to {last} are not in the table's "
                                 "journal")  # fmt: skip
                     break
-        elif held and not p.get("more") and self.group is None:
+        if asked and p.get("more"):
+            then = secrets.token_bytes(8)  # the next chunk's ask takes the claim over at once
+            if store.pass_on(key[0], key[1], asked, self.consumer_id, then.hex(), self.ask_timeout_s):
+                self._ask(store, key, start=int(p["through"]), claimed=then)
+            return
+        held = asked is not None and store.release(key[0], key[1], asked)
+        if held and not isinstance(gaps, list) and self.group is None:
             # A table from before `gaps`, one consumer: it sent all it has through `through`, so
             # what the store still lacks before it is not in the table's journal (a gap).
             store.gap_reported(message.site, message.table, int(p.get("through", 0)))
-        if held and p.get("more"):
-            self._ask(store, key, start=int(p["through"]))
 
     def _answer_history(self, store: FloorStore, topic: str, props: Any) -> None:
         """A starting table asks how far the store holds its history (controller/floor/history.py)."""
@@ -436,7 +441,10 @@ class FloorConsumer:
         reply.CorrelationData = getattr(props, "CorrelationData", b"") or b""
         self._client.publish(response, schema.encode(answer), 1, properties=reply)
 
-    def _ask(self, store: FloorStore, key: Key, *, force: bool = False, start: int | None = None) -> None:
+    def _ask(
+        self, store: FloorStore, key: Key, *, force: bool = False, start: int | None = None,
+        claimed: bytes | None = None,
+    ) -> None:
         """Ask the table for what the store lacks, unless an ask is already out, from this consumer
         or another (the store's claim; `force`: ask even when the store seems whole: a table's
         lost tail shows no gap, and the ask confirms). `start`: send from there (the next chunk),
@@ -444,8 +452,8 @@ class FloorConsumer:
         progress = store.progress(*key)
         if not force and not progress.behind and start is None:
             return
-        correlation = secrets.token_bytes(8)
-        if not store.claim(key[0], key[1], self.consumer_id, correlation.hex(), self.ask_timeout_s):
+        correlation = claimed or secrets.token_bytes(8)
+        if claimed is None and not store.claim(key[0], key[1], self.consumer_id, correlation.hex(), self.ask_timeout_s):
             return  # another ask is out; its answer comes to the group, or its claim lapses
         props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
         props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)

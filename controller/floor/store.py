@@ -451,6 +451,17 @@ class FloorStore:
             ).fetchone()
         return row is not None
 
+    def pass_on(self, site: str, table: str, correlation: str, consumer: str, then: str, hold_s: float) -> bool:
+        """The answer to `correlation` says the table has more: the claim goes to the next ask
+        (`then`) in one statement, so no other ask slips in between two chunks."""
+        with self._transaction():
+            moved = self._run(
+                "UPDATE floor_claims SET consumer = ?, correlation = ?, expires_ms = ? "
+                "WHERE site = ? AND table_id = ? AND correlation = ?",
+                (consumer, then, int(time.time() * 1000) + int(hold_s * 1000), site, table, correlation),
+            ).rowcount
+        return bool(moved)
+
     def release(self, site: str, table: str, correlation: str) -> bool:
         """The answer to the ask `correlation` came (to whichever consumer): its claim ends. False
         when that ask no longer holds the claim (it lapsed and another ask took it)."""
