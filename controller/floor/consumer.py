@@ -277,8 +277,7 @@ class FloorConsumer:
                 if self._ask_all.is_set() or now >= next_probe:
                     self._ask_all.clear()
                     next_probe = now + self.probe_s
-                    for key in sorted(self._known):
-                        self._ask(store, key, force=True)
+                    self._probe(store)
                 else:
                     self._ask_behind(store, now)
             except Exception:
@@ -429,6 +428,23 @@ class FloorConsumer:
             # what the store still lacks before it is not in the table's journal (a gap).
             store.gap_reported(message.site, message.table, int(p.get("through", 0)))
 
+    def _request(self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None) -> bool:
+        """Publish one catch-up request under a claim taken; False (the claim released) if it
+        could not go out."""
+        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+        props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)
+        props.CorrelationData = correlation
+        payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": schema.REPLY_LIMIT,
+                                   "store": store.store_id}  # fmt: skip
+        if start is not None and start > after:
+            payload["from"] = start
+        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), 1, properties=props)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            store.release(key[0], key[1], correlation.hex())
+            return False  # not connected: every table is asked again at the next connection
+        self.asks += 1
+        return True
+
     def _answer_history(self, store: FloorStore, topic: str, props: Any) -> None:
         """A starting table asks how far the store holds its history (controller/floor/history.py)."""
         parts = topic.split("/")
@@ -440,6 +456,17 @@ class FloorConsumer:
         reply = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
         reply.CorrelationData = getattr(props, "CorrelationData", b"") or b""
         self._client.publish(response, schema.encode(answer), 1, properties=reply)
+
+    def _probe(self, store: FloorStore) -> None:
+        """Ask every known table, even one the store seems to hold whole (a table's lost tail
+        shows no gap, and the ask confirms): its mark and its claim read and taken for all the
+        tables at once, so a probe of 1,000 tables is a few statements, not thousands."""
+        marks = store.marks()
+        asks = {key: secrets.token_bytes(8) for key in sorted(self._known)}
+        claimed = store.claim_many([(k[0], k[1], c.hex()) for k, c in asks.items()], self.consumer_id,
+                                   self.ask_timeout_s)  # fmt: skip
+        for key in sorted(claimed):
+            self._request(store, key, asks[key], marks.get(key, 0), None)
 
     def _ask(
         self, store: FloorStore, key: Key, *, force: bool = False, start: int | None = None,
@@ -455,18 +482,8 @@ class FloorConsumer:
         correlation = claimed or secrets.token_bytes(8)
         if claimed is None and not store.claim(key[0], key[1], self.consumer_id, correlation.hex(), self.ask_timeout_s):
             return  # another ask is out; its answer comes to the group, or its claim lapses
-        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-        props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)
-        props.CorrelationData = correlation
-        payload: dict[str, Any] = {"v": schema.VERSION, "after": progress.contiguous, "limit": schema.REPLY_LIMIT,
-                                   "store": store.store_id}  # fmt: skip
-        if start is not None and start > progress.contiguous:
-            payload["from"] = start
-        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), 1, properties=props)
-        if info.rc != mqtt.MQTT_ERR_SUCCESS:
-            store.release(key[0], key[1], correlation.hex())
-            return  # not connected: every table is asked again at the next connection
-        self.asks += 1
+        if not self._request(store, key, correlation, progress.contiguous, start):
+            return
         if progress.behind and start is None:
             log.info(
                 "floor store: %s/%s: stored through %d, the table has %d; asking it for the rest",

@@ -411,8 +411,7 @@ class FloorStore:
                     "WHERE t.site = u.site AND t.table_id = u.table_id",
                     ([m[0] for m in moved], [m[1] for m in moved], [m[2] for m in moved]),
                 )
-                for site, table, _ in moved:
-                    self._check_chain(site, table)
+                self._check_chains([(site, table) for site, table, _ in moved])
         return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
 
     def _conflict(self, old: StoredEntry, entry: StoredEntry, now: str) -> None:
@@ -450,6 +449,29 @@ class FloorStore:
                 (site, table, consumer, correlation, now + int(hold_s * 1000), now),
             ).fetchone()
         return row is not None
+
+    def claim_many(self, asks: Sequence[tuple[str, str, str]], consumer: str, hold_s: float) -> set[tuple[str, str]]:
+        """`claim` for many tables at once, (site, table, correlation) each: the tables claimed."""
+        if self.dialect != "postgresql":
+            return {(s, t) for s, t, c in asks if self.claim(s, t, consumer, c, hold_s)}
+        now = int(time.time() * 1000)
+        with self._transaction():
+            rows = self._run(
+                "INSERT INTO floor_claims (site, table_id, consumer, correlation, expires_ms) "
+                "SELECT site, table_id, ?, correlation, ? FROM unnest(?::text[], ?::text[], ?::text[]) "
+                "AS b(site, table_id, correlation) ORDER BY site, table_id "
+                "ON CONFLICT (site, table_id) DO UPDATE SET consumer = excluded.consumer, "
+                "correlation = excluded.correlation, expires_ms = excluded.expires_ms "
+                "WHERE floor_claims.expires_ms < ? RETURNING site, table_id",
+                (consumer, now + int(hold_s * 1000), [a[0] for a in asks], [a[1] for a in asks],
+                 [a[2] for a in asks], now),
+            ).fetchall()  # fmt: skip
+        return {(str(r[0]), str(r[1])) for r in rows}
+
+    def marks(self) -> dict[tuple[str, str], int]:
+        """Every table's contiguous mark (what the store confirms to it), in one read."""
+        rows = self._run("SELECT site, table_id, contiguous FROM floor_tables").fetchall()
+        return {(str(r[0]), str(r[1])): int(r[2]) for r in rows}
 
     def pass_on(self, site: str, table: str, correlation: str, consumer: str, then: str, hold_s: float) -> bool:
         """The answer to `correlation` says the table has more: the claim goes to the next ask
@@ -504,18 +526,31 @@ class FloorStore:
 
     def _check_chain(self, site: str, table: str) -> None:
         """Walk the chain over the contiguous entries not walked yet; stop at the first bad one."""
-        from controller.chainhead import ChainWalk
-
         row = self._run(
             "SELECT contiguous, chain_seq, chain, table_key, head_seq FROM floor_tables "
             "WHERE site = ? AND table_id = ?",
             (site, table),
         ).fetchone()
-        contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
-        if chain_seq >= contiguous:
+        if int(row[1]) >= int(row[0]):
             return
+        walked = self._walk_chain(site, table, row, self.entries(site, table, after=int(row[1])))
+        self._run(
+            "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
+            "WHERE site = ? AND table_id = ?",
+            (*walked, site, table),
+        )
+
+    def _walk_chain(
+        self, site: str, table: str, row: Sequence[Any], entries: Iterable[StoredEntry]
+    ) -> tuple[int, str, str | None, int]:
+        """The walk itself, over `entries` (in order, from the row's chain_seq on): where it ends
+        (chain_seq, chain, table_key, head_seq). `row`: contiguous, chain_seq, chain, table_key,
+        head_seq as floor_tables holds them."""
+        from controller.chainhead import ChainWalk
+
+        contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
         walk = ChainWalk(table, chain_seq, chain, key)
-        for entry in self.entries(site, table, after=chain_seq):
+        for entry in entries:
             if entry.seq > contiguous:
                 break
             problem = walk.add(entry.seq, entry.at, entry.round, entry.kind, entry.body)
@@ -524,11 +559,41 @@ class FloorStore:
                 break
             if entry.kind == "chain-head":
                 head_seq = entry.seq
+        return walk.seq, walk.chain, walk.key, head_seq
+
+    def _check_chains(self, keys: Sequence[tuple[str, str]]) -> None:
+        """PostgreSQL: `_check_chain` for many tables in three statements (their rows, their
+        entries not walked yet, the walks' ends), the walk the same."""
+        sites, tables = [k[0] for k in keys], [k[1] for k in keys]
+        rows = {
+            (str(r[0]), str(r[1])): r[2:]
+            for r in self._run(
+                "SELECT t.site, t.table_id, t.contiguous, t.chain_seq, t.chain, t.table_key, t.head_seq "
+                "FROM floor_tables t JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) "
+                "ON t.site = b.site AND t.table_id = b.table_id WHERE t.chain_seq < t.contiguous",
+                (sites, tables),
+            ).fetchall()
+        }
+        if not rows:
+            return
+        pending: dict[tuple[str, str], list[StoredEntry]] = {key: [] for key in rows}
+        for site, table, seq, boot, at, rnd, kind, body in self._run(
+            "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
+            "JOIN floor_tables t ON e.site = t.site AND e.table_id = t.table_id "
+            "JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) ON t.site = b.site AND t.table_id = b.table_id "
+            "WHERE e.seq > t.chain_seq AND e.seq <= t.contiguous ORDER BY e.site, e.table_id, e.seq",
+            ([k[0] for k in rows], [k[1] for k in rows]),
+        ):
+            rnd = None if rnd is None else int(rnd)
+            pending[(site, table)].append(StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body)))
+        ends = [(key, self._walk_chain(key[0], key[1], row, pending[key])) for key, row in rows.items()]
         self._run(
-            "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
-            "WHERE site = ? AND table_id = ?",
-            (walk.seq, walk.chain, walk.key, head_seq, site, table),
-        )
+            "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "
+            "FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[]) "
+            "AS u(site, table_id, seq, chain, key, head) WHERE t.site = u.site AND t.table_id = u.table_id",
+            ([k[0] for k, _ in ends], [k[1] for k, _ in ends], [e[0] for _, e in ends], [e[1] for _, e in ends],
+             [e[2] for _, e in ends], [e[3] for _, e in ends]),
+        )  # fmt: skip
 
     def _alert(self, site: str, table: str, seq: int, what: str) -> None:
         """A floor alert: logged and kept (once for the same entry and words)."""
