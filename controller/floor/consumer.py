@@ -332,6 +332,7 @@ class FloorConsumer:
         entries: list[StoredEntry] = []
         replied: list[StoredEntry] = []
         ends: list[tuple[schema.FloorMessage, Any]] = []
+        statuses: dict[Key, int] = {}
         for topic, payload, props, _mid, _qos in batch:
             if topic.endswith("/history/request"):
                 self._answer_history(store, topic, props)
@@ -360,8 +361,11 @@ class FloorConsumer:
             elif message.kind == "end":
                 ends.append((message, props))
             elif message.kind == "status" and isinstance(p.get("last"), int):
-                store.reported(message.site, message.table, int(p["last"]))
-                self._check_behind(store, key)
+                statuses[key] = max(statuses.get(key, 0), int(p["last"]))
+        if statuses:  # the tables' own word on how far their journals go, for the batch at once
+            now = time.monotonic()
+            for key in store.reported_many(statuses):
+                self._behind.setdefault(key, now)
         behind: set[Key] = set()
         for group in (entries, replied):
             if not group:
@@ -385,10 +389,6 @@ class FloorConsumer:
                 self._behind.pop(key, None)
         for message, props in ends:
             self._ended(store, message, props)
-
-    def _check_behind(self, store: FloorStore, key: Key) -> None:
-        if store.progress(*key).behind:
-            self._behind.setdefault(key, time.monotonic())
 
     def _ended(self, store: FloorStore, message: schema.FloorMessage, props: Any) -> None:
         """A reply's `end`, whichever consumer of the group asked: the claim ends, a hole in the

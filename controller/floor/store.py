@@ -183,6 +183,13 @@ def _body_text(body: dict[str, Any]) -> str:
     return json.dumps(body, separators=(",", ":"), sort_keys=True)  # as the journal writes it
 
 
+def _rows(**columns: Sequence[Any]) -> str:
+    """Columns of equal length as one JSON parameter for PostgreSQL's json_to_recordset: a whole
+    batch in one text value (psycopg's pure-Python array adaptation costs more than the query)."""
+    names = list(columns)
+    return json.dumps([dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)])
+
+
 def redact(url: str) -> str:
     """The store URL as logs and errors show it: without a password."""
     parts = urlsplit(url)
@@ -341,14 +348,15 @@ class FloorStore:
         now = _now()
         with self._transaction():
             self._run(
-                "INSERT INTO floor_tables (site, table_id) SELECT * FROM unnest(?::text[], ?::text[]) "
+                "INSERT INTO floor_tables (site, table_id) "
+                "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text) "
                 "ON CONFLICT (site, table_id) DO NOTHING",
-                (sites, tables),
+                (_rows(site=sites, table_id=tables),),
             )
             self._run(
-                "SELECT 1 FROM floor_tables t JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) "
+                "SELECT 1 FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
                 "ON t.site = b.site AND t.table_id = b.table_id ORDER BY t.site, t.table_id FOR UPDATE OF t",
-                (sites, tables),
+                (_rows(site=sites, table_id=tables),),
             ).fetchall()
             there = {
                 (str(r[0]), str(r[1]), int(r[2])): StoredEntry(
@@ -356,9 +364,13 @@ class FloorStore:
                 )
                 for r in self._run(
                     "SELECT e.site, e.table_id, e.seq, e.at, e.round, e.kind, e.body FROM floor_entries e "
-                    "JOIN unnest(?::text[], ?::text[], ?::bigint[]) AS b(site, table_id, seq) "
+                    "JOIN json_to_recordset(?::json) AS b(site text, table_id text, seq bigint) "
                     "ON e.site = b.site AND e.table_id = b.table_id AND e.seq = b.seq",
-                    ([e.site for e in batch], [e.table for e in batch], [e.seq for e in batch]),
+                    (
+                        _rows(
+                            site=[e.site for e in batch], table_id=[e.table for e in batch], seq=[e.seq for e in batch]
+                        ),
+                    ),
                 ).fetchall()
             }
             fresh: list[StoredEntry] = []
@@ -377,9 +389,11 @@ class FloorStore:
                                      for e in fresh], strict=True))  # fmt: skip
                 inserted = int(self._run(
                     "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
-                    "SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], "
-                    "?::text[], ?::text[], ?::text[]) ON CONFLICT (site, table_id, seq) DO NOTHING",
-                    [list(c) for c in columns],
+                    "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text, seq bigint, boot text, "
+                    "at text, round bigint, kind text, body text, received_at text) "
+                    "ON CONFLICT (site, table_id, seq) DO NOTHING",
+                    (_rows(**dict(zip(("site", "table_id", "seq", "boot", "at", "round", "kind", "body", "received_at"),
+                                      columns, strict=True))),),
                 ).rowcount)  # fmt: skip
                 added += inserted
                 repeats += len(fresh) - inserted
@@ -392,11 +406,11 @@ class FloorStore:
                 "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
                 "    e.seq - t.contiguous - row_number() OVER (PARTITION BY t.site, t.table_id ORDER BY e.seq) "
                 "      AS island "
-                "  FROM floor_tables t JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) "
+                "  FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
                 "    ON t.site = b.site AND t.table_id = b.table_id "
                 "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
                 ") x GROUP BY site, table_id, contiguous, reported_last",
-                (sites, tables),
+                (_rows(site=sites, table_id=tables),),
             ).fetchall()
             moved: list[tuple[str, str, int]] = []
             for site, table, contiguous, reported_last, reach, highest in runs:
@@ -407,9 +421,9 @@ class FloorStore:
             if moved:
                 self._run(
                     "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
-                    "FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(site, table_id, reach) "
+                    "FROM json_to_recordset(?::json) AS u(site text, table_id text, reach bigint) "
                     "WHERE t.site = u.site AND t.table_id = u.table_id",
-                    ([m[0] for m in moved], [m[1] for m in moved], [m[2] for m in moved]),
+                    (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
                 )
                 self._check_chains([(site, table) for site, table, _ in moved])
         return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
@@ -458,13 +472,14 @@ class FloorStore:
         with self._transaction():
             rows = self._run(
                 "INSERT INTO floor_claims (site, table_id, consumer, correlation, expires_ms) "
-                "SELECT site, table_id, ?, correlation, ? FROM unnest(?::text[], ?::text[], ?::text[]) "
-                "AS b(site, table_id, correlation) ORDER BY site, table_id "
+                "SELECT site, table_id, ?, correlation, ? FROM json_to_recordset(?::json) "
+                "AS b(site text, table_id text, correlation text) ORDER BY site, table_id "
                 "ON CONFLICT (site, table_id) DO UPDATE SET consumer = excluded.consumer, "
                 "correlation = excluded.correlation, expires_ms = excluded.expires_ms "
                 "WHERE floor_claims.expires_ms < ? RETURNING site, table_id",
-                (consumer, now + int(hold_s * 1000), [a[0] for a in asks], [a[1] for a in asks],
-                 [a[2] for a in asks], now),
+                (consumer, now + int(hold_s * 1000),
+                 _rows(site=[a[0] for a in asks], table_id=[a[1] for a in asks], correlation=[a[2] for a in asks]),
+                 now),
             ).fetchall()  # fmt: skip
         return {(str(r[0]), str(r[1])) for r in rows}
 
@@ -504,6 +519,25 @@ class FloorStore:
                 f"{greatest}(floor_tables.reported_last, excluded.reported_last)",
                 (site, table, last),
             )
+
+    def reported_many(self, lasts: dict[tuple[str, str], int]) -> list[tuple[str, str]]:
+        """`reported` for many tables in one transaction (a batch's status messages); the tables
+        whose journal goes further than the store holds them whole."""
+        if self.dialect != "postgresql":
+            for (site, table), last in lasts.items():
+                self.reported(site, table, last)
+            return [key for key in lasts if self.progress(*key).behind]
+        keys = sorted(lasts)
+        with self._transaction():
+            rows = self._run(
+                "INSERT INTO floor_tables (site, table_id, reported_last) "
+                "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text, last bigint) ORDER BY 1, 2 "
+                "ON CONFLICT (site, table_id) DO UPDATE SET reported_last = "
+                "GREATEST(floor_tables.reported_last, excluded.reported_last) "
+                "RETURNING site, table_id, contiguous, reported_last",
+                (_rows(site=[k[0] for k in keys], table_id=[k[1] for k in keys], last=[lasts[k] for k in keys]),),
+            ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows if int(r[3]) > int(r[2])]
 
     def _advance(self, site: str, table: str) -> None:
         row = self._run("SELECT contiguous FROM floor_tables WHERE site = ? AND table_id = ?", (site, table)).fetchone()
@@ -569,9 +603,9 @@ class FloorStore:
             (str(r[0]), str(r[1])): r[2:]
             for r in self._run(
                 "SELECT t.site, t.table_id, t.contiguous, t.chain_seq, t.chain, t.table_key, t.head_seq "
-                "FROM floor_tables t JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) "
+                "FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
                 "ON t.site = b.site AND t.table_id = b.table_id WHERE t.chain_seq < t.contiguous",
-                (sites, tables),
+                (_rows(site=sites, table_id=tables),),
             ).fetchall()
         }
         if not rows:
@@ -580,19 +614,20 @@ class FloorStore:
         for site, table, seq, boot, at, rnd, kind, body in self._run(
             "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
             "JOIN floor_tables t ON e.site = t.site AND e.table_id = t.table_id "
-            "JOIN unnest(?::text[], ?::text[]) AS b(site, table_id) ON t.site = b.site AND t.table_id = b.table_id "
+            "JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+            "ON t.site = b.site AND t.table_id = b.table_id "
             "WHERE e.seq > t.chain_seq AND e.seq <= t.contiguous ORDER BY e.site, e.table_id, e.seq",
-            ([k[0] for k in rows], [k[1] for k in rows]),
+            (_rows(site=[k[0] for k in rows], table_id=[k[1] for k in rows]),),
         ):
             rnd = None if rnd is None else int(rnd)
             pending[(site, table)].append(StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body)))
         ends = [(key, self._walk_chain(key[0], key[1], row, pending[key])) for key, row in rows.items()]
         self._run(
             "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "
-            "FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bigint[]) "
-            "AS u(site, table_id, seq, chain, key, head) WHERE t.site = u.site AND t.table_id = u.table_id",
-            ([k[0] for k, _ in ends], [k[1] for k, _ in ends], [e[0] for _, e in ends], [e[1] for _, e in ends],
-             [e[2] for _, e in ends], [e[3] for _, e in ends]),
+            "FROM json_to_recordset(?::json) AS u(site text, table_id text, seq bigint, chain text, key text, "
+            "head bigint) WHERE t.site = u.site AND t.table_id = u.table_id",
+            (_rows(site=[k[0] for k, _ in ends], table_id=[k[1] for k, _ in ends], seq=[e[0] for _, e in ends],
+                   chain=[e[1] for _, e in ends], key=[e[2] for _, e in ends], head=[e[3] for _, e in ends]),),
         )  # fmt: skip
 
     def _alert(self, site: str, table: str, seq: int, what: str) -> None:
