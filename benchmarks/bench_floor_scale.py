@@ -49,14 +49,17 @@ from controller.table import Table
 SITE = "scale"
 TABLES = 1000
 CONSUMERS = (1, 2, 4)
-LIVE_S = 12.0
-BURST_S = 6.0
-AFTER_S = 6.0
-FLOOD = 40
-HOUR_TABLES = 5
+LIVE_S = 10.0
+BURST_S = 4.0
+AFTER_S = 4.0
+FLOOD = 20
+HOUR_TABLES = 2
 HOUR = 3600
 DAY = 86_400
 GROUP = "floor-stores"
+#: Each phase's bound: a store that has not filled by then did not keep up (recorded, not waited for).
+PHASE_S = 30.0
+DAY_S = 45.0
 REPO = Path(__file__).resolve().parents[1]
 #: PostgreSQL settings of the floor server (hardware/floor.md): durable commits, room for the WAL.
 PG_SETTINGS = {
@@ -106,6 +109,14 @@ def _wait(done: Any, timeout: float, words: str, every: float = 0.1) -> float:
             raise RuntimeError(words)
         time.sleep(every)
     return time.time()
+
+
+def _within(done: Any, timeout: float, every: float = 0.1) -> float | None:
+    """When `done` came true (unix time), or None if not within `timeout` seconds."""
+    try:
+        return _wait(done, timeout, "", every)
+    except RuntimeError:
+        return None
 
 
 @contextmanager
@@ -241,7 +252,11 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         generator.do(f"rate 5 {BURST_S}")
         generator.do(f"rate 1 {AFTER_S}")
         live_total = TABLES * round(LIVE_S + 5 * BURST_S + AFTER_S)
-        _wait(lambda: stored() >= live_total, 300, "the live entries did not all arrive")
+        live_end = time.time()
+        if _within(lambda: stored() >= live_total, PHASE_S) is None:
+            return {"consumers": consumers, "kept_up": False, "consumer_rss": sampler.report(),
+                    "live": f"{stored()} of {live_total} entries stored {PHASE_S} s after the live load ended "
+                            f"at {live_end:.0f}: the store did not keep up; the other phases were not run"}  # fmt: skip
         steady_last = round(LIVE_S)
         burst_last = steady_last + round(5 * BURST_S)
         live_last = burst_last + round(AFTER_S)
@@ -260,12 +275,13 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         before = stored()
         sent, published = generator.do(f"flood {FLOOD}")
         flood_total = before + TABLES * FLOOD
-        done = _wait(lambda: stored() >= flood_total, 300, "the flood did not all arrive", every=0.02)
+        flood_done = _within(lambda: stored() >= flood_total, PHASE_S, every=0.02)
+        done = flood_done if flood_done is not None else time.time()
         first = db.execute(
             "SELECT MIN(EXTRACT(EPOCH FROM at::timestamptz)) FROM floor_entries WHERE seq > %s", (live_last,)
         ).fetchone()
         start = float(first[0]) if first and first[0] is not None else sent
-        ingest = {"entries": TABLES * FLOOD, "seconds": round(done - start, 2),
+        ingest = {"entries": TABLES * FLOOD, "seconds": round(done - start, 2), "complete": flood_done is not None,
                   "entries_per_s": round(TABLES * FLOOD / (done - start)),
                   "generator_published_per_s": round(TABLES * FLOOD / (published - start))}  # fmt: skip
 
@@ -282,13 +298,13 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         started = time.time()
         for table in hours:
             generator.do(f"behind {table} {HOUR}")
-        done = _wait(lambda: held(hours, HOUR), 600, "the hour behind was not caught up")
-        behind = {"tables": HOUR_TABLES, "entries": HOUR_TABLES * HOUR, "seconds": round(done - started, 2),
-                  "entries_per_s": round(HOUR_TABLES * HOUR / (done - started))}  # fmt: skip
+        hour_done = _within(lambda: held(hours, HOUR), PHASE_S)
+        behind = _caught_up(db, hours, HOUR, started, hour_done)
         started = time.time()
-        generator.do(f"behind DAY {DAY}")
-        done = _wait(lambda: held(["DAY"], DAY), 900, "the table-day was not caught up")
-        day = {"entries": DAY, "seconds": round(done - started, 2), "entries_per_s": round(DAY / (done - started))}
+        day_name = f"DAY{consumers}"
+        generator.do(f"behind {day_name} {DAY}")
+        day_done = _within(lambda: held([day_name], DAY), DAY_S)
+        day = _caught_up(db, [day_name], DAY, started, day_done)
         sampler.sample()
         count = stored()
         expected = flood_total + HOUR_TABLES * HOUR + DAY
@@ -296,10 +312,12 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
             "SELECT COUNT(*) FROM (SELECT 1 FROM floor_entries GROUP BY site, table_id, seq HAVING COUNT(*) > 1) x"
         ).fetchone()
         alerts = db.execute("SELECT COUNT(*) FROM floor_alerts").fetchone()
-        if count != expected:
+        complete = flood_done is not None and hour_done is not None and day_done is not None
+        if complete and count != expected:
             raise RuntimeError(f"{consumers} consumer(s): the store holds {count} entries, not {expected}")
         return {
             "consumers": consumers,
+            "kept_up": True,
             "lag": lag,
             "ingest": ingest,
             "hour_behind": behind,
@@ -325,6 +343,19 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
                 p.wait()
 
 
+def _caught_up(db: Any, tables: list[str], count: int, started: float, done: float | None) -> dict[str, Any]:
+    if done is not None:
+        return {"tables": len(tables), "entries": len(tables) * count, "seconds": round(done - started, 2),
+                "entries_per_s": round(len(tables) * count / (done - started))}  # fmt: skip
+    row = db.execute(
+        "SELECT COALESCE(SUM(contiguous), 0) FROM floor_tables WHERE site = %s AND table_id = ANY(%s)", (SITE, tables)
+    ).fetchone()
+    held = int(row[0]) if row else 0
+    seconds = time.time() - started
+    return {"tables": len(tables), "entries": len(tables) * count, "complete": False, "held": held,
+            "seconds": round(seconds, 1), "entries_per_s": round(held / seconds)}  # fmt: skip
+
+
 def make_template(home: Path) -> Path:
     """Real Grand Slam entries (a few hundred rounds), the signed chain heads left out."""
     table = Table(Journal(home / "template.sqlite3"), game="grand-slam", rules={}, table_id="T", simulated=True)
@@ -346,12 +377,17 @@ def run() -> dict[str, Any]:
             runs.append(one_run(consumers, pg, port, template, home))
     load_after = os.getloadavg()
     by = {r["consumers"]: r for r in runs}
+    kept = [r for r in runs if r["kept_up"]]
     goals = {
-        "lag_p99_under_1s_at_1000_tables_1_per_s": all(r["lag"]["steady"]["p99_s"] < 1.0 for r in runs),
-        "ingest_10000_per_s_with_4_consumers": by[4]["ingest"]["entries_per_s"] >= 10_000,
-        "table_day_under_10s": min(r["table_day"]["seconds"] for r in runs) < 10.0,
+        "lag_p99_under_1s_at_1000_tables_1_per_s": {
+            str(r["consumers"]): r["kept_up"] and r["lag"]["steady"]["p99_s"] < 1.0 for r in runs
+        },
+        "ingest_10000_per_s_with_4_consumers": by[4]["kept_up"] and by[4]["ingest"]["entries_per_s"] >= 10_000,
+        "table_day_under_10s": any(
+            r["table_day"].get("complete", True) and r["table_day"]["seconds"] < 10 for r in kept
+        ),
     }
-    hour_rate = max(r["hour_behind"]["entries_per_s"] for r in runs)
+    hour_rate = max([r["hour_behind"]["entries_per_s"] for r in kept] or [1])
     return {
         "name": "floor_scale",
         "what": (
@@ -360,7 +396,7 @@ def run() -> dict[str, Any]:
             "table and in a 5x burst, ingest entries/s, an hour behind and a table-day caught up, consumer RSS"
         ),
         "reference": "the goal: 10,000 entries/s ingest with 4 consumers",
-        "ratio": round(by[4]["ingest"]["entries_per_s"] / 10_000, 3),
+        "ratio": round(by[4]["ingest"]["entries_per_s"] / 10_000, 3) if by[4]["kept_up"] else 0.0,
         "goals_met": goals,
         "hour_behind_at_1000_tables_extrapolated_s": round(TABLES * HOUR / hour_rate),
         "load_average_before": [round(x, 2) for x in load_before],

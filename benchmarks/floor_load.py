@@ -151,7 +151,7 @@ class Floor:
             end = {"v": schema.VERSION, "site": self.site, "table": table, "boot": BOOT, "reply": "end",
                    "after": request["after"], "through": max(through, start), "last": last, "more": through < last,
                    "gaps": []}  # fmt: skip
-            self.client.publish(response, schema.encode(end), 1, properties=out).wait_for_publish(60)
+            self.client.publish(response, schema.encode(end), 1, properties=out)  # queued: a table answers at once
 
 
 def main() -> int:
