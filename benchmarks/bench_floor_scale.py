@@ -248,15 +248,19 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         _wait(lambda: int(db.execute("SELECT COUNT(*) FROM floor_tables").fetchone()[0]) >= TABLES,  # type: ignore[index]
               120, "the tables' statuses did not arrive")  # fmt: skip
         # -- live: 1 a second, the burst at 5, 1 again --
+        live_start = time.time()
         generator.do(f"rate 1 {LIVE_S}")
         generator.do(f"rate 5 {BURST_S}")
         generator.do(f"rate 1 {AFTER_S}")
         live_total = TABLES * round(LIVE_S + 5 * BURST_S + AFTER_S)
         live_end = time.time()
         if _within(lambda: stored() >= live_total, PHASE_S) is None:
+            got = stored()
             return {"consumers": consumers, "kept_up": False, "consumer_rss": sampler.report(),
-                    "live": f"{stored()} of {live_total} entries stored {PHASE_S} s after the live load ended "
-                            f"at {live_end:.0f}: the store did not keep up; the other phases were not run"}  # fmt: skip
+                    "live": f"{got} of {live_total} entries stored {PHASE_S:.0f} s after the live load ended: "
+                            "the store did not keep up; the other phases were not run",
+                    "stored_per_s": round(got / (time.time() - live_start)),
+                    "offered_per_s": round(live_total / (live_end - live_start))}  # fmt: skip
         steady_last = round(LIVE_S)
         burst_last = steady_last + round(5 * BURST_S)
         live_last = burst_last + round(AFTER_S)
@@ -387,7 +391,7 @@ def run() -> dict[str, Any]:
             r["table_day"].get("complete", True) and r["table_day"]["seconds"] < 10 for r in kept
         ),
     }
-    hour_rate = max([r["hour_behind"]["entries_per_s"] for r in kept] or [1])
+    hour_rate = max([r["hour_behind"]["entries_per_s"] for r in kept] or [0])
     return {
         "name": "floor_scale",
         "what": (
@@ -398,7 +402,7 @@ def run() -> dict[str, Any]:
         "reference": "the goal: 10,000 entries/s ingest with 4 consumers",
         "ratio": round(by[4]["ingest"]["entries_per_s"] / 10_000, 3) if by[4]["kept_up"] else 0.0,
         "goals_met": goals,
-        "hour_behind_at_1000_tables_extrapolated_s": round(TABLES * HOUR / hour_rate),
+        "hour_behind_at_1000_tables_extrapolated_s": round(TABLES * HOUR / hour_rate) if hour_rate else None,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "cores": os.cpu_count(),

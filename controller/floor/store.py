@@ -43,6 +43,8 @@ from urllib.parse import urlsplit, urlunsplit
 log = logging.getLogger("tablectl.floor.store")
 
 SCHEMA_VERSION = 4
+#: A batch's own entries are walked from memory when the walk covers at most this many.
+BATCH_WALK = 5000
 
 #: Each migration takes the store from the version before it to its index + 1. Plain SQL that
 #: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
@@ -425,7 +427,7 @@ class FloorStore:
                     "WHERE t.site = u.site AND t.table_id = u.table_id",
                     (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
                 )
-                self._check_chains([(site, table) for site, table, _ in moved])
+                self._check_chains([(site, table) for site, table, _ in moved], there)
         return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
 
     def _conflict(self, old: StoredEntry, entry: StoredEntry, now: str) -> None:
@@ -595,9 +597,12 @@ class FloorStore:
                 head_seq = entry.seq
         return walk.seq, walk.chain, walk.key, head_seq
 
-    def _check_chains(self, keys: Sequence[tuple[str, str]]) -> None:
+    def _check_chains(
+        self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry] | None = None
+    ) -> None:
         """PostgreSQL: `_check_chain` for many tables in three statements (their rows, their
-        entries not walked yet, the walks' ends), the walk the same."""
+        entries not walked yet, the walks' ends), the walk the same. `known`: entries the caller
+        holds (the batch, as stored): a table whose entries to walk are all there is not read back."""
         sites, tables = [k[0] for k in keys], [k[1] for k in keys]
         rows = {
             (str(r[0]), str(r[1])): r[2:]
@@ -610,14 +615,23 @@ class FloorStore:
         }
         if not rows:
             return
-        pending: dict[tuple[str, str], list[StoredEntry]] = {key: [] for key in rows}
-        for site, table, seq, boot, at, rnd, kind, body in self._run(
+        pending: dict[tuple[str, str], list[StoredEntry]] = {}
+        for key, row in rows.items():
+            first, last = int(row[1]) + 1, int(row[0])
+            if known and last - first < BATCH_WALK:
+                held = [known.get((key[0], key[1], seq)) for seq in range(first, last + 1)]
+                if all(e is not None for e in held):
+                    pending[key] = [e for e in held if e is not None]
+        fetch = [key for key in rows if key not in pending]
+        for key in fetch:
+            pending[key] = []
+        for site, table, seq, boot, at, rnd, kind, body in () if not fetch else self._run(
             "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
             "JOIN floor_tables t ON e.site = t.site AND e.table_id = t.table_id "
             "JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
             "ON t.site = b.site AND t.table_id = b.table_id "
             "WHERE e.seq > t.chain_seq AND e.seq <= t.contiguous ORDER BY e.site, e.table_id, e.seq",
-            (_rows(site=[k[0] for k in rows], table_id=[k[1] for k in rows]),),
+            (_rows(site=[k[0] for k in fetch], table_id=[k[1] for k in fetch]),),
         ):
             rnd = None if rnd is None else int(rnd)
             pending[(site, table)].append(StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body)))
