@@ -5,12 +5,19 @@ forgets sessions and queued messages. So a floor consumer that sees a gap in a t
 has not heard from a table) asks the table itself, over MQTT 5 request/response:
 
     request  tablectl/<site>/<table>/catchup/request, QoS 1, payload
-             {"v": 1, "after": 812, "limit": 2000, "store": "<store id>"},
+             {"v": 1, "after": 812, "limit": 2000, "store": "<store id>"[, "from": 2812]},
              properties ResponseTopic = tablectl/<site>/<table>/catchup/reply/<consumer>,
              CorrelationData = any bytes (echoed on every reply message)
-    replies  on the response topic, in journal order: every entry with seq > after (at most
-             `limit`), as on the entry topic plus "reply": "entry"; then one
-             {"reply": "end", "after", "through", "last", "more"} (`last`: the journal's newest)
+    replies  on the response topic, in journal order: every entry with seq > from (`from`
+             defaults to `after`; at most `limit`), as on the entry topic plus "reply": "entry";
+             then one {"reply": "end", "after", "through", "last", "more", "gaps"} (`last`: the
+             journal's newest; `gaps`: [first, last] ranges of seqs between from and through that
+             the journal does not hold, at most 10)
+
+`from` lets a consumer of a group (shared subscriptions: each reply entry may be stored by
+another consumer of the group, not yet committed when the `end` comes) ask for the next chunk
+without confirming more than its store holds; `gaps` says a hole in the table's journal outright,
+so whichever consumer reads the `end` can raise the floor alert without waiting for the others.
 
 `after` says the store holds every entry up to it: the responder records it per store in the
 journal's meta (`floor.stored`, JSON {store id: seq}), the floor-confirmed mark, distinct from
@@ -202,6 +209,9 @@ class CatchupResponder:
         after, limit, store = request.get("after"), request.get("limit", schema.REPLY_LIMIT), request.get("store")
         if isinstance(after, bool) or not isinstance(after, int) or after < 0:
             raise _Refused(f"after must be a journal seq, 0 or more, not {after!r}")
+        start = request.get("from", after)
+        if isinstance(start, bool) or not isinstance(start, int) or start < after:
+            raise _Refused(f"from must be a journal seq, {after} (after) or more, not {start!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= schema.REPLY_LIMIT:
             raise _Refused(f"limit must be a whole number from 0 to {schema.REPLY_LIMIT}, not {limit!r}")
         if store is not None:
@@ -228,14 +238,19 @@ class CatchupResponder:
             infos.append(self._client.publish(response, schema.encode(end), 1, properties=out))
             self._wait(infos)
             return
-        through = after
-        for entry in islice(reader.entries(after=after), limit):
+        start = min(start, last)  # a consumer ahead of this journal gets its end at once
+        through = start
+        gaps: list[list[int]] = []
+        for entry in islice(reader.entries(after=start), limit):
+            if entry.seq != through + 1 and len(gaps) < 10:
+                gaps.append([through + 1, entry.seq - 1])
             payload = {**base, "reply": "entry", "seq": entry.seq, "at": entry.at, "round": entry.round,
                        "kind": entry.kind, "body": entry.body}  # fmt: skip
             infos.append(self._client.publish(response, schema.encode(payload), 1, properties=out))
             through = entry.seq
         last = max(last, through)
-        end = {**base, "reply": "end", "after": after, "through": through, "last": last, "more": through < last}
+        end = {**base, "reply": "end", "after": after, "through": through, "last": last, "more": through < last,
+               "gaps": gaps}  # fmt: skip
         infos.append(self._client.publish(response, schema.encode(end), 1, properties=out))
         self.answered += 1
         if store is not None:

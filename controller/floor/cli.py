@@ -2,6 +2,7 @@
 
     tablectl floor --broker URL                         every table, live in the terminal (view.py)
     tablectl floor --broker URL --store URL             keep every table's entries in the store
+    tablectl floor --broker URL --store postgresql://... --group G   one of several consumers sharing the work
     tablectl floor export --store URL --table T [--site S] [--json] [--check [--broker URL]]
     tablectl floor enroll --store URL --site S --table T --key FILE|FINGERPRINT [--replace] [--by NAME]
     tablectl floor enroll --store URL --list [--site S] [--table T]
@@ -69,6 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser, rest: Sequence[str]) -> None:
     view.add_arguments(parser)
     parser.add_argument("--store", metavar="URL", help="keep every entry in this store: sqlite:///path or postgresql://")
     parser.add_argument("--consumer-id", metavar="ID", help="with --store: this consumer's name (a random one)")
+    parser.add_argument(
+        "--group", metavar="NAME", help="with --store postgresql://: share the work with the group's other consumers"
+    )
     parser.add_argument("--probe", type=float, default=10.0, metavar="S", help="with --store: ask every table each S s")
 
 
@@ -135,6 +139,7 @@ def consume(args: argparse.Namespace) -> int:
             broker,
             args.store,
             consumer_id=args.consumer_id or f"store-{secrets.token_hex(4)}",
+            group=args.group,
             site=args.site,
             probe_s=args.probe,
             **login,

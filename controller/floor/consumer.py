@@ -17,6 +17,26 @@ A reply comes in journal order and says how far the table's journal goes; a long
 chunks, each asked for when the one before has been stored. An ask that gets no reply (the table
 is offline, or the broker lost the request) is asked again after `ask_timeout_s`.
 
+**Several consumers, one store** (`group`, PostgreSQL): every consumer of a group subscribes to
+the surveillance topics, the catch-up replies (`catchup/reply/<group>`) and the history requests
+through MQTT 5 shared subscriptions (`$share/<group>/...`), so the broker hands each message to
+one of them; each stores what it got, and the store's key (table, seq) makes any repeat a no-op.
+A table's entries are spread over the group, so a consumer sees gaps that another consumer is
+filling: a table counts as behind only when the store, whoever wrote it, still lacks an entry
+`grace_s` seconds later. An ask takes the table's claim row in the store first (`floor_claims`,
+lapsing after `ask_timeout_s`), so no two consumers ask a table for the same gap at once; the
+reply goes to the group, and whichever consumer reads its `end` releases the claim and asks for
+the next chunk. The table's `end` names any hole in its own journal (`gaps`), so the floor alert
+does not depend on which consumer stored which entry.
+
+**Acknowledged after the commit**: paho's automatic PUBACK is off; a message is acknowledged
+to the broker only once the transaction that stored it has committed. The session is not kept
+(clean start, no session expiry): Mosquitto 2 does not hand a gone member's unacknowledged
+messages to the rest of the group (it keeps them in that client's session if it has one, and
+drops them with it if not), so a consumer killed mid-batch leaves a gap that the store fills
+from the tables, as after any loss; a kept session would only have Mosquitto queue a share of
+the live feed for a consumer that may never come back.
+
 Threads: paho's network thread only queues what arrives; one worker thread owns the store, so a
 slow disk never stalls the network and every write is one transaction per batch.
 """
@@ -29,8 +49,7 @@ import queue
 import secrets
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -46,15 +65,22 @@ _paho_log = logging.getLogger("tablectl.floor.mqtt")
 
 #: At most this many queued messages are stored in one transaction.
 BATCH = 1000
+#: How many unacknowledged messages the broker may have out to one consumer (MQTT 5 Receive
+#: Maximum): a batch is acknowledged after its commit, so this bounds what a batch can hold.
+RECEIVE_MAXIMUM = 4 * BATCH
+#: With a group, how long a table may look behind before it is asked (another consumer of the
+#: group may hold the entries in between, not yet committed).
+GROUP_GRACE_S = 2.0
 
 Key = tuple[str, str]  # (site, table)
 
 
-@dataclass
-class _Ask:
-    correlation: bytes
-    after: int
-    deadline: float
+class _Message(NamedTuple):
+    topic: str
+    payload: bytes
+    properties: Any
+    mid: int
+    qos: int
 
 
 class FloorConsumer:
@@ -70,6 +96,7 @@ class FloorConsumer:
         store_url: str,
         *,
         consumer_id: str,
+        group: str | None = None,
         site: str | None = None,
         username: str | None = None,
         password: str | None = None,
@@ -78,18 +105,27 @@ class FloorConsumer:
         key_file: str | None = None,
         probe_s: float = 10.0,
         ask_timeout_s: float = 5.0,
+        grace_s: float | None = None,
     ) -> None:
         self.broker = broker
         self.store_url = store_url
         self.consumer_id = check_level(consumer_id, "--consumer-id")
+        self.group = check_level(group, "--group") if group is not None else None
+        if self.group is not None and not store_url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                f"--group {group}: several consumers share one PostgreSQL store; SQLite is the one-consumer "
+                "store of a small room (leave out --group, or use --store postgresql://...)"
+            )
+        self.grace_s = (GROUP_GRACE_S if self.group else 0.0) if grace_s is None else grace_s
         self.site = check_level(site, "--site") if site is not None else None
         self.probe_s = probe_s
         self.ask_timeout_s = ask_timeout_s
         self.refused = 0  # messages that could not be read (each logged once per kind of fault)
         self.asks = 0
+        self.stored = 0  # messages stored and acknowledged
         self.connected = threading.Event()
-        self._inbox: queue.Queue[tuple[str, bytes, Any] | None] = queue.Queue()
-        self._asks: dict[Key, _Ask] = {}
+        self._inbox: queue.Queue[_Message | None] = queue.Queue()
+        self._behind: dict[Key, float] = {}  # table -> when it was last seen behind (or asked)
         self._known: set[Key] = set()
         self._ask_all = threading.Event()
         self._stopping = threading.Event()
@@ -97,7 +133,10 @@ class FloorConsumer:
         self._store: FloorStore | None = None
         self._worker: threading.Thread | None = None
         client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=f"tablectl-floor-{consumer_id}", protocol=mqtt.MQTTv5
+            CallbackAPIVersion.VERSION2,
+            client_id=f"tablectl-floor-{consumer_id}",
+            protocol=mqtt.MQTTv5,
+            manual_ack=True,  # a PUBACK only once the batch is committed (_work)
         )
         client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
         if broker.tls:
@@ -128,9 +167,25 @@ class FloorConsumer:
         )
         self._worker = threading.Thread(target=self._work, name="floor-store", daemon=True)
         self._worker.start()
-        # A clean start every time: the broker's session is never what tells the store it is whole.
-        self._client.connect_async(self.broker.host, self.broker.port, keepalive=30, clean_start=True)
+        self._connect()
+
+    def _connect(self) -> None:
+        # A clean start every time, and no session kept: the broker's session is never what tells
+        # the store it is whole (the module's docstring says why).
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = 0
+        props.ReceiveMaximum = RECEIVE_MAXIMUM
+        host, port = self.broker.host, self.broker.port
+        self._client.connect_async(host, port, keepalive=30, clean_start=True, properties=props)
         self._client.loop_start()
+
+    def _reconnect(self) -> None:
+        """Drop the connection and its session: the broker forgets what this consumer has not
+        acknowledged (a batch that could not be stored), and the tables are asked for it."""
+        self._client.disconnect()
+        self._client.loop_stop()
+        if not self._stopping.is_set():
+            self._connect()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Store what has arrived, then disconnect."""
@@ -157,8 +212,13 @@ class FloorConsumer:
         else:
             entries, status = schema.SURVEILLANCE_FILTER, schema.STATUS_FILTER
             history = schema.HISTORY_REQUEST_FILTER
+        replies = schema.reply_filter(self.reply_name)
+        if self.site:
+            replies = schema.reply_topic(self.site, "+", self.reply_name)
+        if self.group:  # one consumer of the group gets each; status (retained) goes to every one
+            entries, replies, history = (f"$share/{self.group}/{t}" for t in (entries, replies, history))
         # The whole entries, never the general `entry` topic's masked ones: the store is the record.
-        client.subscribe([(entries, 1), (status, 1), (schema.reply_filter(self.consumer_id), 1), (history, 1)])
+        client.subscribe([(entries, 1), (status, 1), (replies, 1), (history, 1)])
         self._said.clear()
         log.info("floor store: connected to %s; asking every known table for what the store lacks", self.broker)
         self.connected.set()
@@ -173,7 +233,12 @@ class FloorConsumer:
             self._say(f"lost {self.broker} ({reason}); reconnecting; the tables will be asked again", logging.WARNING)
 
     def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
-        self._inbox.put((message.topic, bytes(message.payload), message.properties))
+        self._inbox.put(_Message(message.topic, bytes(message.payload), message.properties, message.mid, message.qos))
+
+    @property
+    def reply_name(self) -> str:
+        """The last level of this consumer's catch-up reply topic: its group's, or its own."""
+        return self.group or self.consumer_id
 
     def _say(self, words: str, level: int) -> None:
         if words not in self._said:  # once per kind of trouble, not once per message
@@ -190,26 +255,50 @@ class FloorConsumer:
             batch, stop = self._take()
             try:
                 self._handle(store, batch)
+            except Exception:
+                # A store that fails (disk full, server gone) loses nothing: the tables keep every
+                # entry until a store confirms it, and this consumer asks again once it is back.
+                # The batch is never acknowledged: the session is dropped, and the broker with it.
+                log.exception("floor store: could not store a batch of %d message(s); the tables keep them", len(batch))
+                store = self._reopen(store)
+                self._behind.clear()
+                if batch:
+                    self._reconnect()
+                self._ask_all.set()
+                if stop:
+                    return
+                continue
+            for message in batch:  # committed: now, and only now, the broker may forget them
+                if message.qos:
+                    self._client.ack(message.mid, message.qos)
+            self.stored += len(batch)
+            try:
                 now = time.monotonic()
                 if self._ask_all.is_set() or now >= next_probe:
                     self._ask_all.clear()
                     next_probe = now + self.probe_s
-                    for key in sorted(self._known):
-                        self._ask(store, key, force=True)
+                    self._probe(store)
                 else:
-                    for key, ask in list(self._asks.items()):
-                        if now >= ask.deadline:  # no reply: the table is away or the request was lost
-                            del self._asks[key]
-                            self._ask(store, key)
+                    self._ask_behind(store, now)
             except Exception:
-                # A store that fails (disk full, server gone) loses nothing: the tables keep every
-                # entry until a store confirms it, and this consumer asks again once it is back.
-                log.exception("floor store: could not store a batch of %d message(s); the tables keep them", len(batch))
+                log.exception("floor store: could not ask the tables for what the store lacks; asking again")
                 store = self._reopen(store)
-                self._asks.clear()
                 self._ask_all.set()
             if stop:
                 return
+
+    def _ask_behind(self, store: FloorStore, now: float) -> None:
+        """Ask each table the store has held only in part for `grace_s` (at most once an interval:
+        the claim keeps a second ask from going out while one is answered)."""
+        interval = self.grace_s if self.grace_s > 0 else 0.2
+        for key, since in sorted(self._behind.items()):
+            if now - since < self.grace_s:
+                continue
+            if not store.progress(*key).behind:
+                del self._behind[key]
+                continue
+            self._behind[key] = now + interval - self.grace_s  # looked at again in `interval`
+            self._ask(store, key)
 
     def _reopen(self, store: FloorStore) -> FloorStore:
         time.sleep(1.0)
@@ -223,8 +312,8 @@ class FloorConsumer:
         self._store = fresh
         return fresh
 
-    def _take(self) -> tuple[list[tuple[str, bytes, Any]], bool]:
-        batch: list[tuple[str, bytes, Any]] = []
+    def _take(self) -> tuple[list[_Message], bool]:
+        batch: list[_Message] = []
         try:
             item = self._inbox.get(timeout=0.2)
         except queue.Empty:
@@ -239,12 +328,12 @@ class FloorConsumer:
                 return batch, False
         return batch, True
 
-    def _handle(self, store: FloorStore, batch: list[tuple[str, bytes, Any]]) -> None:
+    def _handle(self, store: FloorStore, batch: list[_Message]) -> None:
         entries: list[StoredEntry] = []
         replied: list[StoredEntry] = []
         ends: list[tuple[schema.FloorMessage, Any]] = []
-        touched: set[Key] = set()
-        for topic, payload, props in batch:
+        statuses: dict[Key, int] = {}
+        for topic, payload, props, _mid, _qos in batch:
             if topic.endswith("/history/request"):
                 self._answer_history(store, topic, props)
                 continue
@@ -263,7 +352,6 @@ class FloorConsumer:
                 continue
             key = (message.site, message.table)
             self._known.add(key)
-            touched.add(key)
             p = message.payload
             if message.kind == "entry":
                 (replied if "/catchup/" in topic else entries).append(
@@ -273,11 +361,17 @@ class FloorConsumer:
             elif message.kind == "end":
                 ends.append((message, props))
             elif message.kind == "status" and isinstance(p.get("last"), int):
-                store.reported(message.site, message.table, int(p["last"]))
+                statuses[key] = max(statuses.get(key, 0), int(p["last"]))
+        if statuses:  # the tables' own word on how far their journals go, for the batch at once
+            now = time.monotonic()
+            for key in store.reported_many(statuses):
+                self._behind.setdefault(key, now)
+        behind: set[Key] = set()
         for group in (entries, replied):
             if not group:
                 continue
             result = store.add(group)
+            behind.update(result.behind)
             if result.conflicts:
                 differ = "entry differs" if result.conflicts == 1 else "entries differ"
                 self._say(f"{result.conflicts} {differ} from the ones stored; see floor_conflicts", 40)
@@ -287,24 +381,69 @@ class FloorConsumer:
                     "floor store: %s sent %s the store lacked (lost by the broker, or sent while the store "
                     "was away)", ", ".join(tables), schema.entries(result.added),
                 )  # fmt: skip
+        now = time.monotonic()
+        for key in {(e.site, e.table) for e in entries + replied}:  # the store's word after the batch
+            if key in behind:
+                self._behind.setdefault(key, now)
+            else:
+                self._behind.pop(key, None)
         for message, props in ends:
-            key = (message.site, message.table)
-            store.reported(message.site, message.table, int(message.payload["last"]))
-            ask = self._asks.get(key)
-            correlation = getattr(props, "CorrelationData", None) if props is not None else None
-            if ask is not None and correlation == ask.correlation:
-                del self._asks[key]
-                if not message.payload.get("more") and "error" not in message.payload:
-                    # The table sent all it has through `through`: what the store still lacks
-                    # before it is not in the table's journal (a gap: floor alert).
-                    store.gap_reported(message.site, message.table, int(message.payload.get("through", 0)))
-            if "error" in message.payload:
-                self._say(f"{key[0]}/{key[1]} answered: {message.payload['error']}", logging.ERROR)
-                last = int(message.payload["last"])
-                store.alert(message.site, message.table, last + 1, f"the table's journal ends at {last}, before "
-                            "entries the floor holds: restored from an earlier copy, or replaced")  # fmt: skip
-        for key in sorted(touched):
-            self._ask(store, key)
+            self._ended(store, message, props)
+
+    def _ended(self, store: FloorStore, message: schema.FloorMessage, props: Any) -> None:
+        """A reply's `end`, whichever consumer of the group asked: the claim ends, a hole in the
+        table's journal is a floor alert, and the next chunk is asked for."""
+        key = (message.site, message.table)
+        p = message.payload
+        store.reported(message.site, message.table, int(p["last"]))
+        correlation = getattr(props, "CorrelationData", None) if props is not None else None
+        asked = correlation.hex() if isinstance(correlation, bytes) else None
+        if "error" in p:
+            if asked:
+                store.release(key[0], key[1], asked)
+            self._say(f"{key[0]}/{key[1]} answered: {p['error']}", logging.ERROR)
+            last = int(p["last"])
+            store.alert(message.site, message.table, last + 1, f"the table's journal ends at {last}, before "
+                        "entries the floor holds: restored from an earlier copy, or replaced")  # fmt: skip
+            return
+        gaps = p.get("gaps")
+        if isinstance(gaps, list):
+            # The table says which seqs its journal lacks: a gap if the store lacks them too.
+            for gap in gaps:
+                if not (isinstance(gap, list) and len(gap) == 2 and all(type(n) is int for n in gap)):
+                    continue
+                first, last = gap
+                if any(a <= last and b >= first for a, b in store.missing(key[0], key[1], last)):
+                    store.alert(key[0], key[1], first, f"a gap: entries {first} to {last} are not in the table's "
+                                "journal")  # fmt: skip
+                    break
+        if asked and p.get("more"):
+            then = secrets.token_bytes(8)  # the next chunk's ask takes the claim over at once
+            if store.pass_on(key[0], key[1], asked, self.consumer_id, then.hex(), self.ask_timeout_s):
+                self._ask(store, key, start=int(p["through"]), claimed=then)
+            return
+        held = asked is not None and store.release(key[0], key[1], asked)
+        if held and not isinstance(gaps, list) and self.group is None:
+            # A table from before `gaps`, one consumer: it sent all it has through `through`, so
+            # what the store still lacks before it is not in the table's journal (a gap).
+            store.gap_reported(message.site, message.table, int(p.get("through", 0)))
+
+    def _request(self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None) -> bool:
+        """Publish one catch-up request under a claim taken; False (the claim released) if it
+        could not go out."""
+        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+        props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)
+        props.CorrelationData = correlation
+        payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": schema.REPLY_LIMIT,
+                                   "store": store.store_id}  # fmt: skip
+        if start is not None and start > after:
+            payload["from"] = start
+        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), 1, properties=props)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            store.release(key[0], key[1], correlation.hex())
+            return False  # not connected: every table is asked again at the next connection
+        self.asks += 1
+        return True
 
     def _answer_history(self, store: FloorStore, topic: str, props: Any) -> None:
         """A starting table asks how far the store holds its history (controller/floor/history.py)."""
@@ -318,26 +457,34 @@ class FloorConsumer:
         reply.CorrelationData = getattr(props, "CorrelationData", b"") or b""
         self._client.publish(response, schema.encode(answer), 1, properties=reply)
 
-    def _ask(self, store: FloorStore, key: Key, *, force: bool = False) -> None:
-        """Ask the table for what the store lacks, unless an ask is already out (`force`: ask even
-        when the store seems whole: a table's lost tail shows no gap, and the ask confirms)."""
+    def _probe(self, store: FloorStore) -> None:
+        """Ask every known table, even one the store seems to hold whole (a table's lost tail
+        shows no gap, and the ask confirms): its mark and its claim read and taken for all the
+        tables at once, so a probe of 1,000 tables is a few statements, not thousands."""
+        marks = store.marks()
+        asks = {key: secrets.token_bytes(8) for key in sorted(self._known)}
+        claimed = store.claim_many([(k[0], k[1], c.hex()) for k, c in asks.items()], self.consumer_id,
+                                   self.ask_timeout_s)  # fmt: skip
+        for key in sorted(claimed):
+            self._request(store, key, asks[key], marks.get(key, 0), None)
+
+    def _ask(
+        self, store: FloorStore, key: Key, *, force: bool = False, start: int | None = None,
+        claimed: bytes | None = None,
+    ) -> None:
+        """Ask the table for what the store lacks, unless an ask is already out, from this consumer
+        or another (the store's claim; `force`: ask even when the store seems whole: a table's
+        lost tail shows no gap, and the ask confirms). `start`: send from there (the next chunk),
+        while `after` still confirms only what the store holds."""
         progress = store.progress(*key)
-        if key in self._asks:
+        if not force and not progress.behind and start is None:
             return
-        if not force and not progress.behind:
+        correlation = claimed or secrets.token_bytes(8)
+        if claimed is None and not store.claim(key[0], key[1], self.consumer_id, correlation.hex(), self.ask_timeout_s):
+            return  # another ask is out; its answer comes to the group, or its claim lapses
+        if not self._request(store, key, correlation, progress.contiguous, start):
             return
-        correlation = secrets.token_bytes(8)
-        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-        props.ResponseTopic = schema.reply_topic(key[0], key[1], self.consumer_id)
-        props.CorrelationData = correlation
-        payload = {"v": schema.VERSION, "after": progress.contiguous, "limit": schema.REPLY_LIMIT,
-                   "store": store.store_id}  # fmt: skip
-        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), 1, properties=props)
-        if info.rc != mqtt.MQTT_ERR_SUCCESS:
-            return  # not connected: every table is asked again at the next connection
-        self.asks += 1
-        self._asks[key] = _Ask(correlation, progress.contiguous, time.monotonic() + self.ask_timeout_s)
-        if progress.behind:
+        if progress.behind and start is None:
             log.info(
                 "floor store: %s/%s: stored through %d, the table has %d; asking it for the rest",
                 key[0], key[1], progress.contiguous, max(progress.highest, progress.reported_last),

@@ -36,6 +36,7 @@ import logging
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,7 +46,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("tablectl.floor.store")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+#: A batch's own entries are walked from memory when the walk covers at most this many.
+BATCH_WALK = 5000
 
 #: Each migration takes the store from the version before it to its index + 1. Plain SQL that
 #: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
@@ -114,6 +117,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (site, table_id, number)
         )""",
     ),
+    (
+        # Who is asking a table for what the store lacks (consumer.py): one ask per table at a time,
+        # whichever of several consumers makes it; a claim not released by `expires_ms` lapses.
+        """CREATE TABLE floor_claims (
+            site        TEXT   NOT NULL,
+            table_id    TEXT   NOT NULL,
+            consumer    TEXT   NOT NULL,
+            correlation TEXT   NOT NULL,
+            expires_ms  BIGINT NOT NULL,
+            PRIMARY KEY (site, table_id)
+        )""",
+    ),
 )
 
 
@@ -171,6 +186,9 @@ class AddResult:
     added: int
     repeats: int
     conflicts: int
+    #: The tables of the batch that the store holds only in part after it (a gap, or the table
+    #: said it has more): whoever wrote the rest may not have committed yet, or it was lost.
+    behind: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,6 +218,13 @@ def _now() -> str:
 
 def _body_text(body: dict[str, Any]) -> str:
     return json.dumps(body, separators=(",", ":"), sort_keys=True)  # as the journal writes it
+
+
+def _rows(**columns: Sequence[Any]) -> str:
+    """Columns of equal length as one JSON parameter for PostgreSQL's json_to_recordset: a whole
+    batch in one text value (psycopg's pure-Python array adaptation costs more than the query)."""
+    names = list(columns)
+    return json.dumps([dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)])
 
 
 def redact(url: str) -> str:
@@ -285,7 +310,10 @@ class FloorStore:
         groups: dict[tuple[str, str], list[StoredEntry]] = {}
         for entry in entries:
             groups.setdefault((entry.site, entry.table), []).append(entry)
+        if self.dialect == "postgresql":
+            return self._add_batch(groups)
         added = repeats = conflicts = 0
+        behind: list[tuple[str, str]] = []
         now = _now()
         with self._transaction():
             for (site, table), group in groups.items():
@@ -339,7 +367,184 @@ class FloorStore:
                     repeats += len(fresh) - inserted
                 self._advance(site, table)
                 self._check_chain(site, table)
-        return AddResult(added, repeats, conflicts)
+                if self.progress(site, table).behind:
+                    behind.append((site, table))
+        return AddResult(added, repeats, conflicts, tuple(behind))
+
+    def _add_batch(self, groups: dict[tuple[str, str], list[StoredEntry]]) -> AddResult:
+        """PostgreSQL: the whole batch in a few set-wise statements, however many tables it spans.
+
+        Several consumers write at once (shared subscriptions spread one table's entries over all
+        of them), so each batch first locks its tables' rows in floor_tables, in one order (two
+        batches never deadlock): the contiguous mark and the chain walk of a table then see every
+        entry another consumer committed before, and no row is compared with a half-written one."""
+        keys = sorted(groups)
+        sites, tables = [k[0] for k in keys], [k[1] for k in keys]
+        batch = [e for key in keys for e in groups[key]]
+        added = repeats = conflicts = 0
+        now = _now()
+        with self._transaction():
+            self._run(
+                "INSERT INTO floor_tables (site, table_id) "
+                "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text) "
+                "ON CONFLICT (site, table_id) DO NOTHING",
+                (_rows(site=sites, table_id=tables),),
+            )
+            self._run(
+                "SELECT 1 FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+                "ON t.site = b.site AND t.table_id = b.table_id ORDER BY t.site, t.table_id FOR UPDATE OF t",
+                (_rows(site=sites, table_id=tables),),
+            ).fetchall()
+            there = {
+                (str(r[0]), str(r[1]), int(r[2])): StoredEntry(
+                    str(r[0]), str(r[1]), int(r[2]), "", r[3], r[4], r[5], json.loads(r[6])
+                )
+                for r in self._run(
+                    "SELECT e.site, e.table_id, e.seq, e.at, e.round, e.kind, e.body FROM floor_entries e "
+                    "JOIN json_to_recordset(?::json) AS b(site text, table_id text, seq bigint) "
+                    "ON e.site = b.site AND e.table_id = b.table_id AND e.seq = b.seq",
+                    (
+                        _rows(
+                            site=[e.site for e in batch], table_id=[e.table for e in batch], seq=[e.seq for e in batch]
+                        ),
+                    ),
+                ).fetchall()
+            }
+            fresh: list[StoredEntry] = []
+            for entry in batch:
+                old = there.get((entry.site, entry.table, entry.seq))
+                if old is None:
+                    there[(entry.site, entry.table, entry.seq)] = entry  # a second copy in this batch
+                    fresh.append(entry)
+                elif old.same_as(entry):
+                    repeats += 1
+                else:
+                    conflicts += 1
+                    self._conflict(old, entry, now)
+            if fresh:
+                columns = list(zip(*[(e.site, e.table, e.seq, e.boot, e.at, e.round, e.kind, _body_text(e.body), now)
+                                     for e in fresh], strict=True))  # fmt: skip
+                inserted = int(self._run(
+                    "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
+                    "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text, seq bigint, boot text, "
+                    "at text, round bigint, kind text, body text, received_at text) "
+                    "ON CONFLICT (site, table_id, seq) DO NOTHING",
+                    (_rows(**dict(zip(("site", "table_id", "seq", "boot", "at", "round", "kind", "body", "received_at"),
+                                      columns, strict=True))),),
+                ).rowcount)  # fmt: skip
+                added += inserted
+                repeats += len(fresh) - inserted
+            behind: list[tuple[str, str]] = []
+            # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
+            # the highest seq held, in one statement for the batch's tables.
+            runs = self._run(
+                "SELECT site, table_id, contiguous, reported_last, "
+                "COALESCE(MAX(seq) FILTER (WHERE island = 0), contiguous), COALESCE(MAX(seq), contiguous) FROM ("
+                "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
+                "    e.seq - t.contiguous - row_number() OVER (PARTITION BY t.site, t.table_id ORDER BY e.seq) "
+                "      AS island "
+                "  FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+                "    ON t.site = b.site AND t.table_id = b.table_id "
+                "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
+                ") x GROUP BY site, table_id, contiguous, reported_last",
+                (_rows(site=sites, table_id=tables),),
+            ).fetchall()
+            moved: list[tuple[str, str, int]] = []
+            for site, table, contiguous, reported_last, reach, highest in runs:
+                if int(reach) > int(contiguous):
+                    moved.append((str(site), str(table), int(reach)))
+                if int(highest) > int(reach) or int(reported_last) > int(reach):
+                    behind.append((str(site), str(table)))
+            if moved:
+                self._run(
+                    "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
+                    "FROM json_to_recordset(?::json) AS u(site text, table_id text, reach bigint) "
+                    "WHERE t.site = u.site AND t.table_id = u.table_id",
+                    (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
+                )
+                self._check_chains([(site, table) for site, table, _ in moved], there)
+        return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
+
+    def _conflict(self, old: StoredEntry, entry: StoredEntry, now: str) -> None:
+        """An entry offered again with other content: recorded and alerted, never applied."""
+        site, table = entry.site, entry.table
+        self._run(
+            "INSERT INTO floor_conflicts (site, table_id, seq, boot, stored, offered, received_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (site, table, entry.seq, entry.boot, json.dumps(old.to_json()["entry"]),
+             json.dumps(entry.to_json()["entry"]), now),
+        )  # fmt: skip
+        log.error(
+            "floor store: %s/%s entry %d came again (boot %s) different from the one stored; the "
+            "stored one is kept and the difference recorded in floor_conflicts: a replaced journal "
+            "or a table id used twice?",
+            site, table, entry.seq, entry.boot,
+        )  # fmt: skip
+        self._alert(
+            site, table, entry.seq,
+            f"sequence number {entry.seq} reused: the table sent entry {entry.seq} again with other "
+            "content (its journal was rewritten or restored from an earlier copy)",
+        )  # fmt: skip
+
+    # -- the catch-up claims (several consumers, one ask per table at a time) ----------------------
+
+    def claim(self, site: str, table: str, consumer: str, correlation: str, hold_s: float) -> bool:
+        """Take the table's catch-up claim for `hold_s` seconds; False while another ask holds it."""
+        now = int(time.time() * 1000)
+        with self._transaction():
+            row = self._run(
+                "INSERT INTO floor_claims (site, table_id, consumer, correlation, expires_ms) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (site, table_id) DO UPDATE SET consumer = excluded.consumer, "
+                "correlation = excluded.correlation, expires_ms = excluded.expires_ms "
+                "WHERE floor_claims.expires_ms < ? RETURNING consumer",
+                (site, table, consumer, correlation, now + int(hold_s * 1000), now),
+            ).fetchone()
+        return row is not None
+
+    def claim_many(self, asks: Sequence[tuple[str, str, str]], consumer: str, hold_s: float) -> set[tuple[str, str]]:
+        """`claim` for many tables at once, (site, table, correlation) each: the tables claimed."""
+        if self.dialect != "postgresql":
+            return {(s, t) for s, t, c in asks if self.claim(s, t, consumer, c, hold_s)}
+        now = int(time.time() * 1000)
+        with self._transaction():
+            rows = self._run(
+                "INSERT INTO floor_claims (site, table_id, consumer, correlation, expires_ms) "
+                "SELECT site, table_id, ?, correlation, ? FROM json_to_recordset(?::json) "
+                "AS b(site text, table_id text, correlation text) ORDER BY site, table_id "
+                "ON CONFLICT (site, table_id) DO UPDATE SET consumer = excluded.consumer, "
+                "correlation = excluded.correlation, expires_ms = excluded.expires_ms "
+                "WHERE floor_claims.expires_ms < ? RETURNING site, table_id",
+                (consumer, now + int(hold_s * 1000),
+                 _rows(site=[a[0] for a in asks], table_id=[a[1] for a in asks], correlation=[a[2] for a in asks]),
+                 now),
+            ).fetchall()  # fmt: skip
+        return {(str(r[0]), str(r[1])) for r in rows}
+
+    def marks(self) -> dict[tuple[str, str], int]:
+        """Every table's contiguous mark (what the store confirms to it), in one read."""
+        rows = self._run("SELECT site, table_id, contiguous FROM floor_tables").fetchall()
+        return {(str(r[0]), str(r[1])): int(r[2]) for r in rows}
+
+    def pass_on(self, site: str, table: str, correlation: str, consumer: str, then: str, hold_s: float) -> bool:
+        """The answer to `correlation` says the table has more: the claim goes to the next ask
+        (`then`) in one statement, so no other ask slips in between two chunks."""
+        with self._transaction():
+            moved = self._run(
+                "UPDATE floor_claims SET consumer = ?, correlation = ?, expires_ms = ? "
+                "WHERE site = ? AND table_id = ? AND correlation = ?",
+                (consumer, then, int(time.time() * 1000) + int(hold_s * 1000), site, table, correlation),
+            ).rowcount
+        return bool(moved)
+
+    def release(self, site: str, table: str, correlation: str) -> bool:
+        """The answer to the ask `correlation` came (to whichever consumer): its claim ends. False
+        when that ask no longer holds the claim (it lapsed and another ask took it)."""
+        with self._transaction():
+            gone = self._run(
+                "DELETE FROM floor_claims WHERE site = ? AND table_id = ? AND correlation = ?",
+                (site, table, correlation),
+            ).rowcount
+        return bool(gone)
 
     def reported(self, site: str, table: str, last: int) -> None:
         """Record the last seq the table says it has (from a catch-up reply or its status)."""
@@ -351,6 +556,25 @@ class FloorStore:
                 f"{greatest}(floor_tables.reported_last, excluded.reported_last)",
                 (site, table, last),
             )
+
+    def reported_many(self, lasts: dict[tuple[str, str], int]) -> list[tuple[str, str]]:
+        """`reported` for many tables in one transaction (a batch's status messages); the tables
+        whose journal goes further than the store holds them whole."""
+        if self.dialect != "postgresql":
+            for (site, table), last in lasts.items():
+                self.reported(site, table, last)
+            return [key for key in lasts if self.progress(*key).behind]
+        keys = sorted(lasts)
+        with self._transaction():
+            rows = self._run(
+                "INSERT INTO floor_tables (site, table_id, reported_last) "
+                "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text, last bigint) ORDER BY 1, 2 "
+                "ON CONFLICT (site, table_id) DO UPDATE SET reported_last = "
+                "GREATEST(floor_tables.reported_last, excluded.reported_last) "
+                "RETURNING site, table_id, contiguous, reported_last",
+                (_rows(site=[k[0] for k in keys], table_id=[k[1] for k in keys], last=[lasts[k] for k in keys]),),
+            ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows if int(r[3]) > int(r[2])]
 
     def _advance(self, site: str, table: str) -> None:
         row = self._run("SELECT contiguous FROM floor_tables WHERE site = ? AND table_id = ?", (site, table)).fetchone()
@@ -373,18 +597,31 @@ class FloorStore:
 
     def _check_chain(self, site: str, table: str) -> None:
         """Walk the chain over the contiguous entries not walked yet; stop at the first bad one."""
-        from controller.chainhead import ChainWalk
-
         row = self._run(
             "SELECT contiguous, chain_seq, chain, table_key, head_seq FROM floor_tables "
             "WHERE site = ? AND table_id = ?",
             (site, table),
         ).fetchone()
-        contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
-        if chain_seq >= contiguous:
+        if int(row[1]) >= int(row[0]):
             return
+        walked = self._walk_chain(site, table, row, self.entries(site, table, after=int(row[1])))
+        self._run(
+            "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
+            "WHERE site = ? AND table_id = ?",
+            (*walked, site, table),
+        )
+
+    def _walk_chain(
+        self, site: str, table: str, row: Sequence[Any], entries: Iterable[StoredEntry]
+    ) -> tuple[int, str, str | None, int]:
+        """The walk itself, over `entries` (in order, from the row's chain_seq on): where it ends
+        (chain_seq, chain, table_key, head_seq). `row`: contiguous, chain_seq, chain, table_key,
+        head_seq as floor_tables holds them."""
+        from controller.chainhead import ChainWalk
+
+        contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
         walk = ChainWalk(table, chain_seq, chain, key, self.enrolled(site, table))
-        for entry in self.entries(site, table, after=chain_seq):
+        for entry in entries:
             if entry.seq > contiguous:
                 break
             problem = walk.add(entry.seq, entry.at, entry.round, entry.kind, entry.body)
@@ -393,11 +630,54 @@ class FloorStore:
                 break
             if entry.kind == "chain-head":
                 head_seq = entry.seq
+        return walk.seq, walk.chain, walk.key, head_seq
+
+    def _check_chains(
+        self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry] | None = None
+    ) -> None:
+        """PostgreSQL: `_check_chain` for many tables in three statements (their rows, their
+        entries not walked yet, the walks' ends), the walk the same. `known`: entries the caller
+        holds (the batch, as stored): a table whose entries to walk are all there is not read back."""
+        sites, tables = [k[0] for k in keys], [k[1] for k in keys]
+        rows = {
+            (str(r[0]), str(r[1])): r[2:]
+            for r in self._run(
+                "SELECT t.site, t.table_id, t.contiguous, t.chain_seq, t.chain, t.table_key, t.head_seq "
+                "FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+                "ON t.site = b.site AND t.table_id = b.table_id WHERE t.chain_seq < t.contiguous",
+                (_rows(site=sites, table_id=tables),),
+            ).fetchall()
+        }
+        if not rows:
+            return
+        pending: dict[tuple[str, str], list[StoredEntry]] = {}
+        for key, row in rows.items():
+            first, last = int(row[1]) + 1, int(row[0])
+            if known and last - first < BATCH_WALK:
+                held = [known.get((key[0], key[1], seq)) for seq in range(first, last + 1)]
+                if all(e is not None for e in held):
+                    pending[key] = [e for e in held if e is not None]
+        fetch = [key for key in rows if key not in pending]
+        for key in fetch:
+            pending[key] = []
+        for site, table, seq, boot, at, rnd, kind, body in () if not fetch else self._run(
+            "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
+            "JOIN floor_tables t ON e.site = t.site AND e.table_id = t.table_id "
+            "JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+            "ON t.site = b.site AND t.table_id = b.table_id "
+            "WHERE e.seq > t.chain_seq AND e.seq <= t.contiguous ORDER BY e.site, e.table_id, e.seq",
+            (_rows(site=[k[0] for k in fetch], table_id=[k[1] for k in fetch]),),
+        ):
+            rnd = None if rnd is None else int(rnd)
+            pending[(site, table)].append(StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body)))
+        ends = [(key, self._walk_chain(key[0], key[1], row, pending[key])) for key, row in rows.items()]
         self._run(
-            "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
-            "WHERE site = ? AND table_id = ?",
-            (walk.seq, walk.chain, walk.key, head_seq, site, table),
-        )
+            "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "
+            "FROM json_to_recordset(?::json) AS u(site text, table_id text, seq bigint, chain text, key text, "
+            "head bigint) WHERE t.site = u.site AND t.table_id = u.table_id",
+            (_rows(site=[k[0] for k, _ in ends], table_id=[k[1] for k, _ in ends], seq=[e[0] for _, e in ends],
+                   chain=[e[1] for _, e in ends], key=[e[2] for _, e in ends], head=[e[3] for _, e in ends]),),
+        )  # fmt: skip
 
     def enrolled(self, site: str, table: str) -> str | None:
         """The fingerprint of the key enrolled for the table now (None: none is)."""

@@ -1,0 +1,416 @@
+"""The floor at a casino's size (issue 32): 1,000 tables into a group of 1, 2 and 4 store consumers.
+
+Everything is real and local, and shares this machine's cores: a Mosquitto 2 broker on 127.0.0.1,
+a PostgreSQL server of our own (initdb in a temporary directory, a Unix socket, fsync and
+synchronous_commit on, the settings hardware/floor.md recommends), each consumer a `tablectl
+floor --broker ... --store postgresql://... --group floor-stores` process, and the load
+generator (benchmarks/floor_load.py), one process that speaks the floor's published schema over
+MQTT as 1,000 tables' publishers and catch-up responders do (their entries are Grand Slam
+journal entries dealt here, the signed chain heads left out: the generator holds no table key).
+
+For each number of consumers, on a fresh database:
+
+  live      every table 1 entry a second for LIVE_S, then the shift-change burst at 5 a second
+            for BURST_S, then 1 a second again for AFTER_S: each entry's lag is the store's
+            `received_at` (taken when its batch is stored, just before the commit) minus its
+            `at` (when the generator published it), p50/p99 for the steady seconds and the burst
+  ingest    FLOOD entries a table, published as fast as the generator can: entries a second from
+            the first one's publication to the last one committed (polled); the generator's own
+            publishing rate beside it, since it bounds what can be measured
+  behind    HOUR_TABLES tables an hour behind (3,600 entries each the broker never carried):
+            their status says so, the consumers ask them, seconds until the store holds them all
+  day       one table's day (86,400 entries) the same way: seconds until the store holds it
+
+and each consumer's RSS (from /proc) at start, at its highest and at the end. The machine's load
+average is recorded before and after: it is shared with other work.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from benchmarks.bench_floor import deal
+from benchmarks.rig import free_port
+from controller.journal import Journal
+from controller.table import Table
+
+SITE = "scale"
+TABLES = 1000
+CONSUMERS = (1, 2, 4)
+LIVE_S = 10.0
+BURST_S = 4.0
+AFTER_S = 4.0
+FLOOD = 20
+HOUR_TABLES = 2
+HOUR = 3600
+DAY = 86_400
+GROUP = "floor-stores"
+#: Each phase's bound: a store that has not filled by then did not keep up (recorded, not waited for).
+PHASE_S = 30.0
+DAY_S = 45.0
+REPO = Path(__file__).resolve().parents[1]
+#: PostgreSQL settings of the floor server (hardware/floor.md): durable commits, room for the WAL.
+PG_SETTINGS = {
+    "shared_buffers": "256MB",
+    "max_wal_size": "2GB",
+    "checkpoint_timeout": "15min",
+    "synchronous_commit": "on",
+    "fsync": "on",
+    "max_connections": "50",
+}
+
+
+@contextmanager
+def broker(home: Path) -> Iterator[int]:
+    binary = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin")
+    if binary is None:
+        raise RuntimeError("the mosquitto broker is missing: install Debian's package `mosquitto`")
+    port = free_port()
+    conf = home / "mosquitto.conf"
+    conf.write_text(
+        f"listener {port} 127.0.0.1\nuser {getpass.getuser()}\nallow_anonymous true\n"
+        "max_queued_messages 100000\nmax_inflight_messages 1000\npersistence false\n"
+    )
+    process = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait(lambda: _listening(port), 30, "mosquitto did not listen")
+        yield port
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def _wait(done: Any, timeout: float, words: str, every: float = 0.1) -> float:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise RuntimeError(words)
+        time.sleep(every)
+    return time.time()
+
+
+def _within(done: Any, timeout: float, every: float = 0.1) -> float | None:
+    """When `done` came true (unix time), or None if not within `timeout` seconds."""
+    try:
+        return _wait(done, timeout, "", every)
+    except RuntimeError:
+        return None
+
+
+@contextmanager
+def postgres() -> Iterator[str]:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        raise RuntimeError("PostgreSQL is missing: install Debian's package `postgresql`")
+    bindir = found[-1].parent
+    home = Path(tempfile.mkdtemp(prefix="tablectl-bench-pg-"))
+    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if prefix:
+        shutil.chown(home, "postgres", "postgres")
+    data = home / "data"
+    port = free_port()
+
+    def run(*argv: str) -> None:
+        subprocess.run([*prefix, *argv], check=True, capture_output=True, timeout=120)
+
+    run(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8")
+    options = f"-k {home} -c listen_addresses='' -p {port} " + " ".join(f"-c {k}={v}" for k, v in PG_SETTINGS.items())
+    run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(home / "log"), "-w", "-o", options, "start")
+    try:
+        yield f"postgresql://postgres@/{{db}}?host={home}&port={port}"
+    finally:
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def new_database(pattern: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(pattern.format(db="postgres"), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return pattern.format(db=name)
+
+
+def rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+class Generator:
+    def __init__(self, port: int, template: Path, log: IO[bytes]) -> None:
+        argv = [sys.executable, "-m", "benchmarks.floor_load", "--port", str(port), "--site", SITE,
+                "--tables", str(TABLES), "--template", str(template)]  # fmt: skip
+        self.process = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                        text=True)  # fmt: skip
+        self.expect("ready")
+
+    def expect(self, word: str) -> float:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().split()
+        if not line or (line[0] != word and line[:2] != ["done", word]):
+            raise RuntimeError(f"the load generator said {line!r}, not {word}")
+        return float(line[-1])
+
+    def do(self, command: str) -> tuple[float, float]:
+        """Run one command; (when it was sent, when the generator finished it), unix time."""
+        assert self.process.stdin is not None
+        sent = time.time()
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return sent, self.expect(command.split()[0])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.write("quit\n")
+            self.process.stdin.flush()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Sampler:
+    """Each consumer's RSS, sampled whenever `sample` is called (the polling loops call it)."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.samples: dict[int, list[float]] = {pid: [] for pid in pids}
+        self.last = 0.0
+
+    def sample(self) -> None:
+        if time.monotonic() - self.last < 1.0:
+            return
+        self.last = time.monotonic()
+        for pid in self.pids:
+            value = rss_mb(pid)
+            if value is not None:
+                self.samples[pid].append(value)
+
+    def report(self) -> list[dict[str, float]]:
+        return [{"start_mb": s[0], "max_mb": max(s), "end_mb": s[-1]} for s in self.samples.values() if s]
+
+
+def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> dict[str, Any]:
+    import psycopg
+
+    url = new_database(pg, f"floor_{consumers}")
+    logs = home / f"run-{consumers}"
+    logs.mkdir()
+    procs = []
+    for n in range(1, consumers + 1):
+        argv = [sys.executable, "-m", "controller.cli", "floor", "--broker", f"mqtt://127.0.0.1:{port}",
+                "--store", url, "--group", GROUP, "--consumer-id", f"c{consumers}-{n}"]  # fmt: skip
+        log = (logs / f"consumer-{n}.log").open("wb")
+        procs.append(subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=log))
+    db = psycopg.connect(url, autocommit=True)
+    generator: Generator | None = None
+    try:
+        _wait(lambda: all("floor store: connected to" in (logs / f"consumer-{n}.log").read_text()
+                          for n in range(1, consumers + 1)), 60, "the consumers did not connect")  # fmt: skip
+        sampler = Sampler([p.pid for p in procs])
+        sampler.sample()
+        generator = Generator(port, template, (logs / "generator.log").open("wb"))
+
+        def stored() -> int:
+            sampler.sample()
+            return int(db.execute("SELECT COUNT(*) FROM floor_entries").fetchone()[0])  # type: ignore[index]
+
+        # The floor as it runs before the measurement: every table's retained status taken in.
+        _wait(lambda: int(db.execute("SELECT COUNT(*) FROM floor_tables").fetchone()[0]) >= TABLES,  # type: ignore[index]
+              120, "the tables' statuses did not arrive")  # fmt: skip
+        # -- live: 1 a second, the burst at 5, 1 again --
+        live_start = time.time()
+        generator.do(f"rate 1 {LIVE_S}")
+        generator.do(f"rate 5 {BURST_S}")
+        generator.do(f"rate 1 {AFTER_S}")
+        live_total = TABLES * round(LIVE_S + 5 * BURST_S + AFTER_S)
+        live_end = time.time()
+        if _within(lambda: stored() >= live_total, PHASE_S) is None:
+            got = stored()
+            return {"consumers": consumers, "kept_up": False, "consumer_rss": sampler.report(),
+                    "live": f"{got} of {live_total} entries stored {PHASE_S:.0f} s after the live load ended: "
+                            "the store did not keep up; the other phases were not run",
+                    "stored_per_s": round(got / (time.time() - live_start)),
+                    "offered_per_s": round(live_total / (live_end - live_start))}  # fmt: skip
+        steady_last = round(LIVE_S)
+        burst_last = steady_last + round(5 * BURST_S)
+        live_last = burst_last + round(AFTER_S)
+        lag = {}
+        for phase, low, high in (("steady", 1, steady_last), ("burst", steady_last + 1, burst_last)):
+            row = db.execute(
+                "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d), percentile_cont(0.99) WITHIN GROUP "
+                "(ORDER BY d), max(d), count(*) FROM (SELECT EXTRACT(EPOCH FROM received_at::timestamptz - "
+                "at::timestamptz) AS d FROM floor_entries WHERE seq BETWEEN %s AND %s AND table_id LIKE 'T%%') x",
+                (low, high),
+            ).fetchone()
+            assert row is not None
+            lag[phase] = {"p50_s": round(float(row[0]), 3), "p99_s": round(float(row[1]), 3),
+                          "max_s": round(float(row[2]), 3), "entries": int(row[3])}  # fmt: skip
+        # -- ingest: a flood --
+        before = stored()
+        sent, published = generator.do(f"flood {FLOOD}")
+        flood_total = before + TABLES * FLOOD
+        flood_done = _within(lambda: stored() >= flood_total, PHASE_S, every=0.02)
+        done = flood_done if flood_done is not None else time.time()
+        first = db.execute(
+            "SELECT MIN(EXTRACT(EPOCH FROM at::timestamptz)) FROM floor_entries WHERE seq > %s", (live_last,)
+        ).fetchone()
+        start = float(first[0]) if first and first[0] is not None else sent
+        ingest = {"entries": TABLES * FLOOD, "seconds": round(done - start, 2), "complete": flood_done is not None,
+                  "entries_per_s": round(TABLES * FLOOD / (done - start)),
+                  "generator_published_per_s": round(TABLES * FLOOD / (published - start))}  # fmt: skip
+
+        # -- an hour behind, then a day --
+        def held(tables: list[str], count: int) -> bool:
+            sampler.sample()
+            row = db.execute(
+                "SELECT COUNT(*) FROM floor_tables WHERE site = %s AND table_id = ANY(%s) AND contiguous >= %s",
+                (SITE, tables, count),
+            ).fetchone()
+            return row is not None and int(row[0]) == len(tables)
+
+        hours = [f"H{n:03d}" for n in range(1, HOUR_TABLES + 1)]
+        started = time.time()
+        for table in hours:
+            generator.do(f"behind {table} {HOUR}")
+        hour_done = _within(lambda: held(hours, HOUR), PHASE_S)
+        behind = _caught_up(db, hours, HOUR, started, hour_done)
+        started = time.time()
+        day_name = f"DAY{consumers}"
+        generator.do(f"behind {day_name} {DAY}")
+        day_done = _within(lambda: held([day_name], DAY), DAY_S)
+        day = _caught_up(db, [day_name], DAY, started, day_done)
+        sampler.sample()
+        count = stored()
+        expected = flood_total + HOUR_TABLES * HOUR + DAY
+        dupes = db.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM floor_entries GROUP BY site, table_id, seq HAVING COUNT(*) > 1) x"
+        ).fetchone()
+        alerts = db.execute("SELECT COUNT(*) FROM floor_alerts").fetchone()
+        complete = flood_done is not None and hour_done is not None and day_done is not None
+        if complete and count != expected:
+            raise RuntimeError(f"{consumers} consumer(s): the store holds {count} entries, not {expected}")
+        return {
+            "consumers": consumers,
+            "kept_up": True,
+            "lag": lag,
+            "ingest": ingest,
+            "hour_behind": behind,
+            "table_day": day,
+            "stored": count,
+            "duplicates": int(dupes[0]) if dupes else None,
+            "alerts": int(alerts[0]) if alerts else None,
+            "consumer_rss": sampler.report(),
+        }
+    finally:
+        if generator is not None:
+            generator.stop()
+        db.close()
+        if os.environ.get("FLOOR_SCALE_LOGS"):  # keep the consumers' logs to look at
+            shutil.copytree(logs, Path(os.environ["FLOOR_SCALE_LOGS"]) / logs.name, dirs_exist_ok=True)
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _caught_up(db: Any, tables: list[str], count: int, started: float, done: float | None) -> dict[str, Any]:
+    if done is not None:
+        return {"tables": len(tables), "entries": len(tables) * count, "seconds": round(done - started, 2),
+                "entries_per_s": round(len(tables) * count / (done - started))}  # fmt: skip
+    row = db.execute(
+        "SELECT COALESCE(SUM(contiguous), 0) FROM floor_tables WHERE site = %s AND table_id = ANY(%s)", (SITE, tables)
+    ).fetchone()
+    held = int(row[0]) if row else 0
+    seconds = time.time() - started
+    return {"tables": len(tables), "entries": len(tables) * count, "complete": False, "held": held,
+            "seconds": round(seconds, 1), "entries_per_s": round(held / seconds)}  # fmt: skip
+
+
+def make_template(home: Path) -> Path:
+    """Real Grand Slam entries (a few hundred rounds), the signed chain heads left out."""
+    table = Table(Journal(home / "template.sqlite3"), game="grand-slam", rules={}, table_id="T", simulated=True)
+    deal(table, 3000)
+    entries = [e.to_json() for e in table.journal.entries() if e.kind != "chain-head"]
+    table.journal.close()
+    path = home / "template.json"
+    path.write_text(json.dumps(entries))
+    return path
+
+
+def run() -> dict[str, Any]:
+    load_before = os.getloadavg()
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp, broker(Path(tmp)) as port, postgres() as pg:
+        home = Path(tmp)
+        template = make_template(home)
+        for consumers in CONSUMERS:
+            runs.append(one_run(consumers, pg, port, template, home))
+    load_after = os.getloadavg()
+    by = {r["consumers"]: r for r in runs}
+    kept = [r for r in runs if r["kept_up"]]
+    goals = {
+        "lag_p99_under_1s_at_1000_tables_1_per_s": {
+            str(r["consumers"]): r["kept_up"] and r["lag"]["steady"]["p99_s"] < 1.0 for r in runs
+        },
+        "ingest_10000_per_s_with_4_consumers": by[4]["kept_up"] and by[4]["ingest"]["entries_per_s"] >= 10_000,
+        "table_day_under_10s": any(
+            r["table_day"].get("complete", True) and r["table_day"]["seconds"] < 10 for r in kept
+        ),
+    }
+    hour_rate = max([r["hour_behind"]["entries_per_s"] for r in kept] or [0])
+    return {
+        "name": "floor_scale",
+        "what": (
+            f"{TABLES} tables (a load generator speaking the floor's schema over a local Mosquitto) into one "
+            "PostgreSQL through 1, 2 and 4 consumers in a shared-subscription group: lag p50/p99 at 1 entry/s a "
+            "table and in a 5x burst, ingest entries/s, an hour behind and a table-day caught up, consumer RSS"
+        ),
+        "reference": "the goal: 10,000 entries/s ingest with 4 consumers",
+        "ratio": round(by[4]["ingest"]["entries_per_s"] / 10_000, 3) if by[4]["kept_up"] else 0.0,
+        "goals_met": goals,
+        "hour_behind_at_1000_tables_extrapolated_s": round(TABLES * HOUR / hour_rate) if hour_rate else None,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+        "cores": os.cpu_count(),
+        "postgresql_settings": PG_SETTINGS,
+        "mosquitto_settings": {"max_inflight_messages": 1000, "max_queued_messages": 100000, "persistence": False},
+        "runs": runs,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))

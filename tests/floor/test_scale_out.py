@@ -1,0 +1,219 @@
+"""Several floor store consumers sharing the work (issue 32): MQTT 5 shared subscriptions on a real
+Mosquitto, one real PostgreSQL, every entry exactly once whoever took it, through a consumer
+SIGKILLed mid-stream, a broker restart and two consumers racing on a catch-up."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from controller.floor import schema
+from controller.floor.consumer import FloorConsumer
+from controller.floor.store import open_store
+
+from .conftest import (
+    SITE,
+    WAIT_S,
+    Mosquitto,
+    Postgres,
+    deal_rounds,
+    floor_config,
+    make_publisher,
+    make_table,
+    store_matches_journal,
+    wait_until,
+)
+from .test_catchup import Asker
+
+REPO = Path(__file__).resolve().parents[2]
+GROUP = "floor-stores"
+
+
+def group_consumer(mosquitto: Mosquitto, url: str, name: str, **options: Any) -> FloorConsumer:
+    consumer = FloorConsumer(mosquitto.broker, url, consumer_id=name, group=GROUP, **options)
+    consumer.start()
+    return consumer
+
+
+def test_a_group_stores_every_entry_once_through_a_consumer_killed_mid_stream_and_a_broker_restart(
+    mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+    tables = [make_table(tmp_path / f"t{n}", f"GS-{n:02d}") for n in range(1, 5)]
+    publishers = [make_publisher(floor_config(mosquitto.broker), t) for t in tables]
+    for p in publishers:
+        p.start()
+    consumers = [group_consumer(mosquitto, url, f"store-{n}", probe_s=2.0, ask_timeout_s=5.0) for n in (1, 2)]
+    log = (tmp_path / "store-3.log").open("wb")
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "floor", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}",
+         "--store", url, "--group", GROUP, "--consumer-id", "store-3", "--probe", "2"],
+        cwd=REPO, stdout=log, stderr=log,
+    )  # fmt: skip
+    try:
+        assert wait_until(lambda: "floor store: connected to" in (tmp_path / "store-3.log").read_text(), WAIT_S * 2)
+        for c in consumers:
+            assert c.connected.wait(WAIT_S)
+        dealer = threading.Thread(target=lambda: [deal_rounds(t, 6) for t in tables])
+        dealer.start()
+        # The third consumer is killed while the broker is handing it its share of the live feed.
+        assert wait_until(lambda: "Sending PUBLISH to tablectl-floor-store-3" in mosquitto.log.read_text(), WAIT_S)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        dealer.join()
+        mosquitto.kill()  # the broker forgets what it had not saved; the tables deal on
+        for t in tables:
+            deal_rounds(t, 2)
+        mosquitto.start()
+        for t in tables:
+            deal_rounds(t, 2)
+        assert wait_until(lambda: all(store_matches_journal(url, t) for t in tables), WAIT_S * 4, every=0.3)
+    finally:
+        if killed.poll() is None:
+            killed.kill()
+            killed.wait()
+        for c in consumers:
+            c.stop()
+        for p in publishers:
+            p.stop()
+    store = open_store(url)
+    try:
+        assert store.count() == sum(t.journal.last_seq for t in tables)  # once each, whoever took it
+        assert all(store.alerts(SITE, t.table_id) == [] for t in tables)
+    finally:
+        store.close()
+    assert all(c.stored > 0 for c in consumers)  # both survivors took a share
+
+
+class Spy:
+    """Every catch-up request and reply `end` on the broker, in the order the broker passed them on."""
+
+    def __init__(self, mosquitto: Mosquitto) -> None:
+        self.seen: list[tuple[str, str, dict[str, Any], bytes | None]] = []  # (table, request|end, payload, corr)
+        self.lock = threading.Lock()
+        subscribed = threading.Event()
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        self.client.on_subscribe = lambda c, u, mid, rc, p: subscribed.set()
+        self.client.on_message = self._on_message
+        self.client.connect("127.0.0.1", mosquitto.port, clean_start=True)
+        self.client.loop_start()
+        self.client.subscribe("tablectl/+/+/catchup/#", qos=1)
+        assert subscribed.wait(WAIT_S)
+
+    def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
+        payload = json.loads(message.payload)
+        table = message.topic.split("/")[2]
+        correlation = getattr(message.properties, "CorrelationData", None)
+        kind = "request" if message.topic.endswith("/request") else payload["reply"]
+        if kind != "entry":
+            with self.lock:
+                self.seen.append((table, kind, payload, correlation))
+
+    def stop(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def test_two_consumers_racing_on_a_catch_up_never_ask_a_table_twice_at_once_and_fill_it_together(
+    mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schema, "REPLY_LIMIT", 40)  # a backlog of several chunks
+    url = postgres.new_database()
+    tables = [make_table(tmp_path / f"t{n}", f"GS-{n:02d}") for n in range(1, 4)]
+    publishers = [make_publisher(floor_config(mosquitto.broker), t) for t in tables]
+    for p in publishers:
+        p.start()
+    for t in tables:  # played with no store on the floor: the broker keeps none of it
+        deal_rounds(t, 25)
+    for p, t in zip(publishers, tables, strict=True):
+        assert p.wait_acked(t.journal.last_seq, WAIT_S)
+    spy = Spy(mosquitto)
+    # Both start at once, and both probe every table they know every 2 s: both would ask every
+    # table again and again. A claim lapses only after 60 s: none does here.
+    consumers = [group_consumer(mosquitto, url, f"store-{n}", probe_s=2.0, ask_timeout_s=60.0) for n in (1, 2)]
+    try:
+        assert wait_until(lambda: all(store_matches_journal(url, t) for t in tables), WAIT_S * 4, every=0.3)
+    finally:
+        for c in consumers:
+            c.stop()
+        spy.stop()
+        for p in publishers:
+            p.stop()
+    with spy.lock:
+        seen = list(spy.seen)
+    for t in tables:
+        events = [(kind, payload, corr) for table, kind, payload, corr in seen if table == t.table_id]
+        requests = [e for e in events if e[0] == "request"]
+        assert len(requests) >= t.journal.last_seq // 40  # a chunk an ask
+        # Each ask is answered (its `end`, same correlation) before the next ask goes out.
+        for n, (kind, _payload, corr) in enumerate(events):
+            assert kind == ("request" if n % 2 == 0 else "end"), (t.table_id, n, events[: n + 1])
+            if kind == "end":
+                assert corr == events[n - 1][2]
+        assert len({corr for _, _, corr in requests}) == len(requests)
+    assert all(c.stored > 0 for c in consumers)  # the replies went to the group: both stored some
+
+
+def test_a_table_names_the_holes_in_its_own_journal_in_its_answer_and_sends_from_where_asked(
+    mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    table = make_table(tmp_path)
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    deal_rounds(table, 2)
+    last = table.journal.last_seq
+    assert publisher.wait_acked(last, WAIT_S)
+    db = sqlite3.connect(table.journal.path)
+    with db:
+        db.execute("DROP TRIGGER entries_no_delete")  # a journal trimmed by hand
+        db.execute("DELETE FROM entries WHERE seq IN (4, 5)")
+    db.close()
+    asker = Asker(mosquitto)
+    asker.ask({"v": 1, "after": 1, "from": 2, "limit": 40, "store": "store-x"})
+    assert asker.wait_end()
+    publisher.stop()
+    asker.stop()
+    replies = [r for r, _ in asker.replies]
+    assert [r["seq"] for r in replies if r["reply"] == "entry"] == [3, *range(6, last + 1)]
+    end = replies[-1]
+    assert (end["after"], end["through"], end["more"], end["gaps"]) == (1, last, False, [[4, 5]])
+    assert json.loads(table.journal.get_meta("floor.stored") or "{}") == {"store-x": 1}  # `after`, not `from`
+
+
+def test_claims_keep_a_second_ask_out_until_the_answer_or_the_claim_lapses(postgres: Postgres) -> None:
+    url = postgres.new_database()
+    first, second = open_store(url), open_store(url)  # two consumers' connections to one store
+    try:
+        assert first.claim(SITE, "GS-01", "store-1", "aa", hold_s=60)
+        assert not second.claim(SITE, "GS-01", "store-2", "bb", hold_s=60)
+        assert second.claim(SITE, "GS-02", "store-2", "bb", hold_s=60)  # another table: free
+        assert not second.release(SITE, "GS-01", "bb")  # not its ask
+        assert second.release(SITE, "GS-01", "aa")  # the answer came to store-2: the claim ends
+        assert second.claim(SITE, "GS-01", "store-2", "cc", hold_s=0)
+        assert wait_until(lambda: first.claim(SITE, "GS-01", "store-1", "dd", hold_s=60))  # lapsed
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_group_on_sqlite_is_refused_saying_sqlite_is_the_one_consumer_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from controller.cli import main
+
+    code = main(["floor", "--broker", "mqtt://127.0.0.1:1883", "--store", f"sqlite://{tmp_path}/floor.db",
+                 "--group", GROUP])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "--group floor-stores: several consumers share one PostgreSQL store; SQLite is the one-consumer" in err
+    assert not (tmp_path / "floor.db").exists()
