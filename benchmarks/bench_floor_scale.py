@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchmarks.bench_floor import deal
-from benchmarks.rig import free_port
 from controller.journal import Journal
 from controller.table import Table
+from controller.testing import free_port
 
 SITE = "scale"
 TABLES = 1000
