@@ -89,7 +89,8 @@ def test_with_no_table_toml_recall_and_verify_do_not_load_pydantic_either(
 
 
 def test_run_without_a_floor_loads_no_mqtt_client(tmp_path: Path) -> None:
-    """`tablectl run --sim`, healthy, then asked what it loaded: the API yes, paho no."""
+    """`tablectl run --sim`, healthy, then asked what its own (the table's) process loaded: the
+    channel to its API's process yes; paho no, and no FastAPI (HTTP is the API's process's)."""
     port = free_port()
     probe = (
         "import json, os, signal, sys, threading, time, urllib.request\n"
@@ -112,5 +113,5 @@ def test_run_without_a_floor_loads_no_mqtt_client(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     modules = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "fastapi" in modules  # it did start its API
-    assert heavy(modules, ("paho", "controller.floor.publisher", "controller.floor.history")) == []
+    assert "controller.api.channel" in modules  # it did start its API's process
+    assert heavy(modules, ("paho", "controller.floor.publisher", "controller.floor.history", "fastapi", "uvicorn")) == []
