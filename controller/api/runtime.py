@@ -88,6 +88,9 @@ class Runtime:
                 accept_config=accept_config,
             )
         self.gate: Gate = gate
+        # GET /api/rounds's answers, by (last, sees every card): the table's view version each
+        # was made at, and the answer (routes/reads.py).
+        self.recalls: dict[tuple[int, bool], tuple[int, dict[str, Any]]] = {}
 
     async def snapshot(self, role: str | None) -> dict[str, Any]:
         """The table's state with each device's own view of itself (GET /api/state), as `role`

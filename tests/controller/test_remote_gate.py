@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from controller.api.app import create_app
 from controller.api.auth import Tokens
@@ -148,3 +149,31 @@ def test_without_the_table_every_request_is_a_503_in_words(table: TableProcess) 
         running.cancel()
 
     asyncio.run(scenario())
+
+
+def test_screens_polling_recall_cost_the_table_one_job_a_change(tmp_path: Path) -> None:
+    """GET /api/rounds asked again and again between two changes of the table is answered from
+    what the table said last: twenty polls, one recall on the table's loop; after the table
+    changes, the next poll asks it again and shows the change."""
+    table = Table(Journal(tmp_path / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR))
+    commands = rt.gate.commands  # type: ignore[attr-defined]  # the table's side, in this process
+    recalled = commands.recalled
+    calls: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return recalled(*args, **kwargs)
+
+    commands.recalled = counted
+    with TestClient(create_app(rt)) as client:
+        first = [client.get("/api/rounds?last=5", headers=_auth(SUPERVISOR)).json() for _ in range(20)]
+        assert len(calls) == 1 and all(answer == first[0] for answer in first)
+        assert first[0]["rounds"] == []
+        assert client.post("/api/rounds", json=ROUND, headers=_auth(DEALER)).status_code == 201
+        after = client.get("/api/rounds?last=5", headers=_auth(SUPERVISOR)).json()
+        assert len(calls) == 2 and [r["round"] for r in after["rounds"]] == [1]
+        # Another audience (the dealer's sight) is its own answer.
+        client.get("/api/rounds?last=5", headers=_auth(DEALER))
+        assert len(calls) == 3
+    rt.gate.close()

@@ -22,6 +22,9 @@ from controller.visibility import SEES_EVERY_CARD
 
 router = APIRouter(prefix="/api")
 
+#: Answers of GET /api/rounds kept until the table changes (by how many rounds and whose sight).
+RECALLS_KEPT = 8
+
 
 @cache
 def installed_version() -> str:
@@ -75,8 +78,18 @@ async def recall(rt: Rt, role: Caller, last: int = 10) -> dict[str, Any]:
         raise ApiError("invalid", "last: a whole number from 1 to 1000", field="last")
 
     everything = role in SEES_EVERY_CARD
-    found = await table_call(rt, "recalled", None, last, everything)
-    return {"rounds": rt.gate.unmasked(found)}
+    # The last rounds change only when the table does: asked for again before it changes, they are
+    # answered from what the table said last (however many screens poll, one job a change).
+    version = (await rt.gate.view()).version
+    kept = rt.recalls.get((last, everything))
+    if kept is not None and kept[0] == version:
+        return kept[1]
+    answer = {"rounds": rt.gate.unmasked(await table_call(rt, "recalled", None, last, everything))}
+    rt.recalls.pop((last, everything), None)
+    rt.recalls[(last, everything)] = (version, answer)
+    while len(rt.recalls) > RECALLS_KEPT:
+        del rt.recalls[next(iter(rt.recalls))]
+    return answer
 
 
 @router.get("/rounds/{number}")
