@@ -223,7 +223,12 @@ class Daemon:
             self._close_all()
             raise
         self._closers.append(journal.close)
+        # The API's process starts now, loading its libraries while the table opens (it is handed
+        # the table's side once there is one); ended with the daemon on any way out.
+        api = ApiProcess(self._sockets)
+        self._closers.append(api.kill)
         try:
+            await api.spawn()
             history = self._confirm_history(journal)  # before anything is written to the journal
             self._check_layout_seats()
             table = self._build_table(journal)
@@ -260,10 +265,13 @@ class Daemon:
                 authenticate=self._software_report,
                 accept_config=self.accept_config,
             )
+            # Before the API answers: a SIGTERM from the moment a client can see the table stops it
+            # cleanly (it once killed it outright while the server was coming up).
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self.loop.add_signal_handler(sig, self.stopping.set)
             http = self.config.http
-            api = ApiProcess(
+            await api.serve(
                 gate,
-                self._sockets,
                 {
                     "label": "SIMULATED " if self.simulated else "",
                     "adapter": table.adapter,
@@ -284,12 +292,6 @@ class Daemon:
                     },
                 },
             )
-            # Before the API answers: a SIGTERM from the moment a client can see the table stops it
-            # cleanly (it once killed it outright while the server was coming up).
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                self.loop.add_signal_handler(sig, self.stopping.set)
-            self._closers.append(api.kill)
-            await api.start()
             tasks = [asyncio.create_task(self._watchdog(), name="watchdog")]
             if self.demo:
                 tasks.append(asyncio.create_task(self._demo_dealer(), name="demo-dealer"))

@@ -218,27 +218,25 @@ RESTART_S = 1.0
 
 class ApiProcess:
     """The API's process, started by the daemon with the sockets it bound, watched, and started
-    again if it ever ends on its own (the table deals on meanwhile: the screens reconnect)."""
+    again if it ever ends on its own (the table deals on meanwhile: the screens reconnect).
 
-    def __init__(
-        self, gate: TableGate, sockets: Sequence[socket.socket], settings: Mapping[str, Any]
-    ) -> None:
-        assert gate.commands.feed is not None, "the table's side has its feed"
-        self.server = TableServer(gate, gate.commands.feed, gate.devices)
+    `spawn` starts the process as early as the daemon can (it loads FastAPI and the app while the
+    table opens its journal and its devices: start-up costs the two at once, not one after the
+    other); `serve` hands it the table's side once there is one, and waits until it listens."""
+
+    def __init__(self, sockets: Sequence[socket.socket]) -> None:
         self.sockets = list(sockets)
-        self.settings = dict(settings)
+        self.server: TableServer | None = None
+        self.settings: dict[str, Any] = {}
         self.proc: asyncio.subprocess.Process | None = None
         self.stopping = False
         self.starts = 0
+        self._ours: socket.socket | None = None
         self._serving: asyncio.Task[None] | None = None
         self._watching: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        """Start the API's process and wait until it listens; OSError saying why when it cannot."""
-        await self._spawn()
-        self._watching = asyncio.create_task(self._watch(), name="api-process")
-
-    async def _spawn(self) -> None:
+    async def spawn(self) -> None:
+        """Start the API's process; it waits on the channel for what it serves (`serve`)."""
         ours, theirs = socket.socketpair()
         fds = [theirs.fileno(), *(s.fileno() for s in self.sockets)]
         try:
@@ -251,9 +249,28 @@ class ApiProcess:
                 pass_fds=fds,
                 stdin=asyncio.subprocess.DEVNULL,
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
+        self._ours = ours
         self.starts += 1
+
+    async def serve(self, gate: TableGate, settings: Mapping[str, Any]) -> None:
+        """Serve the table's side to the API's process and wait until it listens; OSError saying
+        why when it cannot. From then on, an API process that ends is started again."""
+        assert gate.commands.feed is not None, "the table's side has its feed"
+        self.server = TableServer(gate, gate.commands.feed, gate.devices)
+        self.settings = dict(settings)
+        if self.proc is None:
+            await self.spawn()
+        await self._served()
+        self._watching = asyncio.create_task(self._watch(), name="api-process")
+
+    async def _served(self) -> None:
+        assert self.server is not None and self.proc is not None and self._ours is not None
+        ours, self._ours = self._ours, None
         self._serving = asyncio.create_task(self.server.serve(ours, self.settings), name="api-channel")
         listening = asyncio.create_task(self.server.listening.wait())
         ended = asyncio.create_task(self.proc.wait())
@@ -282,7 +299,8 @@ class ApiProcess:
             if self.stopping:
                 return
             try:
-                await self._spawn()
+                await self.spawn()
+                await self._served()
             except OSError as exc:
                 log.error("the API's process could not start again: %s", exc)
 
