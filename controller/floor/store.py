@@ -336,23 +336,7 @@ class FloorStore:
                         repeats += 1
                     else:
                         conflicts += 1
-                        self._run(
-                            "INSERT INTO floor_conflicts (site, table_id, seq, boot, stored, offered, received_at) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            (site, table, entry.seq, entry.boot, json.dumps(old.to_json()["entry"]),
-                             json.dumps(entry.to_json()["entry"]), now),
-                        )  # fmt: skip
-                        log.error(
-                            "floor store: %s/%s entry %d came again (boot %s) different from the one stored; the "
-                            "stored one is kept and the difference recorded in floor_conflicts: a replaced journal "
-                            "or a table id used twice?",
-                            site, table, entry.seq, entry.boot,
-                        )  # fmt: skip
-                        self._alert(
-                            site, table, entry.seq,
-                            f"sequence number {entry.seq} reused: the table sent entry {entry.seq} again with other "
-                            "content (its journal was rewritten or restored from an earlier copy)",
-                        )  # fmt: skip
+                        self._conflict(old, entry, now)
                 if fresh:
                     # One statement for the lot (psycopg pipelines it); a row another consumer wrote
                     # a moment ago is left as it is (ON CONFLICT), and counted as a repeat.
