@@ -59,7 +59,7 @@ class RemoteGate:
         self._live = live
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._known = 1  # the table's version the API knows of (any view is older at first)
+        self._known = 0  # the newest version of the table the API has been told of
         self._view: TableView | None = None
         self._building: asyncio.Future[Any] | None = None
         self.closed = asyncio.Event()
@@ -111,6 +111,8 @@ class RemoteGate:
         return await self._ask("call", name, args, kwargs)
 
     async def view(self) -> TableView:
+        if self.closed.is_set():  # what the table said last is not served once it is gone
+            raise TableError("the table is not answering (the daemon is stopping)", kind="unavailable")
         view = self._view
         if view is not None and view.version >= self._known:
             return view
