@@ -37,7 +37,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -326,17 +326,9 @@ class FloorStore:
                         (site, table, low, high),
                     ).fetchall()
                 }
-                fresh: list[StoredEntry] = []
-                for entry in group:
-                    old = there.get(entry.seq)
-                    if old is None:
-                        there[entry.seq] = entry  # a second copy in this batch is compared with it
-                        fresh.append(entry)
-                    elif old.same_as(entry):
-                        repeats += 1
-                    else:
-                        conflicts += 1
-                        self._conflict(old, entry, now)
+                fresh, again, differ = self._sort_out(group, there, lambda e: e.seq, now)
+                repeats += again
+                conflicts += differ
                 if fresh:
                     # One statement for the lot (psycopg pipelines it); a row another consumer wrote
                     # a moment ago is left as it is (ON CONFLICT), and counted as a repeat.
@@ -365,7 +357,7 @@ class FloorStore:
         keys = sorted(groups)
         sites, tables = [k[0] for k in keys], [k[1] for k in keys]
         batch = [e for key in keys for e in groups[key]]
-        added = repeats = conflicts = 0
+        added = 0
         now = _now()
         with self._transaction():
             self._run(
@@ -394,17 +386,7 @@ class FloorStore:
                     ),
                 ).fetchall()
             }
-            fresh: list[StoredEntry] = []
-            for entry in batch:
-                old = there.get((entry.site, entry.table, entry.seq))
-                if old is None:
-                    there[(entry.site, entry.table, entry.seq)] = entry  # a second copy in this batch
-                    fresh.append(entry)
-                elif old.same_as(entry):
-                    repeats += 1
-                else:
-                    conflicts += 1
-                    self._conflict(old, entry, now)
+            fresh, repeats, conflicts = self._sort_out(batch, there, lambda e: (e.site, e.table, e.seq), now)
             if fresh:
                 columns = list(zip(*[(e.site, e.table, e.seq, e.boot, e.at, e.round, e.kind, _body_text(e.body), now)
                                      for e in fresh], strict=True))  # fmt: skip
@@ -448,6 +430,25 @@ class FloorStore:
                 )
                 self._check_chains([(site, table) for site, table, _ in moved], there)
         return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
+
+    def _sort_out(
+        self, entries: Iterable[StoredEntry], there: dict[Any, StoredEntry], key: Callable[[StoredEntry], Any], now: str
+    ) -> tuple[list[StoredEntry], int, int]:
+        """The entries the store does not hold yet (`there`: what it holds, by `key`), and how many
+        came again the same (repeats) or with other content (conflicts, recorded and alerted)."""
+        fresh: list[StoredEntry] = []
+        repeats = conflicts = 0
+        for entry in entries:
+            old = there.get(key(entry))
+            if old is None:
+                there[key(entry)] = entry  # a second copy in this batch is compared with it
+                fresh.append(entry)
+            elif old.same_as(entry):
+                repeats += 1
+            else:
+                conflicts += 1
+                self._conflict(old, entry, now)
+        return fresh, repeats, conflicts
 
     def _conflict(self, old: StoredEntry, entry: StoredEntry, now: str) -> None:
         """An entry offered again with other content: recorded and alerted, never applied."""
