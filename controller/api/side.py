@@ -55,13 +55,14 @@ def table_side(
     """The table's side of the API, on `loop`: the gate with its commands and device controls, and
     the live feed's table half (handing over to `live` in this process, or to `deliver`)."""
     views = dict(device_views or {})
+    last = _LastSnapshot()
 
     def whole_state(table: Table) -> dict[str, Any]:
         """The table's state with every card shown (on the table's loop): only ever sent through
-        a role's sight."""
-        from controller.view import snapshot
-
-        snap = snapshot(table)
+        a role's sight. The table's part is made once per change of the table (the live feed's
+        message and the view the API asks for after the same entry share it); the devices' own
+        views are read every time."""
+        snap = dict(last.of(table))
         devices = dict(snap.get("devices") or {})
         for name, view in views.items():
             devices[name] = view()
@@ -85,3 +86,25 @@ def table_side(
         commands=Commands(source, metrics_text=metrics_text, accept_config=accept_config),
         controls=sim_controls(sim, sim_pins, sim_scene, recalibrate, authenticate),
     )
+
+
+class _LastSnapshot:
+    """The table's snapshot (controller/view.py) as of its last change. The table's state changes
+    only by an applied entry (a new `journal.last_seq`), by the journal's own fault, and by a
+    device's status (`table.devices`): while none of them has changed, the snapshot is the same
+    document, so it is not made again. Documents handed out are never changed afterwards (each
+    caller copies what it adds to)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, object] | None = None
+        self._devices: dict[str, Any] = {}
+        self._snap: dict[str, Any] = {}
+
+    def of(self, table: Table) -> dict[str, Any]:
+        from controller.view import snapshot
+
+        key = (table.journal.last_seq, table.journal_fault)
+        if key != self._key or table.devices != self._devices:
+            self._snap = snapshot(table)
+            self._key, self._devices = key, {name: dict(status) for name, status in table.devices.items()}
+        return self._snap
