@@ -1,0 +1,339 @@
+"""What a card costs the daemon's CPU: both its processes, with 1 and 50 screens, and idle; profiled.
+
+The workload is bench_fanout's, unchanged (`tablectl run --sim` as a process, its shoe simulated
+here on a pty, seven-seat Grand Slam rounds opened through the API, one GET /api/state per card,
+the next card only once the daemon has acknowledged the last and every screen has its entry), so
+the figures compare with that benchmark's. What is measured differs:
+
+  cpu      the CPU time of the whole daemon (the table's process and the API's process it
+           starts, each alone too) over the dealing of the cards, per card: from
+           /proc/PID/task/*/schedstat (nanoseconds on the CPU, every thread), not 10 ms ticks
+  idle     the same over IDLE_S seconds with the screens connected and no card dealt
+  fsync    each session is run twice, its state directory on the disk and on a tmpfs
+           (/dev/shm, where an fsync costs nothing): the difference is the journal's fsync,
+           stated apart (it is the disk's, not the code's)
+  profile  a third session with 50 screens whose two processes run under cProfile from just
+           before the first card to just after the last (the table's loop thread and the API's
+           loop thread: where the per-card work is): the top functions by own time, each process
+
+Sessions on the disk and on the tmpfs are run in turn (disk, tmpfs, disk, tmpfs...), REPEATS of
+each, so machine noise on a shared machine hits both alike; the median of the repeats is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_daemon import TABLECTL, Api, _source, _wait_connected
+from benchmarks.bench_fanout import CARDS, DECKS, SEED, Fanout, Screen, Session, _all_greeted, _deal
+from controller.engine.cards import ShoeComposition
+from controller.testing import Daemon
+from drivers.shoe.simulated import SimulatedShoe
+
+IDLE_S = 5.0
+REPEATS = 2
+TOP = 10
+SAMPLE_S = 0.001
+PROFILED = [sys.executable, "-m", "benchmarks.bench_card_cpu", "profiled"]
+#: The goals of issue 35 point 1 (ms of CPU a card; ms of CPU a second idle).
+GOAL_ONE_SCREEN_MS = 1.0
+GOAL_FIFTY_SCREENS_MS = 1.5
+GOAL_IDLE_MS_PER_S = 1.0
+
+
+def _cpu_ns(pid: int | None) -> int:
+    """Nanoseconds on the CPU of every thread of `pid` so far (0 for no process)."""
+    if pid is None:
+        return 0
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended while we looked
+    return total
+
+
+def _cpu(daemon: Daemon) -> dict[str, int]:
+    assert daemon.proc is not None
+    table, api = _cpu_ns(daemon.proc.pid), _cpu_ns(daemon.api_pid())
+    return {"table": table, "api": api, "both": table + api}
+
+
+async def _session(workdir: Path, state_dir: Path, screens: int, *, profile: Path | None = None) -> dict[str, Any]:
+    shoe = SimulatedShoe(
+        seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="CARD-CPU-SHOE"
+    )
+    shoe.start()
+    config = f'[table]\nid = "CARD-CPU-1"\n[rules]\ndecks = {DECKS}\n[shoe]\nurl = "{shoe.port}"\n'
+    argv = [*PROFILED, str(profile), "--"] if profile is not None else TABLECTL
+    daemon = Daemon(workdir, config, argv=argv, state_dir=state_dir, env=_source_env())
+    daemon.spawn()
+    fanout = Fanout()
+    clients = [Screen(n, fanout) for n in range(screens)]
+    session = Session(screens)
+    api: Api | None = None
+    out: dict[str, Any] = {}
+    try:
+        daemon.wait_ready(timeout=60.0, every=0.005)
+        api = Api(daemon.port)
+        _wait_connected(api)
+        await asyncio.gather(*(c.connect(daemon.port) for c in clients))
+        await _all_greeted(clients)
+        idle = _cpu(daemon)
+        await asyncio.sleep(IDLE_S)
+        before = _cpu(daemon)
+        api.close()  # the server ends a kept-alive connection idle this long: a fresh one
+        api = Api(daemon.port)
+        pids = [daemon.proc.pid, daemon.api_pid()] if daemon.proc is not None else []
+        if profile is not None:
+            for pid in pids:
+                os.kill(pid, signal.SIGUSR1)
+        started = time.monotonic()
+        await _deal(session, shoe, api, fanout, clients)
+        dealing = time.monotonic() - started
+        after = _cpu(daemon)
+        if profile is not None:
+            for pid in pids:
+                os.kill(pid, signal.SIGUSR2)
+        cards = len(session.cards)
+        out = {
+            "cards": cards,
+            "dealing_s": round(dealing, 2),
+            "cpu_ms_per_card": {k: round((after[k] - before[k]) / 1e6 / cards, 3) for k in after},
+            "idle_cpu_ms_per_s": {k: round((before[k] - idle[k]) / 1e6 / IDLE_S, 3) for k in after},
+        }
+    finally:
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+        if api is not None:
+            api.close()
+        code = daemon.stop()
+        shoe.stop()
+    if code != 0:
+        raise RuntimeError(f"the daemon exited {code}: {daemon.log()}")
+    return out
+
+
+def _source_env() -> dict[str, str]:
+    """BENCH_SOURCE=DIR runs the daemon from another copy of the code (a `git archive` of an
+    earlier commit), for a before/after on the same workload and machine."""
+    where = os.environ.get("BENCH_SOURCE")
+    return {"PYTHONPATH": where} if where else {}
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> dict[str, float]:
+    return {k: round(statistics.median(r[key][k] for r in runs), 3) for k in runs[0][key]}
+
+
+def _top(path: Path, cards: int) -> dict[str, Any]:
+    """The sampled CPU: each thread's, the TOP functions by own CPU, and by CPU within them (the
+    daemon's own code only: the library calls it makes are inside), in ms a card."""
+    doc = json.loads(path.read_text())
+    total = sum(doc["own"].values())
+
+    def rows(table: dict[str, float], keep: Callable[[str], bool]) -> list[dict[str, Any]]:
+        ranked = sorted(((cpu, where) for where, cpu in table.items() if keep(where)), reverse=True)[:TOP]
+        return [{"function": where, "ms_per_card": round(cpu * 1e3 / cards, 3), "share": round(cpu / total, 3)}
+                for cpu, where in ranked]  # fmt: skip
+
+    return {
+        "sampled_cpu_ms_per_card": round(total * 1e3 / cards, 3),
+        "threads_ms_per_card": {name: round(cpu * 1e3 / cards, 3) for name, cpu in sorted(doc["threads"].items())},
+        "top_own": rows(doc["own"], lambda where: True),
+        "top_within_own_code": rows(
+            doc["within"], lambda where: where.startswith(("controller/", "drivers/")) and "(<module>)" not in where
+        ),
+    }
+
+
+def _short(file: str) -> str:
+    for marker in ("/controller/", "/drivers/", "/site-packages/", "/lib/python3"):
+        if marker in file:
+            return file[file.index(marker) + 1 :]
+    return file
+
+
+def run() -> dict[str, Any]:
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory(prefix="tablectl-card-cpu-") as tmp, tempfile.TemporaryDirectory(
+        prefix="tablectl-card-cpu-", dir="/dev/shm"
+    ) as shm:
+        n = 0
+        for _ in range(REPEATS):
+            for screens in (1, 50):
+                for where, base in (("disk", Path(tmp)), ("tmpfs", Path(shm))):
+                    n += 1
+                    work = Path(tmp) / f"s{n}"
+                    work.mkdir()
+                    result = asyncio.run(_session(work, base / f"state{n}", screens))
+                    sessions.setdefault(f"screens_{screens}_{where}", []).append(result)
+        work = Path(tmp) / "profiled"
+        work.mkdir()
+        profiled = asyncio.run(_session(work, work / "state", 50, profile=work / "profile"))
+        tops = {name: _top(work / f"profile.{name}", profiled["cards"]) for name in ("table", "api")}
+    figures: dict[str, Any] = {}
+    for name, runs in sessions.items():
+        figures[name] = {
+            "cpu_ms_per_card": _median(runs, "cpu_ms_per_card"),
+            "idle_cpu_ms_per_s": _median(runs, "idle_cpu_ms_per_s"),
+            "runs": runs,
+        }
+    one = figures["screens_1_tmpfs"]["cpu_ms_per_card"]["both"]
+    fifty = figures["screens_50_tmpfs"]["cpu_ms_per_card"]["both"]
+    idle = figures["screens_1_tmpfs"]["idle_cpu_ms_per_s"]["both"]
+    fsync = {}
+    for s in (1, 50):
+        disk, tmpfs = figures[f"screens_{s}_disk"], figures[f"screens_{s}_tmpfs"]
+        fsync[f"screens_{s}"] = round(disk["cpu_ms_per_card"]["both"] - tmpfs["cpu_ms_per_card"]["both"], 3)
+    return {
+        "name": "card_cpu",
+        "what": (
+            f"the daemon's CPU time per card (its table process and its API process, every thread, from "
+            f"schedstat) while {CARDS} cards are dealt in bench_fanout's workload with 1 and 50 WebSocket "
+            f"screens, and idle over {IDLE_S:g} s with the screens connected; the journal on the disk and "
+            "on a tmpfs (the difference is the fsync's); cProfile's top functions by own time in each "
+            "process (lower is better)"
+        ),
+        "reference": (
+            f"issue 35 point 1: at most {GOAL_ONE_SCREEN_MS} ms a card with 1 screen, {GOAL_FIFTY_SCREENS_MS} ms "
+            f"with 50 (fsync apart), {GOAL_IDLE_MS_PER_S} ms a second idle; ratio = CPU per card with 50 "
+            f"screens (fsync apart) / {GOAL_FIFTY_SCREENS_MS} ms"
+        ),
+        "ratio": round(fifty / GOAL_FIFTY_SCREENS_MS, 3),
+        "results": {
+            "daemon_source": os.environ.get("BENCH_SOURCE_COMMIT") or _source(),
+            "cpu_ms_per_card_fsync_apart": {"screens_1": one, "screens_50": fifty},
+            "fsync_cpu_ms_per_card": fsync,
+            "idle_cpu_ms_per_s": idle,
+            "sessions": figures,
+            "profiled_session": profiled,
+            "profile_top": tops,
+            "how": {
+                "cpu": "sum over /proc/PID/task/*/schedstat of both processes (ns), dealing only",
+                "order": f"sessions in turn: 1 screen disk, tmpfs, 50 screens disk, tmpfs; {REPEATS} times; medians",
+                "profile": (
+                    "cProfile enabled on each process's main thread (the table's loop; the API's loop) by "
+                    "SIGUSR1 just before the first card, dumped at SIGUSR2 just after the last; own time, "
+                    "with the profiler's own overhead (slower than unprofiled)"
+                ),
+                "machine": "shared with other engineers' work (load varied); CPU time, not wall",
+            },
+        },
+    }
+
+
+# -- the profiled launcher: the same daemon, its two processes under cProfile on a signal -------------
+
+
+class Sampler:
+    """A sampling profiler over every thread of this process, weighted by CPU time: every
+    SAMPLE_S it reads each thread's CPU clock and gives the CPU spent since the last sample to the
+    Python stack the thread is in now (cProfile's per-call hooks cost more than the calls they
+    time here, and see one thread only). Its own thread's CPU is not counted."""
+
+    def __init__(self) -> None:
+        self.own: dict[str, float] = {}  # innermost function -> CPU seconds
+        self.within: dict[str, float] = {}  # every function on the stack -> CPU seconds
+        self.threads: dict[str, float] = {}  # thread name -> CPU seconds
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        me = threading.get_ident()
+        last: dict[int, float] = {}
+        while not self._stop.wait(SAMPLE_S):
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                try:
+                    cpu = time.clock_gettime(time.pthread_getcpuclockid(ident))
+                except OSError:
+                    continue  # ended meanwhile
+                spent, last[ident] = cpu - last.get(ident, cpu), cpu
+                if spent <= 0:
+                    continue
+                name = names.get(ident, str(ident))
+                self.threads[name] = self.threads.get(name, 0.0) + spent
+                seen: set[str] = set()
+                where = _where(frame)
+                self.own[where] = self.own.get(where, 0.0) + spent
+                f: Any = frame
+                while f is not None:
+                    where = _where(f)
+                    if where not in seen:
+                        seen.add(where)
+                        self.within[where] = self.within.get(where, 0.0) + spent
+                    f = f.f_back
+
+    def dump(self, path: str) -> None:
+        Path(path).write_text(json.dumps({"own": self.own, "within": self.within, "threads": self.threads}))
+
+
+def _where(frame: Any) -> str:
+    code = frame.f_code
+    return f"{_short(code.co_filename)}:{code.co_firstlineno}({code.co_name})"
+
+
+def _profiled(argv: list[str]) -> int:
+    """`profiled OUT -- run --sim ...` (the table's process: `tablectl` itself) or `profiled OUT
+    --api controller.api.remote -- PARENT FD...` (the API's process it starts): the Sampler from
+    SIGUSR1 to SIGUSR2, written to OUT.table / OUT.api. The daemon's code is untouched: only how
+    its API process is started differs (through this launcher)."""
+    out, rest = argv[0], argv[argv.index("--") + 1 :]
+    api = "--api" in argv[: argv.index("--")]
+    sampler = Sampler()
+
+    def start(*_: Any) -> None:
+        sampler.start()
+
+    def stop(*_: Any) -> None:
+        sampler.stop()
+        sampler.dump(f"{out}.{'api' if api else 'table'}")
+
+    signal.signal(signal.SIGUSR1, start)
+    signal.signal(signal.SIGUSR2, stop)
+    if api:
+        from controller.api.remote import main as api_main
+
+        return api_main(rest)
+    import controller.api.channel as channel
+    from controller.cli import main
+
+    spawn = asyncio.create_subprocess_exec
+
+    async def through_here(program: str, *args: Any, **kwargs: Any) -> Any:
+        if args[:2] == ("-m", "controller.api.remote"):
+            # "controller.api.remote" stays in its command line: the rig finds the API's process by it.
+            args = ("-m", "benchmarks.bench_card_cpu", "profiled", out, "--api", args[1], "--", *args[2:])
+        return await spawn(program, *args, **kwargs)
+
+    channel.asyncio.create_subprocess_exec = through_here  # type: ignore[assignment]
+    return main(rest)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["profiled"]:
+        sys.exit("usage: python -m benchmarks.bench_card_cpu profiled OUT [--api] -- ARGS...")
+    sys.exit(_profiled(sys.argv[2:]))
