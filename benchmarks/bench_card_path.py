@@ -35,6 +35,7 @@ import random
 import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -87,14 +88,19 @@ class Arm:
         outputs: list[Any] = [LampOutput(lamps, frozenset(pin_map.seats)), DisplayOutput(display, f"SIM {name}")]
         self.table = Table(self.journal, game="grand-slam", rules={"decks": DECKS}, table_id=name.upper(),
                            simulated=True, outputs=outputs)  # fmt: skip
-        # The API's table side, its live feed down a socket to a reader thread, as to the API's process.
-        ours, theirs = socket.socketpair()
-        stack.callback(ours.close)
-        stack.callback(theirs.close)
-        threading.Thread(target=_drain, args=(theirs,), daemon=True).start()
+        # The API's table side, its live feed written (by the loop's transport, as the channel
+        # writes it) down a socket to another process that reads it, as the API's process does.
+        self.channel, theirs = socket.socketpair()
+        stack.callback(self.channel.close)
+        reader = subprocess.Popen(["cat"], stdin=theirs, stdout=subprocess.DEVNULL)
+        theirs.close()
+        stack.callback(reader.wait, 30)
+        stack.callback(reader.kill)
+        self.writer: asyncio.StreamWriter | None = None
 
         def deliver(tick: int, message: Any) -> None:
-            ours.sendall(frame(("feed", tick, message)))
+            assert self.writer is not None
+            self.writer.write(frame(("feed", tick, message)))
 
         gate = table_side(self.table, loop, deliver=deliver)
         assert gate.commands.feed is not None
@@ -130,14 +136,6 @@ class Arm:
         pool = [card for card, n in sorted(cards.items(), key=lambda c: str(c[0])) for _ in range(n)]
         self.rng.shuffle(pool)
         return pool
-
-
-def _drain(sock: socket.socket) -> None:
-    try:
-        while sock.recv(1 << 16):
-            pass
-    except OSError:
-        pass
 
 
 async def _round(arm: Arm, shoe_thread: ShoeThread) -> None:
@@ -267,6 +265,8 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
     running = threading.Event()
     with ExitStack() as stack:
         arms = {name: Arm(name, home, broker, loop, stack) for name in ARMS}
+        for arm in arms.values():
+            arm.writer = (await asyncio.open_unix_connection(sock=arm.channel))[1]
         checks = stack.enter_context(_checking(release, key, running))
         shoe_thread = ShoeThread(loop)
         for _ in range(3):  # warm up: every code path loaded and run once
@@ -285,6 +285,8 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
         for arm in arms.values():
             arm.publisher.wait_acked(arm.journal.last_seq, 30.0)
             arm.heads = len(arm.journal.last_of_kinds(("chain-head",), 10_000))
+            await asyncio.to_thread(arm.publisher.stop)
+        await asyncio.sleep(0.1)  # the publishers' last marks are written before the journals close
         return arms, list(checks)
 
 

@@ -128,6 +128,9 @@ class TableState:
     shuffle_due: str | None = None  # "cut card" / "shoe empty": load a new shoe after this round
     # Set while one entry is applied, when it ends the round being dealt (never left set after).
     _ending: bool = False
+    # The engine's answer to "what next" for the engine state it was asked of (a card's path asks
+    # it a dozen times: the table, the lamps, the display, the screens; the engine state is frozen).
+    _awaiting: tuple[Any, Awaiting] | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
     def initial(cls, setup: TableSetup) -> TableState:
@@ -172,7 +175,12 @@ class TableState:
 
     @property
     def awaiting(self) -> Awaiting:
-        return self.game.awaiting(self.engine)
+        engine, known = self.engine, self._awaiting
+        if known is not None and known[0] is engine:
+            return known[1]
+        awaiting = self.game.awaiting(engine)
+        self._awaiting = (engine, awaiting)
+        return awaiting
 
     @property
     def current(self) -> RoundRecord | None:
