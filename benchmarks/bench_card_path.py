@@ -63,7 +63,7 @@ from drivers.display.device import open_display
 from drivers.indicators.base_indicators import BaseIndicators
 from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "60"))  # rounds of each arm
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "100"))  # rounds of each arm
 DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
@@ -126,6 +126,7 @@ class Arm:
         self.rng = random.Random(SEED)
         self.wall: list[float] = []
         self.cpu: list[float] = []
+        self.ends: list[float] = []  # the loop CPU of each round's last card
         self.heads = 0
 
     def next_cards(self) -> list[Card]:
@@ -155,6 +156,8 @@ async def _round(arm: Arm, shoe_thread: ShoeThread) -> None:
             await asyncio.sleep(0)
         arm.wall.append(wall)
         arm.cpu.append(time.thread_time() - started_cpu)
+        if table.awaiting.kind != "card":  # the round's last card: the one whose round end is signed
+            arm.ends.append(arm.cpu[-1])
 
 
 class ShoeThread:
@@ -177,8 +180,11 @@ class ShoeThread:
 
 
 @contextmanager
-def _checking(release: Path, key: Path, running: threading.Event) -> Iterator[list[float]]:
-    """The software check, back to back in a thread while `running` is set: each run's CPU."""
+def _checking(
+    release: Path, key: Path, running: threading.Event, idle: threading.Event
+) -> Iterator[list[float]]:
+    """The software check, back to back in a thread while `running` is set (`idle` while no run
+    is under way): each run's CPU."""
     done = threading.Event()
     runs: list[float] = []
     failed: list[str] = []
@@ -187,9 +193,11 @@ def _checking(release: Path, key: Path, running: threading.Event) -> Iterator[li
         while not done.is_set():
             if not running.wait(0.05):
                 continue
+            idle.clear()
             started = time.thread_time()
             report = authenticate(key, root=release)
             runs.append(time.thread_time() - started)
+            idle.set()
             if report.ok is not True:
                 failed.append(report.summary())
                 return
@@ -262,12 +270,13 @@ def _difference(arm: list[float], base: list[float], measure: Callable[[list[flo
 async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tuple[dict[str, Arm], list[float]]:
     loop = asyncio.get_running_loop()
     sys.setswitchinterval(SWITCH_INTERVAL_S)  # as the daemon's table loop runs
-    running = threading.Event()
+    running, idle = threading.Event(), threading.Event()
+    idle.set()
     with ExitStack() as stack:
         arms = {name: Arm(name, home, broker, loop, stack) for name in ARMS}
         for arm in arms.values():
             arm.writer = (await asyncio.open_unix_connection(sock=arm.channel))[1]
-        checks = stack.enter_context(_checking(release, key, running))
+        checks = stack.enter_context(_checking(release, key, running, idle))
         shoe_thread = ShoeThread(loop)
         for _ in range(3):  # warm up: every code path loaded and run once
             for arm in arms.values():
@@ -275,13 +284,17 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
         for arm in arms.values():
             arm.wall.clear()
             arm.cpu.clear()
-        for _ in range(ROUNDS):
-            for name, arm in arms.items():
+            arm.ends.clear()
+        order = list(arms)
+        for turn in range(ROUNDS):
+            # Each arm in turn, the order rotated every time: none always follows another.
+            for name in order[turn % len(order) :] + order[: turn % len(order)]:
                 if name == "checking":
                     running.set()
                     await asyncio.sleep(0.02)  # the check is under way
-                await _round(arm, shoe_thread)
+                await _round(arms[name], shoe_thread)
                 running.clear()
+                await asyncio.to_thread(idle.wait)  # no check runs into the next arm's round
         for arm in arms.values():
             arm.publisher.wait_acked(arm.journal.last_seq, 30.0)
             arm.heads = len(arm.journal.last_of_kinds(("chain-head",), 10_000))
@@ -299,12 +312,14 @@ def _summary(arms: dict[str, Arm], checks: list[float]) -> dict[str, Any]:
             "chain_heads_signed": arm.heads,
             "card_wall": _stats(arm.wall),
             "card_loop_cpu": _stats(arm.cpu),
+            "round_end_card_loop_cpu": _stats(arm.ends),
         }
         if arm is not base:
             results[name]["more_than_off"] = {
                 "wall_p99": _difference(arm.wall, base.wall, lambda v: _percentile(v, 0.99)),
                 "wall_p50": _difference(arm.wall, base.wall, statistics.median),
                 "loop_cpu_mean": _difference(arm.cpu, base.cpu, statistics.fmean),
+                "round_end_card_loop_cpu_mean": _difference(arm.ends, base.ends, statistics.fmean),
             }
     results["software_check"] = {
         "runs_while_checking": len(checks),
@@ -326,7 +341,10 @@ def run() -> dict[str, Any]:
             results[f"journal_on_{where}"] = _summary(arms, checks)
     signing = results["journal_on_tmpfs"]["signing"]["more_than_off"]["wall_p99"]
     results["how"] = {
-        "order": f"a round of each arm in turn ({', '.join(ARMS)}), {ROUNDS} rounds each after 3 to warm up",
+        "order": (
+            f"a round of each arm in turn ({', '.join(ARMS)}), the order rotated each turn, {ROUNDS} rounds each "
+            "after 3 to warm up; a software check never runs into another arm's round"
+        ),
         "card": "handed from a thread to the table's loop (run_coroutine_threadsafe) until journaled and told",
         "cpu": "thread CPU of the table's loop from the card until the next card (the signing counted)",
         "ci": f"95% bootstrap interval, {BOOTSTRAP} resamples of the cards of each arm",

@@ -1,7 +1,8 @@
 """The dealer's push buttons: confirm (wagers locked / next round) and, where wired, void request.
 
-Each button is a gpiozero `Button` between its GPIO pin and ground, using the Pi's internal
-pull-up (pressed = low). A press reaches the table loop as one `ButtonPress`, however much the
+Each button is a gpiozero `DigitalInputDevice` between its GPIO pin and ground, using the Pi's
+internal pull-up (pressed = low, as gpiozero's `Button`, whose hold-detection thread woke ten
+times a second per button for a hold nothing here uses). A press reaches the table loop as one `ButtonPress`, however much the
 contacts chatter.
 
     >>> buttons = DealerButtons({"confirm": 5, "void": 6}, on_press=print, pin_factory=factory)
@@ -28,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpiozero import Button
+from gpiozero import DigitalInputDevice
 
 from drivers.pins import BUTTON_NAMES, PinMap
 
@@ -71,11 +72,11 @@ class DealerButtons:
         self._buttons: dict[str, Any] = {}
         try:
             for name, pin in pins.items():
-                button = Button(
+                button = DigitalInputDevice(
                     pin, pull_up=True, bounce_time=bounce_time, pin_factory=pin_factory
                 )
-                button.when_pressed = functools.partial(self._edge, name, True)
-                button.when_released = functools.partial(self._edge, name, False)
+                button.when_activated = functools.partial(self._edge, name, True)
+                button.when_deactivated = functools.partial(self._edge, name, False)
                 self._buttons[name] = button
         except Exception:
             self.close()
@@ -91,7 +92,7 @@ class DealerButtons:
 
     def is_pressed(self, name: str) -> bool:
         """Whether the button is held down right now (raw, not debounced)."""
-        return bool(self._buttons[name].is_pressed)
+        return bool(self._buttons[name].is_active)
 
     def _edge(self, name: str, pressed: bool) -> None:
         now = self._clock()
