@@ -12,12 +12,15 @@ the figures compare with that benchmark's. What is measured differs:
   fsync    each session is run twice, its state directory on the disk and on a tmpfs
            (/dev/shm, where an fsync costs nothing): the difference is the journal's fsync,
            stated apart (it is the disk's, not the code's)
-  profile  a third session with 50 screens whose two processes run under cProfile from just
-           before the first card to just after the last (the table's loop thread and the API's
-           loop thread: where the per-card work is): the top functions by own time, each process
+  profile  one more session with 50 screens whose two processes run under a sampling profiler
+           (`Sampler`, below: each thread's CPU clock read every millisecond, the CPU given to the
+           stack the thread is in) from just before the first card to just after the last: the
+           top functions of each process, ms a card
+  before   with BENCH_BEFORE=DIR (a copy of an earlier commit's code), that daemon's sessions run
+           too, interleaved with this code's
 
-Sessions on the disk and on the tmpfs are run in turn (disk, tmpfs, disk, tmpfs...), REPEATS of
-each, so machine noise on a shared machine hits both alike; the median of the repeats is given.
+Sessions are run in turn (disk, tmpfs, before), REPEATS of each, so machine noise on a shared
+machine hits them alike; the median of the repeats is given.
 """
 
 from __future__ import annotations
@@ -71,14 +74,16 @@ def _cpu(daemon: Daemon) -> dict[str, int]:
     return {"table": table, "api": api, "both": table + api}
 
 
-async def _session(workdir: Path, state_dir: Path, screens: int, *, profile: Path | None = None) -> dict[str, Any]:
+async def _session(
+    workdir: Path, state_dir: Path, screens: int, *, profile: Path | None = None, source: str | None = None
+) -> dict[str, Any]:
     shoe = SimulatedShoe(
         seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="CARD-CPU-SHOE"
     )
     shoe.start()
     config = f'[table]\nid = "CARD-CPU-1"\n[rules]\ndecks = {DECKS}\n[shoe]\nurl = "{shoe.port}"\n'
     argv = [*PROFILED, str(profile), "--"] if profile is not None else TABLECTL
-    daemon = Daemon(workdir, config, argv=argv, state_dir=state_dir, env=_source_env())
+    daemon = Daemon(workdir, config, argv=argv, state_dir=state_dir, env={"PYTHONPATH": source} if source else {})
     daemon.spawn()
     fanout = Fanout()
     clients = [Screen(n, fanout) for n in range(screens)]
@@ -96,7 +101,7 @@ async def _session(workdir: Path, state_dir: Path, screens: int, *, profile: Pat
         before = _cpu(daemon)
         api.close()  # the server ends a kept-alive connection idle this long: a fresh one
         api = Api(daemon.port)
-        pids = [daemon.proc.pid, daemon.api_pid()] if daemon.proc is not None else []
+        pids = [pid for pid in (daemon.proc.pid if daemon.proc else None, daemon.api_pid()) if pid is not None]
         if profile is not None:
             for pid in pids:
                 os.kill(pid, signal.SIGUSR1)
@@ -123,13 +128,6 @@ async def _session(workdir: Path, state_dir: Path, screens: int, *, profile: Pat
     if code != 0:
         raise RuntimeError(f"the daemon exited {code}: {daemon.log()}")
     return out
-
-
-def _source_env() -> dict[str, str]:
-    """BENCH_SOURCE=DIR runs the daemon from another copy of the code (a `git archive` of an
-    earlier commit), for a before/after on the same workload and machine."""
-    where = os.environ.get("BENCH_SOURCE")
-    return {"PYTHONPATH": where} if where else {}
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> dict[str, float]:
@@ -165,6 +163,13 @@ def _short(file: str) -> str:
 
 
 def run() -> dict[str, Any]:
+    """BENCH_BEFORE=DIR (a copy of the code of an earlier commit, such as `git archive COMMIT controller
+    drivers vision | tar -x -C DIR`; BENCH_BEFORE_COMMIT names it) runs that daemon too, its
+    sessions interleaved with this code's (on the tmpfs), so the two see the same machine."""
+    before = os.environ.get("BENCH_BEFORE")
+    plan: list[tuple[str, str, str | None]] = [("after", "disk", None), ("after", "tmpfs", None)]
+    if before:
+        plan.append(("before", "tmpfs", before))
     sessions: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="tablectl-card-cpu-") as tmp, tempfile.TemporaryDirectory(
         prefix="tablectl-card-cpu-", dir="/dev/shm"
@@ -172,15 +177,17 @@ def run() -> dict[str, Any]:
         n = 0
         for _ in range(REPEATS):
             for screens in (1, 50):
-                for where, base in (("disk", Path(tmp)), ("tmpfs", Path(shm))):
+                for code, where, source in plan:
                     n += 1
                     work = Path(tmp) / f"s{n}"
                     work.mkdir()
-                    result = asyncio.run(_session(work, base / f"state{n}", screens))
-                    sessions.setdefault(f"screens_{screens}_{where}", []).append(result)
+                    state = (Path(tmp) if where == "disk" else Path(shm)) / f"state{n}"
+                    result = asyncio.run(_session(work, state, screens, source=source))
+                    name = f"screens_{screens}_{where}" + ("_before" if code == "before" else "")
+                    sessions.setdefault(name, []).append(result)
         work = Path(tmp) / "profiled"
         work.mkdir()
-        profiled = asyncio.run(_session(work, work / "state", 50, profile=work / "profile"))
+        profiled = asyncio.run(_session(work, Path(shm) / "profiled", 50, profile=work / "profile"))
         tops = {name: _top(work / f"profile.{name}", profiled["cards"]) for name in ("table", "api")}
     figures: dict[str, Any] = {}
     for name, runs in sessions.items():
@@ -196,14 +203,28 @@ def run() -> dict[str, Any]:
     for s in (1, 50):
         disk, tmpfs = figures[f"screens_{s}_disk"], figures[f"screens_{s}_tmpfs"]
         fsync[f"screens_{s}"] = round(disk["cpu_ms_per_card"]["both"] - tmpfs["cpu_ms_per_card"]["both"], 3)
+    compared: dict[str, Any] = {}
+    if before:
+        compared = {
+            "before_source": os.environ.get("BENCH_BEFORE_COMMIT", before),
+            **{
+                f"screens_{s}": {
+                    "before_cpu_ms_per_card": figures[f"screens_{s}_tmpfs_before"]["cpu_ms_per_card"],
+                    "after_cpu_ms_per_card": figures[f"screens_{s}_tmpfs"]["cpu_ms_per_card"],
+                    "before_idle_cpu_ms_per_s": figures[f"screens_{s}_tmpfs_before"]["idle_cpu_ms_per_s"],
+                    "after_idle_cpu_ms_per_s": figures[f"screens_{s}_tmpfs"]["idle_cpu_ms_per_s"],
+                }
+                for s in (1, 50)
+            },
+        }
     return {
         "name": "card_cpu",
         "what": (
             f"the daemon's CPU time per card (its table process and its API process, every thread, from "
             f"schedstat) while {CARDS} cards are dealt in bench_fanout's workload with 1 and 50 WebSocket "
             f"screens, and idle over {IDLE_S:g} s with the screens connected; the journal on the disk and "
-            "on a tmpfs (the difference is the fsync's); cProfile's top functions by own time in each "
-            "process (lower is better)"
+            "on a tmpfs (the difference is the fsync's); a sampling profile's top functions in each process "
+            "(lower is better)"
         ),
         "reference": (
             f"issue 35 point 1: at most {GOAL_ONE_SCREEN_MS} ms a card with 1 screen, {GOAL_FIFTY_SCREENS_MS} ms "
@@ -216,16 +237,22 @@ def run() -> dict[str, Any]:
             "cpu_ms_per_card_fsync_apart": {"screens_1": one, "screens_50": fifty},
             "fsync_cpu_ms_per_card": fsync,
             "idle_cpu_ms_per_s": idle,
+            "before_and_after": compared,
             "sessions": figures,
             "profiled_session": profiled,
             "profile_top": tops,
             "how": {
                 "cpu": "sum over /proc/PID/task/*/schedstat of both processes (ns), dealing only",
-                "order": f"sessions in turn: 1 screen disk, tmpfs, 50 screens disk, tmpfs; {REPEATS} times; medians",
+                "order": (
+                    "sessions in turn: 1 screen (disk, tmpfs, the before copy on tmpfs), then 50 screens the same; "
+                    f"{REPEATS} times; medians"
+                ),
                 "profile": (
-                    "cProfile enabled on each process's main thread (the table's loop; the API's loop) by "
-                    "SIGUSR1 just before the first card, dumped at SIGUSR2 just after the last; own time, "
-                    "with the profiler's own overhead (slower than unprofiled)"
+                    f"Sampler: every {SAMPLE_S * 1e3:g} ms each thread's CPU clock is read and the CPU since the "
+                    "last sample given to the stack the thread is in then (from SIGUSR1 just before the first card "
+                    "to SIGUSR2 after the last); a thread that ran and then blocked has its CPU given to where it "
+                    "blocks (a socket write, select), so the functions 'within' are the better guide; the sampler "
+                    "slows the daemon (the profiled session's own figures are not the measurement)"
                 ),
                 "machine": "shared with other engineers' work (load varied); CPU time, not wall",
             },
@@ -318,7 +345,6 @@ def _profiled(argv: list[str]) -> int:
         from controller.api.remote import main as api_main
 
         return api_main(rest)
-    import controller.api.channel as channel
     from controller.cli import main
 
     spawn = asyncio.create_subprocess_exec
@@ -329,7 +355,7 @@ def _profiled(argv: list[str]) -> int:
             args = ("-m", "benchmarks.bench_card_cpu", "profiled", out, "--api", args[1], "--", *args[2:])
         return await spawn(program, *args, **kwargs)
 
-    channel.asyncio.create_subprocess_exec = through_here  # type: ignore[assignment]
+    asyncio.create_subprocess_exec = through_here  # type: ignore[assignment]  # how channel.py starts it
     return main(rest)
 
 

@@ -92,7 +92,7 @@ class Arm:
         # writes it) down a socket to another process that reads it, as the API's process does.
         self.channel, theirs = socket.socketpair()
         stack.callback(self.channel.close)
-        reader = subprocess.Popen(["cat"], stdin=theirs, stdout=subprocess.DEVNULL)
+        reader = subprocess.Popen(["cat"], stdin=theirs.fileno(), stdout=subprocess.DEVNULL)
         theirs.close()
         stack.callback(reader.wait, 30)
         stack.callback(reader.kill)
@@ -255,7 +255,7 @@ def _stats(values: list[float]) -> dict[str, float]:
     }
 
 
-def _difference(arm: list[float], base: list[float], measure: Callable[[list[float]], float]) -> dict[str, float]:
+def _difference(arm: list[float], base: list[float], measure: Callable[[list[float]], float]) -> dict[str, Any]:
     """measure(arm) - measure(base) in ms, with a 95% bootstrap interval."""
     rng = random.Random(SEED)
     diffs = sorted(
