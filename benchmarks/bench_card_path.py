@@ -328,6 +328,20 @@ def _summary(arms: dict[str, Arm], checks: list[float]) -> dict[str, Any]:
     return results
 
 
+def _verdict(signing: dict[str, Any]) -> str:
+    """What the signing arm's differences show against the 0.2 ms bound, in words."""
+    words = []
+    for key, label in (("wall_p50", "p50"), ("wall_p99", "p99")):
+        low, high = signing[key]["ci95_ms"]
+        if high <= LIMIT_MS:
+            words.append(f"{label}: within {LIMIT_MS} ms (95% interval {low} to {high} ms)")
+        elif low > LIMIT_MS:
+            words.append(f"{label}: MORE than {LIMIT_MS} ms (95% interval {low} to {high} ms)")
+        else:
+            words.append(f"{label}: not resolved to {LIMIT_MS} ms on this machine (95% interval {low} to {high} ms)")
+    return "; ".join(words)
+
+
 def run() -> dict[str, Any]:
     """Two sessions: the journals on a tmpfs (/dev/shm: an fsync costs nothing there, so what is
     left is the code's) and on the disk (every fsync the disk's own, as at a table)."""
@@ -339,7 +353,8 @@ def run() -> dict[str, Any]:
             with mosquitto(home) as broker:
                 arms, checks = asyncio.run(_session(home, broker, release, key))
             results[f"journal_on_{where}"] = _summary(arms, checks)
-    signing = results["journal_on_tmpfs"]["signing"]["more_than_off"]["wall_p99"]
+    signing = results["journal_on_tmpfs"]["signing"]["more_than_off"]
+    results["verdict"] = _verdict(signing)
     results["how"] = {
         "order": (
             f"a round of each arm in turn ({', '.join(ARMS)}), the order rotated each turn, {ROUNDS} rounds each "
@@ -360,9 +375,10 @@ def run() -> dict[str, Any]:
             "(lower is better)"
         ),
         "reference": (
-            f"issue 31's bound: at most {LIMIT_MS} ms more at p99; ratio = the signing arm's p99 difference "
-            f"(journal on the tmpfs) / {LIMIT_MS} ms"
+            f"issue 31's bound: at most {LIMIT_MS} ms more at p99; ratio = the upper end of the 95% interval "
+            f"of the signing arm's p99 difference (journal on the tmpfs) / {LIMIT_MS} ms: at most 1 shows the "
+            "bound held"
         ),
-        "ratio": round(signing["ms"] / LIMIT_MS, 3),
+        "ratio": round(signing["wall_p99"]["ci95_ms"][1] / LIMIT_MS, 3),
         "results": results,
     }
