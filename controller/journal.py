@@ -8,7 +8,8 @@ a power cut, game recall and the WebSocket feed all read the same thing.
 Durability: WAL mode with synchronous=FULL, so a committed entry survives a power cut; the WAL is
 checkpointed (and truncated) at each round's end, so it never grows with history. Integrity: a
 CRC-32 over each entry, gapless sequence numbers, and a hash chain over every entry whose last
-value is also kept in `journal.head` (controller/journal_head.py), fsync'd after each entry, so a
+value is also kept in `journal.head` (controller/journal_head.py), fsync'd after each entry (the
+table's entries: once the entry's effects have gone out, before the shoe's acknowledgement), so a
 database that comes back shorter or different is caught. Entries can be neither changed nor
 deleted (triggers refuse it; retention may remove only entries it has exported and verified,
 controller/retention.py). A journal that fails any check stops the table with `JournalCorrupt`;
@@ -337,6 +338,7 @@ class Journal:
         memory = str(path) == ":memory:"
         self.head: HeadFile | None = None if memory else HeadFile(self.head_path, readonly=readonly)
         self._head_failing = False
+        self._head_due: tuple[int, str, str] | None = None  # (seq, chain, at) left for write_head
         if memory:
             self._db = _Db(sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False), self.path)
             self._create()
@@ -650,9 +652,14 @@ class Journal:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def append(self, kind: str, body: dict[str, Any], round_no: int | None = None) -> Entry:
+    def append(
+        self, kind: str, body: dict[str, Any], round_no: int | None = None, *, head_later: bool = False
+    ) -> Entry:
         """Write one entry and commit it (fsync'd by synchronous=FULL) before returning it.
-        Raises JournalUnwritable, having written nothing, when the disk is full or failing."""
+        Raises JournalUnwritable, having written nothing, when the disk is full or failing.
+        `head_later`: the head file is written by `write_head` (the table's, once the entry's
+        effects have gone out: the commit is what comes first, and a head one entry behind is
+        harmless at the next start), not before this returns."""
         if self.readonly:
             raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
         text = json.dumps(body, separators=(",", ":"), sort_keys=True)
@@ -669,8 +676,16 @@ class Journal:
             raise _unwritable(self.path, exc) from None
         self._last_seq = seq
         self._hash = link(self._hash, seq, at, round_no, kind, text)
-        self._write_head(seq, self._hash, at)
+        if head_later:
+            self._head_due = (seq, self._hash, at)
+        else:
+            self._write_head(seq, self._hash, at)
         return Entry(seq, at, round_no, kind, json.loads(text))
+
+    def write_head(self) -> None:
+        """Write the head file for the last entry, if `append(head_later=True)` left it due."""
+        if self._head_due is not None:
+            self._write_head(*self._head_due)
 
     def append_many(self, items: Sequence[tuple[str, dict[str, Any], int | None]]) -> list[Entry]:
         """Write several entries (kind, body, round) in one transaction: all committed, with one
@@ -722,6 +737,7 @@ class Journal:
         return True
 
     def _write_head(self, seq: int, chain: str, at: str) -> None:
+        self._head_due = None  # this is the newest head: none older is left to write
         if self.head is None:
             return
         try:
@@ -1091,6 +1107,7 @@ class Journal:
         return journal_disk_usage(self.path)
 
     def close(self) -> None:
+        self.write_head()
         if self.head is not None:
             self.head.close()
         self._db.close()

@@ -476,16 +476,22 @@ class Table:
     # -- the one path every entry takes ---------------------------------------------------------
 
     def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:
-        """Write-ahead: the entry is in the journal, then applied, then its effects go out."""
+        """Write-ahead: the entry is in the journal (committed, fsync'd), then applied, then its
+        effects go out. The journal's head file (controller/journal_head.py) is written after
+        them, before this returns (and so before the shoe's acknowledgement): its own fsync is
+        not in the lamps' way, and a head one entry behind is harmless at the next start."""
         if self.journal_fault is not None:
             self._journal_back()
         try:
-            entry = self.journal.append(kind, body, round_no)
+            entry = self.journal.append(kind, body, round_no, head_later=True)
         except JournalUnwritable as exc:
             self._journal_down(exc)
             raise TableUnavailable(str(exc)) from None
-        effects = self._apply(entry)
-        self._tell(entry, effects)
+        try:
+            effects = self._apply(entry)
+            self._tell(entry, effects)
+        finally:
+            self.journal.write_head()
         if self.now.ended_by(entry.seq):
             self.keep_snapshot()
         return entry
