@@ -212,3 +212,33 @@ def test_a_second_player_switches_the_blind_hand_off_and_the_dealer_is_told_to_r
     assert prompt(table) == "Remove the blind puck from seat 2: a second player has joined. Then: Deal to seat 1, first base"
     deal(table, "7C")
     assert prompt(table) == "Deal to seat 4, first base"
+
+
+def test_the_lamps_see_the_card_committed_and_the_head_file_is_written_before_the_card_returns(tmp_path: Path) -> None:
+    """Write-ahead kept: the entry is in the journal's database before any output hears of it; the
+    journal's head file (and its own fsync) comes after the outputs, before `card` returns (before
+    the shoe's acknowledgement), so the lamps do not wait for a second fsync."""
+    from controller.journal_head import HeadFile
+
+    table = make_table(tmp_path)
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 10}}]}, by="dealer")
+    seen: list[tuple[int, list[int], int | None]] = []
+
+    class Lamps:
+        def redrive(self, table: Table) -> None:
+            pass
+
+        def update(self, table: Table, entry: Any, effects: Any) -> None:
+            reader = Journal(tmp_path / "journal.sqlite3", readonly=True)
+            try:
+                committed = [e.seq for e in reader.entries(after=entry.seq - 1)]
+            finally:
+                reader.close()
+            mark = HeadFile(tmp_path / "journal.head", readonly=True).read()
+            seen.append((entry.seq, committed, mark.seq if mark else None))
+
+    table.outputs.insert(0, Lamps())
+    entry = table.card(parse_card("5H"), SHOE)
+    assert seen == [(entry.seq, [entry.seq], entry.seq - 1)]  # committed; the head one behind
+    mark = HeadFile(tmp_path / "journal.head", readonly=True).read()
+    assert mark is not None and mark.seq == entry.seq and mark.hash == table.journal.chain
