@@ -2,8 +2,8 @@
 
 Each button is a gpiozero `DigitalInputDevice` between its GPIO pin and ground, using the Pi's
 internal pull-up (pressed = low, as gpiozero's `Button`, whose hold-detection thread woke ten
-times a second per button for a hold nothing here uses). A press reaches the table loop as one `ButtonPress`, however much the
-contacts chatter.
+times a second per button for a hold nothing here uses). A press reaches the table loop as one
+`ButtonPress`, however much the contacts chatter.
 
     >>> buttons = DealerButtons({"confirm": 5, "void": 6}, on_press=print, pin_factory=factory)
     >>> # the dealer presses confirm
