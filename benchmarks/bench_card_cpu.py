@@ -333,7 +333,7 @@ def _where(frame: Any) -> str:
 
 def _profiled(argv: list[str]) -> int:
     """`profiled OUT -- run --sim ...` (the table's process: `tablectl` itself) or `profiled OUT
-    --api controller.api.remote -- PARENT FD...` (the API's process it starts): the Sampler from
+    --api controller.app.api_process -- PARENT FD...` (the API's process it starts): the Sampler from
     SIGUSR1 to SIGUSR2, written to OUT.table / OUT.api. The daemon's code is untouched: only how
     its API process is started differs (through this launcher)."""
     out, rest = argv[0], argv[argv.index("--") + 1 :]
@@ -350,16 +350,16 @@ def _profiled(argv: list[str]) -> int:
     signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, stop)
     if api:
-        from controller.api.remote import main as api_main
+        from controller.app.api_process import main as api_main
 
         return api_main(rest)
-    from controller.cli import main
+    from controller.cli.main import main
 
     spawn = asyncio.create_subprocess_exec
 
     async def through_here(program: str, *args: Any, **kwargs: Any) -> Any:
-        if args[:2] == ("-m", "controller.api.remote"):
-            # "controller.api.remote" stays in its command line: the rig finds the API's process by it.
+        if args[:2] == ("-m", "controller.app.api_process"):
+            # "controller.app.api_process" stays in its command line: the rig finds the API's process by it.
             args = ("-m", "benchmarks.bench_card_cpu", "profiled", out, "--api", args[1], "--", *args[2:])
         return await spawn(program, *args, **kwargs)
 

@@ -47,16 +47,16 @@ from typing import Any
 
 from benchmarks.bench_daemon import ROUND, _source
 from benchmarks.bench_floor import mosquitto
+from controller.adapters.floor.config import Broker, FloorConfig
+from controller.adapters.floor.publisher import FloorPublisher, loop_mark
+from controller.adapters.outputs import DisplayOutput, LampOutput
 from controller.api.channel import frame
 from controller.api.side import table_side
-from controller.authentication import authenticate
-from controller.daemon import SWITCH_INTERVAL_S, HeadSigner
+from controller.app.daemon import SWITCH_INTERVAL_S, HeadSigner
 from controller.engine.cards import Card
-from controller.floor.config import Broker, FloorConfig
-from controller.floor.publisher import FloorPublisher, loop_mark
-from controller.journal import Journal
-from controller.outputs import DisplayOutput, LampOutput
-from controller.release import MANIFEST, SIGNATURE, manifest_text
+from controller.journal.log import Journal
+from controller.security.authentication import authenticate
+from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import ROOT
 from drivers.display.device import open_display
@@ -107,7 +107,7 @@ class Arm:
         gate.commands.feed.count = 1  # one screen listens
         self.signer: HeadSigner | None = None
         if name != "off":
-            from controller.chainhead import table_key
+            from controller.security.chainhead import table_key
 
             self.signer = HeadSigner(self.table, table_key(home / name / "table.key"), loop)
             self.table.listeners.append(self.signer)

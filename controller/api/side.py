@@ -11,12 +11,12 @@ from typing import Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from controller.adapters.metrics import TableMetrics
 from controller.api.commands import Commands, sim_controls
 from controller.api.gate import TableGate
 from controller.api.live import FeedSource, LiveFeed, Unmasked
-from controller.authentication import Report
 from controller.engine.cards import Card
-from controller.metrics import TableMetrics
+from controller.security.authentication import Report
 from controller.table import Table
 
 
@@ -101,7 +101,7 @@ class _LastSnapshot:
         self._snap: dict[str, Any] = {}
 
     def of(self, table: Table) -> dict[str, Any]:
-        from controller.view import snapshot
+        from controller.table.view import snapshot
 
         key = (table.journal.last_seq, table.journal_fault)
         if key != self._key or table.devices != self._devices:

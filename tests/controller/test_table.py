@@ -10,10 +10,10 @@ import pytest
 
 from controller.engine.base import to_json
 from controller.engine.cards import JOKER, parse_card
-from controller.journal import Journal
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
+from controller.journal.log import Journal
 from controller.table import Table, TableError
-from controller.view import prompt, snapshot
+from controller.table.view import prompt, snapshot
 
 SHOE = {"via": "shoe"}
 
@@ -218,7 +218,7 @@ def test_the_lamps_see_the_card_committed_and_the_head_file_is_written_before_th
     """Write-ahead kept: the entry is in the journal's database before any output hears of it; the
     journal's head file (and its own fsync) comes after the outputs, before `card` returns (before
     the shoe's acknowledgement), so the lamps do not wait for a second fsync."""
-    from controller.journal_head import HeadFile
+    from controller.journal.head import HeadFile
 
     table = make_table(tmp_path)
     table.open_round({"seats": [{"seat": 1, "wagers": {"first": 10}}]}, by="dealer")
