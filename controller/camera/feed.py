@@ -248,9 +248,11 @@ def view_of(
     frames: int,
     fused: Mapping[str, FusedZone] | None = None,
 ) -> dict[str, Any]:
-    """The settled view the table keeps: camera state, settled zones, settled pucks. A zone still
-    settling is left out (the table keeps what it had); a puck unseen for `frames` frames is gone.
-    With `fused` (vision/fusion.py), the zones are its: decided over the frames, not `stable`'s."""
+    """The settled view the table keeps: camera state, settled zones, settled pucks; a puck unseen
+    for `frames` frames is gone. With `fused` (vision/fusion.py), the zones are its: decided over
+    the frames since each wager last changed, not `stable`'s; a zone whose wager changed and is
+    still settling is "unsure" (its reason says so): what the table had is no longer there, and
+    a payout check must not take it. Without `fused` a zone still settling is left out."""
     camera = reading.camera
     if camera.bumped:
         return {"camera": "bumped", "why": camera.why}
@@ -258,7 +260,7 @@ def view_of(
         return {"camera": "unverified", "why": camera.why}
     zones: dict[str, Any] = {}
     for name, zone in (fused if fused is not None else stable.zones).items():
-        if zone.state == "unsure" and zone.why.startswith("settling"):
+        if fused is None and zone.state == "unsure" and zone.why.startswith("settling"):
             continue
         zones[name] = {"state": zone.state, "value": zone.value, "why": zone.why}
     pucks: dict[str, str | None] = dict(stable.pucks)
