@@ -88,7 +88,14 @@ def test_a_payout_unsure_at_the_confirm_stays_open_and_the_first_sure_reading_ve
     table.button("confirm", "dealer")  # the dealer confirms before the camera is sure of the payout
     check = snapshot(table)["camera"]["last_check"]
     assert check["open"] == [
-        {"seat": 1, "zone": "seat1.home.payout", "owed": 30, "state": "unsure", "why": f"unsure: {SETTLING}"}
+        {
+            "seat": 1,
+            "zone": "seat1.home.payout",
+            "where": "Seat 1 home plate payout",
+            "owed": 30,
+            "state": "unsure",
+            "why": f"unsure: {SETTLING}",
+        }
     ]
     assert check["unchecked"] == [f"Seat 1 home plate payout: not checked (unsure: {SETTLING})"]
     seen(table, {"seat1.home": 35, "seat1.home.payout": ("unsure", SETTLING)})  # another zone changes: still open

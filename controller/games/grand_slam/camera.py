@@ -234,7 +234,8 @@ class GrandSlamCamera:
             where, seen, due = zone_words(row["zone"]), row["seen"], row["owed"]
             if row["state"] == "unread":
                 state = view.zones[row["zone"]].state if row["zone"] in view.zones else "unsure"
-                item = {"seat": row["seat"], "zone": row["zone"], "owed": due, "state": state, "why": row["why"]}
+                item = {"seat": row["seat"], "zone": row["zone"], "where": where, "owed": due}
+                item |= {"state": state, "why": row["why"]}
                 waiting.append(item)
             elif row["state"] == "paid":
                 verified.append(f"{where}: {seen}")
