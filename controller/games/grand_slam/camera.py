@@ -252,15 +252,15 @@ class GrandSlamCamera:
                 if zview is not None and zview.state == "ok" and zview.value:
                     words = f"{zone_words(zone)}: a losing wager ({zview.value}) is still on the felt"
                     problems.append({"seat": n, "zone": zone, "kind": "unremoved", "seen": zview.value, "words": words})
-        view.last_check = {
+        check: dict[str, Any] = {
             "round": number,
             "checked": True,
             "problems": problems,
             "unchecked": [_waiting_words(item) for item in waiting],
-            "open": waiting,
-            "closed": [],
-            "verified": verified,
         }
+        if waiting:  # kept open (only then these keys: a check settled at the confirm reads as it always did)
+            check |= {"open": waiting, "closed": [], "verified": verified}
+        view.last_check = check
         return _mismatch_fault(number, problems)
 
     def recheck(self, view: SceneView, zones: Mapping[str, Any]) -> tuple[str, str] | None:
