@@ -26,9 +26,9 @@ from benchmarks.bench_vision_accuracy import HALF_MOUNTS
 from controller.camera.feed import CameraFeed
 from controller.engine.cards import parse_card
 from controller.games.grand_slam.camera import chips_for
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
-from controller.view import snapshot
+from controller.table.view import snapshot
 from drivers.camera import SimulatedCamera
 from vision.layout import Layout
 from vision.scene import Hand, Scene, Sensor, Stack
