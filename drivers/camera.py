@@ -30,7 +30,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.layout import Layout
-from vision.render import render
+from vision.render import draw, exposures, render
 from vision.scene import Scene
 
 log = logging.getLogger(__name__)
@@ -394,7 +394,11 @@ class SimulatedCamera(Camera):
 
     The scene is replaced whole (scenes are immutable), from any thread: `scene = ...` or
     `edit(fn)`. A frame is rendered only when the scene has changed; otherwise the same frame
-    object is given again, as a still table gives the same picture."""
+    object is given again, as a still table gives the same picture. With `fresh` (a seed), every
+    frame is a fresh exposure of the scene's drawing instead: fresh sensor noise and, when the
+    scene's `sensor.jpeg` says so, a fresh JPEG, as a real camera's frames of a still table
+    (`vision.render.exposures`); the drawing is still made only when the scene changes.
+    `next_frame()` gives one frame as the worker would (a test driving frames one by one)."""
 
     simulated = True
 
@@ -406,12 +410,15 @@ class SimulatedCamera(Camera):
         layout: Layout | None = None,
         on_frame: FrameCallback | None = None,
         on_status: StatusCallback | None = None,
+        fresh: int | None = None,
     ) -> None:
         self._scene = scene or Scene()
         self.layout = layout or Layout.load(self._scene.layout)
         self._lock = threading.Lock()
         self._mount = self._scene.camera  # where the camera stands when not bumped
         self._rendered: tuple[Scene, Image] | None = None
+        self._rng = None if fresh is None else np.random.default_rng(fresh)
+        self._exposing: tuple[Scene, Iterator[Image]] | None = None
         self.unplugged = False
         super().__init__(fps=fps, on_frame=on_frame, on_status=on_status)
 
@@ -449,11 +456,23 @@ class SimulatedCamera(Camera):
     def bumped(self) -> bool:
         return self.scene.camera != self._mount
 
+    def next_frame(self) -> Image | None:
+        """One frame, counted, as the worker thread would deliver it (None: unplugged)."""
+        frame = self._grab()
+        if frame is not None:
+            self.frames += 1
+        return frame
+
     def _grab(self) -> Image | None:
         if self.unplugged:
             self._say("reconnecting", "SIMULATED camera unplugged (fault injected): no frames")
             return None
         scene = self.scene
+        if self._rng is not None:
+            exposing = self._exposing
+            if exposing is None or exposing[0] is not scene:
+                exposing = self._exposing = (scene, exposures(draw(scene, self.layout), scene, self._rng))
+            return next(exposing[1])
         rendered = self._rendered
         if rendered is not None and rendered[0] is scene:
             return rendered[1]

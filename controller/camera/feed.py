@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vision.calibration import Calibration
-    from vision.fusion import FusedZone
+    from vision.fusion import FusedZone, WagerFusion
     from vision.geometry import CameraModel
+    from vision.health import CameraHealth
     from vision.layout import Layout
-    from vision.reader import FrameReading
+    from vision.reader import FrameReading, Reader
     from vision.stable import StableReading
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,17 @@ class CameraFeed:
         self.dropped = 0
         self.read_ms = 0.0
         self.read_seconds = 0.0  # all reads together, for GET /metrics
+        # the reading's own state, kept between frames (`step`): made on the first frame
+        self._reader: Reader | None = None
+        self._fusion: WagerFusion | None = None
+        self._fused: dict[str, FusedZone] = {}
+        self._watch: CameraHealth | None = None
+        self._stable: Any = None
+        self._last_faults: Any = None
+        self._last_frame: Any = None
+        self._last_reading: FrameReading | None = None
+        self._last_key: Any = None
+        self._absent: dict[str, int] = {}
 
     def offer(self, frame: Any) -> None:
         with self._cv:
@@ -116,65 +128,67 @@ class CameraFeed:
             return frame
 
     def _run(self) -> None:
-        from vision.fusion import WagerFusion
-        from vision.health import CameraHealth
-        from vision.reader import Reader
-        from vision.stable import StableScene
-
-        reader: Reader | None = None
-        fusion = WagerFusion()
-        fused: dict[str, FusedZone] = {}
-        watch = CameraHealth()
-        last_faults: Any = None
-        stable = StableScene(self.stable_frames)
-        last_frame: Any = None
-        last_reading: FrameReading | None = None
-        last_key: Any = None
-        absent: dict[str, int] = {}
         while not self._stop:
             frame = self._next()
             if self._stop:
                 return
-            if frame is None:
-                view = {"camera": "offline", "why": f"no frame from the camera for {self.offline_after_s:g} s"}
-            elif self._recalibrate or reader is None:
-                reader, view = self._calibrate(frame)
-                stable = StableScene(self.stable_frames)
-                watch.reset()  # a new calibration: the lens may have been refocused, the mount fixed
-                fusion.reset()
-                last_frame = last_reading = None
-                absent.clear()
-                if reader is None:
-                    continue
-            if frame is not None and reader is not None:
-                if frame is last_frame and last_reading is not None and not fusion.asked:
-                    reading = last_reading  # the same picture reads the same: no need to read it again
-                else:
-                    try:
-                        began = time.perf_counter()
-                        reading = reader.read(frame)
-                        took = time.perf_counter() - began
-                        self.read_ms = took * 1000
-                        self.read_seconds += took
-                        self.reads += 1
-                    except ValueError as exc:  # a frame of another size than the calibration's
-                        view = {"camera": "uncalibrated", "why": f"{exc}: recalibrate the camera"}
-                        reader = None
-                        self._deliver(view)
-                        continue
-                    last_frame, last_reading = frame, reading
-                    fused = fusion.update(reader, reading)
-                    health = watch.update(reader, frame)
-                    self.health = health.to_json()
-                view = view_of(stable.update(reading), reading, absent, self.stable_frames, fused)
-                faults = tuple(f.words for f in watch.last.faults)
-                if faults != last_faults:
-                    last_faults = faults
-                    self._health_changed(watch.last.faults, view)
-            key = _key(view)
-            if key != last_key:
-                last_key = key
-                self._deliver(view)
+            self.step(frame)
+
+    def step(self, frame: Any) -> None:
+        """Read one frame (None: none came for `offline_after_s`) and post the view when it
+        changed. The reading thread calls it for each newest frame; a test that counts frames
+        calls it itself, frame by frame, without `start`."""
+        from vision.fusion import WagerFusion
+        from vision.health import CameraHealth
+        from vision.stable import StableScene
+
+        if self._fusion is None:
+            self._fusion, self._watch = WagerFusion(), CameraHealth()
+            self._stable = StableScene(self.stable_frames)
+        fusion, watch = self._fusion, self._watch
+        assert watch is not None
+        view: dict[str, Any] | None = None
+        if frame is None:
+            view = {"camera": "offline", "why": f"no frame from the camera for {self.offline_after_s:g} s"}
+        elif self._recalibrate or self._reader is None:
+            self._reader, view = self._calibrate(frame)
+            self._stable = StableScene(self.stable_frames)
+            watch.reset()  # a new calibration: the lens may have been refocused, the mount fixed
+            fusion.reset()
+            self._last_frame = self._last_reading = None
+            self._absent.clear()
+            if self._reader is None:
+                return
+        reader = self._reader
+        if frame is not None and reader is not None:
+            if frame is self._last_frame and self._last_reading is not None and not fusion.asked:
+                reading = self._last_reading  # the same picture reads the same: no need to read it again
+            else:
+                try:
+                    began = time.perf_counter()
+                    reading = reader.read(frame)
+                    took = time.perf_counter() - began
+                    self.read_ms = took * 1000
+                    self.read_seconds += took
+                    self.reads += 1
+                except ValueError as exc:  # a frame of another size than the calibration's
+                    self._reader = None
+                    self._deliver({"camera": "uncalibrated", "why": f"{exc}: recalibrate the camera"})
+                    return
+                self._last_frame, self._last_reading = frame, reading
+                self._fused = fusion.update(reader, reading)
+                health = watch.update(reader, frame)
+                self.health = health.to_json()
+            view = view_of(self._stable.update(reading), reading, self._absent, self.stable_frames, self._fused)
+            faults = tuple(f.words for f in watch.last.faults)
+            if faults != self._last_faults:
+                self._last_faults = faults
+                self._health_changed(watch.last.faults, view)
+        assert view is not None
+        key = _key(view)
+        if key != self._last_key:
+            self._last_key = key
+            self._deliver(view)
 
     def _deliver(self, view: dict[str, Any]) -> None:
         try:
@@ -248,9 +262,11 @@ def view_of(
     frames: int,
     fused: Mapping[str, FusedZone] | None = None,
 ) -> dict[str, Any]:
-    """The settled view the table keeps: camera state, settled zones, settled pucks. A zone still
-    settling is left out (the table keeps what it had); a puck unseen for `frames` frames is gone.
-    With `fused` (vision/fusion.py), the zones are its: decided over the frames, not `stable`'s."""
+    """The settled view the table keeps: camera state, settled zones, settled pucks; a puck unseen
+    for `frames` frames is gone. With `fused` (vision/fusion.py), the zones are its: decided over
+    the frames since each wager last changed, not `stable`'s; a zone whose wager changed and is
+    still settling is "unsure" (its reason says so): what the table had is no longer there, and
+    a payout check must not take it. Without `fused` a zone still settling is left out."""
     camera = reading.camera
     if camera.bumped:
         return {"camera": "bumped", "why": camera.why}
@@ -258,7 +274,7 @@ def view_of(
         return {"camera": "unverified", "why": camera.why}
     zones: dict[str, Any] = {}
     for name, zone in (fused if fused is not None else stable.zones).items():
-        if zone.state == "unsure" and zone.why.startswith("settling"):
+        if fused is None and zone.state == "unsure" and zone.why.startswith("settling"):
             continue
         zones[name] = {"state": zone.state, "value": zone.value, "why": zone.why}
     pucks: dict[str, str | None] = dict(stable.pucks)

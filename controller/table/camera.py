@@ -141,8 +141,12 @@ class SceneWatch:
                 f"The overhead camera has moved ({self.why}). Wagers and payouts are not watched until a "
                 "supervisor recalibrates the camera, then dismisses this.",
             )
-        if self.meaning is not None and self.status == "ok" and changed:
-            return self.meaning.changed(table, self, changed)
+        if self.meaning is not None and self.status == "ok":
+            opened = {name: self.zones[name] for name in entry.zones}
+            raised = self.meaning.recheck(self, opened) if opened else None
+            if raised is None and changed:
+                raised = self.meaning.changed(table, self, changed)
+            return raised
         return None
 
     # -- what the dealer sees -------------------------------------------------------------------

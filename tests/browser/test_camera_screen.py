@@ -273,3 +273,42 @@ def test_a_knocked_camera_stops_the_dealer_until_the_supervisor_recalibrates_and
     expect(d.locator("#fault-overlay")).to_be_hidden()
     expect(d.locator("#prompt")).to_have_text("Place wagers and open the round")
     expect(d.locator("#event-log li", has_text="Camera moved: ").first).to_be_visible()
+
+
+def test_a_payout_the_camera_is_not_sure_of_at_the_confirm_stays_open_on_the_supervisor_screen_with_why(
+    daemon: Daemon, screens: Screens
+) -> None:
+    supervisor = screens.open("/supervisor", "supervisor")
+    screens.login(supervisor, SUPERVISOR)
+    s = supervisor.page
+    # A round opened by hand: the simulated dealer puts its wager on the felt; a 3 sends it home.
+    assert daemon.post("/api/rounds", {"seats": [{"seat": 6, "wagers": {"first": 40}}]})[0] == 201
+    assert daemon.post("/api/sim/shoe", {"cards": ["3H"]})[0] == 200
+    assert daemon.post("/api/sim/draw", {"count": 1})[0] == 200
+    paid = [{"seat": 6, "zone": "seat6.home.payout", "owed": 40, "seen": 40, "state": "paid"}]
+    daemon.wait_for("the 40 paid beside home plate", lambda st: (st.get("camera") or {}).get("payouts") == paid)
+    # The dealer's hand is still over the payout when the dealer confirms: the camera cannot read it.
+    place(daemon, {}, hands=[{"over": "seat6.home.payout"}])
+    daemon.wait_for(
+        "the hand over the payout",
+        lambda st: (st.get("camera") or {}).get("payouts", [{}])[0].get("why", "").startswith("blocked"),
+    )
+    assert daemon.post("/api/confirm", {})[0] == 200
+
+    box = s.locator("#camera-payouts")
+    expect(box).to_have_attribute("data-result", "open")
+    expect(s.locator("#camera-payouts-title")).to_have_text("Round 1 payouts: waiting for the camera on 1 payout")
+    waiting = s.locator('#camera-payouts-list li.open[data-zone="seat6.home.payout"]')
+    expect(waiting).to_contain_text("Seat 6 home plate payout: 40 owed, waiting for the camera (blocked: ")
+    assert daemon.get("/api/state")["faults"] == []  # neither passed nor failed
+
+    # The hand leaves; the simulated players took their winnings at the confirm: the camera reads
+    # the circle empty, which is not the stack that was paid. Closed as not checked, never failed.
+    place(daemon, {}, hands=[])
+    expect(box).to_have_attribute("data-result", "partial")
+    expect(s.locator("#camera-payouts-title")).to_have_text("Round 1 payouts: checked in part")
+    expect(s.locator("#camera-payouts-list li.unchecked")).to_contain_text(
+        "Seat 6 home plate payout: not checked (taken before the camera was sure of it; it said "
+    )
+    expect(s.locator("#camera-payouts-list li.open")).to_have_count(0)
+    assert daemon.get("/api/state")["faults"] == []

@@ -158,9 +158,14 @@ def test_the_reading_thread_posts_the_settled_view_once_and_again_only_when_the_
     try:
 
         def next_view() -> dict[str, Any]:
+            """The next view with zones in which no zone is still settling (its frames being
+            gathered: posted "unsure", never the value the table had before)."""
             while True:
                 view = views.get(timeout=WAIT_S)
-                if view.get("zones"):
+                zones = view.get("zones", {})
+                settling = [z for z in zones.values() if z["why"].startswith("settling")]
+                assert all(z["state"] == "unsure" and z["value"] is None for z in settling), zones
+                if zones and not settling:
                     return view
 
         view = next_view()

@@ -123,3 +123,18 @@ def test_a_rendered_still_table_is_known_from_two_frames_and_a_new_chip_starts_a
     assert reader.afresh.get(ZONE) == "changed"
     assert changed[ZONE].state == "unsure" and changed[ZONE].why.startswith("settling")
     assert fusion.update(reader, reader.read(next(more)))[ZONE] == FusedZone("ok", 60, 2)
+
+
+def test_a_wager_that_changed_is_posted_to_the_table_as_unsure_while_it_settles_never_its_old_value() -> None:
+    from controller.camera.feed import view_of
+    from vision.stable import StableScene
+
+    fusion, frames = WagerFusion(), Frames()
+    posted = []
+    for afresh, zone in [("new", _chips(25)), ("asked", _chips(25)), ("changed", _chips(30))]:
+        frames.afresh = {ZONE: afresh}
+        reading = _reading(zone)
+        fused = fusion.update(frames, reading)
+        posted.append(view_of(StableScene(2).update(reading), reading, {}, 2, fused)["zones"][ZONE])
+    assert posted[1] == {"state": "ok", "value": 25, "why": ""}
+    assert posted[2] == {"state": "unsure", "value": None, "why": "settling: 1 of 2 frames agree"}

@@ -8,8 +8,10 @@ payout is placed in `seatN.home.payout`; a side bet's in its own payout circle.
 - After the first card, a wager that changes other than as the cards moved it is past posting.
 - When the dealer confirms the payouts, each payout circle must hold what the engine owes, and
   every zone where a losing wager stood must be empty (payout-mismatch otherwise). A payout the
-  camera is unsure of (its frames disagree, a check failed) is neither passed nor failed: it is
-  listed as not checked with the camera's reason.
+  camera is unsure of (its frames disagree, a check failed, its frames still settling) is
+  neither passed nor failed: the check stays open on it, with the camera's reason, and the
+  camera's first sure reading of that stack decides it (verified, or payout-mismatch); a hand
+  over it or the stack taken first closes it as not checked, never passed or failed.
 - A stack the reader finds out of square is the dealer's to put right: "square the stack".
 - In simulation, the dealer's hands move each stack where its card sends it.
 """
@@ -122,6 +124,7 @@ class GrandSlamCamera:
     ) -> tuple[str, str] | None:
         state = table.state
         if isinstance(entry, RoundOpened):
+            self.close_open(view)
             self.stood.clear()
             self.flagged.clear()
             self.home_left = {seat.seat: view.last_ok.get(f"seat{seat.seat}.home", 0) for seat in state.seats}
@@ -217,23 +220,27 @@ class GrandSlamCamera:
 
     def _check_payouts(self, view: SceneView, number: int, settlement: Mapping[str, Any]) -> tuple[str, str] | None:
         """At the dealer's confirmation: each payout circle against what is owed, and every zone
-        where a losing wager stood must be empty. The result stays in `view.last_check`."""
+        where a losing wager stood must be empty. The result stays in `view.last_check`; a payout
+        circle the camera has no value for yet is left open there (`open`), and `recheck` decides
+        it on the camera's next sure reading."""
         if view.status != "ok":
             why = f"the camera could not see the table ({view.status}): payouts not checked"
             view.last_check = {"round": number, "checked": False, "problems": [], "unchecked": [], "why": why}
             return None
         problems: list[dict[str, Any]] = []
-        unchecked: list[str] = []
+        waiting: list[dict[str, Any]] = []
+        verified: list[str] = []
         for row in self.payout_view(settlement, view):
             where, seen, due = zone_words(row["zone"]), row["seen"], row["owed"]
             if row["state"] == "unread":
-                unchecked.append(f"{where}: not checked ({row['why']})")
-            elif row["state"] == "short":
-                words = f"{where}: {seen} paid where {due} is owed (underpaid by {due - seen})"
-                problems.append({**row, "kind": "underpay", "words": words})
-            elif row["state"] == "over":
-                words = f"{where}: {seen} paid where {due} is owed (overpaid by {seen - due})"
-                problems.append({**row, "kind": "overpay", "words": words})
+                state = view.zones[row["zone"]].state if row["zone"] in view.zones else "unsure"
+                item = {"seat": row["seat"], "zone": row["zone"], "where": where, "owed": due}
+                item |= {"state": state, "why": row["why"]}
+                waiting.append(item)
+            elif row["state"] == "paid":
+                verified.append(f"{where}: {seen}")
+            else:
+                problems.append(_mismatch(row, where, seen, due))
         for seat in settlement.get("seats", []):
             n = seat["seat"]
             losing = {f"seat{n}.{name}" for name, bet in seat["side_bets"].items() if bet["result"] == "lost"}
@@ -245,11 +252,71 @@ class GrandSlamCamera:
                 if zview is not None and zview.state == "ok" and zview.value:
                     words = f"{zone_words(zone)}: a losing wager ({zview.value}) is still on the felt"
                     problems.append({"seat": n, "zone": zone, "kind": "unremoved", "seen": zview.value, "words": words})
-        view.last_check = {"round": number, "checked": True, "problems": problems, "unchecked": unchecked}
-        if not problems:
+        check: dict[str, Any] = {
+            "round": number,
+            "checked": True,
+            "problems": problems,
+            "unchecked": [_waiting_words(item) for item in waiting],
+        }
+        if waiting:  # kept open (only then these keys: a check settled at the confirm reads as it always did)
+            check |= {"open": waiting, "closed": [], "verified": verified}
+        view.last_check = check
+        return _mismatch_fault(number, problems)
+
+    def recheck(self, view: SceneView, zones: Mapping[str, Any]) -> tuple[str, str] | None:
+        """A change of the camera's view (`zones`: zone -> ZoneView, the zones that changed) after
+        the payouts were confirmed: each payout circle the check left open is decided by the
+        camera's first sure reading of it, the stack the dealer placed: verified when it holds what
+        is owed, a payout-mismatch when it holds another stack. Never by a reading that may be of
+        something else: once a hand comes over it, or it is read empty (the players took their
+        winnings before the camera was sure), it is closed as not checked, with why. The check
+        stays open until then, or until the next round opens (`close_open`)."""
+        check = view.last_check
+        if not check or not check.get("open"):
             return None
-        words = "; ".join(p["words"] for p in problems)
-        return "payout-mismatch", f"Round {number}: {words}. A supervisor must check the payouts, then dismiss this."
+        waiting: list[dict[str, Any]] = []
+        problems: list[dict[str, Any]] = []
+        verified, closed = list(check["verified"]), list(check["closed"])
+        for item in check["open"]:
+            zone = zones.get(item["zone"])
+            where = zone_words(item["zone"])
+            if zone is None:
+                waiting.append(item)
+            elif zone.state == "ok" and zone.value:
+                row = {"seat": item["seat"], "zone": item["zone"], "owed": item["owed"], "seen": zone.value}
+                if zone.value == item["owed"]:
+                    verified.append(f"{where}: {zone.value}")
+                else:
+                    row["state"] = "short" if zone.value < item["owed"] else "over"
+                    problems.append(_mismatch(row, where, zone.value, item["owed"]))
+            elif zone.state == "ok":
+                closed.append(f"{where}: not checked (taken before the camera was sure of it; it said {item['why']})")
+            elif zone.state == "blocked":
+                closed.append(
+                    f"{where}: not checked (a hand came over it before the camera was sure; it said {item['why']})"
+                )
+            else:
+                waiting.append({**item, "state": zone.state, "why": doubt_words(zone.state, zone.why)})
+        view.last_check = {
+            **check,
+            "problems": [*check["problems"], *problems],
+            "unchecked": [*closed, *(_waiting_words(item) for item in waiting)],
+            "open": waiting,
+            "closed": closed,
+            "verified": verified,
+        }
+        return _mismatch_fault(int(check["round"]), problems)
+
+    def close_open(self, view: SceneView) -> None:
+        """The next round opens: a payout still waiting for the camera is closed as not checked."""
+        check = view.last_check
+        if not check or not check.get("open"):
+            return
+        closed = [
+            *check["closed"],
+            *(f"{zone_words(i['zone'])}: not checked ({i['why']}; the next round opened)" for i in check["open"]),
+        ]
+        view.last_check = {**check, "unchecked": closed, "open": [], "closed": closed}
 
     # -- the next round -------------------------------------------------------------------------
 
@@ -345,6 +412,26 @@ class GrandSlamCamera:
                 clear(zones, ("home", "home.payout", *SIDE_BETS, *(f"{s}.payout" for s in SIDE_BETS)))
 
         return change
+
+
+def _mismatch(row: Mapping[str, Any], where: str, seen: int, due: int) -> dict[str, Any]:
+    """A payout circle holding another stack than what is owed, as a problem of the check."""
+    if seen < due:
+        words = f"{where}: {seen} paid where {due} is owed (underpaid by {due - seen})"
+        return {**row, "kind": "underpay", "words": words}
+    return {**row, "kind": "overpay", "words": f"{where}: {seen} paid where {due} is owed (overpaid by {seen - due})"}
+
+
+def _mismatch_fault(number: int, problems: list[dict[str, Any]]) -> tuple[str, str] | None:
+    if not problems:
+        return None
+    words = "; ".join(p["words"] for p in problems)
+    return "payout-mismatch", f"Round {number}: {words}. A supervisor must check the payouts, then dismiss this."
+
+
+def _waiting_words(item: Mapping[str, Any]) -> str:
+    """A payout circle the check waits on: not checked yet, and the camera's reason."""
+    return f"{zone_words(item['zone'])}: not checked ({item['why']})"
 
 
 def _move(zones: dict[str, list[int]], seat: int, base: str, to: str) -> None:

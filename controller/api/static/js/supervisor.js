@@ -548,6 +548,56 @@ function renderCamera() {
     }
     if (device.message) pair(facts, "message", String(device.message), "key");
   }
+  renderPayoutCheck(view?.last_check ?? null);
+}
+
+/**
+ * The camera's check of the last confirmed payouts (controller/games/grand_slam/camera.py): what
+ * it found wrong, what it still waits on and why (a payout the camera is not sure of is neither
+ * passed nor failed: the check stays open on it), what it could not check, what it verified.
+ * @param {any} check
+ */
+function renderPayoutCheck(check) {
+  const box = $("camera-payouts");
+  box.hidden = !check;
+  if (!check) return;
+  const key = JSON.stringify(check);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  const problems = /** @type {any[]} */ (check.problems ?? []);
+  const open = /** @type {any[]} */ (check.open ?? []);
+  const closed = /** @type {string[]} */ (check.closed ?? []);
+  const verified = /** @type {string[]} */ (check.verified ?? []);
+  const result = !check.checked
+    ? "unchecked"
+    : problems.length
+      ? "problems"
+      : open.length
+        ? "open"
+        : closed.length
+          ? "partial"
+          : "clean";
+  box.dataset.result = result;
+  const titles = {
+    unchecked: `Round ${check.round} payouts: not checked`,
+    problems: `Round ${check.round} payouts: the camera found ${problems.length === 1 ? "a problem" : `${problems.length} problems`}`,
+    open: `Round ${check.round} payouts: waiting for the camera on ${open.length === 1 ? "1 payout" : `${open.length} payouts`}`,
+    partial: `Round ${check.round} payouts: checked in part`,
+    clean: `Round ${check.round} payouts: checked`,
+  };
+  $("camera-payouts-title").textContent = titles[result];
+  const items = [
+    ...problems.map((p) => make("li", p.words, "problem")),
+    ...open.map((item) => {
+      const li = make("li", `${item.where}: ${item.owed} owed, waiting for the camera (${item.why})`, "open");
+      li.dataset.zone = item.zone;
+      return li;
+    }),
+    ...closed.map((words) => make("li", words, "unchecked")),
+    ...verified.map((words) => make("li", `${words} verified`, "verified")),
+  ];
+  if (!check.checked) items.push(make("li", check.why ?? "the camera could not see the table", "unchecked"));
+  $("camera-payouts-list").replaceChildren(...items);
 }
 
 async function pressRecalibrate() {

@@ -270,11 +270,14 @@ export class DealerCamera {
     const unchecked = /** @type {string[]} */ (check.unchecked ?? []);
     const clean = check.checked && problems.length === 0 && unchecked.length === 0;
     box.dataset.result = !check.checked ? "unchecked" : problems.length ? "problems" : clean ? "clean" : "partial";
+    const open = /** @type {any[]} */ (check.open ?? []);
     const title = !check.checked
       ? `Round ${check.round}: payouts not checked`
       : problems.length
         ? `Round ${check.round}: the camera found ${problems.length === 1 ? "a problem" : `${problems.length} problems`}`
-        : `Round ${check.round}: payouts checked`;
+        : open.length
+          ? `Round ${check.round}: waiting for the camera on ${open.length === 1 ? "1 payout" : `${open.length} payouts`}`
+          : `Round ${check.round}: payouts checked`;
     const items = [
       ...problems.map((p) => {
         const li = make("li", p.words, "problem");
