@@ -13,17 +13,24 @@
     cli.py          `tablectl calibrate`, `tablectl vision render|read`
 
 See vision/README.md for the camera geometry the reading needs and what it cannot see.
-OpenCV (and numpy) are imported here: import this package only where frames are handled.
+OpenCV (and numpy) load with the first of these names used (`vision.Reader`, ...), not with the
+package: `vision.documents`, the validator of operators' documents, loads neither.
 """
 
-from vision.calibration import Calibration, CalibrationError, CameraCheck
-from vision.chips import Chip, ChipSet, ChipSetError
-from vision.geometry import CameraModel, Pose
-from vision.layout import Layout, LayoutError, Zone
-from vision.reader import FrameReading, Reader, StackReading, ZoneReading
-from vision.render import render
-from vision.scene import Scene, SceneError
-from vision.stable import StableReading, StableScene
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vision.calibration import Calibration, CalibrationError, CameraCheck
+    from vision.chips import Chip, ChipSet, ChipSetError
+    from vision.geometry import CameraModel, Pose
+    from vision.layout import Layout, LayoutError, Zone
+    from vision.reader import FrameReading, Reader, StackReading, ZoneReading
+    from vision.render import render
+    from vision.scene import Scene, SceneError
+    from vision.stable import StableReading, StableScene
 
 __all__ = [
     "Calibration",
@@ -47,3 +54,36 @@ __all__ = [
     "ZoneReading",
     "render",
 ]
+
+_FROM = {
+    "Calibration": "vision.calibration",
+    "CalibrationError": "vision.calibration",
+    "CameraCheck": "vision.calibration",
+    "CameraModel": "vision.geometry",
+    "Chip": "vision.chips",
+    "ChipSet": "vision.chips",
+    "ChipSetError": "vision.chips",
+    "FrameReading": "vision.reader",
+    "Layout": "vision.layout",
+    "LayoutError": "vision.layout",
+    "Pose": "vision.geometry",
+    "Reader": "vision.reader",
+    "Scene": "vision.scene",
+    "SceneError": "vision.scene",
+    "StableReading": "vision.stable",
+    "StableScene": "vision.stable",
+    "StackReading": "vision.reader",
+    "Zone": "vision.layout",
+    "ZoneReading": "vision.reader",
+    "render": "vision.render",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names, each loaded from its module when first asked for (PEP 562)."""
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vision' has no attribute {name!r}")
+    found = getattr(importlib.import_module(module), name)
+    globals()[name] = found
+    return found
