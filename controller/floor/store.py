@@ -531,6 +531,19 @@ class FloorStore:
             ).rowcount
         return bool(gone)
 
+    def release_many(self, asks: Sequence[tuple[str, str, str]]) -> None:
+        """`release` for many answered asks at once, (site, table, correlation) each."""
+        if self.dialect != "postgresql":
+            for site, table, correlation in asks:
+                self.release(site, table, correlation)
+            return
+        with self._transaction():
+            self._run(
+                "DELETE FROM floor_claims c USING json_to_recordset(?::json) AS b(site text, table_id text, "
+                "correlation text) WHERE c.site = b.site AND c.table_id = b.table_id AND c.correlation = b.correlation",
+                (_rows(site=[a[0] for a in asks], table_id=[a[1] for a in asks], correlation=[a[2] for a in asks]),),
+            )
+
     def reported(self, site: str, table: str, last: int) -> None:
         """Record the last seq the table says it has (from a catch-up reply or its status)."""
         greatest = "max" if self.dialect == "sqlite" else "GREATEST"
@@ -589,7 +602,9 @@ class FloorStore:
         ).fetchone()
         if int(row[1]) >= int(row[0]):
             return
-        walked = self._walk_chain(site, table, row, self.entries(site, table, after=int(row[1])))
+        walked = self._walk_chain(
+            site, table, row, self.entries(site, table, after=int(row[1])), self.enrolled(site, table)
+        )
         self._run(
             "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
             "WHERE site = ? AND table_id = ?",
@@ -597,15 +612,15 @@ class FloorStore:
         )
 
     def _walk_chain(
-        self, site: str, table: str, row: Sequence[Any], entries: Iterable[StoredEntry]
+        self, site: str, table: str, row: Sequence[Any], entries: Iterable[StoredEntry], enrolled: str | None
     ) -> tuple[int, str, str | None, int]:
         """The walk itself, over `entries` (in order, from the row's chain_seq on): where it ends
         (chain_seq, chain, table_key, head_seq). `row`: contiguous, chain_seq, chain, table_key,
-        head_seq as floor_tables holds them."""
+        head_seq as floor_tables holds them; `enrolled`: the fingerprint enrolled for the table."""
         from controller.chainhead import ChainWalk
 
         contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
-        walk = ChainWalk(table, chain_seq, chain, key, self.enrolled(site, table))
+        walk = ChainWalk(table, chain_seq, chain, key, enrolled)
         for entry in entries:
             if entry.seq > contiguous:
                 break
@@ -620,14 +635,17 @@ class FloorStore:
     def _check_chains(
         self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry] | None = None
     ) -> None:
-        """PostgreSQL: `_check_chain` for many tables in three statements (their rows, their
-        entries not walked yet, the walks' ends), the walk the same. `known`: entries the caller
-        holds (the batch, as stored): a table whose entries to walk are all there is not read back."""
+        """PostgreSQL: `_check_chain` for many tables in three statements (their rows with the key
+        enrolled for each, their entries not walked yet, the walks' ends), the walk the same, never
+        a statement per table. `known`: entries the caller holds (the batch, as stored): a table
+        whose entries to walk are all there is not read back."""
         sites, tables = [k[0] for k in keys], [k[1] for k in keys]
         rows = {
             (str(r[0]), str(r[1])): r[2:]
             for r in self._run(
-                "SELECT t.site, t.table_id, t.contiguous, t.chain_seq, t.chain, t.table_key, t.head_seq "
+                "SELECT t.site, t.table_id, t.contiguous, t.chain_seq, t.chain, t.table_key, t.head_seq, "
+                "(SELECT n.fingerprint FROM floor_enrolments n WHERE n.site = t.site AND n.table_id = t.table_id "
+                "ORDER BY n.number DESC LIMIT 1) "
                 "FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
                 "ON t.site = b.site AND t.table_id = b.table_id WHERE t.chain_seq < t.contiguous",
                 (_rows(site=sites, table_id=tables),),
@@ -655,7 +673,7 @@ class FloorStore:
         ):
             rnd = None if rnd is None else int(rnd)
             pending[(site, table)].append(StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body)))
-        ends = [(key, self._walk_chain(key[0], key[1], row, pending[key])) for key, row in rows.items()]
+        ends = [(key, self._walk_chain(key[0], key[1], row[:5], pending[key], row[5])) for key, row in rows.items()]
         self._run(
             "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "
             "FROM json_to_recordset(?::json) AS u(site text, table_id text, seq bigint, chain text, key text, "
