@@ -4,9 +4,10 @@ Everything is real and local, and shares this machine's cores: a Mosquitto 2 bro
 a PostgreSQL server of our own (initdb in a temporary directory, a Unix socket, fsync and
 synchronous_commit on, the settings hardware/floor.md recommends), each consumer a `tablectl
 floor --broker ... --store postgresql://... --group floor-stores` process, and the load
-generator (benchmarks/floor_load.py), one process that speaks the floor's published schema over
-MQTT as 1,000 tables' publishers and catch-up responders do (their entries are Grand Slam
-journal entries dealt here, the signed chain heads left out: the generator holds no table key).
+generator (benchmarks/floor_load.py), GENERATORS processes that speak the floor's published
+schema over MQTT as 1,000 tables' publishers and catch-up responders do, each for every
+GENERATORS-th table (their entries are Grand Slam journal entries dealt here, the signed chain
+heads left out: the generator holds no table key).
 
 For each number of consumers, on a fresh database:
 
@@ -21,8 +22,10 @@ For each number of consumers, on a fresh database:
             their status says so, the consumers ask them, seconds until the store holds them all
   day       one table's day (86,400 entries) the same way: seconds until the store holds it
 
-and each consumer's RSS (from /proc) at start, at its highest and at the end. The machine's load
-average is recorded before and after: it is shared with other work.
+and each consumer's RSS (from /proc) at start, after the live phase, at its highest and at the
+end: flat means it grows by less than FLAT_MB from the end of the live phase (its inbox and
+batch filled once) to its highest. The machine's load average is recorded before, between the
+runs and after: it is shared with other work.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ LIVE_S = 10.0
 BURST_S = 4.0
 AFTER_S = 4.0
 FLOOD = 20
+#: Load generator processes (one publishes about 3,000-6,000 entries a second on a quiet core).
+GENERATORS = 4
+#: A consumer's memory is flat if it grows less than this after the live phase.
+FLAT_MB = 25.0
+#: "A floor an hour behind catches up in minutes": at most this long, extrapolated to 1,000 tables.
+HOUR_GOAL_S = 600
 HOUR_TABLES = 2
 HOUR = 3600
 DAY = 86_400
@@ -166,7 +175,7 @@ def rss_mb(pid: int) -> float | None:
 class Generator:
     def __init__(self, port: int, template: Path, log: IO[bytes]) -> None:
         argv = [sys.executable, "-m", "benchmarks.floor_load", "--port", str(port), "--site", SITE,
-                "--tables", str(TABLES), "--template", str(template)]  # fmt: skip
+                "--tables", str(TABLES), "--template", str(template), "--workers", str(GENERATORS)]  # fmt: skip
         self.process = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                         text=True)  # fmt: skip
         self.expect("ready")
@@ -205,6 +214,13 @@ class Sampler:
         self.pids = pids
         self.samples: dict[int, list[float]] = {pid: [] for pid in pids}
         self.last = 0.0
+        self.marks: dict[int, int] = {}  # where each consumer's samples stood at the mark
+
+    def mark(self) -> None:
+        """The live phase has ended: what each consumer holds now is the base of `flat`."""
+        self.last = 0.0
+        self.sample()
+        self.marks = {pid: len(s) - 1 for pid, s in self.samples.items() if s}
 
     def sample(self) -> None:
         if time.monotonic() - self.last < 1.0:
@@ -215,8 +231,18 @@ class Sampler:
             if value is not None:
                 self.samples[pid].append(value)
 
-    def report(self) -> list[dict[str, float]]:
-        return [{"start_mb": s[0], "max_mb": max(s), "end_mb": s[-1]} for s in self.samples.values() if s]
+    def report(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for pid, s in self.samples.items():
+            if not s:
+                continue
+            row: dict[str, Any] = {"start_mb": s[0], "max_mb": max(s), "end_mb": s[-1]}
+            if pid in self.marks:
+                base = s[self.marks[pid]]
+                row["after_live_mb"] = base
+                row["flat"] = max(s[self.marks[pid] :]) - base < FLAT_MB
+            out.append(row)
+        return out
 
 
 def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> dict[str, Any]:
@@ -255,12 +281,14 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         live_total = TABLES * round(LIVE_S + 5 * BURST_S + AFTER_S)
         live_end = time.time()
         if _within(lambda: stored() >= live_total, PHASE_S) is None:
+            sampler.mark()
             got = stored()
             return {"consumers": consumers, "kept_up": False, "consumer_rss": sampler.report(),
                     "live": f"{got} of {live_total} entries stored {PHASE_S:.0f} s after the live load ended: "
                             "the store did not keep up; the other phases were not run",
                     "stored_per_s": round(got / (time.time() - live_start)),
                     "offered_per_s": round(live_total / (live_end - live_start))}  # fmt: skip
+        sampler.mark()
         steady_last = round(LIVE_S)
         burst_last = steady_last + round(5 * BURST_S)
         live_last = burst_last + round(AFTER_S)
@@ -379,6 +407,7 @@ def run() -> dict[str, Any]:
         template = make_template(home)
         for consumers in CONSUMERS:
             runs.append(one_run(consumers, pg, port, template, home))
+            runs[-1]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     load_after = os.getloadavg()
     by = {r["consumers"]: r for r in runs}
     kept = [r for r in runs if r["kept_up"]]
@@ -392,6 +421,11 @@ def run() -> dict[str, Any]:
         ),
     }
     hour_rate = max([r["hour_behind"]["entries_per_s"] for r in kept] or [0])
+    hour_goal = bool(hour_rate) and TABLES * HOUR / hour_rate < HOUR_GOAL_S
+    goals[f"hour_behind_at_{TABLES}_tables_under_{HOUR_GOAL_S}_s"] = hour_goal
+    goals["consumer_memory_flat"] = {
+        str(r["consumers"]): all(c.get("flat", False) for c in r["consumer_rss"]) for r in runs
+    }
     return {
         "name": "floor_scale",
         "what": (
@@ -408,6 +442,7 @@ def run() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "postgresql_settings": PG_SETTINGS,
         "mosquitto_settings": {"max_inflight_messages": 1000, "max_queued_messages": 100000, "persistence": False},
+        "generator_processes": GENERATORS,
         "runs": runs,
     }
 

@@ -1,20 +1,25 @@
 """The floor's load generator (benchmarks/bench_floor_scale.py): many tables as the broker sees them.
 
-    python -m benchmarks.floor_load --port P --site S --tables 1000 --template FILE
+    python -m benchmarks.floor_load --port P --site S --tables 1000 --template FILE [--workers K]
 
-One process, one MQTT 5 connection, speaking the floor's published schema (controller/floor/
-schema.py) as a table's publisher and catch-up responder do: each table's entries on
-`tablectl/<site>/<table>/surveillance/entry` at QoS 1 (the whole entries, as the store reads
-them), a retained `status` naming its newest seq, and answers to `catchup/request` from what it
-has "journaled" (in memory, entry n of a table being the template's entry n, rounds renumbered).
-It publishes only what a table would; nothing goes into the store another way.
+Speaks the floor's published schema (controller/floor/schema.py) as a table's publisher and
+catch-up responder do: each table's entries on `tablectl/<site>/<table>/surveillance/entry` at
+QoS 1 (the whole entries, as the store reads them), a retained `status` naming its newest seq,
+and answers to `catchup/request` from what it has "journaled" (in memory, entry n of a table
+being the template's entry n, rounds renumbered). It publishes only what a table would; nothing
+goes into the store another way.
+
+One Python process publishes about 3,000-6,000 QoS 1 messages a second (paho and the JSON of each
+entry), under the 10,000 a second the floor must take, so `--workers K` runs K processes (shards),
+each its own MQTT connection playing every K-th table and answering its tables' catch-up
+requests (subscribed table by table), the first process relaying the commands to them.
 
 It reads one command a line on stdin and says on stdout when each is done (`done <name> <unix
-time>`): `rate R SECONDS` (every table an entry each 1/R s, spread evenly over the second),
-`flood N` (N entries a table as fast as the broker takes them), `behind NAME COUNT` (a table
-that journaled COUNT entries the broker never carried: its status says so, catch-up fills the
-store), `quit`. Every entry's `at` is the wall clock when it was published, so the store's
-`received_at - at` is the entry's lag.
+time>`, the last shard's): `rate R SECONDS` (every table an entry each 1/R s, spread evenly over
+the second), `flood N` (N entries a table as fast as the broker takes them), `behind NAME COUNT`
+(a table that journaled COUNT entries the broker never carried: its status says so, catch-up
+fills the store), `quit`. Every entry's `at` is the wall clock when it was published, so the
+store's `received_at - at` is the entry's lag.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import queue
+import subprocess
 import sys
 import threading
 import time
@@ -43,7 +49,9 @@ def stamp(at: float) -> str:
 
 
 class Floor:
-    def __init__(self, port: int, site: str, tables: list[str], template: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, port: int, site: str, tables: list[str], template: list[dict[str, Any]], name: str = ""
+    ) -> None:
         self.site = site
         self.tables = tables
         self.template = template
@@ -54,7 +62,9 @@ class Floor:
         self.times: dict[str, list[tuple[int, float]]] = {t: [] for t in tables}
         self.lock = threading.Lock()
         self.requests: queue.Queue[mqtt.MQTTMessage] = queue.Queue()
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"floorload-{site}", protocol=mqtt.MQTTv5)
+        self.client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=f"floorload-{site}{name}", protocol=mqtt.MQTTv5
+        )
         self.client.max_inflight_messages_set(2000)
         self.client.max_queued_messages_set(0)
         connected = threading.Event()
@@ -64,7 +74,9 @@ class Floor:
         self.client.loop_start()
         if not connected.wait(30):
             raise SystemExit("floor_load: no connection to the broker")
-        self.client.subscribe(f"{schema.ROOT}/{site}/+/catchup/request", qos=1)
+        # Each table's own request topic: a shard answers its tables only.
+        for start in range(0, len(tables), 500):
+            self.client.subscribe([(schema.request_topic(site, t), 1) for t in tables[start : start + 500]])
         threading.Thread(target=self._answer, daemon=True).start()
 
     def at(self, table: str, seq: int) -> float:
@@ -126,6 +138,8 @@ class Floor:
                 print(f"floor_load: the flood's last message was not taken: {exc}", file=sys.stderr, flush=True)
 
     def behind(self, table: str, count: int) -> None:
+        if table not in self.last:
+            self.client.subscribe(schema.request_topic(self.site, table), qos=1)
         with self.lock:
             self.times.setdefault(table, []).append((self.last.get(table, 0) + 1, time.time()))
             self.last[table] = self.last.get(table, 0) + count
@@ -163,10 +177,15 @@ def main() -> int:
     parser.add_argument("--site", required=True)
     parser.add_argument("--tables", type=int, required=True)
     parser.add_argument("--template", required=True)
+    parser.add_argument("--workers", type=int, default=1, help="processes, each every K-th table")
+    parser.add_argument("--shard", type=int, default=-1, help="(internal) which of the K this process is")
     args = parser.parse_args()
+    if args.workers > 1 and args.shard < 0:
+        return relay(args)
     with open(args.template) as f:
         template = json.load(f)
-    floor = Floor(args.port, args.site, [f"T{n:04d}" for n in range(1, args.tables + 1)], template)
+    tables = [f"T{n:04d}" for n in range(1, args.tables + 1)][max(args.shard, 0) :: args.workers]
+    floor = Floor(args.port, args.site, tables, template, name=f"-{args.shard}" if args.workers > 1 else "")
     for table in floor.tables:
         floor.status(table)
     print("ready", time.time(), flush=True)
@@ -185,6 +204,45 @@ def main() -> int:
         print("done", words[0], time.time(), flush=True)
     floor.client.disconnect()
     floor.client.loop_stop()
+    return 0
+
+
+def relay(args: argparse.Namespace) -> int:
+    """The first process of K: starts the K shards, hands each command to every one (`behind` to
+    one, chosen by the table's name), and says a command is done when all of them are."""
+    argv = [sys.executable, "-m", "benchmarks.floor_load", "--port", str(args.port), "--site", args.site,
+            "--tables", str(args.tables), "--template", args.template, "--workers", str(args.workers)]  # fmt: skip
+    shards = [
+        subprocess.Popen([*argv, "--shard", str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for n in range(args.workers)
+    ]
+
+    def said(shard: subprocess.Popen[str]) -> list[str]:
+        assert shard.stdout is not None
+        words = shard.stdout.readline().split()
+        if not words:
+            raise SystemExit(f"floor_load: shard {shards.index(shard)} ended")
+        return words
+
+    print("ready", max(float(said(s)[-1]) for s in shards), flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        chosen = [shards[sum(map(ord, words[1])) % len(shards)]] if words[0] == "behind" else shards
+        for shard in chosen:
+            assert shard.stdin is not None
+            shard.stdin.write(line)
+            shard.stdin.flush()
+        if words[0] == "quit":
+            break
+        print("done", words[0], max(float(said(s)[-1]) for s in chosen), flush=True)
+    for shard in shards:
+        try:
+            shard.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            shard.kill()
+            shard.wait()
     return 0
 
 
