@@ -22,10 +22,11 @@ For each number of consumers, on a fresh database:
             their status says so, the consumers ask them, seconds until the store holds them all
   day       one table's day (86,400 entries) the same way: seconds until the store holds it
 
-and each consumer's RSS (from /proc) at start, after the live phase, at its highest and at the
-end: flat means it grows by less than FLAT_MB from the end of the live phase (its inbox and
-batch filled once) to its highest. The machine's load average is recorded before, between the
-runs and after: it is shared with other work.
+and each consumer's RSS (from /proc) at start, when the live load has been offered, at its
+highest and at the end: flat means it grows by less than FLAT_MB from the end of the live load
+(its inbox and batch filled once) to its highest, over the phases after it (or, for a store
+that did not keep up, over the PHASE_S it was given to catch up). The machine's load average is
+recorded before, between the runs and after: it is shared with other work.
 """
 
 from __future__ import annotations
@@ -280,15 +281,14 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         generator.do(f"rate 1 {AFTER_S}")
         live_total = TABLES * round(LIVE_S + 5 * BURST_S + AFTER_S)
         live_end = time.time()
+        sampler.mark()
         if _within(lambda: stored() >= live_total, PHASE_S) is None:
-            sampler.mark()
             got = stored()
             return {"consumers": consumers, "kept_up": False, "consumer_rss": sampler.report(),
                     "live": f"{got} of {live_total} entries stored {PHASE_S:.0f} s after the live load ended: "
                             "the store did not keep up; the other phases were not run",
                     "stored_per_s": round(got / (time.time() - live_start)),
                     "offered_per_s": round(live_total / (live_end - live_start))}  # fmt: skip
-        sampler.mark()
         steady_last = round(LIVE_S)
         burst_last = steady_last + round(5 * BURST_S)
         live_last = burst_last + round(AFTER_S)
