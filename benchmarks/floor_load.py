@@ -56,6 +56,9 @@ class Floor:
         self.tables = tables
         self.template = template
         self.rounds = max((e["round"] or 0) for e in template) or 1
+        self.site_text = json.dumps(site)
+        self.texts = [(json.dumps(e["kind"]), json.dumps(e["body"], separators=(",", ":")), e["round"])
+                      for e in template]  # fmt: skip
         self.last: dict[str, int] = dict.fromkeys(tables, 0)
         #: When each table's entries were "journaled" (published, or put behind): the `at` a
         #: catch-up reply gives them again, as a table's journal would. (first seq, at) runs.
@@ -97,13 +100,22 @@ class Floor:
         return {"v": schema.VERSION, "site": self.site, "table": table, "boot": BOOT, "seq": seq, "at": stamp(at),
                 "round": rnd, "kind": base["kind"], "body": base["body"]}  # fmt: skip
 
+    def encoded(self, table: str, seq: int, at: float) -> bytes:
+        """`schema.encode(self.entry(...))`, byte for byte, with the template's kind and body
+        encoded once (json.dumps of every whole entry was a third of the generator's CPU)."""
+        cycle, index = divmod(seq - 1, len(self.template))
+        kind, body, base_round = self.texts[index]
+        rnd = "null" if base_round is None else str(base_round + cycle * self.rounds)
+        return (f'{{"v":{schema.VERSION},"site":{self.site_text},"table":"{table}","boot":"{BOOT}","seq":{seq},'
+                f'"at":"{stamp(at)}","round":{rnd},"kind":{kind},"body":{body}}}').encode()  # fmt: skip
+
     def publish_next(self, table: str) -> mqtt.MQTTMessageInfo:
         now = time.time()
         with self.lock:
             seq = self.last[table] + 1
             self.last[table] = seq
             self.times[table].append((seq, now))
-        payload = schema.encode(self.entry(table, seq, now))
+        payload = self.encoded(table, seq, now)
         return self.client.publish(schema.surveillance_topic(self.site, table), payload, 1)
 
     def status(self, table: str) -> None:
