@@ -360,11 +360,9 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
             "consumer_rss": sampler.report(),
         }
     finally:
-        if generator is not None:
-            generator.stop()
-        db.close()
-        if os.environ.get("FLOOR_SCALE_LOGS"):  # keep the consumers' logs to look at
-            shutil.copytree(logs, Path(os.environ["FLOOR_SCALE_LOGS"]) / logs.name, dirs_exist_ok=True)
+        # The consumers first: the generator then takes its tables' retained statuses off the
+        # broker, which the next run's consumers would otherwise ask about (and this run's table
+        # names come again in it).
         for p in procs:
             p.send_signal(signal.SIGTERM)
         for p in procs:
@@ -373,6 +371,11 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        if generator is not None:
+            generator.stop()
+        db.close()
+        if os.environ.get("FLOOR_SCALE_LOGS"):  # keep the consumers' logs to look at
+            shutil.copytree(logs, Path(os.environ["FLOOR_SCALE_LOGS"]) / logs.name, dirs_exist_ok=True)
 
 
 def _caught_up(db: Any, tables: list[str], count: int, started: float, done: float | None) -> dict[str, Any]:

@@ -100,14 +100,16 @@ class Floor:
         return {"v": schema.VERSION, "site": self.site, "table": table, "boot": BOOT, "seq": seq, "at": stamp(at),
                 "round": rnd, "kind": base["kind"], "body": base["body"]}  # fmt: skip
 
-    def encoded(self, table: str, seq: int, at: float) -> bytes:
-        """`schema.encode(self.entry(...))`, byte for byte, with the template's kind and body
-        encoded once (json.dumps of every whole entry was a third of the generator's CPU)."""
+    def encoded(self, table: str, seq: int, at: float, reply: bool = False) -> bytes:
+        """`schema.encode(self.entry(...))` (with `"reply": "entry"` last for a catch-up reply),
+        byte for byte, with the template's kind and body encoded once (json.dumps of every whole
+        entry was a third of the generator's CPU)."""
         cycle, index = divmod(seq - 1, len(self.template))
         kind, body, base_round = self.texts[index]
         rnd = "null" if base_round is None else str(base_round + cycle * self.rounds)
         return (f'{{"v":{schema.VERSION},"site":{self.site_text},"table":"{table}","boot":"{BOOT}","seq":{seq},'
-                f'"at":"{stamp(at)}","round":{rnd},"kind":{kind},"body":{body}}}').encode()  # fmt: skip
+                f'"at":"{stamp(at)}","round":{rnd},"kind":{kind},"body":{body}'
+                + (',"reply":"entry"}' if reply else "}")).encode()  # fmt: skip
 
     def publish_next(self, table: str) -> mqtt.MQTTMessageInfo:
         now = time.time()
@@ -122,6 +124,13 @@ class Floor:
         payload = {"v": schema.VERSION, "site": self.site, "table": table, "boot": BOOT, "at": stamp(time.time()),
                    "status": "online", "game": "grand-slam", "last": self.last[table]}  # fmt: skip
         self.client.publish(schema.topic(self.site, table, "status"), schema.encode(payload), 1, True)
+
+    def clear(self) -> None:
+        """Take every table's retained status off the broker (an empty retained message), so the
+        next run's consumers, on a fresh database, do not hear of this run's tables."""
+        infos = [self.client.publish(schema.topic(self.site, t, "status"), b"", 1, True) for t in self.last]
+        for info in infos:
+            info.wait_for_publish(30)
 
     def rate(self, per_s: float, seconds: float) -> None:
         """Every table an entry each 1/per_s s, the tables spread evenly over that interval."""
@@ -175,8 +184,7 @@ class Floor:
             with self.lock:
                 ats = [self.at(table, seq) for seq in range(start + 1, through + 1)]
             for seq, at in zip(range(start + 1, through + 1), ats, strict=True):
-                payload = {**self.entry(table, seq, at), "reply": "entry"}
-                self.client.publish(response, schema.encode(payload), 1, properties=out)
+                self.client.publish(response, self.encoded(table, seq, at, reply=True), 1, properties=out)
             end = {"v": schema.VERSION, "site": self.site, "table": table, "boot": BOOT, "reply": "end",
                    "after": request["after"], "through": max(through, start), "last": last, "more": through < last,
                    "gaps": []}  # fmt: skip
@@ -214,6 +222,7 @@ def main() -> int:
         elif words[0] == "behind":
             floor.behind(words[1], int(words[2]))
         print("done", words[0], time.time(), flush=True)
+    floor.clear()
     floor.client.disconnect()
     floor.client.loop_stop()
     return 0

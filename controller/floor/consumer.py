@@ -71,7 +71,7 @@ RECEIVE_MAXIMUM = 4 * BATCH
 #: At most this many messages wait for the worker: when it falls behind, paho's network thread
 #: waits for room (and the broker keeps the rest, unacknowledged), so a consumer that cannot keep
 #: up holds a bounded backlog in memory, never the whole floor's. Nothing is dropped on the way.
-INBOX = RECEIVE_MAXIMUM
+INBOX = BATCH
 #: With a group, how long a table may look behind before it is asked (another consumer of the
 #: group may hold the entries in between, not yet committed).
 GROUP_GRACE_S = 2.0
