@@ -38,7 +38,9 @@ from the tables, as after any loss; a kept session would only have Mosquitto que
 the live feed for a consumer that may never come back.
 
 Threads: paho's network thread only queues what arrives; one worker thread owns the store, so a
-slow disk never stalls the network and every write is one transaction per batch.
+slow disk never stalls the network and every write is one transaction per batch. The queue holds
+at most `INBOX` messages: a worker that falls behind makes paho's thread wait for room, and the
+backlog stays unacknowledged on the broker, not in this process's memory.
 """
 
 from __future__ import annotations
