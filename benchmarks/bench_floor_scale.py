@@ -4,9 +4,10 @@ Everything is real and local, and shares this machine's cores: a Mosquitto 2 bro
 a PostgreSQL server of our own (initdb in a temporary directory, a Unix socket, fsync and
 synchronous_commit on, the settings hardware/floor.md recommends), each consumer a `tablectl
 floor --broker ... --store postgresql://... --group floor-stores` process, and the load
-generator (benchmarks/floor_load.py), one process that speaks the floor's published schema over
-MQTT as 1,000 tables' publishers and catch-up responders do (their entries are Grand Slam
-journal entries dealt here, the signed chain heads left out: the generator holds no table key).
+generator (benchmarks/floor_load.py), GENERATORS processes that speak the floor's published
+schema over MQTT as 1,000 tables' publishers and catch-up responders do, each for every
+GENERATORS-th table (their entries are Grand Slam journal entries dealt here, the signed chain
+heads left out: the generator holds no table key).
 
 For each number of consumers, on a fresh database:
 
@@ -21,8 +22,11 @@ For each number of consumers, on a fresh database:
             their status says so, the consumers ask them, seconds until the store holds them all
   day       one table's day (86,400 entries) the same way: seconds until the store holds it
 
-and each consumer's RSS (from /proc) at start, at its highest and at the end. The machine's load
-average is recorded before and after: it is shared with other work.
+and each consumer's RSS (from /proc) at start, when the live load has been offered, at its
+highest and at the end: flat means it grows by less than FLAT_MB from the end of the live load
+(its inbox and batch filled once) to its highest, over the phases after it (or, for a store
+that did not keep up, over the PHASE_S it was given to catch up). The machine's load average is
+recorded before, between the runs and after: it is shared with other work.
 """
 
 from __future__ import annotations
@@ -53,6 +57,12 @@ LIVE_S = 10.0
 BURST_S = 4.0
 AFTER_S = 4.0
 FLOOD = 20
+#: Load generator processes (one publishes about 3,000-6,000 entries a second on a quiet core).
+GENERATORS = 4
+#: A consumer's memory is flat if it grows less than this after the live phase.
+FLAT_MB = 25.0
+#: "A floor an hour behind catches up in minutes": at most this long, extrapolated to 1,000 tables.
+HOUR_GOAL_S = 600
 HOUR_TABLES = 2
 HOUR = 3600
 DAY = 86_400
@@ -166,7 +176,7 @@ def rss_mb(pid: int) -> float | None:
 class Generator:
     def __init__(self, port: int, template: Path, log: IO[bytes]) -> None:
         argv = [sys.executable, "-m", "benchmarks.floor_load", "--port", str(port), "--site", SITE,
-                "--tables", str(TABLES), "--template", str(template)]  # fmt: skip
+                "--tables", str(TABLES), "--template", str(template), "--workers", str(GENERATORS)]  # fmt: skip
         self.process = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                         text=True)  # fmt: skip
         self.expect("ready")
@@ -205,6 +215,13 @@ class Sampler:
         self.pids = pids
         self.samples: dict[int, list[float]] = {pid: [] for pid in pids}
         self.last = 0.0
+        self.marks: dict[int, int] = {}  # where each consumer's samples stood at the mark
+
+    def mark(self) -> None:
+        """The live phase has ended: what each consumer holds now is the base of `flat`."""
+        self.last = 0.0
+        self.sample()
+        self.marks = {pid: len(s) - 1 for pid, s in self.samples.items() if s}
 
     def sample(self) -> None:
         if time.monotonic() - self.last < 1.0:
@@ -215,8 +232,18 @@ class Sampler:
             if value is not None:
                 self.samples[pid].append(value)
 
-    def report(self) -> list[dict[str, float]]:
-        return [{"start_mb": s[0], "max_mb": max(s), "end_mb": s[-1]} for s in self.samples.values() if s]
+    def report(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for pid, s in self.samples.items():
+            if not s:
+                continue
+            row: dict[str, Any] = {"start_mb": s[0], "max_mb": max(s), "end_mb": s[-1]}
+            if pid in self.marks:
+                base = s[self.marks[pid]]
+                row["after_live_mb"] = base
+                row["flat"] = max(s[self.marks[pid] :]) - base < FLAT_MB
+            out.append(row)
+        return out
 
 
 def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> dict[str, Any]:
@@ -254,6 +281,7 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         generator.do(f"rate 1 {AFTER_S}")
         live_total = TABLES * round(LIVE_S + 5 * BURST_S + AFTER_S)
         live_end = time.time()
+        sampler.mark()
         if _within(lambda: stored() >= live_total, PHASE_S) is None:
             got = stored()
             return {"consumers": consumers, "kept_up": False, "consumer_rss": sampler.report(),
@@ -332,11 +360,9 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
             "consumer_rss": sampler.report(),
         }
     finally:
-        if generator is not None:
-            generator.stop()
-        db.close()
-        if os.environ.get("FLOOR_SCALE_LOGS"):  # keep the consumers' logs to look at
-            shutil.copytree(logs, Path(os.environ["FLOOR_SCALE_LOGS"]) / logs.name, dirs_exist_ok=True)
+        # The consumers first: the generator then takes its tables' retained statuses off the
+        # broker, which the next run's consumers would otherwise ask about (and this run's table
+        # names come again in it).
         for p in procs:
             p.send_signal(signal.SIGTERM)
         for p in procs:
@@ -345,6 +371,11 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        if generator is not None:
+            generator.stop()
+        db.close()
+        if os.environ.get("FLOOR_SCALE_LOGS"):  # keep the consumers' logs to look at
+            shutil.copytree(logs, Path(os.environ["FLOOR_SCALE_LOGS"]) / logs.name, dirs_exist_ok=True)
 
 
 def _caught_up(db: Any, tables: list[str], count: int, started: float, done: float | None) -> dict[str, Any]:
@@ -379,6 +410,7 @@ def run() -> dict[str, Any]:
         template = make_template(home)
         for consumers in CONSUMERS:
             runs.append(one_run(consumers, pg, port, template, home))
+            runs[-1]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     load_after = os.getloadavg()
     by = {r["consumers"]: r for r in runs}
     kept = [r for r in runs if r["kept_up"]]
@@ -392,6 +424,11 @@ def run() -> dict[str, Any]:
         ),
     }
     hour_rate = max([r["hour_behind"]["entries_per_s"] for r in kept] or [0])
+    hour_goal = bool(hour_rate) and TABLES * HOUR / hour_rate < HOUR_GOAL_S
+    goals[f"hour_behind_at_{TABLES}_tables_under_{HOUR_GOAL_S}_s"] = hour_goal
+    goals["consumer_memory_flat"] = {
+        str(r["consumers"]): all(c.get("flat", False) for c in r["consumer_rss"]) for r in runs
+    }
     return {
         "name": "floor_scale",
         "what": (
@@ -408,6 +445,7 @@ def run() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "postgresql_settings": PG_SETTINGS,
         "mosquitto_settings": {"max_inflight_messages": 1000, "max_queued_messages": 100000, "persistence": False},
+        "generator_processes": GENERATORS,
         "runs": runs,
     }
 

@@ -38,7 +38,9 @@ from the tables, as after any loss; a kept session would only have Mosquitto que
 the live feed for a consumer that may never come back.
 
 Threads: paho's network thread only queues what arrives; one worker thread owns the store, so a
-slow disk never stalls the network and every write is one transaction per batch.
+slow disk never stalls the network and every write is one transaction per batch. The queue holds
+at most `INBOX` messages: a worker that falls behind makes paho's thread wait for room, and the
+backlog stays unacknowledged on the broker, not in this process's memory.
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ BATCH = 1000
 #: How many unacknowledged messages the broker may have out to one consumer (MQTT 5 Receive
 #: Maximum): a batch is acknowledged after its commit, so this bounds what a batch can hold.
 RECEIVE_MAXIMUM = 4 * BATCH
+#: At most this many messages wait for the worker: when it falls behind, paho's network thread
+#: waits for room (and the broker keeps the rest, unacknowledged), so a consumer that cannot keep
+#: up holds a bounded backlog in memory, never the whole floor's. Nothing is dropped on the way.
+INBOX = BATCH
 #: With a group, how long a table may look behind before it is asked (another consumer of the
 #: group may hold the entries in between, not yet committed).
 GROUP_GRACE_S = 2.0
@@ -124,7 +130,8 @@ class FloorConsumer:
         self.asks = 0
         self.stored = 0  # messages stored and acknowledged
         self.connected = threading.Event()
-        self._inbox: queue.Queue[_Message | None] = queue.Queue()
+        self._inbox: queue.Queue[_Message | None] = queue.Queue(INBOX)
+        self._dropping = threading.Event()  # the session is being dropped: what waits is never acknowledged
         self._behind: dict[Key, float] = {}  # table -> when it was last seen behind (or asked)
         self._known: set[Key] = set()
         self._ask_all = threading.Event()
@@ -182,8 +189,10 @@ class FloorConsumer:
     def _reconnect(self) -> None:
         """Drop the connection and its session: the broker forgets what this consumer has not
         acknowledged (a batch that could not be stored), and the tables are asked for it."""
+        self._dropping.set()  # paho's thread may wait for room in the inbox: it stops waiting
         self._client.disconnect()
         self._client.loop_stop()
+        self._dropping.clear()
         if not self._stopping.is_set():
             self._connect()
 
@@ -192,7 +201,7 @@ class FloorConsumer:
         self._stopping.set()
         self._client.disconnect()
         self._client.loop_stop()
-        self._inbox.put(None)
+        self._put(None)
         if self._worker is not None:
             self._worker.join(timeout)
         if self._store is not None:
@@ -233,7 +242,22 @@ class FloorConsumer:
             self._say(f"lost {self.broker} ({reason}); reconnecting; the tables will be asked again", logging.WARNING)
 
     def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
-        self._inbox.put(_Message(message.topic, bytes(message.payload), message.properties, message.mid, message.qos))
+        topic = message.topic
+        # Only a catch-up reply (its CorrelationData) and a history request (its ResponseTopic) are
+        # read for their properties: an entry's are not kept while it waits (paho's objects are large).
+        props = message.properties if "/catchup/" in topic or "/history/" in topic else None
+        item = _Message(topic, bytes(message.payload), props, message.mid, message.qos)
+        while not self._put(item, 0.5):
+            if self._dropping.is_set() or self._stopping.is_set():
+                return  # never acknowledged: the broker forgets it with the session, the tables are asked
+
+    def _put(self, item: _Message | None, wait: float | None = None) -> bool:
+        """Hand `item` to the worker, waiting for room (at most `wait` seconds: False if none came)."""
+        try:
+            self._inbox.put(item, timeout=wait)
+        except queue.Full:
+            return False
+        return True
 
     @property
     def reply_name(self) -> str:
@@ -387,8 +411,30 @@ class FloorConsumer:
                 self._behind.setdefault(key, now)
             else:
                 self._behind.pop(key, None)
+        self._ended_many(store, ends)
+
+    def _ended_many(self, store: FloorStore, ends: list[tuple[schema.FloorMessage, Any]]) -> None:
+        """The batch's `end`s. Most only close an ask (a probe's answer: nothing more, no hole): those
+        are recorded and their claims released for the batch at once, two statements however many
+        tables answered, not two transactions each (a probe of 1,000 tables is answered by 1,000
+        `end`s, and each commit waits for the disk). The rest, one by one (`_ended`)."""
+        lasts: dict[Key, int] = {}
+        releases: list[tuple[str, str, str]] = []
         for message, props in ends:
-            self._ended(store, message, props)
+            p = message.payload
+            gaps = p.get("gaps")
+            if "error" in p or p.get("more") or not isinstance(gaps, list) or gaps:
+                self._ended(store, message, props)
+                continue
+            key = (message.site, message.table)
+            lasts[key] = max(lasts.get(key, 0), int(p["last"]))
+            correlation = getattr(props, "CorrelationData", None) if props is not None else None
+            if isinstance(correlation, bytes):
+                releases.append((key[0], key[1], correlation.hex()))
+        if lasts:
+            store.reported_many(lasts)
+        if releases:
+            store.release_many(releases)
 
     def _ended(self, store: FloorStore, message: schema.FloorMessage, props: Any) -> None:
         """A reply's `end`, whichever consumer of the group asked: the claim ends, a hole in the
@@ -428,9 +474,15 @@ class FloorConsumer:
             # what the store still lacks before it is not in the table's journal (a gap).
             store.gap_reported(message.site, message.table, int(p.get("through", 0)))
 
-    def _request(self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None) -> bool:
+    def _request(
+        self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None, qos: int = 1
+    ) -> bool:
         """Publish one catch-up request under a claim taken; False (the claim released) if it
-        could not go out."""
+        could not go out. A probe's requests go at QoS 0: paho keeps at most 20 QoS 1 messages in
+        flight, each 20 waiting for PUBACKs that come behind every entry the broker has sent this
+        consumer, so 1,000 tables probed at QoS 1 held back, for minutes behind a backlog, the ask
+        for a table found behind. A probe's request the broker loses is asked again by the next
+        probe (its claim lapses), as the table's own silence would be."""
         props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
         props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)
         props.CorrelationData = correlation
@@ -438,7 +490,7 @@ class FloorConsumer:
                                    "store": store.store_id}  # fmt: skip
         if start is not None and start > after:
             payload["from"] = start
-        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), 1, properties=props)
+        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), qos, properties=props)
         if info.rc != mqtt.MQTT_ERR_SUCCESS:
             store.release(key[0], key[1], correlation.hex())
             return False  # not connected: every table is asked again at the next connection
@@ -466,7 +518,7 @@ class FloorConsumer:
         claimed = store.claim_many([(k[0], k[1], c.hex()) for k, c in asks.items()], self.consumer_id,
                                    self.ask_timeout_s)  # fmt: skip
         for key in sorted(claimed):
-            self._request(store, key, asks[key], marks.get(key, 0), None)
+            self._request(store, key, asks[key], marks.get(key, 0), None, qos=0)
 
     def _ask(
         self, store: FloorStore, key: Key, *, force: bool = False, start: int | None = None,

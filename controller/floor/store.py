@@ -256,6 +256,15 @@ class FloorStore:
     def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._db.execute(self._sql(sql), params)
 
+    def _json_rows(self, sql: str, columns: int, params: Sequence[Any] = ()) -> list[list[Any]]:
+        """PostgreSQL: the rows of `sql` (`columns` wide) as one JSON value, each row a list: a row
+        a table of 1,000 tables, read value by value, cost more in psycopg's Python than the query."""
+        names = ", ".join(f"c{n}" for n in range(columns))
+        row = self._run(
+            f"SELECT COALESCE(json_agg(json_build_array({names})), '[]') FROM ({sql}) AS q({names})", params
+        ).fetchone()
+        return list(row[0]) if row is not None else []
+
     def _transaction(self) -> Any:
         return _Transaction(self)
 
@@ -403,7 +412,7 @@ class FloorStore:
             behind: list[tuple[str, str]] = []
             # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
             # the highest seq held, in one statement for the batch's tables.
-            runs = self._run(
+            runs = self._json_rows(
                 "SELECT site, table_id, contiguous, reported_last, "
                 "COALESCE(MAX(seq) FILTER (WHERE island = 0), contiguous), COALESCE(MAX(seq), contiguous) FROM ("
                 "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
@@ -413,8 +422,9 @@ class FloorStore:
                 "    ON t.site = b.site AND t.table_id = b.table_id "
                 "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
                 ") x GROUP BY site, table_id, contiguous, reported_last",
+                6,
                 (_rows(site=sites, table_id=tables),),
-            ).fetchall()
+            )
             moved: list[tuple[str, str, int]] = []
             for site, table, contiguous, reported_last, reach, highest in runs:
                 if int(reach) > int(contiguous):
@@ -507,7 +517,8 @@ class FloorStore:
 
     def marks(self) -> dict[tuple[str, str], int]:
         """Every table's contiguous mark (what the store confirms to it), in one read."""
-        rows = self._run("SELECT site, table_id, contiguous FROM floor_tables").fetchall()
+        sql = "SELECT site, table_id, contiguous FROM floor_tables"
+        rows = self._json_rows(sql, 3) if self.dialect == "postgresql" else self._run(sql).fetchall()
         return {(str(r[0]), str(r[1])): int(r[2]) for r in rows}
 
     def pass_on(self, site: str, table: str, correlation: str, consumer: str, then: str, hold_s: float) -> bool:
@@ -530,6 +541,19 @@ class FloorStore:
                 (site, table, correlation),
             ).rowcount
         return bool(gone)
+
+    def release_many(self, asks: Sequence[tuple[str, str, str]]) -> None:
+        """`release` for many answered asks at once, (site, table, correlation) each."""
+        if self.dialect != "postgresql":
+            for site, table, correlation in asks:
+                self.release(site, table, correlation)
+            return
+        with self._transaction():
+            self._run(
+                "DELETE FROM floor_claims c USING json_to_recordset(?::json) AS b(site text, table_id text, "
+                "correlation text) WHERE c.site = b.site AND c.table_id = b.table_id AND c.correlation = b.correlation",
+                (_rows(site=[a[0] for a in asks], table_id=[a[1] for a in asks], correlation=[a[2] for a in asks]),),
+            )
 
     def reported(self, site: str, table: str, last: int) -> None:
         """Record the last seq the table says it has (from a catch-up reply or its status)."""
@@ -589,7 +613,9 @@ class FloorStore:
         ).fetchone()
         if int(row[1]) >= int(row[0]):
             return
-        walked = self._walk_chain(site, table, row, self.entries(site, table, after=int(row[1])))
+        walked = self._walk_chain(
+            site, table, row, self.entries(site, table, after=int(row[1])), self.enrolled(site, table)
+        )
         self._run(
             "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
             "WHERE site = ? AND table_id = ?",
@@ -597,15 +623,15 @@ class FloorStore:
         )
 
     def _walk_chain(
-        self, site: str, table: str, row: Sequence[Any], entries: Iterable[StoredEntry]
+        self, site: str, table: str, row: Sequence[Any], entries: Iterable[StoredEntry], enrolled: str | None
     ) -> tuple[int, str, str | None, int]:
         """The walk itself, over `entries` (in order, from the row's chain_seq on): where it ends
         (chain_seq, chain, table_key, head_seq). `row`: contiguous, chain_seq, chain, table_key,
-        head_seq as floor_tables holds them."""
+        head_seq as floor_tables holds them; `enrolled`: the fingerprint enrolled for the table."""
         from controller.security.chainhead import ChainWalk
 
         contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
-        walk = ChainWalk(table, chain_seq, chain, key, self.enrolled(site, table))
+        walk = ChainWalk(table, chain_seq, chain, key, enrolled)
         for entry in entries:
             if entry.seq > contiguous:
                 break
@@ -620,18 +646,22 @@ class FloorStore:
     def _check_chains(
         self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry] | None = None
     ) -> None:
-        """PostgreSQL: `_check_chain` for many tables in three statements (their rows, their
-        entries not walked yet, the walks' ends), the walk the same. `known`: entries the caller
-        holds (the batch, as stored): a table whose entries to walk are all there is not read back."""
+        """PostgreSQL: `_check_chain` for many tables in three statements (their rows with the key
+        enrolled for each, their entries not walked yet, the walks' ends), the walk the same, never
+        a statement per table. `known`: entries the caller holds (the batch, as stored): a table
+        whose entries to walk are all there is not read back."""
         sites, tables = [k[0] for k in keys], [k[1] for k in keys]
         rows = {
             (str(r[0]), str(r[1])): r[2:]
-            for r in self._run(
-                "SELECT t.site, t.table_id, t.contiguous, t.chain_seq, t.chain, t.table_key, t.head_seq "
+            for r in self._json_rows(
+                "SELECT t.site, t.table_id, t.contiguous, t.chain_seq, t.chain, t.table_key, t.head_seq, "
+                "(SELECT n.fingerprint FROM floor_enrolments n WHERE n.site = t.site AND n.table_id = t.table_id "
+                "ORDER BY n.number DESC LIMIT 1) "
                 "FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
                 "ON t.site = b.site AND t.table_id = b.table_id WHERE t.chain_seq < t.contiguous",
+                8,
                 (_rows(site=sites, table_id=tables),),
-            ).fetchall()
+            )
         }
         if not rows:
             return
@@ -655,7 +685,7 @@ class FloorStore:
         ):
             rnd = None if rnd is None else int(rnd)
             pending[(site, table)].append(StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body)))
-        ends = [(key, self._walk_chain(key[0], key[1], row, pending[key])) for key, row in rows.items()]
+        ends = [(key, self._walk_chain(key[0], key[1], row[:5], pending[key], row[5])) for key, row in rows.items()]
         self._run(
             "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "
             "FROM json_to_recordset(?::json) AS u(site text, table_id text, seq bigint, chain text, key text, "

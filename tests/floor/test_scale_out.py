@@ -18,6 +18,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.adapters.floor import schema
+from controller.floor import consumer as consumer_module
 from controller.floor.consumer import FloorConsumer
 from controller.floor.store import open_store
 
@@ -28,6 +29,7 @@ from .conftest import (
     Postgres,
     deal_rounds,
     floor_config,
+    make_consumer,
     make_publisher,
     make_table,
     store_matches_journal,
@@ -217,3 +219,54 @@ def test_a_group_on_sqlite_is_refused_saying_sqlite_is_the_one_consumer_store(
     assert code != 0
     assert "--group floor-stores: several consumers share one PostgreSQL store; SQLite is the one-consumer" in err
     assert not (tmp_path / "floor.db").exists()
+
+
+def test_a_consumer_whose_store_stalls_holds_a_bounded_backlog_and_stores_every_entry_once_after(
+    mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that cannot keep up (here: locked by another writer) makes paho's thread wait for
+    room in the consumer's inbox, so the broker's backlog stays on the broker and in the socket,
+    not in the consumer's memory (it once grew without bound: 46 -> 309 MB in floor_scale); none
+    of it is acknowledged before it is stored, and all of it is stored once the store is free."""
+    monkeypatch.setattr(consumer_module, "INBOX", 10, raising=False)
+    path = tmp_path / "floor.db"
+    url = f"sqlite://{path}"
+    table = make_table(tmp_path / "t1", "GS-01")
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    consumer = make_consumer(mosquitto.broker, url, probe_s=60.0)
+    lock = None
+    try:
+        assert consumer.connected.wait(WAIT_S)
+        deal_rounds(table, 1)
+        assert wait_until(lambda: store_matches_journal(url, table))
+        lock = sqlite3.connect(path, isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")  # the store's writer waits (its busy timeout is 30 s)
+        sent_before = _sent_to(mosquitto, "tablectl-floor-store-1")
+        deal_rounds(table, 25)
+        assert table.journal.last_seq - sent_before > 40
+        most = 0
+
+        def all_sent() -> bool:
+            nonlocal most
+            most = max(most, consumer._inbox.qsize())
+            return _sent_to(mosquitto, "tablectl-floor-store-1") >= table.journal.last_seq
+
+        assert wait_until(all_sent, WAIT_S)
+        most = max(most, consumer._inbox.qsize())
+        lock.execute("ROLLBACK")
+        lock.close()
+        lock = None
+        assert wait_until(lambda: store_matches_journal(url, table), WAIT_S * 2, every=0.2)
+        assert most <= 10  # the inbox never held more than its bound, however much the broker sent
+    finally:
+        if lock is not None:
+            lock.close()
+        consumer.stop()
+        publisher.stop()
+
+
+def _sent_to(mosquitto: Mosquitto, client_id: str) -> int:
+    """How many entries the broker has written to `client_id` (its log, log_type all)."""
+    text = mosquitto.log.read_text()
+    return sum(1 for line in text.splitlines() if f"Sending PUBLISH to {client_id} " in line and "/surveillance/" in line)

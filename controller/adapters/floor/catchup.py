@@ -4,7 +4,7 @@ A broker's PUBACK is not the floor having an entry: a broker killed before it sa
 forgets sessions and queued messages. So a floor consumer that sees a gap in a table's seqs (or
 has not heard from a table) asks the table itself, over MQTT 5 request/response:
 
-    request  tablectl/<site>/<table>/catchup/request, QoS 1, payload
+    request  tablectl/<site>/<table>/catchup/request, QoS 1 (a periodic probe's: QoS 0), payload
              {"v": 1, "after": 812, "limit": 2000, "store": "<store id>"[, "from": 2812]},
              properties ResponseTopic = tablectl/<site>/<table>/catchup/reply/<consumer>,
              CorrelationData = any bytes (echoed on every reply message)
