@@ -23,13 +23,16 @@ run: $(STAMP)
 
 # The suite runs on every core (pytest-xdist, one test file to a worker, at most 4 workers),
 # except the schemathesis API fuzzing: its tests share one name per operation, which xdist
-# cannot hand out, so that file runs on its own after the rest.
+# cannot hand out, so that file runs on its own after the rest. --no-loadscope-reorder: xdist
+# hands out the files in the order tests/conftest.py gives them, the longest first
+# (LONGEST_FIRST); by default it reorders them by their number of tests, which sent the longest
+# files (one to a few tests each) last, to run on after every other file had ended.
 FUZZ   := tests/controller/test_api_fuzz.py
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile --ignore=$(FUZZ)
+	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile --no-loadscope-reorder --ignore=$(FUZZ)
 	$(BIN)/python -m pytest $(FUZZ)
 
 # `make test` three times in a row beside two busy processes (`yes > /dev/null`), as on a shared CI

@@ -16,6 +16,8 @@ settings.load_profile("ci" if os.environ.get("CI") == "true" else "untimed")
 
 #: The suite's longest files (tens of seconds to minutes each, measured with --durations): handed
 #: out first, so that on 4 workers they run beside the many short files instead of after them.
+#: Only with --no-loadscope-reorder (the Makefile's `make test`): by default xdist sorts the files
+#: by their number of tests and this order is lost.
 LONGEST_FIRST = (
     "tests/install/",
     "tests/browser/test_every_prompt_from_the_screen.py",
@@ -30,5 +32,10 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first (a stable sort: each file's tests keep their order, together)."""
-    items.sort(key=lambda item: 0 if item.nodeid.startswith(LONGEST_FIRST) else 1)
+    """The longest files first, in LONGEST_FIRST's order, then the rest in theirs (a stable sort:
+    each file's tests keep their order, together)."""
+
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, path in enumerate(LONGEST_FIRST) if item.nodeid.startswith(path)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)
