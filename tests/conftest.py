@@ -41,3 +41,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return next((i for i, path in enumerate(LONGEST_FIRST) if item.nodeid.startswith(path)), len(LONGEST_FIRST))
 
     items.sort(key=rank)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What the workers of one xdist run share (tests/exact.py) goes in the run's own temp folder,
+    the parent of each worker's: pytest removes it with the run's other temp folders."""
+    os.environ["TABLECTL_TESTS_RUN_DIR"] = str(tmp_path_factory.getbasetemp().parent)

@@ -2,7 +2,7 @@
 that several tests and files ask for come from one enumeration, kept here (Grand Slam's six-deck
 shoe alone takes most of a minute on a busy machine). Within a process a call is kept in memory;
 under pytest-xdist (`make test`) the first worker to ask computes it and leaves it, pickled, in a
-folder of this run for the others (a lock per enumeration makes a second worker wait for the
+folder of this run (in pytest's temp folder of the run, removed with it) for the others (a lock per enumeration makes a second worker wait for the
 first instead of computing it again). An exact enumeration is the same whichever process made it
 (fractions, no floating point, no randomness), so a figure read back is the figure computed. The
 figures are read, never changed, by the tests."""
@@ -14,7 +14,6 @@ import functools
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,13 +27,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
 
 
+def _folder() -> Path | None:
+    """This run's folder for what its workers share (tests/conftest.py names it), if any."""
+    shared = os.environ.get("TABLECTL_TESTS_RUN_DIR")
+    return Path(shared) / f"exact-{RUN}" if RUN and shared else None
+
+
 def once_per_run(analyze: F) -> F:
     @functools.cache
     def figures(*args: Any, **kwargs: Any) -> Any:
-        if not RUN:
+        folder = _folder()
+        if folder is None:
             return analyze(*args, **kwargs)
         call = repr((analyze.__module__, args, sorted(kwargs.items())))
-        folder = Path(tempfile.gettempdir()) / f"tablectl-exact-{RUN}"
         folder.mkdir(exist_ok=True)
         kept = folder / (hashlib.sha256(call.encode()).hexdigest()[:20] + ".pickle")
         with (folder / (kept.stem + ".lock")).open("w") as lock:
