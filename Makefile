@@ -8,7 +8,7 @@ GAME   ?= grand-slam
 # The port its screens are served on, on 127.0.0.1 (make run PORT=8100).
 PORT   ?= 8000
 
-.PHONY: run test lint bench release clean bundle pi-check
+.PHONY: run test busy-check lint bench release clean bundle pi-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,14 +23,33 @@ run: $(STAMP)
 
 # The suite runs on every core (pytest-xdist, one test file to a worker, at most 4 workers),
 # except the schemathesis API fuzzing: its tests share one name per operation, which xdist
-# cannot hand out, so that file runs on its own after the rest.
+# cannot hand out, so that file runs on its own after the rest. --no-loadscope-reorder: xdist
+# hands out the files in the order tests/conftest.py gives them, the longest first
+# (LONGEST_FIRST); by default it reorders them by their number of tests, which sent the longest
+# files (one to a few tests each) last, to run on after every other file had ended.
 FUZZ   := tests/controller/test_api_fuzz.py
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile --ignore=$(FUZZ)
+	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile --no-loadscope-reorder --ignore=$(FUZZ)
 	$(BIN)/python -m pytest $(FUZZ)
+
+# `make test` three times in a row beside two busy processes (`yes > /dev/null`), as on a shared CI
+# machine (issue 30): stops at the first run that fails and says which. The two are started here
+# and ended here by their PIDs, whether the runs pass, fail or are interrupted. About 35 minutes.
+busy-check: $(STAMP)
+	@yes > /dev/null & y1=$$!; yes > /dev/null & y2=$$!; \
+	trap 'kill $$y1 $$y2 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	echo "busy-check: two busy processes, PIDs $$y1 and $$y2"; \
+	for run in 1 2 3; do \
+	  start=$$(date +%s); echo "busy-check: run $$run of 3: make test"; \
+	  if ! $(MAKE) --no-print-directory test; then \
+	    echo "busy-check: run $$run of 3 FAILED after $$(( $$(date +%s) - start )) s (the runs before it passed)" >&2; exit 1; \
+	  fi; \
+	  echo "busy-check: run $$run of 3 passed in $$(( $$(date +%s) - start )) s"; \
+	done; \
+	echo "busy-check: make test passed 3 times in a row beside two busy processes"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

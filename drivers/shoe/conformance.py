@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import serial
 
+from drivers.shoe.clock import WallClock
 from drivers.shoe.protocol import (
     Ack,
     DecodeError,
@@ -96,9 +97,12 @@ class Host:
     """The kit's side of the line: sends host frames, records every intact frame with its time."""
 
     def __init__(
-        self, url: str, baudrate: int, timing: Timing, say: Callable[[str], None]
+        self, url: str, baudrate: int, timing: Timing, say: Callable[[str], None],
+        clock: WallClock | None = None,
     ) -> None:
         self.url, self.baudrate, self.timing, self.say = url, baudrate, timing, say
+        # Real time for a real shoe; a simulated one may share its clock with the kit (clock.py).
+        self.clock = clock or WallClock()
         self.frames: list[Received] = []
         self.damaged = 0
         self.pending: Received | None = None  # the sequenced frame in flight, not acked by us
@@ -107,19 +111,23 @@ class Host:
         self._decoder = Decoder()
 
     def open(self) -> None:
-        self._port = serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0.005)
+        self._port = self.clock.host_open(
+            lambda: serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0.005)
+        )
         self._decoder = Decoder()
 
     def close(self) -> None:
         if self._port is not None:
             self._port.close()
             self._port = None
+            self.clock.host_closed()
 
     def send(self, data: bytes) -> float:
         assert self._port is not None
+        self.clock.host_wrote(len(data))
         self._port.write(data)
         self._port.flush()
-        return time.monotonic()
+        return self.clock.now()
 
     def ack(self, frame: Received) -> float:
         self.acked, self.pending = frame, None
@@ -138,7 +146,8 @@ class Host:
         while True:
             count = len(self.frames)
             data = self._port.read(self._port.in_waiting or 1)
-            now = time.monotonic()
+            self.clock.host_read(len(data))
+            now = self.clock.now()
             for item in self._decoder.feed(data):
                 if isinstance(item, DecodeError):
                     self.damaged += 1
@@ -149,6 +158,8 @@ class Host:
                     self.pending = got
             if now >= until or (early and len(self.frames) > count):
                 return
+            if not data:
+                self.clock.let_pass(until)
 
     def since(self, at: float) -> Iterator[Received]:
         return (r for r in self.frames if r.at >= at)
@@ -164,7 +175,7 @@ class Host:
     ) -> Received | None:
         """The first frame passing `test` read at or after time `after` (or, given a frame,
         read after that one), waiting up to `timeout` seconds."""
-        deadline = time.monotonic() + timeout
+        deadline = self.clock.now() + timeout
         if isinstance(after, Received):
             seen = next(i for i, r in enumerate(self.frames) if r is after) + 1
             after = float("-inf")
@@ -175,7 +186,7 @@ class Host:
                 if got.at >= after and test(got):
                     return got
             seen = len(self.frames)
-            now = time.monotonic()
+            now = self.clock.now()
             if now >= deadline:
                 return None
             self.pump(min(deadline, now + 0.05), early=True)
@@ -184,7 +195,7 @@ class Host:
         """Acknowledge what is in flight, then wait for the next new sequenced frame."""
         if self.pending is not None:
             self.ack(self.pending)
-        start = time.monotonic()
+        start = self.clock.now()
         prompted = False
         while True:
             got = self.wait_for(
@@ -193,7 +204,7 @@ class Host:
             if got is not None:
                 self.pending = got
                 return got
-            if time.monotonic() - start >= self.timing.wait:
+            if self.clock.now() - start >= self.timing.wait:
                 raise CaseFailed(
                     f"no new card, misread or event came in {self.timing.wait:g} s: pass cards "
                     "through the shoe while the check runs"
@@ -238,7 +249,7 @@ def hello_and_session(host: Host) -> str:
 
 def heartbeat_timing(host: Host) -> str:
     beat = host.timing.heartbeat
-    start = time.monotonic()
+    start = host.clock.now()
     host.pump(start + 3.5 * beat)
     beats = [r for r in host.since(start) if r.frame.type == MessageType.HEARTBEAT]
     for r in beats:
@@ -318,7 +329,7 @@ def retransmit_until_acked(host: Host) -> str:
     if len(times) < 2:
         raise CaseFailed(f"{_words(frame.frame)} was not sent again in {window:.2f} s without an "
                          f"ACK; the shoe resends every {step:g} s until acknowledged")
-    times.append(time.monotonic())
+    times.append(host.clock.now())
     longest = max(b - a for a, b in itertools.pairwise(times))
     if longest > 1.6 * step:
         raise CaseFailed(f"{longest:.2f} s between resends of {_words(frame.frame)}; every {step:g} s")
@@ -335,10 +346,10 @@ def retransmit_after_nak(host: Host) -> str:
     step, hold = host.timing.retransmit, host.timing.nak_holdoff
     frame = host.next_new()
     window, interval = 3 * step, max(1.5 * hold, 0.01)
-    start = time.monotonic()
-    while time.monotonic() < start + window:
+    start = host.clock.now()
+    while host.clock.now() < start + window:
         host.nak()
-        host.pump(time.monotonic() + interval)
+        host.pump(host.clock.now() + interval)
     answered = len(host.copies(frame, start))
     on_timer = window / step
     if answered < 2 * on_timer + 1:
@@ -348,14 +359,14 @@ def retransmit_after_nak(host: Host) -> str:
     # twice a burst (at once, or once the holdoff is over), whatever the pace; one that answers
     # every NAK resends for each. Counting by bursts, not by time, keeps the verdict the same on a
     # busy host that cannot send NAKs as fast as it is asked to.
-    storm_start, bursts, burst = time.monotonic(), 10, 10
+    storm_start, bursts, burst = host.clock.now(), 10, 10
     for _ in range(bursts):
         for _ in range(burst):
             host.nak()
-        host.pump(time.monotonic() + hold)
-    host.pump(time.monotonic() + hold)
+        host.pump(host.clock.now() + hold)
+    host.pump(host.clock.now() + hold)
     stormed = len(host.copies(frame, storm_start))
-    elapsed = time.monotonic() - storm_start
+    elapsed = host.clock.now() - storm_start
     allowed = 2 * bursts + elapsed / step + 2  # the holdoff's, and its retransmit timer's
     if stormed > allowed:
         raise CaseFailed(f"{stormed} resends for {bursts} bursts of {burst} NAKs a holdoff "
@@ -399,7 +410,7 @@ def reconnect_with_frame_in_flight(host: Host) -> str:
     step = host.timing.retransmit
     frame = host.next_new()
     host.close()
-    time.sleep(2 * step)
+    host.clock.sleep(2 * step)
     host.open()
     sent = host.hello_request()
     hello = host.wait_for(lambda r: r.frame.type == MessageType.HELLO, host.timing.reply, sent)
@@ -484,10 +495,12 @@ def run_cases(
     timing: Timing = Timing(),
     cases: list[str] | None = None,
     say: Callable[[str], None] = lambda line: None,
+    clock: WallClock | None = None,
 ) -> list[Result]:
     """Run the named cases (all, in order, by default); `say` gets each result line as it ends.
-    OSError or SerialException if the port cannot be opened at all."""
-    host = Host(url, baudrate, timing, say)
+    `clock`: real time (a real shoe), or a simulated shoe's SharedClock. OSError or
+    SerialException if the port cannot be opened at all."""
+    host = Host(url, baudrate, timing, say, clock)
     host.open()
     results: list[Result] = []
     try:

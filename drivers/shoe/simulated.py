@@ -29,7 +29,6 @@ import os
 import random
 import select
 import threading
-import time
 import tty
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
@@ -38,6 +37,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from controller.engine.cards import Card, ShoeComposition
+from drivers.shoe.clock import PATIENCE_S, WallClock
 from drivers.shoe.protocol import (
     Ack,
     CardMessage,
@@ -153,6 +153,7 @@ class SimulatedShoe:
         bugs: Iterable[FirmwareBug] = (),
         auto_deal: bool = False,
         misread_every: int | None = None,
+        clock: WallClock | None = None,
     ) -> None:
         if cards is not None:
             self._cards: deque[Card] = deque(cards)
@@ -199,6 +200,9 @@ class SimulatedShoe:
         self._calls: deque[tuple[Callable[[], object], Future[object]]] = deque()
         self._calls_lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
+        # Real time, or the time it shares with the conformance kit checking it (clock.py).
+        self._clock = clock or WallClock()
+        self._clock.attach(self._poke)
         self._idle = threading.Condition()
         self._running = False
         self._thread: threading.Thread | None = None
@@ -230,7 +234,7 @@ class SimulatedShoe:
         if self._thread is not None:
             self._running = False
             os.write(self._wake_w, b"x")
-            self._thread.join(5)
+            self._thread.join(PATIENCE_S)
             self._thread = None
         self._close_line()
         for fd in (self._wake_r, self._wake_w):
@@ -334,30 +338,35 @@ class SimulatedShoe:
         with self._calls_lock:
             self._calls.append((fn, future))  # type: ignore[arg-type]
         os.write(self._wake_w, b"x")
-        return future.result(timeout=5)
+        return future.result(timeout=PATIENCE_S)  # a backstop: a busy machine may take seconds
+
+    def _poke(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
 
     def _note(self, what: str) -> None:
         with self._idle:
-            self.history.append(Record(time.monotonic(), what))
+            self.history.append(Record(self._clock.now(), what))
             self._idle.notify_all()
 
     def _run(self) -> None:
-        now = time.monotonic()
+        now = self._clock.now()
         next_beat = now + self.heartbeat_interval
         next_resend = now + self.retransmit_interval
         while self._running:
-            now = time.monotonic()
+            now = self._clock.now()
             deadlines = [next_beat, next_resend] + ([self._line[0][0]] if self._line else [])
             if self._resend_at is not None:
                 deadlines.append(self._resend_at)
             waits = [self._wake_r] + ([self._master] if self._master >= 0 else [])
-            readable, _, _ = select.select(waits, [], [], max(0.0, min(deadlines) - now))
+            readable, _, _ = select.select(waits, [], [], self._clock.shoe_wait(now, min(deadlines)))
+            self._clock.shoe_woke()
             if self._wake_r in readable:
                 os.read(self._wake_r, 4096)
                 self._run_calls()
             if self._master >= 0 and self._master in readable:
                 self._read_host()
-            now = time.monotonic()
+            now = self._clock.now()
             self._flush_line(now)
             if self.auto_deal and self._in_flight is None and not self._outbox:
                 self._auto_draw()
@@ -396,6 +405,7 @@ class SimulatedShoe:
             data = os.read(self._master, 4096)
         except OSError:
             return
+        self._clock.shoe_read(len(data))
         for item in self._decoder.feed(data):
             if isinstance(item, DecodeError):
                 self._note(f"got damaged frame: {item.message}")
@@ -432,7 +442,7 @@ class SimulatedShoe:
         if self._in_flight is None or FirmwareBug.IGNORE_NAK in self.bugs:
             return
         due = self._in_flight_sent + self.nak_holdoff
-        if FirmwareBug.NAK_STORM in self.bugs or time.monotonic() >= due:
+        if FirmwareBug.NAK_STORM in self.bugs or self._clock.now() >= due:
             if not self._line:
                 self._resend("after NAK")
         elif self._resend_at is None:
@@ -441,7 +451,7 @@ class SimulatedShoe:
     def _resend(self, why: str) -> None:
         if self._in_flight is not None:
             message = self._in_flight
-            self._in_flight_sent = time.monotonic()
+            self._in_flight_sent = self._clock.now()
             self._send_raw(self._frame(message), f"resent seq {message.seq} {why}")
 
     def _acked(self, seq: int) -> None:
@@ -476,7 +486,7 @@ class SimulatedShoe:
         else:
             sequenced = EventMessage(self._seq, message.kind)
         self._in_flight = sequenced
-        self._in_flight_sent = time.monotonic()
+        self._in_flight_sent = self._clock.now()
         self._send_raw(self._frame(sequenced), f"sent {_describe(sequenced)}")
 
     def _frame(self, message: Hello | Heartbeat | SequencedMessage) -> bytes:
@@ -504,7 +514,7 @@ class SimulatedShoe:
             self._note(f"silent: kept back ({what})")
             return
         self._note(what + (" with a bad CRC" if Fault.BAD_CRC in self._faults else ""))
-        now = time.monotonic()
+        now = self._clock.now()
         if Fault.SLOW in self._faults:
             step = self.slow_seconds / len(wire)
             start = max(now, self._line[-1][0]) if self._line else now
@@ -519,7 +529,7 @@ class SimulatedShoe:
             if self._master < 0:
                 continue  # the line is down: bytes go nowhere, as on a pulled cable
             try:
-                written = os.write(self._master, chunk)
+                written = self._clock.shoe_write(self._master, chunk)
             except OSError:
                 written = 0
             if written < len(chunk):
@@ -606,7 +616,7 @@ class SimulatedShoe:
 
     def _hurry_line(self) -> None:
         """Bytes still trickling out go at once: the line is fast again."""
-        now = time.monotonic()
+        now = self._clock.now()
         self._line = deque((now, chunk) for _, chunk in self._line)
 
     def _clear(self) -> str:

@@ -54,8 +54,9 @@ def tool(name: str) -> str:
     return found
 
 
-class Release:
-    """A signed wheel installed into a fresh venv."""
+class Signed:
+    """A throwaway release key and this checkout's wheel signed with it: made once for the file
+    (the wheel is only read: each test installs it into a venv of its own)."""
 
     def __init__(self, base: Path) -> None:
         self.base = base
@@ -72,7 +73,31 @@ class Release:
                 serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
             )
         )
-        self.wheel = self.build("0.1.0")
+        self.wheel = build(base, self.key, "0.1.0")
+
+
+def build(base: Path, key: Path, version: str) -> Path:
+    """A signed wheel of this checkout as `version` (`make release`'s two steps)."""
+    src = base / f"src-{version}"
+    src.mkdir()
+    for name in ("controller", "drivers", "vision", "hardware"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "README.md", src / "README.md")
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (src / "pyproject.toml").write_text(pyproject.replace('version = "0.1.0"', f'version = "{version}"', 1))
+    dist = base / f"dist-{version}"
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(dist), str(src)])
+    (wheel,) = dist.glob("tablectl-*.whl")
+    run([sys.executable, "-m", "controller.security.release", "--key", str(key), str(wheel)], cwd=ROOT)
+    return wheel
+
+
+class Release:
+    """The signed wheel installed into a fresh venv (one for each test: tests change its files)."""
+
+    def __init__(self, base: Path, signed: Signed) -> None:
+        self.base = base
+        self.key, self.public, self.wheel = signed.key, signed.public, signed.wheel
         self.venv = base / "venv"
         run([sys.executable, "-m", "venv", "--without-pip", str(self.venv)])
         python = self.venv / "bin" / "python"
@@ -90,19 +115,8 @@ class Release:
         self.config.write_text(f'[security]\nrelease_key = "{self.public}"\n')
 
     def build(self, version: str) -> Path:
-        """A signed wheel of this checkout as `version` (`make release`'s two steps)."""
-        src = self.base / f"src-{version}"
-        src.mkdir()
-        for name in ("controller", "drivers", "vision", "hardware"):
-            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy2(ROOT / "README.md", src / "README.md")
-        pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-        (src / "pyproject.toml").write_text(pyproject.replace('version = "0.1.0"', f'version = "{version}"', 1))
-        dist = self.base / f"dist-{version}"
-        run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(dist), str(src)])
-        (wheel,) = dist.glob("tablectl-*.whl")
-        run([sys.executable, "-m", "controller.security.release", "--key", str(self.key), str(wheel)], cwd=ROOT)
-        return wheel
+        """This checkout as `version`, signed with the same key."""
+        return build(self.base, self.key, version)
 
     def install(self, wheel: Path) -> None:
         """As deploy/install.sh installs (hardware/install.md): pip without its own compile step,
@@ -140,9 +154,14 @@ def run(argv: list[str], cwd: Path | None = None) -> None:
     assert done.returncode == 0, (argv, done.stdout[-2000:], done.stderr[-2000:])
 
 
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> Signed:
+    return Signed(tmp_path_factory.mktemp("signed"))
+
+
 @pytest.fixture
-def release(tmp_path: Path) -> Iterator[Release]:
-    yield Release(tmp_path)
+def release(tmp_path: Path, signed: Signed) -> Iterator[Release]:
+    yield Release(tmp_path, signed)
 
 
 def guide_commands(heading: str) -> list[str]:

@@ -39,12 +39,12 @@ from typing import Any
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from controller.testing import DEALER, SUPERVISOR, Daemon
+from controller.testing import DEALER, PATIENCE_S, SUPERVISOR, Daemon
 
 # Rounds of each game (more by the environment: FACE_DOWN_ROUNDS=200).
 ROUNDS = {"grand-slam": 16, "jokers-22": 16, "baseball-poker": 6}
 MORE = int(os.environ.get("FACE_DOWN_ROUNDS", "0"))
-WAIT_S = 15.0  # the most an event is waited for (each wait ends as soon as the event comes)
+WAIT_S = PATIENCE_S  # the most an event is waited for (each wait ends as soon as the event comes)
 
 RANKS = "23456789TJQKA"
 SUITS = "CDHS"

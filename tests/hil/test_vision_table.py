@@ -25,7 +25,7 @@ from controller.engine.cards import parse_card
 from controller.journal.log import Journal
 from controller.table import Table
 from controller.table.view import prompt, snapshot
-from controller.testing import SUPERVISOR, Daemon, replay
+from controller.testing import PATIENCE_S, SUPERVISOR, Daemon, replay
 
 CONFIG = """
 [table]
@@ -36,7 +36,7 @@ pin_map = "small-gpio"
 fps = 4
 stable_frames = 2
 """
-WAIT_S = 30.0  # a frame is rendered and read in well under a second; the machine may be busy
+WAIT_S = PATIENCE_S  # a frame is rendered and read in well under a second; the machine may be busy
 R = 5  # a red chip
 
 

@@ -26,14 +26,14 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from controller.journal.log import Journal
-from controller.testing import DEALER, Daemon
+from controller.testing import DEALER, PATIENCE_S, Daemon
 
 SCREENS = 50
 CARDS = 500
 RESUMED = 5  # screens that hang up midway and resume from their last seq
 HANG_UP_AT = 200  # cards dealt when they hang up
 AWAY_FOR = 60  # cards dealt while they are away
-WAIT_S = 30.0  # the bound on every wait; none is a timing assertion
+WAIT_S = PATIENCE_S  # the bound on every wait; none is a timing assertion
 CONFIG = '[table]\nid = "WS-LOAD-1"\n'
 #: Seven seats on all three bases: a round takes at most 21 cards.
 ROUND = {"seats": [{"seat": seat, "wagers": {"first": 10, "second": 10, "third": 5}} for seat in range(1, 8)]}
