@@ -31,7 +31,7 @@ from controller.api.auth import SESSIONS_FILE, Tokens, load_tokens
 from controller.api.channel import ApiProcess
 from controller.api.side import table_side
 from controller.authentication import Component, Report, authenticate
-from controller.config import Config, ConfigError, check_listen
+from controller.config import CHECKED_FILE, Config, ConfigError, check_listen, remember_checked
 from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
 from controller.heap import give_back_memory, settle_garbage_collector
@@ -317,6 +317,7 @@ class Daemon:
             # systemd's status line is read by operators, not only supervisors: the dealer's view.
             self.notifier.ready(f"{mode} {self.config.table_id}: {sight(table, None).text(prompt(table))}")
             self._start_full_check(journal.path)
+            self._remember_config()
             await self.stopping.wait()
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
@@ -508,6 +509,14 @@ class Daemon:
     def _config_file(self) -> Path | None:
         path = Path(self.config.source)
         return path if path.is_file() else None
+
+    def _remember_config(self) -> None:
+        """What the table.toml it started with reads as, kept in the state directory for the commands
+        that only read it (controller/config.py's CHECKED_FILE: they then load no pydantic), once the
+        table is ready."""
+        config = self._config_file()
+        if config is not None and not remember_checked(config, self.state_dir):
+            log.info("%s: no %s kept: the commands that read it check it themselves", config, CHECKED_FILE)
 
     def _accept_first_config(self, table: Table) -> None:
         """The configuration the supervisor last accepted (journaled `config-accepted`); a table's

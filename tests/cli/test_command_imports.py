@@ -2,7 +2,8 @@
 uses, so `recall` and `journal verify` start fast and load neither the API (FastAPI, uvicorn),
 the camera (OpenCV, numpy), the floor's MQTT client (paho) nor a device library; with no
 table.toml to check (`recall --sim`, `journal verify --state-dir D` on a copy) not pydantic
-either; and `tablectl run` without a [floor] loads no paho. Each command runs in a fresh
+either, nor with one the table's daemon has checked already (an installed table's); and `tablectl
+run` without a [floor] loads no paho. Each command runs in a fresh
 interpreter, which reports what `sys.modules` holds after it, beside what the command printed.
 (Their speed is measured by `make bench`'s `commands`, never here.)"""
 
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from controller.synth import synthesize
-from controller.testing import DEALER, SUPERVISOR, free_port
+from controller.testing import DEALER, SUPERVISOR, Daemon, free_port, tablectl
 
 #: What neither recall nor verify uses: the API, the camera, the floor (this table has none), the
 #: devices, metrics, signing.
@@ -86,6 +87,54 @@ def test_with_no_table_toml_recall_and_verify_do_not_load_pydantic_either(
     assert found["rc"] == 0
     assert f"round {ROUNDS} " in found["out"] or "all pass" in found["out"], found["out"]
     assert heavy(found["modules"], (*NOT_FOR_READING, "pydantic", "pydantic_core")) == []
+
+
+#: A simulated table's table.toml (its daemon starts its own simulated shoe and display).
+TOML = '[table]\nid = "T-35"\n[http]\nport = 8035\n[state]\ndir = "{state}"\n'
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(state dir, table.toml naming it) of a table whose daemon has started on that file once, as
+    an installed table's has: it keeps what the file reads as in the state directory
+    (controller/config.py's CHECKED_FILE)."""
+    root = tmp_path_factory.mktemp("started")
+    state = root / "state"
+    synthesize(state, ROUNDS, seed=35).close()
+    daemon = Daemon(root, TOML.format(state=state), state_dir=state)
+    for _ in daemon.serve():  # started, then stopped: it exits 0
+        pass
+    return state, daemon.config
+
+
+@pytest.mark.parametrize("command", [("recall",), ("journal", "verify")])
+def test_with_a_table_toml_the_daemon_checked_recall_and_verify_load_no_pydantic(
+    started: tuple[Path, Path], command: tuple[str, ...]
+) -> None:
+    _, config = started
+    found = loaded_by(*command, "--sim", "--config", str(config))
+    assert found["rc"] == 0
+    assert f"round {ROUNDS} " in found["out"] or "all pass" in found["out"], found["out"]
+    assert heavy(found["modules"], (*NOT_FOR_READING, "pydantic", "pydantic_core")) == []
+
+
+def test_a_table_toml_changed_since_the_daemon_checked_it_is_checked_again(
+    started: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """What the daemon kept is of the file's bytes then: a file written since, for the same state
+    directory, is read by its models again, and refused by them in their words."""
+    _, config = started
+    edited = tmp_path / "table.toml"
+    edited.write_text(config.read_text(encoding="utf-8").replace("8035", "70000"), encoding="utf-8")
+    done = tablectl("recall", "--sim", "--config", str(edited))
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.strip() == (
+        f"tablectl: refused: {edited}: http.port: must be a whole number from 1 to 65535, not 70000"
+    )
+    edited.write_text(config.read_text(encoding="utf-8").replace("T-35", "T-36"), encoding="utf-8")
+    found = loaded_by("recall", "--sim", "--config", str(edited))
+    assert found["rc"] == 0 and f"round {ROUNDS} " in found["out"], found["out"]
+    assert "pydantic" in found["modules"]  # checked key by key: not the form of the file before
 
 
 def test_run_without_a_floor_loads_no_mqtt_client(tmp_path: Path) -> None:
