@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from controller.api.auth import SESSIONS_FILE, Tokens, load_tokens
 from controller.api.channel import ApiProcess
+from controller.api.launch import EarlyStart, start_early
 from controller.api.side import table_side
 from controller.authentication import Component, Report, authenticate
-from controller.config import CHECKED_FILE, Config, ConfigError, check_listen, remember_checked
+from controller.config import CHECKED_FILE, Config, ConfigError, remember_checked
 from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
 from controller.heap import give_back_memory, settle_garbage_collector
@@ -41,8 +42,6 @@ from controller.notify import Notifier
 from controller.outputs import DisplayOutput, LampOutput
 from controller.startup import (
     WILDCARDS,
-    bind_http,
-    check_state_path,
     host_addresses,
     lock_state_dir,
     ready_addresses,
@@ -171,8 +170,10 @@ class Daemon:
         port: int,
         seed: int | None = None,
         demo_interval: float = 1.0,
+        early: EarlyStart | None = None,
     ) -> None:
         self.config = config
+        self.early = early  # the sockets bound and the API's process started by `tablectl run` already
         self.simulated = simulated
         self.demo = demo
         self.state_dir = state_dir
@@ -207,12 +208,11 @@ class Daemon:
         # woken by a card gets it within this long of asking, not CPython's default 5 ms (each card
         # crosses it several times: shoe thread, table loop, lamps, acknowledgement).
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        check_listen(self.host, self.config.http, self.config.source)
-        # Before anything is written or printed (controller/startup.py): the state directory can be
-        # one, the port is ours (bound here, served by the API's process), the state directory is ours alone.
-        check_state_path(self.state_dir)
-        self._sockets = bind_http(self.host, self.port)
+        early = self.early or await start_early(self.config, self.state_dir, self.host, self.port, api=False)
+        self._sockets = early.sockets
         self._closers.append(lambda: [sock.close() for sock in self._sockets])
+        if early.api is not None:
+            self._closers.append(early.api.proc.kill)
         try:
             self._closers.append(lock_state_dir(self.state_dir, "tablectl run").close)
             tokens = load_tokens(simulated=self.simulated)
@@ -223,12 +223,16 @@ class Daemon:
             self._close_all()
             raise
         self._closers.append(journal.close)
-        # The API's process starts now, loading its libraries while the table opens (it is handed
-        # the table's side once there is one); ended with the daemon on any way out.
+        # The API's process starts now (or started before this module was loaded: `tablectl run`),
+        # loading its libraries while the table opens (it is handed the table's side once there is
+        # one); ended with the daemon on any way out.
         api = ApiProcess(self._sockets)
         self._closers.append(api.kill)
         try:
-            await api.spawn()
+            if early.api is not None:
+                api.adopt(early.api)
+            else:
+                await api.spawn()
             history = self._confirm_history(journal)  # before anything is written to the journal
             self._check_layout_seats()
             table = self._build_table(journal)

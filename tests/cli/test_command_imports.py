@@ -137,13 +137,22 @@ def test_a_table_toml_changed_since_the_daemon_checked_it_is_checked_again(
     assert "pydantic" in found["modules"]  # checked key by key: not the form of the file before
 
 
-def test_run_without_a_floor_loads_no_mqtt_client(tmp_path: Path) -> None:
-    """`tablectl run --sim`, healthy, then asked what its own (the table's) process loaded: the
-    channel to its API's process yes; paho no, and no FastAPI (HTTP is the API's process's)."""
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """`tablectl run --sim` until healthy, then stopped: what the table's process had loaded when
+    it started its API's process (`at_launch`) and once the API answered (`healthy`)."""
+    state = tmp_path_factory.mktemp("run")
     port = free_port()
     probe = (
         "import json, os, signal, sys, threading, time, urllib.request\n"
+        "import controller.api.launch as launch\n"
         "from controller.cli import main\n"
+        "at_launch = []\n"
+        "started = launch.launch\n"
+        "async def launched(sockets):\n"
+        "    at_launch.extend(sorted(sys.modules))\n"
+        "    return await started(sockets)\n"
+        "launch.launch = launched\n"
         "def healthy():\n"
         "    while True:\n"
         "        try:\n"
@@ -151,16 +160,32 @@ def test_run_without_a_floor_loads_no_mqtt_client(tmp_path: Path) -> None:
         "        except OSError:\n"
         "            time.sleep(0.05)\n"  # polling for the server's first answer; the backstop is the timeout below
         "            continue\n"
-        "        print(json.dumps(sorted(sys.modules)), flush=True)\n"
+        "        print(json.dumps({'healthy': sorted(sys.modules), 'at_launch': at_launch}), flush=True)\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
         "        return\n"
         "threading.Thread(target=healthy, daemon=True).start()\n"
-        f"sys.exit(main(['run', '--sim', '--state-dir', {str(tmp_path)!r}, '--http', '127.0.0.1:{port}']))\n"
+        f"sys.exit(main(['run', '--sim', '--state-dir', {str(state)!r}, '--http', '127.0.0.1:{port}']))\n"
     )
     env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
     env.pop("NOTIFY_SOCKET", None)
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    modules = json.loads(done.stdout.strip().splitlines()[-1])
+    found: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_run_without_a_floor_loads_no_mqtt_client(ran: dict[str, list[str]]) -> None:
+    """`tablectl run --sim`, healthy, then asked what its own (the table's) process loaded: the
+    channel to its API's process yes; paho no, and no FastAPI (HTTP is the API's process's)."""
+    modules = ran["healthy"]
     assert "controller.api.channel" in modules  # it did start its API's process
     assert heavy(modules, ("paho", "controller.floor.publisher", "controller.floor.history", "fastapi", "uvicorn")) == []
+
+
+def test_run_starts_its_api_process_before_it_loads_the_table(ran: dict[str, list[str]]) -> None:
+    """The API's process is started first, so it loads FastAPI while the table's process loads the
+    table, the devices and pydantic (issue 35 point 3): at that moment none of them is loaded."""
+    assert ran["at_launch"], "the API's process was started through controller/api/launch.py"
+    assert heavy(ran["at_launch"], (
+        "controller.daemon", "controller.table", "controller.api.channel", "drivers", "pydantic", "fastapi",
+    )) == []  # fmt: skip
