@@ -60,23 +60,30 @@ TOKENS = {
 HAND = ["--wild", "3,9", "AS", "KS", "3D", "9C", "QS", "7S", "2H"]
 ROUND = 400
 
-#: The same figures measured on main at da3d16c, before the changes this benchmark came with, by
-#: this file's own measure() (its commands run from that commit's tree): three runs of seven turns
-#: interleaved with three of the code after, 21 of each command, medians, on 2 cores shared with
-#: other work at a load average of 15 to 21 (`import_ms`: the -X importtime total, median of the
-#: three; `heavy`: which of HEAVY it loaded).
-REFERENCE_COMMIT = "da3d16c"
+#: The same figures measured on main at f589af6, before the checked form of table.toml and the
+#: API's early start, by this file's own measure() with `--before` (that commit's tree run in turns
+#: alternating with the code after: seven turns each, medians) on 2 cores shared with other work
+#: at a load average of 22 to 33 (`import_ms`: the -X importtime total; `heavy`: which of HEAVY it
+#: loaded; `run`: its table's process, and its API's process's CPU and start). The figures of
+#: da3d16c, before this benchmark's first changes, are in README's history of this row.
+REFERENCE_COMMIT = "f589af6"
 REFERENCE: dict[str, dict[str, Any]] = {
-    "run": {"wall_s": 4.172, "cpu_s": 0.890, "import_ms": 3379.4, "modules": 746,
-            "heavy": ["cryptography", "fastapi", "paho", "prometheus_client", "pydantic", "starlette", "uvicorn"]},
-    "recall": {"wall_s": 1.240, "cpu_s": 0.343, "import_ms": 824.7, "modules": 259, "heavy": ["pydantic"]},
-    "recall_sim": {"wall_s": 1.232, "cpu_s": 0.337, "import_ms": 956.3, "modules": 259, "heavy": ["pydantic"]},
-    "verify": {"wall_s": 1.480, "cpu_s": 0.385, "import_ms": 951.6, "modules": 267, "heavy": ["pydantic"]},
-    "verify_copy": {"wall_s": 1.503, "cpu_s": 0.398, "import_ms": 805.6, "modules": 267, "heavy": ["pydantic"]},
-    "replay": {"wall_s": 0.484, "cpu_s": 0.115, "import_ms": 217.3, "modules": 115, "heavy": []},
-    "hand": {"wall_s": 0.345, "cpu_s": 0.086, "import_ms": 206.6, "modules": 106, "heavy": []},
+    "run": {"wall_s": 8.154, "cpu_s": 0.62, "api_cpu_s": 0.77, "api_started_s": 2.53, "import_ms": 3557.4,
+            "modules": 486, "heavy": ["cryptography", "prometheus_client", "pydantic"]},
+    "recall": {"wall_s": 2.399, "cpu_s": 0.397, "import_ms": 1177.2, "modules": 259, "heavy": ["pydantic"]},
+    "recall_first": {"wall_s": 2.255, "cpu_s": 0.402, "import_ms": 1728.6, "modules": 259, "heavy": ["pydantic"]},
+    "recall_sim": {"wall_s": 1.259, "cpu_s": 0.227, "import_ms": 798.2, "modules": 151, "heavy": []},
+    "verify": {"wall_s": 2.888, "cpu_s": 0.465, "import_ms": 1310.1, "modules": 260, "heavy": ["pydantic"]},
+    "verify_first": {"wall_s": 2.7, "cpu_s": 0.461, "import_ms": 1766.2, "modules": 260, "heavy": ["pydantic"]},
+    "verify_copy": {"wall_s": 1.233, "cpu_s": 0.25, "import_ms": 999.4, "modules": 152, "heavy": []},
+    "replay": {"wall_s": 0.7, "cpu_s": 0.128, "import_ms": 414.7, "modules": 115, "heavy": []},
+    "hand": {"wall_s": 0.538, "cpu_s": 0.099, "import_ms": 570.7, "modules": 106, "heavy": []},
 }  # fmt: skip
-REFERENCE_LOAD = "load average 15-21"
+REFERENCE_LOAD = "load average 22-33"
+
+
+#: This checkout: the commands run from it unless another tree is named.
+HERE = Path(__file__).resolve().parent.parent
 
 
 def _env(code: Path | None = None) -> dict[str, str]:
@@ -85,8 +92,7 @@ def _env(code: Path | None = None) -> dict[str, str]:
     env = {**os.environ, **TOKENS}
     env.pop("NOTIFY_SOCKET", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: the bytecode is cached after the first run
-    if code is not None:
-        env["PYTHONPATH"] = str(code)
+    env["PYTHONPATH"] = str(code or HERE)
     return env
 
 
@@ -152,7 +158,9 @@ def _timed(argv: list[str], *, importtime: bool = False, code: Path | None = Non
     flags = ["-X", "importtime"] if importtime else []
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, *flags, *TABLECTL[1:], *argv], stdout=out, stderr=err, env=_env(code))
+        proc = subprocess.Popen(
+            [sys.executable, *flags, *TABLECTL[1:], *argv], stdout=out, stderr=err, env=_env(code), cwd=code or HERE
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -182,6 +190,7 @@ def _run_sim(
             stdout=subprocess.DEVNULL,
             stderr=err,
             env=_env(code),
+            cwd=code or HERE,  # `python -m` puts the working directory first on the path
         )
         try:
             while True:
