@@ -303,6 +303,8 @@ def remember_checked(path: Path, state_dir: Path) -> bool:
     target = state_dir / CHECKED_FILE
     partial = target.with_name(target.name + ".partial")
     try:
+        partial.unlink(missing_ok=True)
+        partial.touch(mode=0o640)  # read by the table's own users, as the state directory is
         partial.write_text(text + "\n", encoding="utf-8")
         os.replace(partial, target)
     except OSError:
