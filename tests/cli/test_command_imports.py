@@ -2,9 +2,10 @@
 uses, so `recall` and `journal verify` start fast and load neither the API (FastAPI, uvicorn),
 the camera (OpenCV, numpy), the floor's MQTT client (paho) nor a device library; with no
 table.toml to check (`recall --sim`, `journal verify --state-dir D` on a copy) not pydantic
-either, nor with one the table's daemon has checked already (an installed table's); and `tablectl
-run` without a [floor] loads no paho. Each command runs in a fresh
-interpreter, which reports what `sys.modules` holds after it, beside what the command printed.
+either, nor with one the table's daemon has checked already (an installed table's); `tablectl run`
+starts its API's process before it loads the table's code, and without a [floor] loads no paho.
+Each command runs in a fresh interpreter, which reports what `sys.modules` holds after it, beside
+what the command printed.
 (Their speed is measured by `make bench`'s `commands`, never here.)"""
 
 from __future__ import annotations
