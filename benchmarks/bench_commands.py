@@ -4,14 +4,14 @@
 (`python -X importtime`: its 15 slowest imports, and which heavy libraries it loads at all).
 
 The journal is the `journal` benchmark's 10k one, built the same way in a temporary directory
-(controller/synth.py's dealer through the real table code, seeded Grand Slam rounds, seven seats
+(controller/cli/synth.py's dealer through the real table code, seeded Grand Slam rounds, seven seats
 on three bases: 10,007 entries, 455 rounds). `recall` and `journal verify` read it as at a table,
 through a table.toml naming it (`--config`: the configuration is read and checked as on a Pi),
 and with no table.toml: `recall --sim --state-dir D` (as `make run`'s journal is recalled) and
 `journal verify --state-dir D` (a copy of a table's journal on a laptop: its own game and rules);
 `replay` settles round 400's file as `recall --round 400 --export` wrote it; `hand` is REPLAY.md's
 seven cards with 3s and 9s wild. The state directory holds what an installed table's does: the
-daemon's checked form of that table.toml (controller/config.py's CHECKED_FILE, written here as the
+daemon's checked form of that table.toml (controller/app/config.py's CHECKED_FILE, written here as the
 daemon writes it at its start), which code before it ignores; `recall_first` and `verify_first` are
 the same commands on a copy of the table.toml the daemon has not started on (its models read it).
 `run --sim` starts on a fresh copy of the journal each time (a start journals its own entries),
@@ -98,8 +98,8 @@ def _env(code: Path | None = None) -> dict[str, str]:
 
 def build(root: Path) -> Path:
     """The `journal` benchmark's 10k journal, written through the table code."""
-    from controller.journal import Journal
-    from controller.synth import SynthDealer
+    from controller.cli.synth import SynthDealer
+    from controller.journal.log import Journal
     from controller.table import Table
 
     state = root / "journal"
@@ -244,7 +244,7 @@ def measure(
     """The figures of each of `codes` (label -> the checkout whose `controller` the commands run;
     None: this one), measured in turns that alternate between them, so a busy machine weighs on
     each alike."""
-    from controller.config import remember_checked
+    from controller.app.config import remember_checked
 
     codes = dict(codes or {"after": None})
     work = Path(tempfile.mkdtemp(prefix="tablectl-bench-commands-"))

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from controller.synth import synthesize
+from controller.cli.synth import synthesize
 from controller.testing import DEALER, SUPERVISOR, Daemon, free_port, tablectl
 
 #: What neither recall nor verify uses: the API, the camera, the floor (this table has none), the
@@ -51,7 +51,7 @@ def loaded_by(*argv: str) -> dict[str, Any]:
     the top-level packages in sys.modules it loaded."""
     probe = (
         "import contextlib, io, json, sys\n"
-        "from controller.cli import main\n"
+        "from controller.cli.main import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    rc = main({list(argv)!r})\n"
@@ -98,7 +98,7 @@ TOML = '[table]\nid = "T-35"\n[http]\nport = 8035\n[state]\ndir = "{state}"\n'
 def started(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(state dir, table.toml naming it) of a table whose daemon has started on that file once, as
     an installed table's has: it keeps what the file reads as in the state directory
-    (controller/config.py's CHECKED_FILE)."""
+    (controller/app/config.py's CHECKED_FILE)."""
     root = tmp_path_factory.mktemp("started")
     state = root / "state"
     synthesize(state, ROUNDS, seed=35).close()
@@ -147,7 +147,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     probe = (
         "import json, os, signal, sys, threading, time, urllib.request\n"
         "import controller.api.launch as launch\n"
-        "from controller.cli import main\n"
+        "from controller.cli.main import main\n"
         "at_launch = []\n"
         "started = launch.launch\n"
         "async def launched(sockets):\n"
@@ -180,7 +180,7 @@ def test_run_without_a_floor_loads_no_mqtt_client(ran: dict[str, list[str]]) -> 
     channel to its API's process yes; paho no, and no FastAPI (HTTP is the API's process's)."""
     modules = ran["healthy"]
     assert "controller.api.channel" in modules  # it did start its API's process
-    assert heavy(modules, ("paho", "controller.floor.publisher", "controller.floor.history", "fastapi", "uvicorn")) == []
+    assert heavy(modules, ("paho", "controller.adapters.floor.publisher", "controller.adapters.floor.history", "fastapi", "uvicorn")) == []
 
 
 def test_run_starts_its_api_process_before_it_loads_the_table(ran: dict[str, list[str]]) -> None:
@@ -188,5 +188,5 @@ def test_run_starts_its_api_process_before_it_loads_the_table(ran: dict[str, lis
     table, the devices and pydantic (issue 35 point 3): at that moment none of them is loaded."""
     assert ran["at_launch"], "the API's process was started through controller/api/launch.py"
     assert heavy(ran["at_launch"], (
-        "controller.daemon", "controller.table", "controller.api.channel", "drivers", "pydantic", "fastapi",
+        "controller.app.daemon", "controller.table", "controller.api.channel", "drivers", "pydantic", "fastapi",
     )) == []  # fmt: skip

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import ConfigError, load
+from controller.app.config import ConfigError, load
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -88,7 +88,7 @@ def test_the_form_the_daemon_kept_reads_as_the_file_does_and_only_for_its_bytes_
     directory; `load` then gives the same configuration without the file's models, for exactly
     those bytes and that code, and still checks what the models cannot say. Anything else is read
     by the models again."""
-    import controller.config as config
+    import controller.app.config as config
 
     state = tmp_path / "state"
     state.mkdir()
@@ -124,7 +124,7 @@ def test_the_form_the_daemon_kept_reads_as_the_file_does_and_only_for_its_bytes_
 
 
 def test_a_file_the_models_refuse_or_json_cannot_keep_leaves_no_form(tmp_path: Path) -> None:
-    import controller.config as config
+    import controller.app.config as config
 
     state = tmp_path / "state"
     state.mkdir()
