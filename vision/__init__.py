@@ -13,17 +13,59 @@
     cli.py          `tablectl calibrate`, `tablectl vision render|read`
 
 See vision/README.md for the camera geometry the reading needs and what it cannot see.
-OpenCV (and numpy) are imported here: import this package only where frames are handled.
+OpenCV (and numpy) come with the names below, loaded when one is first used (`from vision import
+Reader`): `vision.documents`, the validator of operators' documents, is imported without them
+(tablectl recall and the daemon's pin map read documents, never frames).
 """
 
-from vision.calibration import Calibration, CalibrationError, CameraCheck
-from vision.chips import Chip, ChipSet, ChipSetError
-from vision.geometry import CameraModel, Pose
-from vision.layout import Layout, LayoutError, Zone
-from vision.reader import FrameReading, Reader, StackReading, ZoneReading
-from vision.render import render
-from vision.scene import Scene, SceneError
-from vision.stable import StableReading, StableScene
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vision.calibration import Calibration, CalibrationError, CameraCheck
+    from vision.chips import Chip, ChipSet, ChipSetError
+    from vision.geometry import CameraModel, Pose
+    from vision.layout import Layout, LayoutError, Zone
+    from vision.reader import FrameReading, Reader, StackReading, ZoneReading
+    from vision.render import render
+    from vision.scene import Scene, SceneError
+    from vision.stable import StableReading, StableScene
+
+#: Each name this package gives, and the module it comes from (imported at the first use).
+_FROM = {
+    "Calibration": "vision.calibration",
+    "CalibrationError": "vision.calibration",
+    "CameraCheck": "vision.calibration",
+    "Chip": "vision.chips",
+    "ChipSet": "vision.chips",
+    "ChipSetError": "vision.chips",
+    "CameraModel": "vision.geometry",
+    "Pose": "vision.geometry",
+    "Layout": "vision.layout",
+    "LayoutError": "vision.layout",
+    "Zone": "vision.layout",
+    "FrameReading": "vision.reader",
+    "Reader": "vision.reader",
+    "StackReading": "vision.reader",
+    "ZoneReading": "vision.reader",
+    "render": "vision.render",
+    "Scene": "vision.scene",
+    "SceneError": "vision.scene",
+    "StableReading": "vision.stable",
+    "StableScene": "vision.stable",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vision' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Calibration",
