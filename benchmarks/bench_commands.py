@@ -10,9 +10,14 @@ through a table.toml naming it (`--config`: the configuration is read and checke
 and with no table.toml: `recall --sim --state-dir D` (as `make run`'s journal is recalled) and
 `journal verify --state-dir D` (a copy of a table's journal on a laptop: its own game and rules);
 `replay` settles round 400's file as `recall --round 400 --export` wrote it; `hand` is REPLAY.md's
-seven cards with 3s and 9s wild. `run --sim` starts on a fresh copy of the journal each time (a
-start journals its own entries), from exec until the first 200 from /api/health; its CPU is the
-process's own at that moment (/proc, in clock ticks).
+seven cards with 3s and 9s wild. The state directory holds what an installed table's does: the
+daemon's checked form of that table.toml (controller/app/config.py's CHECKED_FILE, written here as the
+daemon writes it at its start), which code before it ignores; `recall_first` and `verify_first` are
+the same commands on a copy of the table.toml the daemon has not started on (its models read it).
+`run --sim` starts on a fresh copy of the journal each time (a start journals its own entries),
+from exec until the first 200 from /api/health; its CPU is the table's process's own at that
+moment (/proc, in clock ticks), `api_cpu_s` its API's process's, and `api_started_s` how long
+after the table's process the API's was started (/proc start times, in clock ticks).
 
 Each command runs as its own process, in turns (one of each a turn, after a warm-up turn not
 counted, which also leaves the bytecode caches written), seven turns, medians. The cores are
@@ -32,7 +37,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +47,10 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 ENTRIES = 10_000
 TURNS = 7
 TOP = 15
-GOALS = {"run": 0.5, "recall": 0.3, "recall_sim": 0.3, "verify": 0.3, "verify_copy": 0.3, "replay": 0.3, "hand": 0.3}
+GOALS = {
+    "run": 0.5, "recall": 0.3, "recall_first": 0.3, "recall_sim": 0.3, "verify": 0.3, "verify_first": 0.3,
+    "verify_copy": 0.3, "replay": 0.3, "hand": 0.3,
+}  # fmt: skip
 #: The libraries a command should load only when it uses them (what the issue named, and their kin).
 HEAVY = ("fastapi", "starlette", "uvicorn", "pydantic", "cryptography", "cv2", "numpy", "prometheus_client", "paho")
 TOKENS = {
@@ -52,28 +60,39 @@ TOKENS = {
 HAND = ["--wild", "3,9", "AS", "KS", "3D", "9C", "QS", "7S", "2H"]
 ROUND = 400
 
-#: The same figures measured on main at da3d16c, before the changes this benchmark came with, by
-#: this file's own measure() (its commands run from that commit's tree): three runs of seven turns
-#: interleaved with three of the code after, 21 of each command, medians, on 2 cores shared with
-#: other work at a load average of 15 to 21 (`import_ms`: the -X importtime total, median of the
-#: three; `heavy`: which of HEAVY it loaded).
-REFERENCE_COMMIT = "da3d16c"
+#: The same figures measured on main at f589af6, before the checked form of table.toml and the
+#: API's early start, by this file's own measure() with `--before` (that commit's tree run in turns
+#: alternating with the code after: seven turns each, medians) on 2 cores shared with other work
+#: at a load average of 22 to 33 (`import_ms`: the -X importtime total; `heavy`: which of HEAVY it
+#: loaded; `run`: its table's process, and its API's process's CPU and start). The figures of
+#: da3d16c, before this benchmark's first changes, are in README's history of this row.
+REFERENCE_COMMIT = "f589af6"
 REFERENCE: dict[str, dict[str, Any]] = {
-    "run": {"wall_s": 4.172, "cpu_s": 0.890, "import_ms": 3379.4, "modules": 746,
-            "heavy": ["cryptography", "fastapi", "paho", "prometheus_client", "pydantic", "starlette", "uvicorn"]},
-    "recall": {"wall_s": 1.240, "cpu_s": 0.343, "import_ms": 824.7, "modules": 259, "heavy": ["pydantic"]},
-    "recall_sim": {"wall_s": 1.232, "cpu_s": 0.337, "import_ms": 956.3, "modules": 259, "heavy": ["pydantic"]},
-    "verify": {"wall_s": 1.480, "cpu_s": 0.385, "import_ms": 951.6, "modules": 267, "heavy": ["pydantic"]},
-    "verify_copy": {"wall_s": 1.503, "cpu_s": 0.398, "import_ms": 805.6, "modules": 267, "heavy": ["pydantic"]},
-    "replay": {"wall_s": 0.484, "cpu_s": 0.115, "import_ms": 217.3, "modules": 115, "heavy": []},
-    "hand": {"wall_s": 0.345, "cpu_s": 0.086, "import_ms": 206.6, "modules": 106, "heavy": []},
+    "run": {"wall_s": 8.154, "cpu_s": 0.62, "api_cpu_s": 0.77, "api_started_s": 2.53, "import_ms": 3557.4,
+            "modules": 486, "heavy": ["cryptography", "prometheus_client", "pydantic"]},
+    "recall": {"wall_s": 2.399, "cpu_s": 0.397, "import_ms": 1177.2, "modules": 259, "heavy": ["pydantic"]},
+    "recall_first": {"wall_s": 2.255, "cpu_s": 0.402, "import_ms": 1728.6, "modules": 259, "heavy": ["pydantic"]},
+    "recall_sim": {"wall_s": 1.259, "cpu_s": 0.227, "import_ms": 798.2, "modules": 151, "heavy": []},
+    "verify": {"wall_s": 2.888, "cpu_s": 0.465, "import_ms": 1310.1, "modules": 260, "heavy": ["pydantic"]},
+    "verify_first": {"wall_s": 2.7, "cpu_s": 0.461, "import_ms": 1766.2, "modules": 260, "heavy": ["pydantic"]},
+    "verify_copy": {"wall_s": 1.233, "cpu_s": 0.25, "import_ms": 999.4, "modules": 152, "heavy": []},
+    "replay": {"wall_s": 0.7, "cpu_s": 0.128, "import_ms": 414.7, "modules": 115, "heavy": []},
+    "hand": {"wall_s": 0.538, "cpu_s": 0.099, "import_ms": 570.7, "modules": 106, "heavy": []},
 }  # fmt: skip
+REFERENCE_LOAD = "load average 22-33"
 
 
-def _env() -> dict[str, str]:
+#: This checkout: the commands run from it unless another tree is named.
+HERE = Path(__file__).resolve().parent.parent
+
+
+def _env(code: Path | None = None) -> dict[str, str]:
+    """The commands' environment; `code`: the checkout whose `controller` they run (another commit's
+    tree, to measure it by the same code), else this one's."""
     env = {**os.environ, **TOKENS}
     env.pop("NOTIFY_SOCKET", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: the bytecode is cached after the first run
+    env["PYTHONPATH"] = str(code or HERE)
     return env
 
 
@@ -114,19 +133,34 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _cpu_of(pid: int) -> float:
     """User + system CPU seconds of a running process (from /proc, in clock ticks)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _timed(argv: list[str], *, importtime: bool = False) -> tuple[float, float, str, str]:
+def _started(pid: int) -> float:
+    """When the process started, in seconds since boot (from /proc, in clock ticks)."""
+    return int(_stat(pid)[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _timed(argv: list[str], *, importtime: bool = False, code: Path | None = None) -> tuple[float, float, str, str]:
     """(wall s, CPU s, stdout, stderr) of `tablectl ARGV` run to its end (it must exit 0); the CPU
     from the child's own rusage, reaped here."""
     flags = ["-X", "importtime"] if importtime else []
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, *flags, *TABLECTL[1:], *argv], stdout=out, stderr=err, env=_env())
+        proc = subprocess.Popen(
+            [sys.executable, *flags, *TABLECTL[1:], *argv], stdout=out, stderr=err, env=_env(code), cwd=code or HERE
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -138,9 +172,11 @@ def _timed(argv: list[str], *, importtime: bool = False) -> tuple[float, float, 
     return wall, usage.ru_utime + usage.ru_stime, stdout, stderr
 
 
-def _run_sim(journal: Path, work: Path, *, importtime: bool = False) -> tuple[float, float, str]:
+def _run_sim(
+    journal: Path, work: Path, *, importtime: bool = False, code: Path | None = None
+) -> tuple[float, float, str, dict[str, float]]:
     """`tablectl run --sim` on a fresh copy of the journal: (s until /api/health answers, its CPU
-    then, what it wrote to stderr)."""
+    then, what it wrote to stderr, and its API's process then: its CPU and when it was started)."""
     state = work / "run"
     shutil.rmtree(state, ignore_errors=True)
     shutil.copytree(journal, state)
@@ -153,7 +189,8 @@ def _run_sim(journal: Path, work: Path, *, importtime: bool = False) -> tuple[fl
             [*argv[:1], *flags, *argv[1:]],
             stdout=subprocess.DEVNULL,
             stderr=err,
-            env=_env(),
+            env=_env(code),
+            cwd=code or HERE,  # `python -m` puts the working directory first on the path
         )
         try:
             while True:
@@ -164,6 +201,11 @@ def _run_sim(journal: Path, work: Path, *, importtime: bool = False) -> tuple[fl
                     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=30) as answer:
                         answer.read()
                     wall, cpu = time.monotonic() - started, _cpu_of(proc.pid)
+                    api = _children(proc.pid)
+                    api_figures = {
+                        "api_cpu_s": sum(_cpu_of(pid) for pid in api),
+                        "api_started_s": min((_started(pid) for pid in api), default=0.0) - _started(proc.pid),
+                    }
                     break
                 except OSError:
                     time.sleep(0.005)
@@ -171,7 +213,7 @@ def _run_sim(journal: Path, work: Path, *, importtime: bool = False) -> tuple[fl
             proc.terminate()
             proc.wait(timeout=60)
         err.seek(0)
-        return wall, cpu, err.read()
+        return wall, cpu, err.read(), api_figures
 
 
 def importtime_top(stderr: str) -> dict[str, Any]:
@@ -196,56 +238,81 @@ def importtime_top(stderr: str) -> dict[str, Any]:
     }
 
 
-def measure(log: Callable[[str], object] = print) -> dict[str, Any]:
+def measure(
+    log: Callable[[str], object] = print, codes: Mapping[str, Path | None] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The figures of each of `codes` (label -> the checkout whose `controller` the commands run;
+    None: this one), measured in turns that alternate between them, so a busy machine weighs on
+    each alike."""
+    from controller.app.config import remember_checked
+
+    codes = dict(codes or {"after": None})
     work = Path(tempfile.mkdtemp(prefix="tablectl-bench-commands-"))
     try:
         journal = build(work)
         config = _config(work, journal)
+        assert remember_checked(config, journal), "the daemon's checked form of table.toml"
+        first = work / "table-first.toml"  # another file (one comment more): the daemon has not checked it
+        first.write_text("# a table.toml the daemon has not started on\n" + config.read_text(encoding="utf-8"))
         round_file = work / "round.json"
         _timed(["recall", "--config", str(config), "--round", str(ROUND), "--export", str(round_file)])
         commands: dict[str, list[str]] = {
             "recall": ["recall", "--config", str(config)],
+            "recall_first": ["recall", "--config", str(first)],
             "recall_sim": ["recall", "--sim", "--state-dir", str(journal)],
             "verify": ["journal", "verify", "--config", str(config)],
+            "verify_first": ["journal", "verify", "--config", str(first)],
             "verify_copy": ["journal", "verify", "--state-dir", str(journal)],
             "replay": ["replay", str(round_file)],
             "hand": ["hand", *HAND],
         }
-        walls: dict[str, list[float]] = {name: [] for name in ["run", *commands]}
-        cpus: dict[str, list[float]] = {name: [] for name in walls}
-        outputs: dict[str, str] = {}
+        names = ["run", *commands]
+        walls: dict[str, dict[str, list[float]]] = {label: {name: [] for name in names} for label in codes}
+        cpus: dict[str, dict[str, list[float]]] = {label: {name: [] for name in names} for label in codes}
+        apis: dict[str, dict[str, list[float]]] = {label: {"api_cpu_s": [], "api_started_s": []} for label in codes}
+        outputs: dict[str, dict[str, str]] = {label: {} for label in codes}
         for turn in range(TURNS + 1):  # the first turn warms the caches and is not counted
-            wall, cpu, _ = _run_sim(journal, work)
-            if turn:
-                walls["run"].append(wall)
-                cpus["run"].append(cpu)
-            for name, argv in commands.items():
-                wall, cpu, out, _ = _timed(argv)
-                outputs[name] = out
+            for label, code in codes.items():
+                wall, cpu, _, api = _run_sim(journal, work, code=code)
                 if turn:
-                    walls[name].append(wall)
-                    cpus[name].append(cpu)
+                    walls[label]["run"].append(wall)
+                    cpus[label]["run"].append(cpu)
+                    for key, value in api.items():
+                        apis[label][key].append(value)
+                for name, argv in commands.items():
+                    wall, cpu, out, _ = _timed(argv, code=code)
+                    outputs[label][name] = out
+                    if turn:
+                        walls[label][name].append(wall)
+                        cpus[label][name].append(cpu)
             log(f"commands: turn {turn} of {TURNS} done")
-        imports = {"run": importtime_top(_run_sim(journal, work, importtime=True)[2])}
-        for name, argv in commands.items():
-            imports[name] = importtime_top(_timed(argv, importtime=True)[3])
-        assert outputs["verify"].rstrip().endswith("all pass"), outputs["verify"]
-        assert outputs["verify_copy"].rstrip().endswith("all pass"), outputs["verify_copy"]
-        assert outputs["recall"] == outputs["recall_sim"], "the same journal recalled two ways"
-        assert json.loads(outputs["hand"])["category"], outputs["hand"]
-        assert json.loads(outputs["replay"])["game"] == "grand-slam", outputs["replay"]
-        return {
-            name: {
-                "wall_s": round(statistics.median(walls[name]), 3),
-                "cpu_s": round(statistics.median(cpus[name]), 3),
-                "wall_s_each": [round(w, 3) for w in walls[name]],
-                "cpu_s_each": [round(c, 3) for c in cpus[name]],
-                "goal_wall_s": GOALS[name],
-                "goal_met": statistics.median(walls[name]) <= GOALS[name],
-                "importtime": imports[name],
+        figures: dict[str, dict[str, Any]] = {}
+        for label, code in codes.items():
+            imports = {"run": importtime_top(_run_sim(journal, work, importtime=True, code=code)[2])}
+            for name, argv in commands.items():
+                imports[name] = importtime_top(_timed(argv, importtime=True, code=code)[3])
+            said = outputs[label]
+            for name in ("verify", "verify_first", "verify_copy"):
+                assert said[name].rstrip().endswith("all pass"), said[name]
+            assert said["recall"] == said["recall_sim"] == said["recall_first"], "the same journal recalled three ways"
+            assert json.loads(said["hand"])["category"], said["hand"]
+            assert json.loads(said["replay"])["game"] == "grand-slam", said["replay"]
+            figures[label] = {
+                name: {
+                    "wall_s": round(statistics.median(walls[label][name]), 3),
+                    "cpu_s": round(statistics.median(cpus[label][name]), 3),
+                    "wall_s_each": [round(w, 3) for w in walls[label][name]],
+                    "cpu_s_each": [round(c, 3) for c in cpus[label][name]],
+                    "goal_wall_s": GOALS[name],
+                    "goal_met": statistics.median(walls[label][name]) <= GOALS[name],
+                    "importtime": imports[name],
+                }
+                for name in names
             }
-            for name in walls
-        }
+            for key, values in apis[label].items():
+                figures[label]["run"][key] = round(statistics.median(values), 3)
+                figures[label]["run"][key + "_each"] = [round(v, 3) for v in values]
+        return figures
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -253,18 +320,34 @@ def measure(log: Callable[[str], object] = print) -> dict[str, Any]:
 NAMES = {
     "run": "`run --sim` to healthy",
     "recall": "`recall --config`",
+    "recall_first": "`recall --config` (a table.toml the daemon has not checked)",
     "recall_sim": "`recall --sim --state-dir`",
     "verify": "`journal verify --config`",
+    "verify_first": "`journal verify --config` (a table.toml the daemon has not checked)",
     "verify_copy": "`journal verify --state-dir` (a copy, no table.toml)",
     "replay": "`replay`",
     "hand": "`hand`",
 }
 
 
-def run() -> dict[str, Any]:
+def _summary(figures: dict[str, Any]) -> dict[str, Any]:
+    """A command's figures as REFERENCE keeps them."""
+    if "importtime" not in figures:
+        return figures
+    kept = {k: figures[k] for k in ("wall_s", "cpu_s", "api_cpu_s", "api_started_s") if k in figures}
+    imports = figures["importtime"]
+    return kept | {"import_ms": imports["total_ms"], "modules": imports["modules"], "heavy": imports["heavy"]}
+
+
+def run(before: Path | None = None) -> dict[str, Any]:
+    """The figures now, against REFERENCE; with `before` (a checkout of REFERENCE_COMMIT's tree),
+    that tree measured too, in turns alternating with this one, and compared against that instead."""
     load_before = os.getloadavg()
-    figures = measure(lambda text: print(text, file=sys.stderr))
+    codes: dict[str, Path | None] = {"after": None} if before is None else {"before": before, "after": None}
+    measured = measure(lambda text: print(text, file=sys.stderr), codes)
     load_after = os.getloadavg()
+    figures = measured["after"]
+    reference: dict[str, dict[str, Any]] = REFERENCE if before is None else measured["before"]
     now = ", ".join(f"{NAMES[k]} {v['wall_s']} s wall / {v['cpu_s']} s CPU" for k, v in figures.items())
     result: dict[str, Any] = {
         "name": "commands",
@@ -276,19 +359,23 @@ def run() -> dict[str, Any]:
             "fair figure; run on its own (python -m benchmarks commands), never beside the other benchmarks"
         ),
     }
-    before = sum(v["cpu_s"] for v in REFERENCE.values())
-    after = sum(v["cpu_s"] for v in figures.values())
+    both = [k for k in figures if k in reference]
     result["reference"] = (
-        f"the same figures on main at {REFERENCE_COMMIT}, before: "
-        + ", ".join(f"{NAMES[k]} {v['wall_s']} s wall / {v['cpu_s']} s CPU" for k, v in REFERENCE.items())
-        + " (load average 15-21); goals: run 0.5 s, the others 0.3 s wall"
+        f"the same figures on main at {REFERENCE_COMMIT}, before"
+        + (" (measured in the same turns)" if before is not None else f" ({REFERENCE_LOAD})")
+        + ": "
+        + ", ".join(f"{NAMES[k]} {reference[k]['wall_s']} s wall / {reference[k]['cpu_s']} s CPU" for k in both)
+        + "; goals: run 0.5 s, the others 0.3 s wall"
     )
-    result["before"] = REFERENCE
-    result["cpu_after_over_before"] = {k: round(v["cpu_s"] / REFERENCE[k]["cpu_s"], 3) for k, v in figures.items()}
-    result["ratio"] = round(after / before, 3)
-    result["ratio_is"] = "the seven commands' CPU time after / before, summed (lower is faster)"
+    result["before"] = {k: _summary(v) for k, v in reference.items()}
+    result["cpu_after_over_before"] = {k: round(figures[k]["cpu_s"] / reference[k]["cpu_s"], 3) for k in both}
+    result["ratio"] = round(sum(figures[k]["cpu_s"] for k in both) / sum(reference[k]["cpu_s"] for k in both), 3)
+    result["ratio_is"] = f"the {len(both)} commands' CPU time after / before, summed (lower is faster)"
     return result
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(), indent=2))
+    # python -m benchmarks.bench_commands [--before DIR]: DIR a checkout of REFERENCE_COMMIT's tree
+    # (`git archive REFERENCE_COMMIT | tar -x -C DIR`), measured in the same turns.
+    args = sys.argv[1:]
+    print(json.dumps(run(Path(args[1]) if args[:1] == ["--before"] else None), indent=2))

@@ -13,8 +13,9 @@
     cli.py          `tablectl calibrate`, `tablectl vision render|read`
 
 See vision/README.md for the camera geometry the reading needs and what it cannot see.
-OpenCV (and numpy) load with the first of these names used (`vision.Reader`, ...), not with the
-package: `vision.documents`, the validator of operators' documents, loads neither.
+OpenCV (and numpy) come with the names below, loaded when one is first used (`from vision import
+Reader`): `vision.documents`, the validator of operators' documents, is imported without them
+(tablectl recall and the daemon's pin map read documents, never frames).
 """
 
 from __future__ import annotations
@@ -31,6 +32,40 @@ if TYPE_CHECKING:
     from vision.render import render
     from vision.scene import Scene, SceneError
     from vision.stable import StableReading, StableScene
+
+#: Each name this package gives, and the module it comes from (imported at the first use).
+_FROM = {
+    "Calibration": "vision.calibration",
+    "CalibrationError": "vision.calibration",
+    "CameraCheck": "vision.calibration",
+    "Chip": "vision.chips",
+    "ChipSet": "vision.chips",
+    "ChipSetError": "vision.chips",
+    "CameraModel": "vision.geometry",
+    "Pose": "vision.geometry",
+    "Layout": "vision.layout",
+    "LayoutError": "vision.layout",
+    "Zone": "vision.layout",
+    "FrameReading": "vision.reader",
+    "Reader": "vision.reader",
+    "StackReading": "vision.reader",
+    "ZoneReading": "vision.reader",
+    "render": "vision.render",
+    "Scene": "vision.scene",
+    "SceneError": "vision.scene",
+    "StableReading": "vision.stable",
+    "StableScene": "vision.stable",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vision' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Calibration",
@@ -54,36 +89,3 @@ __all__ = [
     "ZoneReading",
     "render",
 ]
-
-_FROM = {
-    "Calibration": "vision.calibration",
-    "CalibrationError": "vision.calibration",
-    "CameraCheck": "vision.calibration",
-    "CameraModel": "vision.geometry",
-    "Chip": "vision.chips",
-    "ChipSet": "vision.chips",
-    "ChipSetError": "vision.chips",
-    "FrameReading": "vision.reader",
-    "Layout": "vision.layout",
-    "LayoutError": "vision.layout",
-    "Pose": "vision.geometry",
-    "Reader": "vision.reader",
-    "Scene": "vision.scene",
-    "SceneError": "vision.scene",
-    "StableReading": "vision.stable",
-    "StableScene": "vision.stable",
-    "StackReading": "vision.reader",
-    "Zone": "vision.layout",
-    "ZoneReading": "vision.reader",
-    "render": "vision.render",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The package's names, each loaded from its module when first asked for (PEP 562)."""
-    module = _FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module 'vision' has no attribute {name!r}")
-    found = getattr(importlib.import_module(module), name)
-    globals()[name] = found
-    return found

@@ -34,17 +34,16 @@ import concurrent.futures
 import contextlib
 import functools
 import logging
-import os
 import pickle
 import signal
 import socket
 import struct
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controller.api.commands import Controls
 from controller.api.gate import Published, TableBusy, TableGate
+from controller.api.launch import Launched, launch
 
 if TYPE_CHECKING:
     from controller.api.live import FeedSource, Unmasked
@@ -238,24 +237,11 @@ class ApiProcess:
 
     async def spawn(self) -> None:
         """Start the API's process; it waits on the channel for what it serves (`serve`)."""
-        ours, theirs = socket.socketpair()
-        fds = [theirs.fileno(), *(s.fileno() for s in self.sockets)]
-        try:
-            self.proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "controller.app.api_process",
-                str(os.getpid()),
-                *map(str, fds),
-                pass_fds=fds,
-                stdin=asyncio.subprocess.DEVNULL,
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        self._ours = ours
+        self.adopt(await launch(self.sockets))
+
+    def adopt(self, launched: Launched) -> None:
+        """The API's process started already (`tablectl run` starts it before it loads the table)."""
+        self.proc, self._ours = launched.proc, launched.channel
         self.starts += 1
 
     async def serve(self, gate: TableGate, settings: Mapping[str, Any]) -> None:

@@ -52,11 +52,15 @@ by key, are in `controller/app/config_schema.py`, loaded only when a file is rea
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
+import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -175,19 +179,37 @@ def check_seats(seats: int, game: str, source: str) -> None:
 
 def load(path: Path | None, *, simulated: bool) -> Config:
     """Read and validate the config at `path` (or the default path; built-in defaults when a
-    simulated table has no file). Raise ConfigError naming the file and the key."""
+    simulated table has no file). Raise ConfigError naming the file and the key.
+
+    The file's keys are checked by its models (pydantic, controller/app/config_schema.py), unless the
+    table's daemon has checked these very bytes with this very code already: it keeps what they
+    read as (`CHECKED_FILE`, in the state directory the file names), and a command that only reads
+    (recall, journal verify) then loads no pydantic. Everything else (the seats, the serial ports
+    a live table needs, the TLS files, the [floor]'s broker) is checked here every time."""
     chosen = path or DEFAULT_PATH
     if not chosen.exists():
         if path is None and simulated:
             return Config(source="built-in defaults (simulated table)")
         raise ConfigError(f"{chosen}: no such configuration file")
     try:
-        doc = tomllib.loads(chosen.read_text(encoding="utf-8"))
+        data = chosen.read_bytes()
+        doc = tomllib.loads(_text(data))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{chosen}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{chosen}: cannot be read: {exc}") from None
+    form = _checked_before(doc, data)
+    if form is not None:
+        try:
+            return _config(_namespace(form), str(chosen), simulated, floor_form=form["floor"])
+        except (AttributeError, KeyError, TypeError):  # a form not as this code writes it: not used
+            pass
     return parse(doc, str(chosen), simulated=simulated)
+
+
+def _text(data: bytes) -> str:
+    """The file's bytes as `Path.read_text` reads them (UTF-8, universal newlines)."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
@@ -197,7 +219,13 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
     from controller.app.config_schema import ConfigStyle, TableToml
     from vision.documents import check
 
-    toml = check(TableToml, doc, source, ConfigError, ConfigStyle())
+    return _config(check(TableToml, doc, source, ConfigError, ConfigStyle()), source, simulated)
+
+
+def _config(toml: Any, source: str, simulated: bool, floor_form: Mapping[str, Any] | None = None) -> Config:
+    """The Config of a checked table.toml (`toml`: its models, or the same read back from the
+    daemon's `CHECKED_FILE` with the [floor] section's checked form in `floor_form`): what the
+    models cannot say alone, checked now and in this order whichever way the keys were checked."""
 
     def fail(key: str, why: str) -> ConfigError:
         return ConfigError(f"{source}: {key}: {why}")
@@ -213,7 +241,7 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         from controller.adapters.floor.config import FloorConfigError, check_level, parse_floor
 
         try:
-            floor = parse_floor(toml.floor, source)
+            floor = parse_floor(toml.floor, source, checked=floor_form)
             check_level(toml.table.id, f"{source}: table.id")
         except FloorConfigError as exc:
             raise ConfigError(str(exc)) from None
@@ -234,6 +262,104 @@ def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
         camera=_camera(toml.camera, simulated, fail) if toml.camera is not None else None,
         security=SecurityConfig(toml.security.release_key, toml.security.verify_every, toml.security.table_key),
     )
+
+
+# -- what the daemon checked: its form of table.toml, for the commands that only read -------------
+
+#: In the daemon's state directory: what the table.toml it started with reads as, key by key, after
+#: its models checked it; keyed by the file's SHA-256 and by the code that checked it.
+CHECKED_FILE = "table.toml.checked"
+#: The modules whose code decides what a file's keys read as (the models, their checks, the
+#: [floor]'s model); with the games' names and pydantic's version, the code a checked form is of.
+_CHECKING_MODULES = (
+    "controller.app.config", "controller.app.config_schema", "vision.documents", "controller.adapters.floor.config",
+    "controller.adapters.floor.config_schema",
+)  # fmt: skip
+#: The sections of the form that are the file's own tables as written, not sections of keys.
+_AS_WRITTEN = ("rules", "floor")
+
+
+def remember_checked(path: Path, state_dir: Path) -> bool:
+    """Write what the table.toml at `path` reads as to `state_dir`'s `CHECKED_FILE` (the daemon, at
+    start, holding the state directory): checked by the models now, whatever they said before.
+    False (nothing written) when the file does not check, or holds what JSON cannot keep (a TOML
+    date): the commands then check it themselves, as before."""
+    from controller.app.config_schema import ConfigStyle, TableToml
+    from vision.documents import check
+
+    try:
+        data = path.read_bytes()
+        doc = tomllib.loads(_text(data))
+        form: dict[str, Any] = check(TableToml, doc, str(path), ConfigError, ConfigStyle()).model_dump()
+        if form["floor"] is not None:
+            from controller.adapters.floor.config import check_floor
+
+            form["floor"] = check_floor(form["floor"], str(path))
+        text = json.dumps({"sha256": _digest(data), "code": _code_digest(), "form": form}, sort_keys=True)
+    except (OSError, UnicodeDecodeError, ValueError, TypeError):  # ConfigError, FloorConfigError, TOML: no form
+        return False
+    if json.loads(text)["form"] != form:  # a value JSON reads back otherwise
+        return False
+    target = state_dir / CHECKED_FILE
+    partial = target.with_name(target.name + ".partial")
+    try:
+        partial.unlink(missing_ok=True)
+        partial.touch(mode=0o640)  # read by the table's own users, as the state directory is
+        partial.write_text(text + "\n", encoding="utf-8")
+        os.replace(partial, target)
+    except OSError:
+        return False
+    return True
+
+
+def _checked_before(doc: dict[str, Any], data: bytes) -> dict[str, Any] | None:
+    """The form the daemon wrote for exactly these bytes and this code, or None (none written,
+    another file, another version of tablectl, unreadable: the models check the file)."""
+    state = doc.get("state")
+    where = state.get("dir", "/var/lib/tablectl") if isinstance(state, dict) else "/var/lib/tablectl"
+    if not isinstance(where, str) or not where:
+        return None
+    try:
+        kept = json.loads((Path(where) / CHECKED_FILE).read_text(encoding="utf-8"))
+        if kept["sha256"] != _digest(data) or kept["code"] != _code_digest():
+            return None
+        form: dict[str, Any] = kept["form"]
+        _namespace(form)  # each section as the models give it
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return form
+
+
+def _namespace(form: Mapping[str, Any]) -> SimpleNamespace:
+    """The form as the models' attributes: `toml.shoe.url`."""
+    return SimpleNamespace(
+        **{
+            key: value if key in _AS_WRITTEN or value is None else SimpleNamespace(**value)
+            for key, value in form.items()
+        }
+    )
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _code_digest() -> str:
+    """The code that checks a file: the checking modules' source, the games' names (a table.game
+    is one of them) and pydantic's version, as one SHA-256. Another release, a change to a model or
+    a game added (TABLECTL_GAMES) gives another, and a form kept by the code before is not used."""
+    import importlib.util
+
+    from controller.engine import game_names
+
+    digest = hashlib.sha256(",".join(game_names()).encode())
+    for name in (*_CHECKING_MODULES, "pydantic.version"):  # pydantic's VERSION
+        top, *inner = name.split(".")
+        spec = importlib.util.find_spec(top)  # where the package is, importing none of it
+        if spec is None or spec.origin is None:
+            raise ConfigError(f"{name}: the code that checks table.toml is not installed")
+        digest.update(Path(spec.origin).parent.joinpath(*inner[:-1], inner[-1] + ".py").read_bytes())
+    return digest.hexdigest()
 
 
 def _http(http: Http, fail: Callable[[str, str], ConfigError]) -> HttpConfig:

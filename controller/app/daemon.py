@@ -33,12 +33,11 @@ from controller.adapters.outputs import DisplayOutput, LampOutput
 from controller.api.auth import SESSIONS_FILE, Tokens, load_tokens
 from controller.api.channel import ApiProcess
 from controller.api.side import table_side
-from controller.app.config import Config, ConfigError, check_listen
+from controller.app.config import CHECKED_FILE, Config, ConfigError, remember_checked
+from controller.app.early import EarlyStart, start_early
 from controller.app.heap import give_back_memory, settle_garbage_collector
 from controller.app.startup import (
     WILDCARDS,
-    bind_http,
-    check_state_path,
     host_addresses,
     lock_state_dir,
     ready_addresses,
@@ -171,8 +170,10 @@ class Daemon:
         port: int,
         seed: int | None = None,
         demo_interval: float = 1.0,
+        early: EarlyStart | None = None,
     ) -> None:
         self.config = config
+        self.early = early  # the sockets bound and the API's process started by `tablectl run` already
         self.simulated = simulated
         self.demo = demo
         self.state_dir = state_dir
@@ -210,12 +211,11 @@ class Daemon:
         # woken by a card gets it within this long of asking, not CPython's default 5 ms (each card
         # crosses it several times: shoe thread, table loop, lamps, acknowledgement).
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        check_listen(self.host, self.config.http, self.config.source)
-        # Before anything is written or printed (controller/app/startup.py): the state directory can be
-        # one, the port is ours (bound here, served by the API's process), the state directory is ours alone.
-        check_state_path(self.state_dir)
-        self._sockets = bind_http(self.host, self.port)
+        early = self.early or await start_early(self.config, self.state_dir, self.host, self.port, api=False)
+        self._sockets = early.sockets
         self._closers.append(lambda: [sock.close() for sock in self._sockets])
+        if early.api is not None:
+            self._closers.append(early.api.proc.kill)
         try:
             self._closers.append(lock_state_dir(self.state_dir, "tablectl run").close)
             tokens = load_tokens(simulated=self.simulated)
@@ -226,12 +226,16 @@ class Daemon:
             self._close_all()
             raise
         self._closers.append(journal.close)
-        # The API's process starts now, loading its libraries while the table opens (it is handed
-        # the table's side once there is one); ended with the daemon on any way out.
+        # The API's process starts now (or started before this module was loaded: `tablectl run`),
+        # loading its libraries while the table opens (it is handed the table's side once there is
+        # one); ended with the daemon on any way out.
         api = ApiProcess(self._sockets)
         self._closers.append(api.kill)
         try:
-            await api.spawn()
+            if early.api is not None:
+                api.adopt(early.api)
+            else:
+                await api.spawn()
             history = self._confirm_history(journal)  # before anything is written to the journal
             self._check_layout_seats()
             table = self._build_table(journal)
@@ -320,6 +324,7 @@ class Daemon:
             # systemd's status line is read by operators, not only supervisors: the dealer's view.
             self.notifier.ready(f"{mode} {self.config.table_id}: {sight(table, None).text(prompt(table))}")
             self._start_full_check(journal.path)
+            self._remember_config()
             await self.stopping.wait()
             self.notifier.stopping()
             if publisher is not None:  # while the loop runs, so its last mark is written
@@ -511,6 +516,14 @@ class Daemon:
     def _config_file(self) -> Path | None:
         path = Path(self.config.source)
         return path if path.is_file() else None
+
+    def _remember_config(self) -> None:
+        """What the table.toml it started with reads as, kept in the state directory for the commands
+        that only read it (controller/config.py's CHECKED_FILE: they then load no pydantic), once the
+        table is ready."""
+        config = self._config_file()
+        if config is not None and not remember_checked(config, self.state_dir):
+            log.info("%s: no %s kept: the commands that read it check it themselves", config, CHECKED_FILE)
 
     def _accept_first_config(self, table: Table) -> None:
         """The configuration the supervisor last accepted (journaled `config-accepted`); a table's

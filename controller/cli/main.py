@@ -669,11 +669,7 @@ def _run(args: argparse.Namespace) -> int:
 def _run_table(args: argparse.Namespace) -> int:
     import asyncio
 
-    from controller.api.auth import TokenError
     from controller.app.config import ConfigError, load
-    from controller.app.startup import StartRefused, StateDirBusy
-    from controller.journal.log import JournalCorrupt, JournalError, JournalUnwritable
-    from drivers.pins import PinError
 
     if args.demo and not args.sim:
         _refuse("--demo needs --sim: a simulated dealer never deals at a live table")
@@ -693,21 +689,47 @@ def _run_table(args: argparse.Namespace) -> int:
             _refuse(f"--http {args.http}: give HOST:PORT, such as 127.0.0.1:8000 (0.0.0.0:8000 for every address)")
         port = int(port_text)
     state_dir = _state_dir(args, config)
-    from controller.app.daemon import Daemon
 
-    daemon = Daemon(
-        config,
-        simulated=args.sim,
-        demo=args.demo,
-        state_dir=state_dir,
-        host=host,
-        port=port,
-        seed=args.seed,
-        demo_interval=args.demo_interval,
-    )
+    async def table() -> int:
+        # The port bound and the API's process started first (controller/app/early.py): it loads
+        # FastAPI and the app while this process loads the table's code, below, and opens the table.
+        from controller.app.early import start_early
+
+        early = await start_early(config, state_dir, host, port)
+        try:
+            from controller.app.daemon import Daemon
+
+            daemon = Daemon(
+                config,
+                simulated=args.sim,
+                demo=args.demo,
+                state_dir=state_dir,
+                host=host,
+                port=port,
+                seed=args.seed,
+                demo_interval=args.demo_interval,
+                early=early,
+            )
+            return await daemon.run()
+        except BaseException:  # refused, or ended on an error: its API's process does not outlive it
+            await early.close()
+            raise
+
     try:
-        return asyncio.run(daemon.run())
-    except StateDirBusy as exc:  # one table daemon a state directory: nothing written, no token made
+        return asyncio.run(table())
+    except Exception as exc:  # the refusals' types are loaded only when one comes: after the API's start
+        return _start_refused(exc)
+
+
+def _start_refused(exc: Exception) -> int:
+    """`tablectl run` refused to start: one line saying why, and the exit status that says how."""
+    from controller.api.auth import TokenError
+    from controller.app.config import ConfigError
+    from controller.app.startup import StartRefused, StateDirBusy
+    from controller.journal.log import JournalCorrupt, JournalError, JournalUnwritable
+    from drivers.pins import PinError
+
+    if isinstance(exc, StateDirBusy):  # one table daemon a state directory: nothing written, no token made
         stop = f"`kill {exc.pid}`" if exc.pid is not None else "Ctrl+C where it runs"
         print(
             f"tablectl: cannot start: {exc}: one table a journal; stop that one first (`sudo systemctl stop "
@@ -715,23 +737,24 @@ def _run_table(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_REFUSED
-    except StartRefused as exc:  # the port, the state directory: nothing was written, no token made
+    if isinstance(exc, StartRefused):  # the port, the state directory: nothing was written, no token made
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    except JournalCorrupt as exc:
+    if isinstance(exc, JournalCorrupt):
         _damaged(exc, "cannot start")
-    except _floor_refusals() as exc:  # the [floor] section; a journal behind the floor's copy, or forked from it
+    if isinstance(exc, _floor_refusals()):  # the [floor] section; a journal behind the floor's copy, or forked from it
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    except JournalUnwritable as exc:  # the disk is full even for opening: systemd starts it again
+    if isinstance(exc, JournalUnwritable):  # the disk is full even for opening: systemd starts it again
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return EXIT_TEMPFAIL
-    except (TokenError, JournalError, ConfigError, PinError) as exc:
+    if isinstance(exc, (TokenError, JournalError, ConfigError, PinError)):
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return EXIT_CONFIG  # EX_CONFIG: systemd does not restart into the same refusal forever
-    except OSError as exc:
+    if isinstance(exc, OSError):
         print(f"tablectl: cannot start: {exc}", file=sys.stderr)
         return 1
+    raise exc
 
 
 #: The floor's exceptions that refuse a start, by module (see _floor_refusals).

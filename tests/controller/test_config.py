@@ -68,3 +68,66 @@ def test_refusals_name_the_file_and_the_key(tmp_path: Path, text: str, simulated
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such configuration file"):
         load(tmp_path / "nope.toml", simulated=True)
+
+
+#: A table.toml with every section, a [floor] and a camera; its state directory is {state}.
+EVERY_SECTION = (
+    '[table]\nid = "GS-07"\ngame = "jokers-22"\nseats = 6\n[rules]\ndecks = 8\n[shoe]\nurl = "/dev/ttyUSB0"\n'
+    'heartbeat_timeout = 2\n[display]\nurl = "/dev/ttyUSB1"\ndialect = "dmd"\n[indicators]\npin_map = "seven-seat-595"\n'
+    '[http]\nport = 8080\ntrusted_proxies = ["10.0.0.5"]\n[camera]\ndevice = 0\n'
+    'calibration = "/var/lib/tablectl/camera.json"\nfps = 5\n[security]\nverify_every = 12\n'
+    '[floor]\nbroker = "mqtts://floor.lan"\nsite = "main-floor"\npit = "pit-3"\nkeepalive = 60\n'
+    '[state]\ndir = "{state}"\nretain_days = 30\n'
+)
+
+
+def test_the_form_the_daemon_kept_reads_as_the_file_does_and_only_for_its_bytes_and_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`remember_checked` (the daemon, at start) keeps what table.toml reads as in the state
+    directory; `load` then gives the same configuration without the file's models, for exactly
+    those bytes and that code, and still checks what the models cannot say. Anything else is read
+    by the models again."""
+    import controller.app.config as config
+
+    state = tmp_path / "state"
+    state.mkdir()
+    path = write(tmp_path, EVERY_SECTION.format(state=state))
+    fresh = load(path, simulated=False)
+    no_shoe = tmp_path / "no-shoe.toml"
+    no_shoe.write_text(EVERY_SECTION.format(state=state).replace('url = "/dev/ttyUSB0"\n', ""))
+    with pytest.raises(ConfigError, match=r"shoe\.url: a real table needs"):
+        load(no_shoe, simulated=False)
+    assert config.remember_checked(no_shoe, state)
+
+    def models(*_: object, **__: object) -> None:
+        raise AssertionError("read by the models")
+
+    monkeypatch.setattr(config, "parse", models)
+    with pytest.raises(ConfigError, match=r"shoe\.url: a real table needs"):  # a live table: checked on the kept form
+        load(no_shoe, simulated=False)
+    with pytest.raises(AssertionError, match="read by the models"):  # kept for another file
+        load(path, simulated=False)
+    monkeypatch.undo()
+    assert config.remember_checked(path, state)
+    monkeypatch.setattr(config, "parse", models)
+    assert load(path, simulated=False) == fresh  # from the kept form, [floor] and camera too
+    kept = state / config.CHECKED_FILE
+    text = kept.read_text()
+    kept.write_text(text.replace('"code": "', '"code": "0'))  # another version of the code kept it
+    with pytest.raises(AssertionError, match="read by the models"):
+        load(path, simulated=False)
+    kept.write_text(text)
+    path.write_text(EVERY_SECTION.format(state=state).replace("GS-07", "GS-08"))  # the file edited since
+    with pytest.raises(AssertionError, match="read by the models"):
+        load(path, simulated=False)
+
+
+def test_a_file_the_models_refuse_or_json_cannot_keep_leaves_no_form(tmp_path: Path) -> None:
+    import controller.app.config as config
+
+    state = tmp_path / "state"
+    state.mkdir()
+    for text in ("[http]\nport = 70000\n", "[rules]\nopened = 2026-12-02T10:00:00Z\n"):
+        assert not config.remember_checked(write(tmp_path, f'[state]\ndir = "{state}"\n' + text), state)
+        assert not (state / config.CHECKED_FILE).exists()

@@ -23,10 +23,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from types import SimpleNamespace
+from typing import Any
 from urllib.parse import urlsplit
-
-from vision.documents import Document, Style, check, number, problem, rule
 
 KEYS = frozenset(
     {
@@ -128,48 +127,24 @@ def check_level(value: str, where: str) -> str:
     return value
 
 
-def _secret_text(value: Any) -> Any:
-    if not isinstance(value, str) or not value.strip():
-        # Never echo the value: a misplaced secret must not reach a log through this message.
-        raise problem(": must be non-empty text")
-    return value
+def check_floor(section: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The `[floor]` section's keys checked by its model (pydantic, controller/adapters/floor/config_schema.py),
+    as a dict of them all (absent keys at their defaults); FloorConfigError names the key."""
+    from controller.adapters.floor.config_schema import FloorDoc, FloorStyle
+    from vision.documents import check
+
+    return check(FloorDoc, section, source, FloorConfigError, FloorStyle(KEYS)).model_dump()
 
 
-_FloorText = Annotated[str, rule(_secret_text)]
-
-
-class _FloorDoc(Document):
-    """The [floor] section as written."""
-
-    broker: _FloorText
-    site: _FloorText
-    pit: _FloorText | None = None
-    username: _FloorText | None = None
-    password_file: _FloorText | None = None
-    ca_file: _FloorText | None = None
-    cert_file: _FloorText | None = None
-    key_file: _FloorText | None = None
-    client_id: _FloorText | None = None
-    keepalive: Annotated[int, number(5, 3600, whole=True)] = 30
-    inflight: Annotated[int, number(1, 10000, whole=True)] = 100
-
-
-class _FloorStyle(Style):
-    def where(self, loc: Any) -> str:
-        return ".".join(["floor", *map(str, loc)])
-
-    def unknown(self, loc: Any, allowed: Any) -> str:
-        return f"{self.where(loc)}: unknown key; the keys are {sorted(KEYS)}"
-
-    def missing(self, loc: Any) -> str:
-        return f"{self.where(loc)}: is required when there is a [floor] section"
-
-
-def parse_floor(section: Mapping[str, Any] | None, source: str) -> FloorConfig | None:
-    """The `[floor]` section of `source` (None when there is none: the table reports to no floor)."""
+def parse_floor(
+    section: Mapping[str, Any] | None, source: str, *, checked: Mapping[str, Any] | None = None
+) -> FloorConfig | None:
+    """The `[floor]` section of `source` (None when there is none: the table reports to no floor).
+    `checked`: the section's keys as `check_floor` gave them for this very section before (the
+    daemon's checked form of table.toml, controller/app/config.py), so they are not checked again."""
     if section is None:
         return None
-    doc = check(_FloorDoc, section, source, FloorConfigError, _FloorStyle())
+    doc = SimpleNamespace(**(checked if checked is not None else check_floor(section, source)))
 
     def fail(key: str, why: str) -> FloorConfigError:
         return FloorConfigError(f"{source}: floor.{key}: {why}")
