@@ -38,13 +38,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from controller.analytics.dealers import Down
 from controller.journal import Entry
 
 #: A gap between rounds longer than this (and without a shuffle) is idle, not the dealer's.
 IDLE_S = 600.0
 PHASES = ("betting", "dealing", "decisions", "paying")
 #: The entry kinds whose body the pace reads (every other kind: only its time, round and kind).
-BODY_KINDS = frozenset({"round-open", "fault", "fault-cleared", "button"})
+BODY_KINDS = frozenset(
+    {"round-open", "fault", "fault-cleared", "button", "dealer-list", "dealer-in", "dealer-out", "rating-open",
+     "rating-close"}
+)  # fmt: skip
 
 
 def seconds(at: str) -> float:
@@ -71,6 +75,17 @@ class RoundPace:
     voided: float | None = None
     decisions: list[tuple[float, float]] = field(default_factory=list)  # each wait for a choice
     last_step: float = 0.0  # the round's previous entry (where a decision's wait starts)
+    open_seq: int = 0
+    card_seqs: set[int] = field(default_factory=set)  # its card entries
+    held_dismissed: int = 0  # cards held by a fault and dismissed (never dealt, not dead)
+    dealt: int | None = None  # the cards its record says were dealt (set from the round index)
+
+    @property
+    def dead_cards(self) -> int:
+        """Cards read in this round that no seat was owed (known once `dealt` is)."""
+        if self.dealt is None:
+            return 0
+        return max(len(self.card_seqs) - self.held_dismissed - self.dealt, 0)
 
     @property
     def end(self) -> float | None:
@@ -145,6 +160,14 @@ class PaceReader:
         self._open_faults: dict[int, FaultSpan] = {}
         self.shuffles: list[float] = []
         self.last_at: float | None = None
+        # Dealers (controller/analytics/dealers.py): the downs signed in, the names on the list,
+        # the faults cleared (when, in which round), each round's dealer seconds (set by pace()).
+        self.downs: list[Down] = []
+        self.dealer_names: dict[str, str] = {}
+        self.clears: list[tuple[float, int | None]] = []
+        self.round_seconds: dict[int, float] = {}
+        # The supervisor's rating sessions opened and closed (seq, time, kind, place, player).
+        self.rating_marks: list[tuple[int, float, str, int, str | None]] = []
 
     def feed(self, entry: Entry) -> None:
         self._apply(entry.seq, entry.at, entry.round, entry.kind, entry.body)
@@ -163,8 +186,17 @@ class PaceReader:
         self.last_at = t
         r = self.rounds.get(round_no) if round_no is not None else None
         if kind == "round-open" and round_no is not None:
-            by = body.get("by")
-            self.rounds[round_no] = RoundPace(round_no, t, dealer=by if isinstance(by, str) else None, last_step=t)
+            by = body.get("dealer", body.get("by"))  # the dealer signed in, else who opened it
+            self.rounds[round_no] = RoundPace(
+                round_no, t, dealer=by if isinstance(by, str) else None, last_step=t, open_seq=seq
+            )
+            return
+        if kind in ("dealer-in", "dealer-out", "dealer-list"):
+            self._dealers(kind, body, t)
+            return
+        if kind in ("rating-open", "rating-close"):
+            player = body.get("player")
+            self.rating_marks.append((seq, t, kind, int(body.get("place", 0)), player if player else None))
             return
         if kind == "fault":
             span = FaultSpan(seq, str(body.get("code", "")), t, round=round_no)
@@ -172,11 +204,15 @@ class PaceReader:
             self._open_faults[seq] = span
             return
         if kind == "fault-cleared":
-            cleared = self._open_faults.pop(int(body.get("fault", 0)), None)
+            fault = int(body.get("fault", 0))
+            cleared = self._open_faults.pop(fault, None)
             if cleared is not None:
                 cleared.end = t
+            self.clears.append((t, round_no))
             if r is not None:
                 r.last_step = t
+                if body.get("action") == "dismiss" and fault in r.card_seqs:
+                    r.held_dismissed += 1
             return
         if kind == "shoe-reshuffled":
             self.shuffles.append(t)
@@ -184,6 +220,7 @@ class PaceReader:
         if r is None:
             return
         if kind == "card":
+            r.card_seqs.add(seq)
             if r.first_card is None:
                 r.first_card = t
             r.last_card = t
@@ -201,6 +238,15 @@ class PaceReader:
         if kind in ("card", "decision") and self.ended(round_no or 0) == seq:
             r.settled = t
 
+    def _dealers(self, kind: str, body: Mapping[str, Any], t: float) -> None:
+        if kind == "dealer-list":
+            self.dealer_names = {str(d.get("id")): str(d.get("name", "")) for d in body.get("dealers", [])}
+            return
+        if self.downs and self.downs[-1].end is None:
+            self.downs[-1].end = t
+        if kind == "dealer-in":
+            self.downs.append(Down(str(body.get("dealer")), t))
+
     # -- the figures of a window ----------------------------------------------------------------
 
     def stops(self, until: float) -> Spans:
@@ -214,6 +260,7 @@ class PaceReader:
         stops = self.stops(end)
         shuffles = sorted(self.shuffles)
         ordered = sorted(self.rounds.values(), key=lambda r: r.round)
+        self.round_seconds = {}
         phase = dict.fromkeys(PHASES, 0.0)
         apart = {"shuffle": 0.0, "idle": 0.0, "void": 0.0}
         dealer_spans: list[tuple[float, float]] = []  # the dealer's own time, for the chart
@@ -266,6 +313,7 @@ class PaceReader:
                     settled_at.append(r.settled)
                     dealers.setdefault(r.dealer or "unknown", {"rounds": 0, "seconds": 0.0})["rounds"] += 1
             dealers.setdefault(r.dealer or "unknown", {"rounds": 0, "seconds": 0.0})["seconds"] += mine
+            self.round_seconds[r.round] = mine
             if round_times and r_end >= start and r.opened <= end:
                 rounds_json.append(r.to_json())
             previous_end = r.end if r.end is not None else None
@@ -338,10 +386,15 @@ def _head(kind: str, text: str) -> dict[str, Any] | None:
     if not text.startswith(key):
         return {} if kind == "round-open" and '"by":' not in text else None
     try:
-        value, _ = _DECODER.raw_decode(text, len(key))
+        value, at = _DECODER.raw_decode(text, len(key))
+        if kind == "button":
+            return {"button": value}
+        head = {"by": value}
+        if text.startswith(',"dealer":', at):  # the dealer signed in (dealers.py): next in key order
+            head["dealer"], _ = _DECODER.raw_decode(text, at + 10)
     except ValueError:
         return None
-    return {"by" if kind == "round-open" else "button": value}
+    return head
 
 
 def _bucket(length: float) -> float:

@@ -22,7 +22,7 @@ the chip's hundredth. Jokers 22 adds the house's take, the time collection the p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -86,6 +86,7 @@ class Session:
     missed: int = 0
     closed: float | None = None
     dealers: set[str] = field(default_factory=set)
+    by_supervisor: bool = False  # opened by the supervisor with a player id (the rating slip)
 
     def add(self, play: Play, end: float, dealer: str | None) -> None:
         self.rounds += 1
@@ -113,7 +114,7 @@ class Session:
             "time_s": round(self.last - self.opened, 3),
             "rounds": self.rounds,
             "handle": handle,
-            "average_wager": {k: round(v / self.rounds, 2) for k, v in handle.items()},
+            "average_wager": {k: round(v / self.rounds, 2) for k, v in handle.items()} if self.rounds else {},
             "side_bet_mix_percent": round(100 * side / total, 2) if total else 0.0,
             "player_net": self.net,
             "actual_win": 0 if game == "baseball-poker" else -self.net,
@@ -121,6 +122,7 @@ class Session:
             "theoretical_win_exact": str(theo),
             "house_take": self.house_take,
             "dealers": sorted(self.dealers),
+            "opened_by": "supervisor" if self.by_supervisor else "wagers",
         }
 
 
@@ -164,7 +166,15 @@ class Money:
 class Ratings:
     """Rating sessions of one table, fed its settled rounds in order."""
 
-    def __init__(self, edges: Callable[[str, Mapping[str, Any]], Edges], close_after: int = CLOSE_AFTER) -> None:
+    def __init__(
+        self,
+        edges: Callable[[str, Mapping[str, Any]], Edges],
+        close_after: int = CLOSE_AFTER,
+        *,
+        marks: Sequence[tuple[int, float, str, int, str | None]] = (),
+    ) -> None:
+        """`marks`: the supervisor's `rating-open` and `rating-close` entries, in journal order
+        (seq, time, kind, place, player), applied between the rounds they came between."""
         if close_after < 1:
             raise ValueError(f"close_after {close_after}: a session closes after 1 or more rounds without wagers")
         self.edges = edges
@@ -178,6 +188,29 @@ class Ratings:
         # The money of every round added, for the table and for each dealer (the shift report).
         self.totals = Money()
         self.by_dealer: dict[str, Money] = {}
+        self._marks = list(marks)
+        self._next_mark = 0
+        self.named: dict[int, str] = {}  # place -> the player id the supervisor opened it for
+
+    def marks_until(self, seq: float, *, by_time: bool = True) -> None:
+        """Apply the supervisor's marks up to `seq` (by time with `by_time`: up to that time)."""
+        while self._next_mark < len(self._marks):
+            mseq, t, kind, place, player = self._marks[self._next_mark]
+            if (t if by_time else mseq) > seq:
+                return
+            self._next_mark += 1
+            # Opening for a player closes the place's unnamed session (the seat's, so far) and the
+            # player's own; closing closes the player's (a player given) or every one at the place.
+            ends = [k for k in self.open if k[0] == place and (player is None or k[1] in (None, player))]
+            if kind == "rating-open" and player:
+                ends = [(place, None), (place, player)]
+            for key in ends:
+                self.close(*key, at=t)
+            if player is None or self.named.get(place) == player or kind == "rating-open":
+                self.named.pop(place, None)
+            if kind == "rating-open" and player:
+                self.named[place] = player
+                self.open[(place, player)] = Session(place, player, t, t, by_supervisor=True)
 
     def add(self, times: RoundPace, record: Mapping[str, Any]) -> None:
         """A round of the table (a void or unsettled one changes nothing)."""
@@ -193,8 +226,9 @@ class Ratings:
             self.known[edges.digest] = edges
             self.notes[edges.digest] = edges.note
         end = times.end if times.end is not None else times.opened
+        self.marks_until(times.open_seq, by_time=False)
         try:
-            plays = {p.key: p for p in plays_of(game, record, rules, edges)}
+            plays = {self._key(p.key): p for p in plays_of(game, record, rules, edges)}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(
                 f"round {times.round}: its record in the round index cannot be rated (missing or bad {exc}); "
@@ -216,6 +250,15 @@ class Ratings:
             if session.missed >= self.close_after:
                 session.closed = session.last
                 self.closed.append(self.open.pop(key))
+                if key[1] is not None and self.named.get(key[0]) == key[1]:
+                    del self.named[key[0]]
+
+    def _key(self, key: tuple[int, str | None]) -> tuple[int, str | None]:
+        """A place's play goes to the session the supervisor opened there for a player id (a play
+        with no name of its own: a seat; at Jokers 22 the wager's name is the player's)."""
+        if key[1] is None and key[0] in self.named:
+            return key[0], self.named[key[0]]
+        return key
 
     def close(self, place: int, player: str | None, at: float) -> bool:
         """A supervisor closes a session (False: no such session is open)."""

@@ -61,12 +61,17 @@ def ratings_window(
     records from the round index, and `recent_records` for those a live table has not indexed)."""
     if reader is None:
         reader = read_window(journal, start, end, recent_ends=recent_ends)
-    ratings = Ratings(lambda game, rules: edges_for(game, rules, cache_dir), close_after)
+    ratings = Ratings(lambda game, rules: edges_for(game, rules, cache_dir), close_after, marks=reader.rating_marks)
     recent = dict(recent_records or {})
 
     def add(number: int, record: Mapping[str, Any]) -> None:
         times = reader.rounds.get(number)
-        if times is not None and times.settled is not None and start <= times.settled <= end:
+        if times is None:
+            return
+        cards = record.get("cards")
+        if isinstance(cards, list):
+            times.dealt = len(cards)  # the dead cards are those read beyond these
+        if times.settled is not None and start <= times.settled <= end:
             ratings.add(times, record)
 
     # Streamed in round order (the index gives them so), one record at a time: memory does not
@@ -75,4 +80,16 @@ def ratings_window(
         add(number, recent.pop(number, indexed))
     for number in sorted(recent):
         add(number, recent[number])
+    ratings.marks_until(end)
     return reader, ratings
+
+
+def dealer_figures(reader: PaceReader, ratings: Ratings, start: float, end: float) -> dict[str, Any]:
+    """Each dealer's figures (with the money of their rounds) and each down's, over [start, end]
+    (`reader.pace(start, end)` worked out first)."""
+    from controller.analytics.dealers import figures
+
+    dealers, downs = figures(reader, start, end)
+    for name, d in dealers.items():
+        d["money"] = ratings.money(name) if name in ratings.by_dealer else None
+    return {"dealers": dealers, "downs": downs, "names": dict(reader.dealer_names)}
