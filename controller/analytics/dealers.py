@@ -180,11 +180,12 @@ def figures(reader: PaceReader, start: float, end: float) -> tuple[dict[str, dic
             continue
         for into in both(name, r.opened):
             into["dealer_s"] += seconds.get(r.round, 0.0)
+            if in_window:
+                into["dead_cards"] += r.dead_cards
             if r.voided is not None and start <= r.voided <= end:
                 into["voids"] += 1
             elif r.settled is not None and start <= r.settled <= end:
                 into["rounds"] += 1
-                into["dead_cards"] += r.dead_cards
     for f in reader.faults:
         if not start <= f.start <= end:
             continue

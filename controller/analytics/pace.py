@@ -77,7 +77,7 @@ class RoundPace:
     last_step: float = 0.0  # the round's previous entry (where a decision's wait starts)
     open_seq: int = 0
     card_seqs: set[int] = field(default_factory=set)  # its card entries
-    held_dismissed: int = 0  # cards held by a fault and dismissed (never dealt, not dead)
+    held_dismissed: int = 0  # cards held by a fault and dismissed or voided (never dealt, not dead)
     dealt: int | None = None  # the cards its record says were dealt (set from the round index)
 
     @property
@@ -211,7 +211,7 @@ class PaceReader:
             self.clears.append((t, round_no))
             if r is not None:
                 r.last_step = t
-                if body.get("action") == "dismiss" and fault in r.card_seqs:
+                if body.get("action") in ("dismiss", "void") and fault in r.card_seqs:
                     r.held_dismissed += 1
             return
         if kind == "shoe-reshuffled":
