@@ -19,11 +19,13 @@ import io
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.analytics.pace import iso
 from controller.analytics.ratings import CLOSE_AFTER
-from controller.journal import Journal
+
+if TYPE_CHECKING:
+    from controller.analytics.source import JournalReader
 
 #: Rating sessions the HTML page lists (the highest theoretical win first), so a day fits one A4 page.
 HTML_SESSIONS = 12
@@ -45,7 +47,7 @@ def parse_time(text: str, flag: str) -> float:
 
 
 def build(
-    journal: Journal,
+    journal: JournalReader,
     start: float,
     end: float,
     *,
@@ -54,7 +56,8 @@ def build(
     cache_dir: Path | None,
     close_after: int = CLOSE_AFTER,
 ) -> dict[str, Any]:
-    """The report of [start, end] from `journal` (a table's, read-only)."""
+    """The report of [start, end] from `journal` (a table's, read-only, or its entries in the
+    floor store: store_source.py)."""
     from controller.analytics.source import dealer_figures, ratings_window
 
     reader, ratings = ratings_window(journal, start, end, cache_dir=cache_dir, close_after=close_after)

@@ -3,21 +3,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from controller.analytics.edges import edges_for
 from controller.analytics.pace import PaceReader, iso
 from controller.analytics.ratings import CLOSE_AFTER, Ratings
-from controller.journal import Journal
+
+
+class JournalReader(Protocol):
+    """What the analytics read of a journal: a table's (controller/journal.py, read-only) or its
+    entries in the floor store (store_source.py)."""
+
+    path: Path
+
+    @property
+    def last_seq(self) -> int: ...
+
+    def first_seq(self) -> int: ...
+
+    def at_of(self, seq: int) -> str | None: ...
+
+    def rows(self, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, str, int | None, str, str]]: ...
+
+    def round_ends(self, after_seq: int = 0, upto_seq: int | None = None) -> dict[int, int]: ...
+
+    def indexed_records(
+        self, after_seq: int = 0, upto_seq: int | None = None
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]: ...
+
 
 #: Entries this long before a window are read too: a round opened (or a fault raised) before the
 #: window and ended in it is timed from its start.
 MARGIN_S = 6 * 3600.0
 
 
-def seq_at(journal: Journal, t: float) -> int:
+def seq_at(journal: JournalReader, t: float) -> int:
     """The last entry written at or before time `t` (seconds), or the one before the first."""
     lo, hi = journal.first_seq(), journal.last_seq
     when = iso(t)
@@ -32,7 +54,7 @@ def seq_at(journal: Journal, t: float) -> int:
 
 
 def read_window(
-    journal: Journal, start: float, end: float, *, recent_ends: Mapping[int, int] | None = None
+    journal: JournalReader, start: float, end: float, *, recent_ends: Mapping[int, int] | None = None
 ) -> PaceReader:
     """A reader fed the entries of [start - MARGIN_S, end]; `recent_ends`: the rounds a live table
     ended since its last snapshot (not in the round index yet), round -> the seq that ended it."""
@@ -47,7 +69,7 @@ def read_window(
 
 
 def ratings_window(
-    journal: Journal,
+    journal: JournalReader,
     start: float,
     end: float,
     *,

@@ -148,6 +148,12 @@ def test_the_list_and_the_sign_in_are_checked_and_said(floor: Floor) -> None:
     doc = c.get("/api/dealers", headers=DEALER).json()
     assert doc["on"] is None and doc["dealers"] == LIST
     assert c.post("/api/dealers/sign-out", json={}, headers=DEALER).status_code == 409
+    # The audit trail says who set the list and who signed in and out.
+    audit = [(r["who"], r["what"]) for r in c.get("/api/audit", params={"last": 500}, headers=SUP).json()["audit"]]
+    assert ("supervisor", "set the dealer list: A17, B22, c-9") in audit
+    assert [w for _, w in audit if w.startswith("dealer ")] == [
+        "dealer A17 signed in", "dealer B22 signed in", "dealer A17 signed in", "dealer A17 signed out"
+    ]  # fmt: skip
 
 
 def test_each_round_records_who_dealt_it(floor: Floor) -> None:
