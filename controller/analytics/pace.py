@@ -31,7 +31,9 @@ Pure: it reads entries and does no I/O of its own.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -51,13 +53,35 @@ BODY_KINDS = frozenset(
 )  # fmt: skip
 
 
+_EPOCH = datetime(1970, 1, 1)
+
+
 def seconds(at: str) -> float:
     """A journal time (ISO 8601, UTC, "Z") as seconds since the epoch."""
-    return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+    if at.endswith("Z"):  # the journal's own form: read as UTC without making a zone of it
+        return (datetime.fromisoformat(at[:-1]) - _EPOCH).total_seconds()
+    return datetime.fromisoformat(at).timestamp()
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_text(day: int) -> str:
+    return datetime.fromtimestamp(day * 86400, UTC).date().isoformat()
+
+
+@functools.lru_cache(maxsize=86400)
+def _clock_text(rest: int) -> str:
+    return f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
 
 
 def iso(t: float) -> str:
     """Seconds since the epoch as a journal time (milliseconds, "Z")."""
+    if t >= 0:  # as datetime does it: microseconds rounded half to even, then cut to milliseconds
+        frac, whole = math.modf(t)
+        us, secs = round(frac * 1e6), int(whole)
+        if us >= 1_000_000:
+            secs, us = secs + 1, us - 1_000_000
+        day, rest = divmod(secs, 86400)
+        return f"{_day_text(day)}T{_clock_text(rest)}.{us // 1000:03d}Z"
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -76,7 +100,7 @@ class RoundPace:
     decisions: list[tuple[float, float]] = field(default_factory=list)  # each wait for a choice
     last_step: float = 0.0  # the round's previous entry (where a decision's wait starts)
     open_seq: int = 0
-    card_seqs: set[int] = field(default_factory=set)  # its card entries
+    cards_read: int = 0  # its card entries
     held_dismissed: int = 0  # cards held by a fault and dismissed or voided (never dealt, not dead)
     dealt: int | None = None  # the cards its record says were dealt (set from the round index)
 
@@ -85,7 +109,7 @@ class RoundPace:
         """Cards read in this round that no seat was owed (known once `dealt` is)."""
         if self.dealt is None:
             return 0
-        return max(len(self.card_seqs) - self.held_dismissed - self.dealt, 0)
+        return max(self.cards_read - self.held_dismissed - self.dealt, 0)
 
     @property
     def end(self) -> float | None:
@@ -158,6 +182,7 @@ class PaceReader:
         self.rounds: dict[int, RoundPace] = {}
         self.faults: list[FaultSpan] = []
         self._open_faults: dict[int, FaultSpan] = {}
+        self._fault_seqs: set[int] = set()
         self.shuffles: list[float] = []
         self.last_at: float | None = None
         # Dealers (controller/analytics/dealers.py): the downs signed in, the names on the list,
@@ -175,7 +200,12 @@ class PaceReader:
     def feed_row(self, seq: int, at: str, round_no: int | None, kind: str, text: str) -> None:
         """An entry as the journal stores it (`Journal.rows`): its body is read only for the
         kinds whose body is needed (a card's time says all a card says here)."""
-        if kind == "round-open" or kind == "button":
+        if kind == "card":  # most entries: the way through _apply's, without its questions
+            t = self.last_at = seconds(at)
+            r = self.rounds.get(round_no) if round_no is not None else None
+            if r is not None:
+                self._card(r, seq, t)
+        elif kind == "round-open" or kind == "button":
             body = _head(kind, text)
             self._apply(seq, at, round_no, kind, body if body is not None else json.loads(text))
         else:
@@ -202,6 +232,7 @@ class PaceReader:
             span = FaultSpan(seq, str(body.get("code", "")), t, round=round_no)
             self.faults.append(span)
             self._open_faults[seq] = span
+            self._fault_seqs.add(seq)
             return
         if kind == "fault-cleared":
             fault = int(body.get("fault", 0))
@@ -211,7 +242,10 @@ class PaceReader:
             self.clears.append((t, round_no))
             if r is not None:
                 r.last_step = t
-                if body.get("action") in ("dismiss", "void") and fault in r.card_seqs:
+                # A fault no `fault` entry raised, after the round opened: a card held at its
+                # reading (its id is the card's seq), set aside unused.
+                held = r.open_seq < fault and fault not in self._fault_seqs
+                if held and body.get("action") in ("dismiss", "void"):
                     r.held_dismissed += 1
             return
         if kind == "shoe-reshuffled":
@@ -220,12 +254,9 @@ class PaceReader:
         if r is None:
             return
         if kind == "card":
-            r.card_seqs.add(seq)
-            if r.first_card is None:
-                r.first_card = t
-            r.last_card = t
-            r.last_step = t
-        elif kind == "decision":
+            self._card(r, seq, t)
+            return
+        if kind == "decision":
             r.decisions.append((r.last_step, t))
             r.last_step = t
         elif kind == "void":
@@ -235,7 +266,16 @@ class PaceReader:
             self._open_faults.clear()
         elif kind == "button" and body.get("button") == "confirm" and r.settled is not None and r.paid is None:
             r.paid = t
-        if kind in ("card", "decision") and self.ended(round_no or 0) == seq:
+        if kind == "decision" and self.ended(r.round) == seq:
+            r.settled = t
+
+    def _card(self, r: RoundPace, seq: int, t: float) -> None:
+        r.cards_read += 1
+        if r.first_card is None:
+            r.first_card = t
+        r.last_card = t
+        r.last_step = t
+        if self.ended(r.round) == seq:
             r.settled = t
 
     def _dealers(self, kind: str, body: Mapping[str, Any], t: float) -> None:

@@ -185,8 +185,7 @@ class Ratings:
         self.notes: dict[str, str] = {}
         self.known: dict[str, Edges] = {}  # digest -> the edges of the rules of that digest
         self._of_rules: dict[str, Edges] = {}  # the round files' rules (as JSON) -> their edges
-        # The money of every round added, for the table and for each dealer (the shift report).
-        self.totals = Money()
+        # The money of every round added, for each dealer (the shift report); the table's is theirs summed.
         self.by_dealer: dict[str, Money] = {}
         self._marks = list(marks)
         self._next_mark = 0
@@ -234,11 +233,12 @@ class Ratings:
                 f"round {times.round}: its record in the round index cannot be rated (missing or bad {exc}); "
                 "run `tablectl journal rebuild` to index the rounds again from the entries"
             ) from None
-        dealer = times.dealer or "unknown"
-        for money in (self.totals, self.by_dealer.setdefault(dealer, Money())):
-            money.rounds += 1
-            for play in plays.values():
-                money.add(play, game)
+        money = self.by_dealer.get(times.dealer or "unknown")
+        if money is None:
+            money = self.by_dealer[times.dealer or "unknown"] = Money()
+        money.rounds += 1
+        for play in plays.values():
+            money.add(play, game)
         for key, play in plays.items():
             session = self.open.get(key)
             if session is None:
@@ -272,6 +272,19 @@ class Ratings:
     def sessions(self) -> list[dict[str, Any]]:
         every = sorted([*self.closed, *self.open.values()], key=lambda s: (s.opened, s.place, s.player or ""))
         return [s.to_json(self.game, self.known) for s in every]
+
+    @property
+    def totals(self) -> Money:
+        """The money of every round added: each dealer's summed."""
+        out = Money()
+        for m in self.by_dealer.values():
+            out.rounds += m.rounds
+            out.paid += m.paid
+            out.player_net += m.player_net
+            out.actual_win += m.actual_win
+            out.house_take += m.house_take
+            add_to(out.wagered, m.wagered)
+        return out
 
     def money(self, dealer: str | None = None) -> dict[str, Any]:
         """The money of the table's rounds (or of `dealer`'s)."""
