@@ -88,7 +88,9 @@ class Table:
         self.device_watchers: list[Callable[[Table], None]] = []
         self.journal_fault: Fault | None = None  # the journal cannot be written (never journaled itself)
         self._refused = 0  # inputs refused while it lasts
-        self._roster: Roster | None = None  # read from the journal when first asked
+        # The dealer list and who is signed in: read from the journal once, at start (a scan of the
+        # entries' kinds, not to be paid on the loop at the first round), then followed.
+        self._roster: Roster | None = Roster.read(journal) if replay else None
         if replay:
             self.now = snapshots.restore(journal, self.setup, applied=self._remember)
             self.redrive()
