@@ -50,6 +50,9 @@ def theoretical(wagered: Wagered, edges: Mapping[str, Edges]) -> Fraction:
     sums: dict[str, int] = {}
     for (digest, bet), amount in wagered.items():
         sums[digest] = sums.get(digest, 0) + amount * edges[digest].scaled[0].get(bet, 0)
+    if len(sums) == 1:  # one rule set (the usual): one fraction, no sum of them
+        ((d, n),) = sums.items()
+        return Fraction(n, edges[d].scaled[1])
     return sum((Fraction(n, edges[d].scaled[1]) for d, n in sums.items()), Fraction(0))
 
 
