@@ -13,7 +13,9 @@ settlement) or **voided**. Nothing else is guessed.
 What counts as the dealer's time, so that neither a shuffle nor a fault looks like a slow dealer:
 
 - **stopped**: from a `fault` to the supervisor's `fault-cleared` (or the void that ended it);
-  overlapping faults count once. Stopped time is taken out of every phase it falls in.
+  overlapping faults count once. A card the table held at its reading (impossible, or refused
+  by the game) raised no `fault` entry: it is stopped from that card to its clearing, counted
+  as `held-card`. Stopped time is taken out of every phase it falls in.
 - **shuffle**: the gap between a round's end and the next round's opening in which a new shoe
   was loaded (`shoe-reshuffled`).
 - **idle**: such a gap (with no shuffle) longer than `idle_s` (10 minutes by default): a break,
@@ -46,6 +48,9 @@ from controller.journal import Entry
 #: A gap between rounds longer than this (and without a shuffle) is idle, not the dealer's.
 IDLE_S = 600.0
 PHASES = ("betting", "dealing", "decisions", "paying")
+#: The kind a card held by the table is counted under (impossible-card or rejected-card: the entries
+#: alone do not tell which; its clearing is what journals it).
+HELD_CARD = "held-card"
 #: The entry kinds whose body the pace reads (every other kind: only its time, round and kind).
 BODY_KINDS = frozenset(
     {"round-open", "fault", "fault-cleared", "button", "dealer-list", "dealer-in", "dealer-out", "rating-open",
@@ -176,8 +181,16 @@ class PaceReader:
     """Reads entries in journal order; `pace(start, end)` then gives the figures of a window.
     `ended(n)`: the seq of the entry that settled (or voided) round n, from the round index."""
 
-    def __init__(self, ended: Callable[[int], int | None], idle_s: float = IDLE_S) -> None:
+    def __init__(
+        self,
+        ended: Callable[[int], int | None],
+        idle_s: float = IDLE_S,
+        at_of: Callable[[int], str | None] | None = None,
+    ) -> None:
+        """`at_of(seq)`: when entry `seq` was written (the journal's), to time a card the table
+        held at its reading: that fault has no entry of its own, its id is the card's seq."""
         self.ended = ended
+        self.at_of = at_of
         self.idle_s = idle_s
         self.rounds: dict[int, RoundPace] = {}
         self.faults: list[FaultSpan] = []
@@ -236,16 +249,23 @@ class PaceReader:
             return
         if kind == "fault-cleared":
             fault = int(body.get("fault", 0))
+            # A fault no `fault` entry raised: a card held at its reading (its id is the card's seq).
+            held = fault > 0 and fault not in self._fault_seqs
             cleared = self._open_faults.pop(fault, None)
             if cleared is not None:
                 cleared.end = t
+            elif held and self.at_of is not None:
+                # A card held at its reading (impossible, or refused by the game): stopped from
+                # the card to this clearing, as any fault.
+                held_at = self.at_of(fault)
+                if held_at is not None:
+                    self._fault_seqs.add(fault)
+                    self.faults.append(FaultSpan(fault, HELD_CARD, seconds(held_at), t, round=round_no))
             self.clears.append((t, round_no))
             if r is not None:
                 r.last_step = t
-                # A fault no `fault` entry raised, after the round opened: a card held at its
-                # reading (its id is the card's seq), set aside unused.
-                held = r.open_seq < fault and fault not in self._fault_seqs
-                if held and body.get("action") in ("dismiss", "void"):
+                # The held card set aside unused: read, but neither dealt nor dead.
+                if held and r.open_seq < fault and body.get("action") in ("dismiss", "void"):
                     r.held_dismissed += 1
             return
         if kind == "shoe-reshuffled":

@@ -62,7 +62,7 @@ def read_window(
     upto = seq_at(journal, end)
     ends = journal.round_ends(after, upto)
     ends.update(recent_ends or {})
-    reader = PaceReader(ends.get)
+    reader = PaceReader(ends.get, at_of=journal.at_of)
     for row in journal.rows(after, upto):
         reader.feed_row(*row)
     return reader
