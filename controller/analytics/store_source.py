@@ -4,7 +4,8 @@
     journal = StoredJournal.load(open_store(url), site, table, setup)
     report.build(journal, start, end, ...)
 
-The floor store (controller/floor/store.py, read through its public functions only) keeps every
+The floor store (controller/floor/store.py, read through its public functions only, opened by
+the command) keeps every
 entry of every table, as the table journaled it (seq, time, round, kind, body), but not the
 table's derived round index. That is made here the way `tablectl journal rebuild` makes it: the
 entries replayed through the table's own reducer (`TableState.apply`) from the first, each
@@ -22,11 +23,23 @@ import bisect
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from controller.floor.store import FloorStore
     from controller.table.state import TableSetup
+
+
+class StoreReader(Protocol):
+    """What is read of the floor store (controller/floor/store.py's FloorStore, opened by the
+    command: the analytics sit below the floor's server side and do not import it)."""
+
+    def tables(self) -> list[tuple[str, str]]: ...
+
+    def progress(self, site: str, table: str) -> Any: ...
+
+    def missing(self, site: str, table: str, through: int) -> list[tuple[int, int]]: ...
+
+    def entries(self, site: str, table: str, after: int = 0) -> Iterator[Any]: ...
 
 
 class StoredJournal:
@@ -49,14 +62,21 @@ class StoredJournal:
 
     @classmethod
     def load(
-        cls, store: FloorStore, site: str | None, table: str, setup: TableSetup, *, until: float | None = None
+        cls,
+        store: StoreReader,
+        site: str | None,
+        table: str,
+        setup: TableSetup,
+        *,
+        name: str,
+        until: float | None = None,
     ) -> StoredJournal:
         """Table `table`'s entries (at `site`; None: the one site that has a table so named),
-        refused when the store holds them without a gap only up to a time before `until`."""
+        refused when the store holds them without a gap only up to a time before `until`;
+        `name`: the store as it may be shown (its URL without a password)."""
         from controller.analytics.pace import iso
-        from controller.floor.store import redact
-        from controller.journal import Entry
-        from controller.table.entries import parse_entry
+        from controller.journal.entries import parse_entry
+        from controller.journal.log import Entry
         from controller.table.state import TableState
 
         sites = sorted(s for s, t in store.tables() if t == table)
@@ -95,7 +115,7 @@ class StoredJournal:
                 f"{progress.contiguous} ({rows[-1][1]}; missing {where}), before the report's end: a report from it "
                 "would be short. Wait for the floor to catch up, or report from the table's own journal"
             )
-        return cls(Path(f"{redact(store.url)}#{site}/{table}"), rows, ends, records)
+        return cls(Path(f"{name}#{site}/{table}"), rows, ends, records)
 
     @property
     def last_seq(self) -> int:

@@ -23,7 +23,7 @@ from controller.analytics.pace import iso
 from controller.api.app import create_app
 from controller.api.runtime import Runtime
 from controller.engine.cards import CardError, parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 from tests.analytics.test_ratings import RULES, SUP, TOKENS
 from tests.analytics.test_report import Shift
