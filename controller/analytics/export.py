@@ -26,6 +26,7 @@ COLUMNS = (
     "theoretical_win_exact",
     "house_take",
     "dealers",
+    "opened_by",
 )
 
 

@@ -13,7 +13,9 @@ settlement) or **voided**. Nothing else is guessed.
 What counts as the dealer's time, so that neither a shuffle nor a fault looks like a slow dealer:
 
 - **stopped**: from a `fault` to the supervisor's `fault-cleared` (or the void that ended it);
-  overlapping faults count once. Stopped time is taken out of every phase it falls in.
+  overlapping faults count once. A card the table held at its reading (impossible, or refused
+  by the game) raised no `fault` entry: it is stopped from that card to its clearing, counted
+  as `held-card`. Stopped time is taken out of every phase it falls in.
 - **shuffle**: the gap between a round's end and the next round's opening in which a new shoe
   was loaded (`shoe-reshuffled`).
 - **idle**: such a gap (with no shuffle) longer than `idle_s` (10 minutes by default): a break,
@@ -31,29 +33,60 @@ Pure: it reads entries and does no I/O of its own.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from controller.analytics.dealers import Down
 from controller.journal.log import Entry
 
 #: A gap between rounds longer than this (and without a shuffle) is idle, not the dealer's.
 IDLE_S = 600.0
 PHASES = ("betting", "dealing", "decisions", "paying")
+#: The kind a card held by the table is counted under (impossible-card or rejected-card: the entries
+#: alone do not tell which; its clearing is what journals it).
+HELD_CARD = "held-card"
 #: The entry kinds whose body the pace reads (every other kind: only its time, round and kind).
-BODY_KINDS = frozenset({"round-open", "fault", "fault-cleared", "button"})
+BODY_KINDS = frozenset(
+    {"round-open", "fault", "fault-cleared", "button", "dealer-list", "dealer-in", "dealer-out", "rating-open",
+     "rating-close"}
+)  # fmt: skip
+
+
+_EPOCH = datetime(1970, 1, 1)
 
 
 def seconds(at: str) -> float:
     """A journal time (ISO 8601, UTC, "Z") as seconds since the epoch."""
-    return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+    if at.endswith("Z"):  # the journal's own form: read as UTC without making a zone of it
+        return (datetime.fromisoformat(at[:-1]) - _EPOCH).total_seconds()
+    return datetime.fromisoformat(at).timestamp()
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_text(day: int) -> str:
+    return datetime.fromtimestamp(day * 86400, UTC).date().isoformat()
+
+
+@functools.lru_cache(maxsize=86400)
+def _clock_text(rest: int) -> str:
+    return f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
 
 
 def iso(t: float) -> str:
     """Seconds since the epoch as a journal time (milliseconds, "Z")."""
+    if t >= 0:  # as datetime does it: microseconds rounded half to even, then cut to milliseconds
+        frac, whole = math.modf(t)
+        us, secs = round(frac * 1e6), int(whole)
+        if us >= 1_000_000:
+            secs, us = secs + 1, us - 1_000_000
+        day, rest = divmod(secs, 86400)
+        return f"{_day_text(day)}T{_clock_text(rest)}.{us // 1000:03d}Z"
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -71,6 +104,17 @@ class RoundPace:
     voided: float | None = None
     decisions: list[tuple[float, float]] = field(default_factory=list)  # each wait for a choice
     last_step: float = 0.0  # the round's previous entry (where a decision's wait starts)
+    open_seq: int = 0
+    cards_read: int = 0  # its card entries
+    held_dismissed: int = 0  # cards held by a fault and dismissed or voided (never dealt, not dead)
+    dealt: int | None = None  # the cards its record says were dealt (set from the round index)
+
+    @property
+    def dead_cards(self) -> int:
+        """Cards read in this round that no seat was owed (known once `dealt` is)."""
+        if self.dealt is None:
+            return 0
+        return max(self.cards_read - self.held_dismissed - self.dealt, 0)
 
     @property
     def end(self) -> float | None:
@@ -137,14 +181,31 @@ class PaceReader:
     """Reads entries in journal order; `pace(start, end)` then gives the figures of a window.
     `ended(n)`: the seq of the entry that settled (or voided) round n, from the round index."""
 
-    def __init__(self, ended: Callable[[int], int | None], idle_s: float = IDLE_S) -> None:
+    def __init__(
+        self,
+        ended: Callable[[int], int | None],
+        idle_s: float = IDLE_S,
+        at_of: Callable[[int], str | None] | None = None,
+    ) -> None:
+        """`at_of(seq)`: when entry `seq` was written (the journal's), to time a card the table
+        held at its reading: that fault has no entry of its own, its id is the card's seq."""
         self.ended = ended
+        self.at_of = at_of
         self.idle_s = idle_s
         self.rounds: dict[int, RoundPace] = {}
         self.faults: list[FaultSpan] = []
         self._open_faults: dict[int, FaultSpan] = {}
+        self._fault_seqs: set[int] = set()
         self.shuffles: list[float] = []
         self.last_at: float | None = None
+        # Dealers (controller/analytics/dealers.py): the downs signed in, the names on the list,
+        # the faults cleared (when, in which round), each round's dealer seconds (set by pace()).
+        self.downs: list[Down] = []
+        self.dealer_names: dict[str, str] = {}
+        self.clears: list[tuple[float, int | None]] = []
+        self.round_seconds: dict[int, float] = {}
+        # The supervisor's rating sessions opened and closed (seq, time, kind, place, player).
+        self.rating_marks: list[tuple[int, float, str, int, str | None]] = []
 
     def feed(self, entry: Entry) -> None:
         self._apply(entry.seq, entry.at, entry.round, entry.kind, entry.body)
@@ -152,7 +213,12 @@ class PaceReader:
     def feed_row(self, seq: int, at: str, round_no: int | None, kind: str, text: str) -> None:
         """An entry as the journal stores it (`Journal.rows`): its body is read only for the
         kinds whose body is needed (a card's time says all a card says here)."""
-        if kind == "round-open" or kind == "button":
+        if kind == "card":  # most entries: the way through _apply's, without its questions
+            t = self.last_at = seconds(at)
+            r = self.rounds.get(round_no) if round_no is not None else None
+            if r is not None:
+                self._card(r, seq, t)
+        elif kind == "round-open" or kind == "button":
             body = _head(kind, text)
             self._apply(seq, at, round_no, kind, body if body is not None else json.loads(text))
         else:
@@ -163,20 +229,44 @@ class PaceReader:
         self.last_at = t
         r = self.rounds.get(round_no) if round_no is not None else None
         if kind == "round-open" and round_no is not None:
-            by = body.get("by")
-            self.rounds[round_no] = RoundPace(round_no, t, dealer=by if isinstance(by, str) else None, last_step=t)
+            by = body.get("dealer", body.get("by"))  # the dealer signed in, else who opened it
+            self.rounds[round_no] = RoundPace(
+                round_no, t, dealer=by if isinstance(by, str) else None, last_step=t, open_seq=seq
+            )
+            return
+        if kind in ("dealer-in", "dealer-out", "dealer-list"):
+            self._dealers(kind, body, t)
+            return
+        if kind in ("rating-open", "rating-close"):
+            player = body.get("player")
+            self.rating_marks.append((seq, t, kind, int(body.get("place", 0)), player if player else None))
             return
         if kind == "fault":
             span = FaultSpan(seq, str(body.get("code", "")), t, round=round_no)
             self.faults.append(span)
             self._open_faults[seq] = span
+            self._fault_seqs.add(seq)
             return
         if kind == "fault-cleared":
-            cleared = self._open_faults.pop(int(body.get("fault", 0)), None)
+            fault = int(body.get("fault", 0))
+            # A fault no `fault` entry raised: a card held at its reading (its id is the card's seq).
+            held = fault > 0 and fault not in self._fault_seqs
+            cleared = self._open_faults.pop(fault, None)
             if cleared is not None:
                 cleared.end = t
+            elif held and self.at_of is not None:
+                # A card held at its reading (impossible, or refused by the game): stopped from
+                # the card to this clearing, as any fault.
+                held_at = self.at_of(fault)
+                if held_at is not None:
+                    self._fault_seqs.add(fault)
+                    self.faults.append(FaultSpan(fault, HELD_CARD, seconds(held_at), t, round=round_no))
+            self.clears.append((t, round_no))
             if r is not None:
                 r.last_step = t
+                # The held card set aside unused: read, but neither dealt nor dead.
+                if held and r.open_seq < fault and body.get("action") in ("dismiss", "void"):
+                    r.held_dismissed += 1
             return
         if kind == "shoe-reshuffled":
             self.shuffles.append(t)
@@ -184,11 +274,9 @@ class PaceReader:
         if r is None:
             return
         if kind == "card":
-            if r.first_card is None:
-                r.first_card = t
-            r.last_card = t
-            r.last_step = t
-        elif kind == "decision":
+            self._card(r, seq, t)
+            return
+        if kind == "decision":
             r.decisions.append((r.last_step, t))
             r.last_step = t
         elif kind == "void":
@@ -198,8 +286,26 @@ class PaceReader:
             self._open_faults.clear()
         elif kind == "button" and body.get("button") == "confirm" and r.settled is not None and r.paid is None:
             r.paid = t
-        if kind in ("card", "decision") and self.ended(round_no or 0) == seq:
+        if kind == "decision" and self.ended(r.round) == seq:
             r.settled = t
+
+    def _card(self, r: RoundPace, seq: int, t: float) -> None:
+        r.cards_read += 1
+        if r.first_card is None:
+            r.first_card = t
+        r.last_card = t
+        r.last_step = t
+        if self.ended(r.round) == seq:
+            r.settled = t
+
+    def _dealers(self, kind: str, body: Mapping[str, Any], t: float) -> None:
+        if kind == "dealer-list":
+            self.dealer_names = {str(d.get("id")): str(d.get("name", "")) for d in body.get("dealers", [])}
+            return
+        if self.downs and self.downs[-1].end is None:
+            self.downs[-1].end = t
+        if kind == "dealer-in":
+            self.downs.append(Down(str(body.get("dealer")), t))
 
     # -- the figures of a window ----------------------------------------------------------------
 
@@ -214,6 +320,7 @@ class PaceReader:
         stops = self.stops(end)
         shuffles = sorted(self.shuffles)
         ordered = sorted(self.rounds.values(), key=lambda r: r.round)
+        self.round_seconds = {}
         phase = dict.fromkeys(PHASES, 0.0)
         apart = {"shuffle": 0.0, "idle": 0.0, "void": 0.0}
         dealer_spans: list[tuple[float, float]] = []  # the dealer's own time, for the chart
@@ -266,6 +373,7 @@ class PaceReader:
                     settled_at.append(r.settled)
                     dealers.setdefault(r.dealer or "unknown", {"rounds": 0, "seconds": 0.0})["rounds"] += 1
             dealers.setdefault(r.dealer or "unknown", {"rounds": 0, "seconds": 0.0})["seconds"] += mine
+            self.round_seconds[r.round] = mine
             if round_times and r_end >= start and r.opened <= end:
                 rounds_json.append(r.to_json())
             previous_end = r.end if r.end is not None else None
@@ -338,10 +446,15 @@ def _head(kind: str, text: str) -> dict[str, Any] | None:
     if not text.startswith(key):
         return {} if kind == "round-open" and '"by":' not in text else None
     try:
-        value, _ = _DECODER.raw_decode(text, len(key))
+        value, at = _DECODER.raw_decode(text, len(key))
+        if kind == "button":
+            return {"button": value}
+        head = {"by": value}
+        if text.startswith(',"dealer":', at):  # the dealer signed in (dealers.py): next in key order
+            head["dealer"], _ = _DECODER.raw_decode(text, at + 10)
     except ValueError:
         return None
-    return {"by" if kind == "round-open" else "button": value}
+    return head
 
 
 def _bucket(length: float) -> float:

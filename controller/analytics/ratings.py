@@ -22,7 +22,7 @@ the chip's hundredth. Jokers 22 adds the house's take, the time collection the p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -50,6 +50,9 @@ def theoretical(wagered: Wagered, edges: Mapping[str, Edges]) -> Fraction:
     sums: dict[str, int] = {}
     for (digest, bet), amount in wagered.items():
         sums[digest] = sums.get(digest, 0) + amount * edges[digest].scaled[0].get(bet, 0)
+    if len(sums) == 1:  # one rule set (the usual): one fraction, no sum of them
+        ((d, n),) = sums.items()
+        return Fraction(n, edges[d].scaled[1])
     return sum((Fraction(n, edges[d].scaled[1]) for d, n in sums.items()), Fraction(0))
 
 
@@ -86,6 +89,7 @@ class Session:
     missed: int = 0
     closed: float | None = None
     dealers: set[str] = field(default_factory=set)
+    by_supervisor: bool = False  # opened by the supervisor with a player id (the rating slip)
 
     def add(self, play: Play, end: float, dealer: str | None) -> None:
         self.rounds += 1
@@ -113,7 +117,7 @@ class Session:
             "time_s": round(self.last - self.opened, 3),
             "rounds": self.rounds,
             "handle": handle,
-            "average_wager": {k: round(v / self.rounds, 2) for k, v in handle.items()},
+            "average_wager": {k: round(v / self.rounds, 2) for k, v in handle.items()} if self.rounds else {},
             "side_bet_mix_percent": round(100 * side / total, 2) if total else 0.0,
             "player_net": self.net,
             "actual_win": 0 if game == "baseball-poker" else -self.net,
@@ -121,6 +125,7 @@ class Session:
             "theoretical_win_exact": str(theo),
             "house_take": self.house_take,
             "dealers": sorted(self.dealers),
+            "opened_by": "supervisor" if self.by_supervisor else "wagers",
         }
 
 
@@ -164,7 +169,15 @@ class Money:
 class Ratings:
     """Rating sessions of one table, fed its settled rounds in order."""
 
-    def __init__(self, edges: Callable[[str, Mapping[str, Any]], Edges], close_after: int = CLOSE_AFTER) -> None:
+    def __init__(
+        self,
+        edges: Callable[[str, Mapping[str, Any]], Edges],
+        close_after: int = CLOSE_AFTER,
+        *,
+        marks: Sequence[tuple[int, float, str, int, str | None]] = (),
+    ) -> None:
+        """`marks`: the supervisor's `rating-open` and `rating-close` entries, in journal order
+        (seq, time, kind, place, player), applied between the rounds they came between."""
         if close_after < 1:
             raise ValueError(f"close_after {close_after}: a session closes after 1 or more rounds without wagers")
         self.edges = edges
@@ -175,9 +188,31 @@ class Ratings:
         self.notes: dict[str, str] = {}
         self.known: dict[str, Edges] = {}  # digest -> the edges of the rules of that digest
         self._of_rules: dict[str, Edges] = {}  # the round files' rules (as JSON) -> their edges
-        # The money of every round added, for the table and for each dealer (the shift report).
-        self.totals = Money()
+        # The money of every round added, for each dealer (the shift report); the table's is theirs summed.
         self.by_dealer: dict[str, Money] = {}
+        self._marks = list(marks)
+        self._next_mark = 0
+        self.named: dict[int, str] = {}  # place -> the player id the supervisor opened it for
+
+    def marks_until(self, seq: float, *, by_time: bool = True) -> None:
+        """Apply the supervisor's marks up to `seq` (by time with `by_time`: up to that time)."""
+        while self._next_mark < len(self._marks):
+            mseq, t, kind, place, player = self._marks[self._next_mark]
+            if (t if by_time else mseq) > seq:
+                return
+            self._next_mark += 1
+            # Opening for a player closes the place's unnamed session (the seat's, so far) and the
+            # player's own; closing closes the player's (a player given) or every one at the place.
+            ends = [k for k in self.open if k[0] == place and (player is None or k[1] in (None, player))]
+            if kind == "rating-open" and player:
+                ends = [(place, None), (place, player)]
+            for key in ends:
+                self.close(*key, at=t)
+            if player is None or self.named.get(place) == player or kind == "rating-open":
+                self.named.pop(place, None)
+            if kind == "rating-open" and player:
+                self.named[place] = player
+                self.open[(place, player)] = Session(place, player, t, t, by_supervisor=True)
 
     def add(self, times: RoundPace, record: Mapping[str, Any]) -> None:
         """A round of the table (a void or unsettled one changes nothing)."""
@@ -193,18 +228,20 @@ class Ratings:
             self.known[edges.digest] = edges
             self.notes[edges.digest] = edges.note
         end = times.end if times.end is not None else times.opened
+        self.marks_until(times.open_seq, by_time=False)
         try:
-            plays = {p.key: p for p in plays_of(game, record, rules, edges)}
+            plays = {self._key(p.key): p for p in plays_of(game, record, rules, edges)}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(
                 f"round {times.round}: its record in the round index cannot be rated (missing or bad {exc}); "
                 "run `tablectl journal rebuild` to index the rounds again from the entries"
             ) from None
-        dealer = times.dealer or "unknown"
-        for money in (self.totals, self.by_dealer.setdefault(dealer, Money())):
-            money.rounds += 1
-            for play in plays.values():
-                money.add(play, game)
+        money = self.by_dealer.get(times.dealer or "unknown")
+        if money is None:
+            money = self.by_dealer[times.dealer or "unknown"] = Money()
+        money.rounds += 1
+        for play in plays.values():
+            money.add(play, game)
         for key, play in plays.items():
             session = self.open.get(key)
             if session is None:
@@ -216,6 +253,15 @@ class Ratings:
             if session.missed >= self.close_after:
                 session.closed = session.last
                 self.closed.append(self.open.pop(key))
+                if key[1] is not None and self.named.get(key[0]) == key[1]:
+                    del self.named[key[0]]
+
+    def _key(self, key: tuple[int, str | None]) -> tuple[int, str | None]:
+        """A place's play goes to the session the supervisor opened there for a player id (a play
+        with no name of its own: a seat; at Jokers 22 the wager's name is the player's)."""
+        if key[1] is None and key[0] in self.named:
+            return key[0], self.named[key[0]]
+        return key
 
     def close(self, place: int, player: str | None, at: float) -> bool:
         """A supervisor closes a session (False: no such session is open)."""
@@ -229,6 +275,19 @@ class Ratings:
     def sessions(self) -> list[dict[str, Any]]:
         every = sorted([*self.closed, *self.open.values()], key=lambda s: (s.opened, s.place, s.player or ""))
         return [s.to_json(self.game, self.known) for s in every]
+
+    @property
+    def totals(self) -> Money:
+        """The money of every round added: each dealer's summed."""
+        out = Money()
+        for m in self.by_dealer.values():
+            out.rounds += m.rounds
+            out.paid += m.paid
+            out.player_net += m.player_net
+            out.actual_win += m.actual_win
+            out.house_take += m.house_take
+            add_to(out.wagered, m.wagered)
+        return out
 
     def money(self, dealer: str | None = None) -> dict[str, Any]:
         """The money of the table's rounds (or of `dealer`'s)."""

@@ -17,17 +17,20 @@ import csv
 import html
 import io
 import json
-from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from controller.analytics.pace import PaceReader, iso
+from controller.analytics.pace import iso
 from controller.analytics.ratings import CLOSE_AFTER
-from controller.journal.log import Journal
+
+if TYPE_CHECKING:
+    from controller.analytics.source import JournalReader
 
 #: Rating sessions the HTML page lists (the highest theoretical win first), so a day fits one A4 page.
 HTML_SESSIONS = 12
+#: Downs the HTML page lists (a day's, at a down an hour or so).
+HTML_DOWNS = 14
 
 
 def parse_time(text: str, flag: str) -> float:
@@ -44,7 +47,7 @@ def parse_time(text: str, flag: str) -> float:
 
 
 def build(
-    journal: Journal,
+    journal: JournalReader,
     start: float,
     end: float,
     *,
@@ -53,24 +56,16 @@ def build(
     cache_dir: Path | None,
     close_after: int = CLOSE_AFTER,
 ) -> dict[str, Any]:
-    """The report of [start, end] from `journal` (a table's, read-only)."""
-    from controller.analytics.source import ratings_window
+    """The report of [start, end] from `journal` (a table's, read-only, or its entries in the
+    floor store: store_source.py)."""
+    from controller.analytics.source import dealer_figures, ratings_window
 
     reader, ratings = ratings_window(journal, start, end, cache_dir=cache_dir, close_after=close_after)
     pace = reader.pace(start, end, round_times=False)
-    voids, faults = _per_dealer_stops(reader, start, end)
+    who = dealer_figures(reader, ratings, start, end)
     dealers = {}
-    for name in sorted({*pace["dealers"], *ratings.by_dealer, *voids, *faults}):
-        p = pace["dealers"].get(name, {"rounds": 0, "seconds": 0.0, "rounds_per_hour": None})
-        money = ratings.money(name) if name in ratings.by_dealer else None
-        dealers[name] = {
-            "rounds": p["rounds"],
-            "dealer_s": p["seconds"],
-            "rounds_per_hour": p["rounds_per_hour"],
-            "money": money,
-            "voids": voids.get(name, 0),
-            "faults": dict(sorted(faults.get(name, Counter()).items())),
-        }
+    for name, d in who["dealers"].items():
+        dealers[name] = {"name": who["names"].get(name, ""), **d}
     return {
         "table": table,
         "game": game,
@@ -80,23 +75,9 @@ def build(
         "money": ratings.money(),
         "edges": sorted(set(ratings.notes.values())),
         "dealers": dealers,
+        "downs": who["downs"],
         "sessions": ratings.sessions(),
     }
-
-
-def _per_dealer_stops(reader: PaceReader, start: float, end: float) -> tuple[Counter[str], dict[str, Counter[str]]]:
-    """Voids and faults (by kind) of each dealer's rounds in the window."""
-    voids: Counter[str] = Counter()
-    faults: dict[str, Counter[str]] = {}
-    for r in reader.rounds.values():
-        if r.voided is not None and start <= r.voided <= end:
-            voids[r.dealer or "unknown"] += 1
-    for f in reader.faults:
-        if start <= f.start <= end:
-            during = reader.rounds.get(f.round) if f.round is not None else None
-            name = (during.dealer or "unknown") if during is not None else "between rounds"
-            faults.setdefault(name, Counter())[f.code] += 1
-    return voids, faults
 
 
 # -- the forms ------------------------------------------------------------------------------------
@@ -132,7 +113,16 @@ def as_text(report: dict[str, Any]) -> str:
         lines.append(
             f"  {name}: rounds {d['rounds']}, rounds an hour {_num(d['rounds_per_hour'])}, handle "
             f"{money.get('handle_total', 0)}, win {money.get('actual_win', 0)}, theoretical "
-            f"{money.get('theoretical_win', 0):.2f}, voids {d['voids']}, faults {sum(d['faults'].values())}"
+            f"{money.get('theoretical_win', 0):.2f}, voids {d['voids']}, dead cards {d['dead_cards']}, payout "
+            f"corrections {d['payout_corrections']}, faults {sum(d['faults'].values())} (cleared {d['faults_cleared']})"
+        )
+    lines.append(f"Downs: {len(report['downs'])}")
+    for w in report["downs"]:
+        lines.append(
+            f"  {w['dealer']}{' (' + w['name'] + ')' if w['name'] else ''} {w['from']} to {w['to'] or 'now'}: rounds "
+            f"{w['rounds']}, rounds an hour {_num(w['rounds_per_hour'])}, voids {w['voids']}, dead cards "
+            f"{w['dead_cards']}, payout corrections {w['payout_corrections']}, faults {sum(w['faults'].values())} "
+            f"(cleared {w['faults_cleared']})"
         )
     lines.append(f"Rating sessions: {len(report['sessions'])}")
     for s in report["sessions"]:
@@ -169,12 +159,20 @@ def as_csv(report: dict[str, Any]) -> str:
         w.writerow([kind, n])
     w.writerow(["# dealers"])
     w.writerow(["dealer", "rounds", "rounds_per_hour", "dealer_s", "handle_total", "actual_win", "theoretical_win",
-                "voids", "faults"])  # fmt: skip
+                "voids", "faults", "dead_cards", "payout_corrections", "faults_cleared", "name"])  # fmt: skip
     for name, d in report["dealers"].items():
         money = d["money"] or {}
         w.writerow([name, d["rounds"], d["rounds_per_hour"], d["dealer_s"], money.get("handle_total", 0),
                     money.get("actual_win", 0), money.get("theoretical_win", 0), d["voids"],
-                    sum(d["faults"].values())])  # fmt: skip
+                    sum(d["faults"].values()), d["dead_cards"], d["payout_corrections"], d["faults_cleared"],
+                    d["name"]])  # fmt: skip
+    w.writerow(["# downs"])
+    w.writerow(["dealer", "from", "to", "rounds", "rounds_per_hour", "dealer_s", "voids", "dead_cards",
+                "payout_corrections", "faults", "faults_cleared"])  # fmt: skip
+    for d in report["downs"]:
+        w.writerow([d["dealer"], d["from"], d["to"] or "", d["rounds"], d["rounds_per_hour"], d["dealer_s"],
+                    d["voids"], d["dead_cards"], d["payout_corrections"], sum(d["faults"].values()),
+                    d["faults_cleared"]])  # fmt: skip
     from controller.analytics.export import sessions_csv
 
     out.write("# rating sessions\n")
@@ -248,11 +246,22 @@ def as_html(report: dict[str, Any]) -> str:
     handle = table(["bet", "handle"], [[k, v] for k, v in m["handle"].items()])
     faults = table(["fault", "count"], [[k, v] for k, v in p["faults"]["by_kind"].items()] or [["none", 0]])
     dealers = table(
-        ["dealer", "rounds", "rounds/h", "handle", "win", "theo", "voids", "faults"],
+        ["dealer", "rounds", "rounds/h", "handle", "win", "theo", "voids", "dead", "corr.", "faults", "cleared"],
         [[name, d["rounds"], _num(d["rounds_per_hour"]), (d["money"] or {}).get("handle_total", 0),
           (d["money"] or {}).get("actual_win", 0), f"{(d['money'] or {}).get('theoretical_win', 0):.2f}", d["voids"],
-          sum(d["faults"].values())] for name, d in report["dealers"].items()],
+          d["dead_cards"], d["payout_corrections"], sum(d["faults"].values()), d["faults_cleared"]]
+         for name, d in report["dealers"].items()],
     )  # fmt: skip
+    downs = table(
+        ["down", "from", "to", "rounds", "rounds/h", "voids", "dead", "corr.", "faults", "cleared"],
+        [[w["dealer"], w["from"][11:16], (w["to"] or "")[11:16], w["rounds"], _num(w["rounds_per_hour"]), w["voids"],
+          w["dead_cards"], w["payout_corrections"], sum(w["faults"].values()), w["faults_cleared"]]
+         for w in report["downs"][:HTML_DOWNS]],
+    )  # fmt: skip
+    if len(report["downs"]) > HTML_DOWNS:
+        downs += (
+            f"<p class=note>and {len(report['downs']) - HTML_DOWNS} more downs (--csv or --json lists every one)</p>"
+        )
     shown = sorted(report["sessions"], key=lambda s: -s["theoretical_win"])[:HTML_SESSIONS]
     sessions = table(
         ["place", "player", "opened", "status", "rounds", "time", "handle", "side %", "net", "theo"],
@@ -281,6 +290,7 @@ th:first-child, td:first-child {{ text-align: left; }} .note {{ font-size: 7.5pt
 {chart_svg(p["chart"])}
 <div class=cols><div><h2>Phases</h2>{phases}</div><div><h2>Handle by bet type</h2>{handle}</div><div><h2>Faults by kind</h2>{faults}</div></div>
 <h2>Dealers</h2>{dealers}
+<h2>Downs ({len(report["downs"])}: a dealer's sign-in to the next)</h2>{downs}
 <h2>Rating sessions ({len(report["sessions"])}; the highest theoretical win first)</h2>{sessions}
 {notes}
 </body></html>

@@ -3,21 +3,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from controller.analytics.edges import edges_for
 from controller.analytics.pace import PaceReader, iso
 from controller.analytics.ratings import CLOSE_AFTER, Ratings
-from controller.journal.log import Journal
+
+
+class JournalReader(Protocol):
+    """What the analytics read of a journal: a table's (controller/journal.py, read-only) or its
+    entries in the floor store (store_source.py)."""
+
+    path: Path
+
+    @property
+    def last_seq(self) -> int: ...
+
+    def first_seq(self) -> int: ...
+
+    def at_of(self, seq: int) -> str | None: ...
+
+    def rows(self, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, str, int | None, str, str]]: ...
+
+    def round_ends(self, after_seq: int = 0, upto_seq: int | None = None) -> dict[int, int]: ...
+
+    def indexed_records(
+        self, after_seq: int = 0, upto_seq: int | None = None
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]: ...
+
 
 #: Entries this long before a window are read too: a round opened (or a fault raised) before the
 #: window and ended in it is timed from its start.
 MARGIN_S = 6 * 3600.0
 
 
-def seq_at(journal: Journal, t: float) -> int:
+def seq_at(journal: JournalReader, t: float) -> int:
     """The last entry written at or before time `t` (seconds), or the one before the first."""
     lo, hi = journal.first_seq(), journal.last_seq
     when = iso(t)
@@ -32,7 +54,7 @@ def seq_at(journal: Journal, t: float) -> int:
 
 
 def read_window(
-    journal: Journal, start: float, end: float, *, recent_ends: Mapping[int, int] | None = None
+    journal: JournalReader, start: float, end: float, *, recent_ends: Mapping[int, int] | None = None
 ) -> PaceReader:
     """A reader fed the entries of [start - MARGIN_S, end]; `recent_ends`: the rounds a live table
     ended since its last snapshot (not in the round index yet), round -> the seq that ended it."""
@@ -40,14 +62,14 @@ def read_window(
     upto = seq_at(journal, end)
     ends = journal.round_ends(after, upto)
     ends.update(recent_ends or {})
-    reader = PaceReader(ends.get)
+    reader = PaceReader(ends.get, at_of=journal.at_of)
     for row in journal.rows(after, upto):
         reader.feed_row(*row)
     return reader
 
 
 def ratings_window(
-    journal: Journal,
+    journal: JournalReader,
     start: float,
     end: float,
     *,
@@ -61,12 +83,17 @@ def ratings_window(
     records from the round index, and `recent_records` for those a live table has not indexed)."""
     if reader is None:
         reader = read_window(journal, start, end, recent_ends=recent_ends)
-    ratings = Ratings(lambda game, rules: edges_for(game, rules, cache_dir), close_after)
+    ratings = Ratings(lambda game, rules: edges_for(game, rules, cache_dir), close_after, marks=reader.rating_marks)
     recent = dict(recent_records or {})
 
     def add(number: int, record: Mapping[str, Any]) -> None:
         times = reader.rounds.get(number)
-        if times is not None and times.settled is not None and start <= times.settled <= end:
+        if times is None:
+            return
+        cards = record.get("cards")
+        if isinstance(cards, list):
+            times.dealt = len(cards)  # the dead cards are those read beyond these
+        if times.settled is not None and start <= times.settled <= end:
             ratings.add(times, record)
 
     # Streamed in round order (the index gives them so), one record at a time: memory does not
@@ -75,4 +102,16 @@ def ratings_window(
         add(number, recent.pop(number, indexed))
     for number in sorted(recent):
         add(number, recent[number])
+    ratings.marks_until(end)
     return reader, ratings
+
+
+def dealer_figures(reader: PaceReader, ratings: Ratings, start: float, end: float) -> dict[str, Any]:
+    """Each dealer's figures (with the money of their rounds) and each down's, over [start, end]
+    (`reader.pace(start, end)` worked out first)."""
+    from controller.analytics.dealers import figures
+
+    dealers, downs = figures(reader, start, end)
+    for name, d in dealers.items():
+        d["money"] = ratings.money(name) if name in ratings.by_dealer else None
+    return {"dealers": dealers, "downs": downs, "names": dict(reader.dealer_names)}

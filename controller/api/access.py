@@ -43,6 +43,8 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "GET /api/config": OVERSIGHT,
     "GET /api/pace": OVERSIGHT,
     "GET /api/ratings": OVERSIGHT,
+    "GET /api/dealers": EVERYONE,  # the dealer list and who is signed in (the dealer screen's sign-in)
+    "GET /api/dealers/figures": OVERSIGHT,
     "GET /metrics": OVERSIGHT,  # a fleet's scraper reads with the surveillance token
     "POST /api/verify": OVERSIGHT,  # software authentication on demand: journaled, changes no play
     "GET /api/sim/pins": EVERYONE,
@@ -55,6 +57,8 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "POST /api/shoe/reshuffle": PLAY,
     "POST /api/sim/shoe": PLAY,
     "POST /api/sim/draw": PLAY,
+    "POST /api/dealers/sign-in": PLAY,
+    "POST /api/dealers/sign-out": PLAY,
     "POST /api/sim/scene": PLAY,
     # the supervisor's
     "POST /api/rounds/current/void": SUPERVISOR,
@@ -63,6 +67,8 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "POST /api/camera/recalibrate": SUPERVISOR,
     "POST /api/config/accept": SUPERVISOR,  # the configuration file as it is now, for the software check
     "POST /api/sim/fault": SUPERVISOR,
+    "POST /api/dealers": SUPERVISOR,
+    "POST /api/ratings/sessions": SUPERVISOR,
 }
 
 

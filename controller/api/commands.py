@@ -96,7 +96,26 @@ class Commands:
             raise TableError("this table was started without software authentication", kind="not-found")
         return self._accept_config(table, by, reason)
 
+    def dealer_list(self, table: Table, dealers: Any, by: str, reason: str) -> dict[str, Any]:
+        entry = table.dealer_list(dealers, by=by, reason=reason)
+        return {"journal_seq": entry.seq, **table.roster.to_json()}
+
+    def dealer_sign_in(self, table: Table, dealer: str, by: str) -> dict[str, Any]:
+        entry = table.dealer_sign_in(dealer, by=by)
+        return {"journal_seq": entry.seq, **table.roster.to_json()}
+
+    def dealer_sign_out(self, table: Table, by: str) -> dict[str, Any]:
+        entry = table.dealer_sign_out(by=by)
+        return {"journal_seq": entry.seq, **table.roster.to_json()}
+
+    def rating_session(self, table: Table, action: str, place: int, player: str | None, by: str) -> Entry:
+        return table.rating_session(action, place, player, by=by)
+
     # -- reads ----------------------------------------------------------------------------------
+
+    def dealers(self, table: Table) -> dict[str, Any]:
+        """The dealer list and who is signed in."""
+        return table.roster.to_json()
 
     def recalled(
         self, table: Table, numbers: list[int] | None, last: int, everything: bool, *, check: bool = False

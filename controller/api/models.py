@@ -67,3 +67,34 @@ class AcceptConfigBody(Body):
 
     reason: Text
     name: Name | None = None
+
+
+class DealerEntry(Body):
+    """A dealer on the supervisor's list: their id (their own short code) and name."""
+
+    id: Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,15}$")]
+    name: Annotated[str, StringConstraints(strip_whitespace=True, max_length=80)] = ""
+
+
+class DealerListBody(Body):
+    """The supervisor's dealer list, whole, as it stands from now on."""
+
+    dealers: list[DealerEntry] = Field(max_length=500)
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] = ""
+    name: Name | None = None
+
+
+class DealerSignInBody(Body):
+    """A dealer signs in at the start of a down with their id."""
+
+    dealer: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=16)]
+
+
+class RatingSessionBody(Body):
+    """The supervisor opens (with the player id typed or scanned from the rating slip) or closes a
+    place's rating session."""
+
+    action: Literal["open", "close"]
+    place: StrictInt = Field(ge=1, le=16)
+    player: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)] | None = None
+    name: Name | None = None

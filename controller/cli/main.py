@@ -96,6 +96,12 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     report.add_argument("--sim", action="store_true", help="the journal of a simulated table")
     report.add_argument("--state-dir", type=Path, metavar="DIR", help="where the journal lives (config state.dir)")
     report.add_argument("--game", metavar="NAME", help="with --sim: the simulated table of this game")
+    report.add_argument(
+        "--store",
+        metavar="URL",
+        help="read the table's entries from the floor store (sqlite:///FILE or postgresql://...)",
+    )
+    report.add_argument("--site", metavar="S", help="with --store: the table's site (when its id is at several)")
     report.set_defaults(handler=_report)
 
     software = sub.add_parser("software", help="record an install, upgrade or removal of tablectl in the journal")
@@ -562,9 +568,16 @@ def _journal_writer(command: str, state_dir: Path) -> Iterator[None]:
 
 
 def _report(args: argparse.Namespace) -> int:
+    import gc
+
     from controller.analytics import report
     from controller.app.config import ConfigError, load
     from controller.journal.log import Journal, JournalCorrupt, JournalError
+
+    # A report builds hundreds of thousands of small objects it keeps to the end, and makes no
+    # cycles worth collecting: the cyclic collector would walk them all again and again (a fifth
+    # of a 90-day report's time). This process ends when the report is printed.
+    gc.disable()
 
     try:
         start, end = report.parse_time(args.start, "--from"), report.parse_time(args.end, "--to")
@@ -578,17 +591,22 @@ def _report(args: argparse.Namespace) -> int:
         if args.sim:
             _sim_game(args)
         config = _with_game(args, load(args.config, simulated=args.sim))
-        if args.table is not None and args.table != config.table_id:
-            _refuse(f"--table {args.table}: this journal is table {config.table_id}'s ({config.source})")
-        state_dir = _state_dir(args, config)
-        journal = Journal(state_dir / "journal.sqlite3", readonly=True)
-        try:
-            doc = report.build(
-                journal, start, end, table=config.table_id, game=config.game, cache_dir=state_dir,
-                close_after=args.close_after,
-            )  # fmt: skip
-        finally:
-            journal.close()
+        if args.store is not None:
+            doc = _report_from_store(args, config, start, end)
+        else:
+            if args.site is not None:
+                _refuse("--site names a table's site in the floor store: it goes with --store")
+            if args.table is not None and args.table != config.table_id:
+                _refuse(f"--table {args.table}: this journal is table {config.table_id}'s ({config.source})")
+            state_dir = _state_dir(args, config)
+            journal = Journal(state_dir / "journal.sqlite3", readonly=True)
+            try:
+                doc = report.build(
+                    journal, start, end, table=config.table_id, game=config.game, cache_dir=state_dir,
+                    close_after=args.close_after,
+                )  # fmt: skip
+            finally:
+                journal.close()
     except JournalCorrupt as exc:
         _damaged(exc)
     except (ConfigError, JournalError, ValueError) as exc:
@@ -598,6 +616,31 @@ def _report(args: argparse.Namespace) -> int:
     )
     print(form(doc))
     return 0
+
+
+def _report_from_store(args: argparse.Namespace, config: Any, start: float, end: float) -> dict[str, Any]:
+    """The report of table `--table` (else the configuration's) from its entries in the floor
+    store, played under the configuration's game and rules (the table's own)."""
+    from controller.analytics import report
+    from controller.analytics.store_source import StoredJournal
+    from controller.floor.store import FloorStoreError, open_store, redact
+    from controller.table.state import TableSetup
+
+    table = args.table or config.table_id
+    state_dir = _state_dir(args, config)
+    try:
+        store = open_store(args.store)
+    except FloorStoreError as exc:
+        _refuse(str(exc))
+    try:
+        setup = TableSetup.of(config.game, config.rules, config.seats)
+        journal = StoredJournal.load(store, args.site, table, setup, name=redact(args.store), until=end)
+    finally:
+        store.close()
+    return report.build(
+        journal, start, end, table=table, game=config.game, cache_dir=state_dir if state_dir.is_dir() else None,
+        close_after=args.close_after,
+    )  # fmt: skip
 
 
 def _analyze(args: argparse.Namespace) -> int:

@@ -17,6 +17,11 @@ AUDIT_KINDS = (
     "software-check",
     "software-install",
     "config-accepted",
+    "dealer-list",
+    "dealer-in",
+    "dealer-out",
+    "rating-open",
+    "rating-close",
 )
 
 
@@ -50,6 +55,15 @@ def audit(journal: Journal, count: int) -> list[dict[str, JSON]]:
             what = f"accepted the configuration {b.get('file')} (sha256 {b.get('sha256')})"
         elif entry.kind == "software-install":
             what = f"{b.get('action')} tablectl {b.get('version')} (manifest sha256 {b.get('manifest_sha256')})"
+        elif entry.kind == "dealer-list":
+            what = f"set the dealer list: {', '.join(d['id'] for d in b.get('dealers', [])) or 'nobody'}"
+        elif entry.kind in ("dealer-in", "dealer-out"):
+            what = f"dealer {b.get('dealer')} signed {'in' if entry.kind == 'dealer-in' else 'out'}"
+        elif entry.kind == "rating-open":
+            what = f"opened a rating session at place {b.get('place')} for player {b.get('player')}"
+        elif entry.kind == "rating-close":
+            player = f" for player {b['player']}" if b.get("player") else ""
+            what = f"closed the rating session at place {b.get('place')}{player}"
         else:  # login
             who = f"{b.get('role', 'someone')} at {b.get('client')}"
             if b.get("locked_out"):

@@ -34,6 +34,7 @@ from controller.table.camera import SceneWatch
 from controller.table.errors import TableError, TableUnavailable
 from controller.table.faults import FAULTS, JOURNAL_FAULT_ID, Fault
 from controller.table.meters import Meters
+from controller.table.roster import Roster, parse_list
 from controller.table.state import TableSetup, TableState
 from controller.table.view import prompt, shoe_empty
 
@@ -87,6 +88,9 @@ class Table:
         self.device_watchers: list[Callable[[Table], None]] = []
         self.journal_fault: Fault | None = None  # the journal cannot be written (never journaled itself)
         self._refused = 0  # inputs refused while it lasts
+        # The dealer list and who is signed in: read from the journal once, at start (a scan of the
+        # entries' kinds, not to be paid on the loop at the first round), then followed.
+        self._roster: Roster | None = Roster.read(journal) if replay else None
         if replay:
             self.now = snapshots.restore(journal, self.setup, applied=self._remember)
             self.redrive()
@@ -221,10 +225,83 @@ class Table:
             raise TableError.of_rule(exc) from None
         number = (self.round_no or 0) + 1
         entry: dict[str, JSON] = {"event": to_json(event), "by": by}
+        if self.roster.on is not None:
+            entry["dealer"] = self.roster.on  # who dealt it (controller/analytics/dealers.py)
         if via is not None:
             entry |= {"via": via, "scene_seq": self.camera.seq}
         self._commit("round-open", entry, number)
         return number
+
+    # -- dealers and rating sessions (controller/analytics/: journaled here, read there) ----------
+
+    @property
+    def roster(self) -> Roster:
+        """The dealer list the supervisor keeps and who is signed in, as the journal says."""
+        if self._roster is None:
+            self._roster = Roster.read(self.journal)
+        return self._roster
+
+    def _roster_entry(self, kind: str, body: dict[str, JSON]) -> Entry:
+        entry = self._commit(kind, body, self.round_no)
+        self.roster.follow(kind, body, entry.at)
+        return entry
+
+    def dealer_list(self, dealers: Any, by: str, reason: str = "") -> Entry:
+        """The supervisor's dealer list, whole (each dealer's id, their own short code, and name)."""
+        try:
+            listed = parse_list(dealers)
+        except ValueError as exc:
+            raise TableError(str(exc), field="dealers") from None
+        on = self.roster.on
+        if on is not None and on not in {d["id"] for d in listed}:
+            raise TableError(
+                f"dealer {on} is signed in: keep them on the list until they sign out (or the next dealer signs in)",
+                kind="conflict",
+                field="dealers",
+            )
+        body: dict[str, JSON] = {"dealers": [dict(d) for d in listed], "by": by, "reason": reason}
+        return self._roster_entry("dealer-list", body)
+
+    def dealer_sign_in(self, code: str, by: str) -> Entry:
+        """A dealer signs in at the start of a down with their id (one on the supervisor's list):
+        every round opened from now on records them as its dealer."""
+        if not self.roster.dealers:
+            raise TableError(
+                "this table has no dealer list yet: a supervisor adds the dealers on the supervisor screen",
+                kind="conflict",
+            )
+        found = self.roster.find(code)
+        if found is None:
+            raise TableError(
+                f"dealer id {code.strip()!r} is not on this table's dealer list: check the code, or ask the supervisor",
+                field="dealer",
+            )
+        if self.awaiting.kind != "round":
+            raise TableError(f"sign in between rounds: round {self.round_no} is still being dealt", kind="conflict")
+        return self._roster_entry("dealer-in", {"dealer": found, "by": by})
+
+    def dealer_sign_out(self, by: str) -> Entry:
+        """The signed-in dealer's down ends."""
+        on = self.roster.on
+        if on is None:
+            raise TableError("no dealer is signed in", kind="conflict")
+        if self.awaiting.kind != "round":
+            raise TableError(f"sign out between rounds: round {self.round_no} is still being dealt", kind="conflict")
+        return self._roster_entry("dealer-out", {"dealer": on, "by": by})
+
+    def rating_session(self, action: str, place: int, player: str | None, by: str) -> Entry:
+        """The supervisor opens (with a player id, typed or scanned from the rating slip) or
+        closes the rating session of a place (a seat; a spot at Jokers 22)."""
+        if not 1 <= place <= self.seats:
+            raise TableError(f"place {place}: this table's places are 1 to {self.seats}", field="place")
+        if action == "open":
+            if not player or not player.strip() or len(player.strip()) > 64 or not player.strip().isprintable():
+                raise TableError("a player id (typed or scanned: 1 to 64 printable characters)", field="player")
+            return self._commit("rating-open", {"place": place, "player": player.strip(), "by": by}, self.round_no)
+        body: dict[str, JSON] = {"place": place, "by": by}
+        if player and player.strip():
+            body["player"] = player.strip()  # that player's session only (Jokers 22: one of a spot's)
+        return self._commit("rating-close", body, self.round_no)
 
     def opening_refused(self, body: Mapping[str, Any]) -> str | None:
         """Why `body` would not open a round now (the engine's words), or None if it would."""

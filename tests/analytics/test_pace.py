@@ -19,6 +19,7 @@ from controller.analytics.pace import seconds
 from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
+from controller.engine.cards import parse_card
 from controller.journal.log import Journal
 from controller.table import Table
 from tests.analytics.timeline import Clock, Run, play
@@ -111,3 +112,31 @@ def test_a_window_that_is_not_one_is_refused_naming_it(played: tuple[TestClient,
         assert reply.status_code == 400 or reply.status_code == 422, reply.text
         assert "window" in reply.json()["error"]
     assert client.get("/api/pace", headers={"Authorization": f"Bearer {DEALER}"}).status_code == 403
+
+
+def test_a_card_the_table_held_is_stopped_time_not_the_dealers(tmp_path: Path) -> None:
+    """A joker read at Grand Slam (its shoe holds none) is held with no fault entry of its own:
+    from that card to the supervisor's replacement the table is stopped, not dealing."""
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    clock = Clock(time.time() - 3600)
+    with pytest.MonkeyPatch.context() as mp, clock.installed(mp):
+        table.open_round({"seats": [{"seat": 1, "wagers": {"first": 10}}]}, by="dealer")
+        clock.tick(4_000)
+        held = table.card(parse_card("JK"), {"via": "test"})
+        assert table.faults  # play is stopped on the held card
+        clock.tick(95_000)
+        table.clear_fault(held.seq, "replace", by="supervisor", reason="the 2 of clubs", card="2C")
+        for card in ("KD", "KH"):
+            if table.awaiting.kind == "round":
+                break
+            clock.tick(3_000)
+            table.card(parse_card(card), {"via": "test"})
+        assert table.awaiting.kind == "round"
+    rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR, SURVEILLANCE))
+    got = pace(TestClient(create_app(rt)), "2h")
+    assert got["faults"]["by_kind"] == {"held-card": 1}
+    assert close(got["faults"]["seconds"], 95.0)
+    # Dealing: from the opening to the settling card, less the 95 s the card was held.
+    t = got["round_times"][0]
+    assert close(got["phases"]["dealing"], seconds(t["settled"]) - seconds(t["opened"]) - 95.0)
+    assert close(got["dealer_s"], got["phases"]["dealing"])

@@ -11,12 +11,13 @@ import re
 import time
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from controller.analytics.facts import Facts
 from controller.api.deps import Caller, Rt
-from controller.api.errors import ApiError
-from controller.api.routes import table_call
+from controller.api.errors import ApiError, body_schema, validated
+from controller.api.models import DealerListBody, DealerSignInBody, RatingSessionBody
+from controller.api.routes import table_call, who
 
 router = APIRouter(prefix="/api")
 
@@ -77,6 +78,22 @@ def _ratings(facts: Facts, start: float, end: float, close_after: int) -> list[d
         journal.close()
 
 
+def _dealer_figures(facts: Facts, start: float, end: float) -> dict[str, Any]:
+    from controller.analytics.source import dealer_figures, ratings_window, read_window
+    from controller.journal.log import Journal
+
+    journal = Journal(facts.path, readonly=True)
+    try:
+        reader = read_window(journal, start, end, recent_ends=facts.ends)
+        reader.pace(start, end, round_times=False)
+        _, ratings = ratings_window(
+            journal, start, end, cache_dir=facts.path.parent, recent_records=facts.records, reader=reader
+        )
+        return dealer_figures(reader, ratings, start, end)
+    finally:
+        journal.close()
+
+
 @router.get("/pace")
 async def pace(rt: Rt, _: Caller, window: str = "8h") -> dict[str, Any]:
     """Rounds, rounds an hour (the dealer's time only: shuffles, faults and breaks apart), the
@@ -109,3 +126,61 @@ async def ratings(
 
         return Response(sessions_csv(sessions, table=rt.gate.table_id), media_type="text/csv")
     return {"game": rt.gate.game_name, "table": rt.gate.table_id, "window": window, "sessions": sessions}
+
+
+# -- dealers and the supervisor's rating sessions -----------------------------------------------
+
+
+@router.get("/dealers")
+async def dealers(rt: Rt, _: Caller) -> dict[str, Any]:
+    """The dealer list the supervisor keeps (ids and names) and the dealer signed in, if any."""
+    out: dict[str, Any] = await table_call(rt, "dealers")
+    return out
+
+
+@router.post("/dealers", openapi_extra=body_schema(DealerListBody))
+async def dealer_list(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    """The supervisor's dealer list, whole (journaled; the list as it stands from now on)."""
+    body = await validated(request, DealerListBody)
+    listed = [d.model_dump() for d in body.dealers]
+    out: dict[str, Any] = await table_call(rt, "dealer_list", listed, by=who(role, body), reason=body.reason)
+    return out
+
+
+@router.post("/dealers/sign-in", openapi_extra=body_schema(DealerSignInBody))
+async def dealer_sign_in(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    """A dealer signs in at the start of a down with their id (on the supervisor's list)."""
+    body = await validated(request, DealerSignInBody)
+    out: dict[str, Any] = await table_call(rt, "dealer_sign_in", body.dealer, by=role)
+    return out
+
+
+@router.post("/dealers/sign-out")
+async def dealer_sign_out(rt: Rt, role: Caller) -> dict[str, Any]:
+    """The signed-in dealer's down ends."""
+    out: dict[str, Any] = await table_call(rt, "dealer_sign_out", by=role)
+    return out
+
+
+@router.get("/dealers/figures")
+async def dealer_figures(rt: Rt, _: Caller, window: str = "8h") -> dict[str, Any]:
+    """Each dealer's and each down's figures over the last `window`: rounds, rounds an hour (the
+    dealer's time only), voids, dead cards, payout corrections, faults caused (by kind) and
+    cleared, and the money of their rounds."""
+    facts, start, end = await _window(rt, window)
+    try:
+        out = await asyncio.to_thread(_dealer_figures, facts, start, end)
+    except ValueError as exc:
+        raise ApiError("conflict", str(exc)) from None
+    return {"game": rt.gate.game_name, "table": rt.gate.table_id, "window": window, **out}
+
+
+@router.post("/ratings/sessions", status_code=201, openapi_extra=body_schema(RatingSessionBody))
+async def rating_session(request: Request, rt: Rt, role: Caller) -> dict[str, Any]:
+    """The supervisor opens a place's rating session for a player id (typed, or scanned from the
+    rating slip) or closes it (journaled: a session survives a restart)."""
+    body = await validated(request, RatingSessionBody)
+    if body.action == "open" and not body.player:
+        raise ApiError("invalid", "player: the player id (typed or scanned) opens a session", field="player")
+    entry = await table_call(rt, "rating_session", body.action, body.place, body.player, by=who(role, body))
+    return {"journal_seq": entry.seq, "action": body.action, "place": body.place, "player": body.player}

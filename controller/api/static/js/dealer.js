@@ -10,6 +10,7 @@
  */
 import { errorText, get, post } from "./api.js";
 import { cardElement, cardLabel, cardsInWords } from "./cards.js";
+import { dealerEntry, loadDealer, wireDealerSignIn } from "./dealer-signin.js";
 import { $, act, fitText, make, setColumns, setText } from "./dom.js";
 import { DrawingSlot, takeTableSeats } from "./felt.js";
 import { GAME_IDS, gameFor, titleOf } from "./games/registry.js";
@@ -55,6 +56,7 @@ const signIn = keepSignedIn({
         .catch((err) => setText($("prompt"), errorText(err)));
     }
     screen.feed.start(Math.max(0, (screen.current?.journal_seq ?? 0) - LOG_LINES));
+    void loadDealer();
   },
 });
 
@@ -243,6 +245,7 @@ function faultBlock(fault) {
 function onEntry(entry) {
   const game = screen.game ?? gameFor(null);
   partsFor(game).notes.take(entry);
+  dealerEntry(entry);
   const lines = logEntry($("event-log"), entry, LOG_LINES, game);
   if (entry.kind === "card" && entry.body?.card) screen.lastCardStory = { card: entry.body.card, words: lines[0] };
   if (screen.current) renderLastCard(screen.current.last_card);
@@ -287,6 +290,7 @@ function onKeyUp(ev) {
 
 function main() {
   $("confirm").addEventListener("click", confirm);
+  wireDealerSignIn();
   $("draw-card").addEventListener("click", () => act(post("/api/sim/draw", { count: 1 }), $("action-error")));
   $("new-shoe").addEventListener("click", () => act(post("/api/shoe/reshuffle", {}), $("action-error")));
   document.addEventListener("keydown", onKey);

@@ -9,7 +9,7 @@
  * a Recalibrate button (also on a "Camera moved" fault, which cannot be dismissed before the
  * camera is recalibrated).
  */
-import { loadAnalytics } from "./analytics.js";
+import { loadAnalytics, wireAnalytics } from "./analytics.js";
 import { errorText, get, post } from "./api.js";
 import { cardLabel, cardsInWords, parseCard } from "./cards.js";
 import { $, make, setColumns, setText, signed, wideCell } from "./dom.js";
@@ -700,7 +700,8 @@ function onEntry(entry) {
   refreshAudit();
   const settled = (entry.effects ?? []).some((e) => /\.round-settled$/.test(e.kind) || e.kind === "round-voided");
   // A confirm or a supervisor's override changes how the last round stands with its payouts.
-  if (entry.kind === "round-open" || entry.kind === "button" || entry.kind === "pay-override" || settled) {
+  const people = /^(dealer|rating)-/.test(entry.kind); // a sign-in, the dealer list, a rating slip
+  if (entry.kind === "round-open" || entry.kind === "button" || entry.kind === "pay-override" || settled || people) {
     refreshRecall();
     refreshMeters();
     refreshAnalytics();
@@ -756,6 +757,7 @@ function main() {
   $("devices-refresh").addEventListener("click", loadDevices);
   $("pace-refresh").addEventListener("click", loadAnalytics);
   $("pace-window").addEventListener("change", loadAnalytics);
+  wireAnalytics();
   $("recalibrate").addEventListener("click", pressRecalibrate);
   void signIn();
 }

@@ -89,6 +89,16 @@ function entryLines(entry, game) {
     case "login":
       if (body.ok === false) return [`Login refused (wrong token${body.client ? ` from ${body.client}` : ""})`];
       return [`${capital(String(body.role ?? body.who ?? body.by ?? "someone"))} logged in`];
+    case "dealer-in":
+      return [`Dealer ${body.dealer} signed in`];
+    case "dealer-out":
+      return [`Dealer ${body.dealer} signed out`];
+    case "dealer-list":
+      return [`Dealer list: ${(body.dealers ?? []).length} dealers (${body.by})`];
+    case "rating-open":
+      return [`Rating: place ${body.place} opened for player ${body.player} (${body.by})`];
+    case "rating-close":
+      return [`Rating: place ${body.place} closed${body.player ? ` for player ${body.player}` : ""} (${body.by})`];
     default:
       return [`${entry.kind}`];
   }
