@@ -1,11 +1,10 @@
-"""A game the screens have no module for (the fourth-game fixture, tests/games/high_card/, added
-with TABLECTL_GAMES) gets the generic screen: its own title and seats from the API, a plain notice
+"""A game the screens have no module for (the fourth-game fixture, the distribution
+tests/fixtures/high_card_game/ installed for the test) gets the generic screen: its own title and seats from the API, a plain notice
 that this screen cannot draw it or open its rounds, the API's prompt, the cards read this round,
 the payouts; never Grand Slam's bases, wager grid or words (issue 13)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,11 +13,10 @@ import pytest
 from playwright.sync_api import expect
 
 from controller.testing import DEALER, SUPERVISOR, Daemon
+from tests.installed import HIGH_CARD, install, on_path
 
 from .conftest import DOCS_SHOTS, Screens
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {"TABLECTL_GAMES": "high-card=high_card", "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "games"), str(ROOT)])}
 CONFIG = '[table]\nid = "BROWSER-HC"\ngame = "high-card"\n'
 # Shots for docs/screens/ (checked in there from here, as the other screens' shots are).
 DOCS = DOCS_SHOTS / "screens"
@@ -26,7 +24,8 @@ DOCS = DOCS_SHOTS / "screens"
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    yield from Daemon(tmp_path, CONFIG, env=ENV).serve()
+    site = install(HIGH_CARD, tmp_path / "site")
+    yield from Daemon(tmp_path, CONFIG, env=on_path(site)).serve()
 
 
 def test_a_game_without_a_screen_module_gets_an_honest_generic_screen(daemon: Daemon, screens: Screens) -> None:
