@@ -39,7 +39,8 @@ from controller.engine.base import (
     table_seats,
 )
 from controller.engine.cards import Card, CardError, Rank, ShoeComposition
-from controller.engine.hands import evaluate_three
+
+from .bonus import evaluate_three
 
 Base = Literal["first", "second", "third"]
 Position = Literal["first", "second", "third", "home", "out"]
