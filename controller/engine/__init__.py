@@ -22,7 +22,7 @@ from controller.engine.base import Game, RuleError
 
 #: The entry point group every game is registered in.
 GROUP = "tablectl.games"
-#: The distribution whose games are listed first (tablectl's own, in its pyproject.toml's order).
+#: The distribution whose games are listed first (tablectl's own; each part by name).
 OWN = "tablectl"
 
 
@@ -54,11 +54,12 @@ def _found(_path: tuple[str, ...]) -> dict[str, str]:
             own[point.name] = package
         else:
             others[point.name] = (where, package)
-    return {**own, **{name: package for name, (_, package) in sorted(others.items())}}
+    # By name: the installed metadata keeps no order (setuptools writes entry points sorted).
+    return {**dict(sorted(own.items())), **{name: package for name, (_, package) in sorted(others.items())}}
 
 
 def game_names() -> tuple[str, ...]:
-    """The ids of every game this tablectl runs (its own first, then the others by name)."""
+    """The ids of every game this tablectl runs: its own by name, then the others by name."""
     return tuple(_registry())
 
 

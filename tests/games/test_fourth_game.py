@@ -135,7 +135,7 @@ def test_an_unknown_game_is_refused_naming_the_games(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        "tablectl: refused: game: unknown game 'high-card'; the games are grand-slam, jokers-22, baseball-poker"
+        "tablectl: refused: game: unknown game 'high-card'; the games are baseball-poker, grand-slam, jokers-22"
     ), out.stderr
 
 
@@ -200,7 +200,7 @@ def test_a_game_without_an_analysis_is_refused_in_one_line_naming_it(tmp_path: P
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.strip().splitlines() == [
             "tablectl: refused: plain-card: Plain card has no analysis; "
-            "tablectl analyze runs for grand-slam, jokers-22, baseball-poker, high-card"
+            "tablectl analyze runs for baseball-poker, grand-slam, jokers-22, high-card"
         ]
 
 
