@@ -176,7 +176,10 @@ export class Decisions {
     this.schema = null;
     /** @type {any} */
     this.decision = null;
-    gameInfo().then((game) => (this.decision = game.decision)).catch(() => undefined);
+    /** Settles once the decision body's schema is known (or could not be had). */
+    this.ready = gameInfo()
+      .then((game) => (this.decision = game.decision))
+      .catch(() => undefined);
   }
 
   /** @param {any} state GET /api/state */
