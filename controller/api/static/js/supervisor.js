@@ -683,12 +683,9 @@ function setReadOnly(readOnly) {
 /** @param {import("./api.js").Role} role */
 async function goLive(role) {
   setReadOnly(role === "surveillance");
-  // The table's game's screen module (its drawing, its words) before anything of the table is drawn.
-  const loaded = await loadGame().catch((err) => {
-    setText($("prompt"), `The game's screen could not be loaded: ${errorText(err)}`);
-    return null;
-  });
-  if (!loaded) return;
+  // The table's game's screen module (its drawing, its words) before anything of the table is drawn;
+  // without it the generic screen draws, and the supervisor keeps every action.
+  await loadGame().catch((err) => setText($("prompt"), `The game's screen could not be loaded: ${errorText(err)}`));
   const state = await get("/api/state").catch(() => null);
   if (state) render(state);
   void Promise.all([loadRecall(), loadAudit(), loadMeters(), loadDevices(), loadConfig(), loadAnalytics()]);
