@@ -40,13 +40,13 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 # A signed release: the wheel, with the manifest of every file it installs signed by the release
-# key inside it (controller/release.py), and a copy of the manifest beside it in dist/. The key
+# key inside it (controller/security/release.py), and a copy of the manifest beside it in dist/. The key
 # is never in this repository: make release RELEASE_KEY=/secure/place/release.key
 release: $(STAMP)
 	@test -n "$(RELEASE_KEY)" || { echo "make release: give the release key: make release RELEASE_KEY=FILE (hardware/authentication.md)" >&2; exit 2; }
 	rm -rf build dist
 	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
-	$(BIN)/python -m controller.release --key "$(RELEASE_KEY)" dist/tablectl-*.whl
+	$(BIN)/python -m controller.security.release --key "$(RELEASE_KEY)" dist/tablectl-*.whl
 
 # The offline install bundles, dist/tablectl-<version>-linux-aarch64.tar.gz (a Pi) and
 # -linux-x86_64.tar.gz (a test bench): hardware/install.md. Downloads the pinned wheels

@@ -4,7 +4,7 @@
 (`python -X importtime`: its 15 slowest imports, and which heavy libraries it loads at all).
 
 The journal is the `journal` benchmark's 10k one, built the same way in a temporary directory
-(controller/synth.py's dealer through the real table code, seeded Grand Slam rounds, seven seats
+(controller/cli/synth.py's dealer through the real table code, seeded Grand Slam rounds, seven seats
 on three bases: 10,007 entries, 455 rounds). `recall` and `journal verify` read it as at a table,
 through a table.toml naming it (`--config`: the configuration is read and checked as on a Pi),
 and with no table.toml: `recall --sim --state-dir D` (as `make run`'s journal is recalled) and
@@ -79,8 +79,8 @@ def _env() -> dict[str, str]:
 
 def build(root: Path) -> Path:
     """The `journal` benchmark's 10k journal, written through the table code."""
-    from controller.journal import Journal
-    from controller.synth import SynthDealer
+    from controller.cli.synth import SynthDealer
+    from controller.journal.log import Journal
     from controller.table import Table
 
     state = root / "journal"

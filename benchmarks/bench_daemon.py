@@ -437,9 +437,9 @@ def _stamped_run(argv: list[str]) -> int:
     LOG. The daemon's code is untouched: only the pin factory it is handed differs."""
     from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-    import controller.daemon
-    from controller.cli import main
-    from controller.config import load
+    import controller.app.daemon
+    from controller.app.config import load
+    from controller.cli.main import main
     from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
     log, cli_argv = Path(argv[0]), argv[argv.index("--") + 1 :]
@@ -464,7 +464,7 @@ def _stamped_run(argv: list[str]) -> int:
         factories.append(MockFactory(pin_class=StampedPin))
         return factories[-1]
 
-    controller.daemon.make_pin_factory = stamped_factory  # type: ignore[attr-defined]
+    controller.app.daemon.make_pin_factory = stamped_factory  # type: ignore[attr-defined]
     code = main(cli_argv)
     held = sum(len(pin.states) for factory in factories for pin in factory.pins.values())
     log.write_text(json.dumps({"edges": edges, "pin_states": held}))

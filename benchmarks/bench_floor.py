@@ -41,11 +41,11 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from controller.adapters.floor import schema
+from controller.adapters.floor.config import Broker, FloorConfig
+from controller.adapters.floor.publisher import MARK_KEY, FloorPublisher
 from controller.engine.cards import parse_card
-from controller.floor import schema
-from controller.floor.config import Broker, FloorConfig
-from controller.floor.publisher import MARK_KEY, FloorPublisher
-from controller.journal import Entry, Journal
+from controller.journal.log import Entry, Journal
 from controller.table import Table
 from controller.testing import free_port
 

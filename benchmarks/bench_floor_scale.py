@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchmarks.bench_floor import deal
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 from controller.testing import free_port
 

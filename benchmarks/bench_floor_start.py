@@ -34,10 +34,10 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from benchmarks import bench_journal
 from benchmarks.bench_floor import mosquitto
-from controller.floor import schema
-from controller.floor.config import Broker, FloorConfig
-from controller.floor.publisher import MARK_KEY, FloorPublisher, Replica
-from controller.journal import Journal
+from controller.adapters.floor import schema
+from controller.adapters.floor.config import Broker, FloorConfig
+from controller.adapters.floor.publisher import MARK_KEY, FloorPublisher, Replica
+from controller.journal.log import Journal
 
 BEHIND = 10  # entries the broker had not acknowledged when the table stopped
 STARTS = 9

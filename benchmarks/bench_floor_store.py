@@ -36,13 +36,13 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from benchmarks.bench_floor import DEALER_PACE, deal, mosquitto
-from controller.floor import schema
-from controller.floor.catchup import CatchupResponder
-from controller.floor.config import Broker, FloorConfig
+from controller.adapters.floor import schema
+from controller.adapters.floor.catchup import CatchupResponder
+from controller.adapters.floor.config import Broker, FloorConfig
+from controller.adapters.floor.publisher import MARK_KEY, FloorPublisher
 from controller.floor.consumer import FloorConsumer
-from controller.floor.publisher import MARK_KEY, FloorPublisher
 from controller.floor.store import open_store
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 
 SITE = "bench"

@@ -1,7 +1,7 @@
 """A long journal: start-up to a healthy API, peak RSS, `tablectl recall --last 100` and
 `GET /api/state` on journals of 10k, 100k and 2M entries, against the same figures at 10k.
 
-The journals are written by `tablectl journal synth`'s code (controller/synth.py: the real Table
+The journals are written by `tablectl journal synth`'s code (controller/cli/synth.py: the real Table
 in this process, no devices, seeded Grand Slam rounds, seven seats on all three bases), grown in
 one pass and copied at each size, and kept in TABLECTL_BENCH_JOURNALS (default
 ~/.cache/tablectl-bench/journals) so a second run measures without building again. Building
@@ -51,8 +51,8 @@ def largest() -> int:
 
 def build(log: Any = print) -> dict[int, Path]:
     """Grow one journal through the table code, copying it at each size; cached."""
-    from controller.journal import Journal
-    from controller.synth import SynthDealer
+    from controller.cli.synth import SynthDealer
+    from controller.journal.log import Journal
     from controller.table import Table
 
     root = store()

@@ -1,7 +1,7 @@
 """The shift report of a long journal: `tablectl report` over 90 days of one table, and over one
 day of it, as its own process (median of 3), with its peak RSS.
 
-The journal is written by `tablectl journal synth`'s code (controller/synth.py: the real Table in
+The journal is written by `tablectl journal synth`'s code (controller/cli/synth.py: the real Table in
 this process, no devices, seeded Grand Slam rounds as the demo dealer opens them), on a clock
 that puts the rounds where a table plays them: `ROUNDS_A_DAY` rounds a day (400: 8 hours at 50
 an hour, a round every 60 to 84 seconds), a break of 16 hours between days, for 90 days. It is
@@ -39,9 +39,9 @@ def build(log: Any = print) -> Path:
     """The 90-day journal (cached): rounds through the table code on a clock of its own."""
     import random
 
-    import controller.journal
-    from controller.journal import Journal
-    from controller.synth import SynthDealer
+    import controller.journal.log
+    from controller.cli.synth import SynthDealer
+    from controller.journal.log import Journal
     from controller.table import Table
 
     root = store()
@@ -59,8 +59,8 @@ def build(log: Any = print) -> Path:
         clock["ms"] += rng.randint(3_000, 7_000)  # an entry every 3 to 7 s: 60 to 84 s a round
         return datetime.fromtimestamp(clock["ms"] / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
-    original = controller.journal.utc_now
-    controller.journal.utc_now = now
+    original = controller.journal.log.utc_now
+    controller.journal.log.utc_now = now
     try:
         journal = Journal(work / "journal.sqlite3", durable=False)
         table = Table(journal, game="grand-slam", rules={}, simulated=True)
@@ -74,7 +74,7 @@ def build(log: Any = print) -> Path:
         journal.sync()
         journal.close()
     finally:
-        controller.journal.utc_now = original
+        controller.journal.log.utc_now = original
     for name in ("journal.sqlite3", "journal.head"):
         os.replace(work / name, root / name)
     (root / "done").write_text("built\n")
@@ -117,7 +117,7 @@ def run() -> dict[str, Any]:
             "load_average": os.getloadavg()[0],
         }
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    from controller.journal import Journal
+    from controller.journal.log import Journal
 
     journal = Journal(state / "journal.sqlite3", readonly=True)
     entries = journal.last_seq

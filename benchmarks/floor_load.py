@@ -33,7 +33,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.floor import schema
+from controller.adapters.floor import schema
 
 BOOT = "floorload"
 

@@ -263,10 +263,10 @@ class Daemon:
         return out
 
     def api_pid(self) -> int | None:
-        """The PID of the daemon's API process (`python -m controller.api.remote`), if it runs."""
+        """The PID of the daemon's API process (`python -m controller.app.api_process`), if it runs."""
         for pid in self._children():
             try:
-                if b"controller.api.remote" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                if b"controller.app.api_process" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     return pid
             except OSError:
                 continue

@@ -119,9 +119,9 @@ def run_pip(args: list[str], env: dict[str, str], what: str) -> None:
 
 
 def journal_schema(source: Path) -> int:
-    """The journal schema the release writes (controller/journal.py SCHEMA_VERSION): install.sh
+    """The journal schema the release writes (controller/journal/log.py SCHEMA_VERSION): install.sh
     says so before it switches to a release whose schema differs from the running one's."""
-    text = (source / "controller" / "journal.py").read_text(encoding="utf-8")
+    text = (source / "controller" / "journal" / "log.py").read_text(encoding="utf-8")
     found = re.search(r"^SCHEMA_VERSION = (\d+)$", text, re.MULTILINE)
     if found is None:
         raise BundleError(f"{source}/controller/journal.py: no SCHEMA_VERSION line")
@@ -130,7 +130,7 @@ def journal_schema(source: Path) -> int:
 
 def signed_manifest(stage: Path, wheel: Path, release_key: Path | None) -> Path | None:
     """Issue 31's signed release: with the release key, the tablectl wheel gets the manifest of
-    every file it installs, signed, inside it (controller/release.py's `sign_wheel`, what `make
+    every file it installs, signed, inside it (controller/security/release.py's `sign_wheel`, what `make
     release` does), and a copy of the manifest and its signature goes to the bundle's top as
     `MANIFEST.sha256` and `MANIFEST.sha256.sig`, before SHA256SUMS is written (so the checksum file
     covers them). Without a key there is none, and BUNDLE says so (`signed_manifest=none`): a live
@@ -139,7 +139,7 @@ def signed_manifest(stage: Path, wheel: Path, release_key: Path | None) -> Path 
         return None
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from controller.release import ReleaseError, sign_wheel
+    from controller.security.release import ReleaseError, sign_wheel
 
     try:
         signed = sign_wheel(wheel, release_key)

@@ -6,7 +6,7 @@ Two things live here because both answer "what is wired where":
   a `MockFactory` with PWM-capable mock pins, set explicitly, so a laptop never needs a Pi and a
   real table never silently runs on mock pins.
 - `load_pin_map(path, name)` reads one named map from `hardware/pins.toml` (BCM numbers),
-  checks it with the one validator of operators' documents (controller/engine/checked.py), and
+  checks it with the one validator of operators' documents (vision/documents.py), and
   returns a `PinMap`. Every error names the file and the key.
 
     >>> factory = make_pin_factory(simulated=True, name=None)
@@ -31,8 +31,8 @@ from typing import Annotated, Any, Literal
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from pydantic_core import PydanticCustomError
 
-from controller.engine.checked import Document, Style, check, problem, rule
 from hardware import shipped
+from vision.documents import Document, Style, check, problem, rule
 
 #: The pin maps shipped with tablectl (package data, found wherever tablectl is installed);
 #: `indicators.pin_file` names an operator's own file instead.

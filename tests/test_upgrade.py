@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "hardware" / "install.md"
 #: What version B removes upstream, and what it adds.
-REMOVED = ("controller/synth.py", "hardware/layouts/grand-slam-7.toml")
+REMOVED = ("controller/cli/synth.py", "hardware/layouts/grand-slam-7.toml")
 ADDED = "controller/added_in_b.py"
 #: The guide's lines run here: the ones that change the checkout or the venv.
 RUN = re.compile(r"^sudo (git |rm |\.venv/bin/pip )")

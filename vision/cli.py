@@ -1,6 +1,6 @@
 """Command-line faces of the vision: `tablectl calibrate`, `tablectl vision render|read`.
 
-The table's CLI (controller/cli.py) builds the subparsers and calls these; each pair is
+The table's CLI (controller/cli/main.py) builds the subparsers and calls these; each pair is
 `add_*_arguments(parser)` and `run_*(args) -> exit status`. Refused input exits 2 with one line
 on standard error saying what and where; nothing raises to the caller.
 

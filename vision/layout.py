@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import ValidationError, model_validator
 
-from controller.engine.checked import Document, Style, Text, check, explain, number, one_of, problem, rule
 from hardware import shipped
 from vision.chips import CHIP_DIAMETER_MM, ChipSet, ChipSetError, parse_colour
+from vision.documents import Document, Style, Text, check, explain, number, one_of, problem, rule
 
 #: The layouts shipped with tablectl (package data): a bare layout name is read from here, a path as given.
 LAYOUTS_DIR = shipped("layouts")

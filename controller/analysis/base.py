@@ -128,19 +128,3 @@ def edge_lines(rows: list[tuple[str, Mapping[str, Any]]]) -> list[str]:
             edge_text = f"{edge * 100:.3f}% +- {w['ci95'] * 100:.3f}% (95%, {w['rounds']} rounds)"
         lines.append(f"  {name:<20} house edge {edge_text}   sd per round {w['sd_per_round']:.4f}")
     return lines
-
-
-def analysis_of(game: object) -> GameAnalysis:
-    """Game `game`'s analysis; RuleError for a game this tablectl does not run, ValueError for
-    one without an analysis (both name the game)."""
-    from controller.engine import game_names
-    from controller.games import adapter
-
-    table_game = adapter(game)
-    found = table_game.analysis()
-    if found is None:
-        with_one = [name for name in game_names() if adapter(name).analysis() is not None]
-        raise ValueError(
-            f"{table_game.name}: {table_game.title} has no analysis; tablectl analyze runs for {', '.join(with_one)}"
-        )
-    return found

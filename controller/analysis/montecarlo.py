@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.analysis.base import Progress, analysis_of
+from controller.analysis.base import GameAnalysis, Progress
 from controller.engine.base import CardDealt, Event, ShoeReshuffled
 from controller.engine.cards import Card
 
@@ -97,6 +97,7 @@ def play_round(game: Any, state: Any, deck: Callable[[], Iterator[Card]], decide
 
 def simulate(
     game: str,
+    analysis: GameAnalysis,
     rounds: int,
     *,
     seed: int = 1,
@@ -105,8 +106,7 @@ def simulate(
     **options: Any,
 ) -> dict[str, Tally]:
     """`rounds` rounds of `game` through the engine, in chunks over `workers` processes, each
-    dealt by the game's analysis with `options`."""
-    analysis = analysis_of(game)  # a game this tablectl does not run, or without one, is refused
+    dealt by the game's `analysis` with `options` (`controller.games.simulate` finds it by name)."""
     chunker = analysis.chunk()
     if chunker is None:
         raise ValueError(f"{game}: no Monte Carlo for it yet (its exact figures: leave out --monte-carlo)")

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from controller.journal import Entry
+from controller.journal.log import Entry
 
 #: A gap between rounds longer than this (and without a shuffle) is idle, not the dealer's.
 IDLE_S = 600.0

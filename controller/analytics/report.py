@@ -24,7 +24,7 @@ from typing import Any
 
 from controller.analytics.pace import PaceReader, iso
 from controller.analytics.ratings import CLOSE_AFTER
-from controller.journal import Journal
+from controller.journal.log import Journal
 
 #: Rating sessions the HTML page lists (the highest theoretical win first), so a day fits one A4 page.
 HTML_SESSIONS = 12

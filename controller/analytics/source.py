@@ -10,7 +10,7 @@ from typing import Any
 from controller.analytics.edges import edges_for
 from controller.analytics.pace import PaceReader, iso
 from controller.analytics.ratings import CLOSE_AFTER, Ratings
-from controller.journal import Journal
+from controller.journal.log import Journal
 
 #: Entries this long before a window are read too: a round opened (or a fault raised) before the
 #: window and ended in it is timed from its start.

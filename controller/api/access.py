@@ -6,7 +6,7 @@ before the route's body is read; the live feed asks it too. Public routes are th
 pages, the session routes (logging in is how a role is got) and `GET /api/health`, which tells
 a caller without a role only whether the table is up.
 
-What a role *sees* in what it may read is `controller.visibility`: the dealer never gets the
+What a role *sees* in what it may read is `controller.table.visibility`: the dealer never gets the
 rank or suit of a face-down card of a live hand, the supervisor and surveillance get everything.
 """
 

@@ -9,7 +9,7 @@ amount of HTTP or WebSocket work can make a card wait for more than one job.
 The routes live in routers (`controller/api/routes/`), one per concern. Who may call a route is
 the access table's (`controller/api/access.py`), enforced for every route by one dependency the
 app declares (`controller.api.deps.caller`), before a route reads its body; what a role sees of
-what it reads is `controller.visibility`'s. Errors are JSON `{"error": "...", "kind": ...}` in
+what it reads is `controller.table.visibility`'s. Errors are JSON `{"error": "...", "kind": ...}` in
 plain words with the status code of their kind (`controller/api/errors.py`).
 """
 
@@ -32,7 +32,7 @@ from controller.api.routes import analytics, camera, live, metrics, play, reads,
 from controller.api.runtime import Runtime
 from controller.api.screens import STATIC_URL, static_dir
 from controller.table import TableError
-from controller.visibility import SEES_EVERY_CARD, mask_cards
+from controller.table.visibility import SEES_EVERY_CARD, mask_cards
 
 #: The screens, shipped as package data and found through importlib.resources wherever tablectl is installed.
 STATIC = Path(str(resources.files("controller.api").joinpath("static")))

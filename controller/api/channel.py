@@ -2,7 +2,8 @@
 
 `tablectl run` keeps the table, the shoe, the lamps, the display and the journal in its own
 process, and serves HTTP and the screens' WebSockets from a second one (`python -m
-controller.api.remote`, started here, `ApiProcess`, with the listening sockets the daemon bound and
+controller.app.api_process`, its app served over controller/api/remote.py's `RemoteGate`, started
+here, `ApiProcess`, with the listening sockets the daemon bound and
 one end of a socketpair). The two share no interpreter lock and no memory: however busy the API is
 (a hundred screens, a flood of requests, a long recall), the table's threads never wait for the
 API's to let go of the lock, and the kernel schedules the API's process below the table's (nice
@@ -243,7 +244,7 @@ class ApiProcess:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "controller.api.remote",
+                "controller.app.api_process",
                 str(os.getpid()),
                 *map(str, fds),
                 pass_fds=fds,

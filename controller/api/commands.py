@@ -18,17 +18,17 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from controller.analytics.facts import Facts, journal_facts
-from controller.audit import audit as audit_rows
-from controller.rounds import RoundRecord, table_payment
+from controller.journal.audit import audit as audit_rows
+from controller.journal.rounds import RoundRecord, table_payment
 from controller.table import TableError
-from controller.view import prompt
-from controller.visibility import sight
+from controller.table.view import prompt
+from controller.table.visibility import sight
 
 if TYPE_CHECKING:
     from controller.api.live import FeedSource, Joined, Unmasked
-    from controller.authentication import Report
     from controller.engine.cards import Card
-    from controller.journal import Entry
+    from controller.journal.log import Entry
+    from controller.security.authentication import Report
     from controller.table import Table
 
 #: Finished rounds kept as the dealer recalls them (their documents and the cards hidden in them).

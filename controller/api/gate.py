@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from controller.api.commands import Commands, Controls, Recalled
 from controller.engine.base import Effect
-from controller.journal import Entry
-from controller.view import prompt, snapshot
-from controller.visibility import mask_cards, sight
+from controller.journal.log import Entry
+from controller.table.view import prompt, snapshot
+from controller.table.visibility import mask_cards, sight
 
 if TYPE_CHECKING:
     from controller.games.base import GameAdapter

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from controller.api.gate import TableBusy
 from controller.engine.base import Effect, to_json
-from controller.journal import Entry
-from controller.view import snapshot
-from controller.visibility import SEES_EVERY_CARD, mask_cards, sight
+from controller.journal.log import Entry
+from controller.table.view import snapshot
+from controller.table.visibility import SEES_EVERY_CARD, mask_cards, sight
 
 if TYPE_CHECKING:
     from controller.api.gate import Gate

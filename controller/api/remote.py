@@ -1,32 +1,23 @@
 """The API's own process: the app served over a `RemoteGate`, the API's side of the channel to
 the daemon's table (controller/api/channel.py says what crosses it and why the API has a process of
-its own). Started by `tablectl run` only: `python -m controller.api.remote PARENT CHANNEL LISTEN...`.
+its own). The process itself is started and wired by controller/app/api_process.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import ctypes
 import itertools
 import logging
-import os
-import signal
-import socket
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import uvicorn
-
-from controller.api.channel import NICE, frame, read_frame
+from controller.api.channel import frame, read_frame
 from controller.api.commands import Recalled
 from controller.api.gate import AccessKind, Published, TableView, masked
-from controller.heap import give_back_memory, settle_garbage_collector
-from controller.journal import Entry
+from controller.journal.log import Entry
 from controller.table import TableError
-from controller.visibility import mask_cards
+from controller.table.visibility import mask_cards
 
 if TYPE_CHECKING:
     from controller.api.live import LiveFeed
@@ -156,128 +147,3 @@ class RemoteGate:
 
     def close(self) -> None:
         self._writer.close()
-
-
-# -- the API's process --------------------------------------------------------------------------
-
-
-def _die_with_parent(parent: int) -> None:
-    """The API's process ends when the daemon does, even killed outright (Linux: PR_SET_PDEATHSIG),
-    so it never holds the table's port for a daemon started after."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the daemon was gone before the line above
-        os._exit(0)
-
-
-async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) -> int:
-    """The API's process: the app over a RemoteGate, served on the sockets the daemon bound."""
-    from controller.api.app import create_app
-    from controller.api.auth import Sessions
-    from controller.api.live import LiveFeed
-    from controller.api.runtime import Runtime
-    from controller.logs import configure
-
-    reader, writer = await asyncio.open_unix_connection(sock=channel)
-    start = await read_frame(reader)
-    if start is None or start[0] != "start":
-        return 1
-    settings: dict[str, Any] = start[1]
-    configure(label=settings.get("label", ""))
-    live = LiveFeed()
-    gate = RemoteGate(reader, writer, settings, live)
-    tokens = settings["tokens"]
-    sessions_path = settings.get("sessions_path")
-    rt = Runtime(
-        tokens=tokens,
-        gate=gate,
-        config_view=settings.get("config_view"),
-        sessions=Sessions(path=sessions_path, tokens=tokens) if sessions_path else None,
-        live=live,
-        tls=bool(settings.get("tls")),
-    )
-    http: dict[str, Any] = settings["http"]
-    server = _Server(
-        uvicorn.Config(
-            create_app(rt),
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            log_config=None,  # uvicorn's lines go through tablectl's (controller/logs.py)
-            proxy_headers=bool(http.get("trusted_proxies")),
-            forwarded_allow_ips=list(http.get("trusted_proxies") or []),
-            ssl_certfile=http.get("tls_cert"),
-            ssl_keyfile=http.get("tls_key"),
-            # Each screen's messages compressed one by one cost the API more than the rest of the
-            # feed: a table's LAN carries them as they are.
-            ws_per_message_deflate=False,
-        )
-    )
-    loop = asyncio.get_running_loop()
-    reading = asyncio.create_task(gate.run(), name="channel")
-
-    def stop() -> None:
-        live.close_all()  # each screen's feed sends its close first, then the server closes
-        loop.call_soon(setattr, server, "should_exit", True)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop)
-    watching = asyncio.create_task(_stop_when(gate.closed, stop), name="daemon")
-    serving = asyncio.create_task(server.serve(sockets=list(listening)), name="http")
-    while not server.started and not serving.done():
-        await asyncio.sleep(0.01)
-    if serving.done() and not server.started:
-        exc = serving.exception() if not serving.cancelled() else None
-        why = "the HTTP server stopped at once" if exc is None else str(exc) if isinstance(exc, OSError) else repr(exc)
-        gate.send("failed", why)
-        with contextlib.suppress(Exception):
-            await writer.drain()
-        return 1
-    gate.send("listening")
-    settle_garbage_collector()
-    trimming = asyncio.create_task(_trim_every(10.0))
-    with contextlib.suppress(Exception):
-        await serving
-    for task in (trimming, reading, watching):
-        task.cancel()
-    return 0
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server; SIGTERM and SIGINT are the process's own handlers (they close the feed first)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
-async def _stop_when(event: asyncio.Event, stop: Callable[[], None]) -> None:
-    await event.wait()
-    stop()
-
-
-async def _trim_every(seconds: float) -> None:
-    while True:
-        await asyncio.sleep(seconds)
-        give_back_memory()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m controller.api.remote PARENT CHANNEL_FD LISTEN_FD...` (started by the daemon only)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 3:
-        print("controller.api.remote is started by `tablectl run`, not by hand", file=sys.stderr)
-        return 2
-    _die_with_parent(int(args[0]))
-    with contextlib.suppress(OSError):  # below the table's process: the card path comes first
-        os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE))
-    channel = socket.socket(fileno=int(args[1]))
-    listening = [socket.socket(fileno=int(fd)) for fd in args[2:]]
-    return asyncio.run(serve_api(channel, listening))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-
-

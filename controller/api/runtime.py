@@ -19,9 +19,9 @@ from controller.api.gate import Gate
 from controller.api.live import LiveFeed
 
 if TYPE_CHECKING:
+    from controller.adapters.metrics import TableMetrics
     from controller.api.side import SimControls, SimSceneControls
-    from controller.authentication import Report
-    from controller.metrics import TableMetrics
+    from controller.security.authentication import Report
     from controller.table import Table
 
 
@@ -51,7 +51,7 @@ class Runtime:
         sim_scene: SimSceneControls | None = None,
         recalibrate: Callable[[], None] | None = None,
         metrics: TableMetrics | None = None,
-        # The software authentication (controller/authentication.py), given a verifier's seed;
+        # The software authentication (controller/security/authentication.py), given a verifier's seed;
         # blocking (it hashes every file): run off the loops.
         authenticate: Callable[[bytes | None], Report] | None = None,
         # A supervisor accepts the configuration file as it is (run on the table's loop, with the
@@ -94,15 +94,15 @@ class Runtime:
 
     async def snapshot(self, role: str | None) -> dict[str, Any]:
         """The table's state with each device's own view of itself (GET /api/state), as `role`
-        sees it (the dealer: no face-down card of a live hand; controller/visibility.py)."""
-        from controller.visibility import SEES_EVERY_CARD
+        sees it (the dealer: no face-down card of a live hand; controller/table/visibility.py)."""
+        from controller.table.visibility import SEES_EVERY_CARD
 
         view = await self.gate.view()
         return view.state(role in SEES_EVERY_CARD)
 
     async def snapshot_json(self, role: str | None) -> bytes:
         """`snapshot(role)` as a JSON body, encoded once per change of the table and audience."""
-        from controller.visibility import SEES_EVERY_CARD
+        from controller.table.visibility import SEES_EVERY_CARD
 
         view = await self.gate.view()
         return view.state_json(role in SEES_EVERY_CARD)

@@ -11,12 +11,12 @@ from typing import Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from controller.adapters.metrics import TableMetrics
 from controller.api.commands import Commands, sim_controls
 from controller.api.gate import TableGate
 from controller.api.live import FeedSource, LiveFeed, Unmasked
-from controller.authentication import Report
 from controller.engine.cards import Card
-from controller.metrics import TableMetrics
+from controller.security.authentication import Report
 from controller.table import Table
 
 
@@ -59,7 +59,7 @@ def table_side(
     def whole_state(table: Table) -> dict[str, Any]:
         """The table's state with every card shown (on the table's loop): only ever sent through
         a role's sight."""
-        from controller.view import snapshot
+        from controller.table.view import snapshot
 
         snap = snapshot(table)
         devices = dict(snap.get("devices") or {})

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.engine.base import Effect
 from controller.games.base import CameraMeaning, TableView
-from controller.journal import Entry
+from controller.journal.log import Entry
 
 if TYPE_CHECKING:
     from controller.camera.feed import CameraFeed

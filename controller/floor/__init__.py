@@ -1,9 +1,5 @@
-"""The casino floor over MQTT: each table publishes its journal, the floor view watches every table.
-
-    config.py     the [floor] section of table.toml (broker URL, site, TLS and credentials)
-    schema.py     topics, versioned JSON payloads, and the consumer's de-duplication ledger
-    publisher.py  FloorPublisher: the journal as a durable outbox, sent in order at QoS 1
-    view.py       `tablectl floor --broker URL`: a live terminal view of every table publishing
-
-The operator's page is hardware/floor.md.
+"""The floor's server side, which never runs on a table and which the table never imports: the
+store consumers (consumer.py, store.py: SQLite or PostgreSQL), the live view and its web page
+(view.py, web.py) and `tablectl floor` (cli.py). What a table publishes, and how, is the table's
+side: controller/adapters/floor/. The operator's page is hardware/floor.md.
 """

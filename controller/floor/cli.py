@@ -12,7 +12,7 @@ table, boot, seq, kind, entry). `--check` compares the store with what the table
 over the broker with --broker, else the last the table told the store) and exits 1 when the store
 lacks an entry or holds one that differs from what was first stored; 0 when it is whole.
 
-`enroll` enrols a table's signing key in the store (controller/chainhead.py): its fingerprint as
+`enroll` enrols a table's signing key in the store (controller/security/chainhead.py): its fingerprint as
 `tablectl verify` prints it on the table (`sha256:...`), or the table's `table.pub` file. The
 store accepts the table's signed chain heads under that key only; a table already enrolled with
 another key keeps it unless `--replace` is given (a re-enrolment, kept with the ones before it).
@@ -103,7 +103,7 @@ def _refuse(words: str) -> int:
 
 def _login(args: argparse.Namespace) -> dict[str, Any]:
     """The broker and credentials from the options, checked as the view checks them."""
-    from controller.floor.config import FloorConfigError, parse_broker, read_password
+    from controller.adapters.floor.config import FloorConfigError, parse_broker, read_password
 
     broker = parse_broker(args.broker, "--broker")
     if (args.cert_file is None) != (args.key_file is None):
@@ -125,7 +125,7 @@ def _login(args: argparse.Namespace) -> dict[str, Any]:
 
 def consume(args: argparse.Namespace) -> int:
     """Run the floor store's consumer until SIGTERM or Ctrl+C."""
-    from controller.floor.config import FloorConfigError
+    from controller.adapters.floor.config import FloorConfigError
     from controller.floor.consumer import FloorConsumer
     from controller.floor.store import FloorStoreError
 
@@ -162,7 +162,7 @@ def consume(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    from controller.floor.config import FloorConfigError, check_level
+    from controller.adapters.floor.config import FloorConfigError, check_level
     from controller.floor.store import FloorStoreError, open_store
 
     try:
@@ -207,9 +207,9 @@ def enroll(args: argparse.Namespace) -> int:
     import getpass
     from pathlib import Path
 
-    from controller.chainhead import KeyTextError, read_fingerprint
-    from controller.floor.config import FloorConfigError, check_level
+    from controller.adapters.floor.config import FloorConfigError, check_level
     from controller.floor.store import EnrolmentRefused, FloorStoreError, open_store
+    from controller.security.chainhead import KeyTextError, read_fingerprint
 
     try:
         for value, option in ((args.site, "--site"), (args.table, "--table")):
@@ -260,7 +260,7 @@ def enroll(args: argparse.Namespace) -> int:
 
 
 def _check(store: Any, site: str, table: str, login: dict[str, Any] | None, wait: float) -> int:
-    from controller.floor import schema
+    from controller.adapters.floor import schema
 
     out = sys.stdout
     if login is not None:
@@ -301,7 +301,7 @@ def ask_last(site: str, table: str, *, broker: Any, wait: float, **login: Any) -
     from paho.mqtt.packettypes import PacketTypes
     from paho.mqtt.properties import Properties
 
-    from controller.floor import schema
+    from controller.adapters.floor import schema
 
     me = f"check-{secrets.token_hex(4)}"
     answer: list[int] = []

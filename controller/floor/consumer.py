@@ -56,8 +56,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.floor import schema
-from controller.floor.config import Broker, check_level
+from controller.adapters.floor import schema
+from controller.adapters.floor.config import Broker, check_level
 from controller.floor.store import FloorStore, StoredEntry, open_store, redact
 
 log = logging.getLogger("tablectl.floor.consumer")
@@ -446,7 +446,7 @@ class FloorConsumer:
         return True
 
     def _answer_history(self, store: FloorStore, topic: str, props: Any) -> None:
-        """A starting table asks how far the store holds its history (controller/floor/history.py)."""
+        """A starting table asks how far the store holds its history (controller/adapters/floor/history.py)."""
         parts = topic.split("/")
         response = getattr(props, "ResponseTopic", None) if props is not None else None
         if len(parts) != 5 or not response:

@@ -17,7 +17,7 @@ first. A row that comes again with different content is not overwritten: it is r
 `floor_tables` keeps, per table, `contiguous` (every seq from 1 to it is stored: what the store
 confirms to the table) and `reported_last` (the last seq the table itself said it has).
 
-The store also checks the history it holds (controller/chainhead.py): it recomputes each table's
+The store also checks the history it holds (controller/security/chainhead.py): it recomputes each table's
 hash chain over the contiguous entries and checks every signed chain head against it and against
 the key enrolled for the table (`enroll`: an operator enrols a table's key by its fingerprint,
 `tablectl floor enroll`; a key is never learned from the feed, and a key change is an explicit
@@ -88,7 +88,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "INSERT INTO floor_tables (site, table_id) SELECT DISTINCT site, table_id FROM floor_entries",
     ),
     (
-        # The hash chain recomputed over the contiguous entries (controller/chainhead.py): how far it
+        # The hash chain recomputed over the contiguous entries (controller/security/chainhead.py): how far it
         # is checked, its value there, the table's signing key and its last signed head.
         "ALTER TABLE floor_tables ADD COLUMN chain_seq BIGINT NOT NULL DEFAULT 0",
         f"ALTER TABLE floor_tables ADD COLUMN chain TEXT NOT NULL DEFAULT '{'0' * 32}'",
@@ -602,7 +602,7 @@ class FloorStore:
         """The walk itself, over `entries` (in order, from the row's chain_seq on): where it ends
         (chain_seq, chain, table_key, head_seq). `row`: contiguous, chain_seq, chain, table_key,
         head_seq as floor_tables holds them."""
-        from controller.chainhead import ChainWalk
+        from controller.security.chainhead import ChainWalk
 
         contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
         walk = ChainWalk(table, chain_seq, chain, key, self.enrolled(site, table))

@@ -31,8 +31,8 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.floor import schema
-from controller.floor.config import Broker, FloorConfigError, check_level, parse_broker, read_password
+from controller.adapters.floor import schema
+from controller.adapters.floor.config import Broker, FloorConfigError, check_level, parse_broker, read_password
 
 CLEAR = "\x1b[H\x1b[2J"
 

@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 
-from controller.floor.config import FloorConfigError, read_password
+from controller.adapters.floor.config import FloorConfigError, read_password
 from controller.floor.view import FloorSubscription, _header, board_json
 
 STATIC = {

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from controller.analysis.base import GameAnalysis
-    from controller.rounds import RoundRecord
-    from controller.table.entries import TableEntry
+    from controller.journal.entries import TableEntry
+    from controller.journal.rounds import RoundRecord
 
 
 class TableView(Protocol):
@@ -136,7 +136,7 @@ def seat_of(target: Mapping[str, Any]) -> tuple[int | None, str]:
 
 
 class SceneView(Protocol):
-    """The camera's settled view as the table holds it (controller/camera/watch.py)."""
+    """The camera's settled view as the table holds it (controller/table/camera.py)."""
 
     status: str | None
     why: str
@@ -271,7 +271,7 @@ class GameAdapter:
     def hidden_cards(self, state: Any) -> frozenset[str]:
         """The cards of the hand being dealt in `state` that the dealer's view may not show (as
         the journal writes them: "AS"): its face-down cards. None by default: every card of the
-        game lies face up. The supervisor and surveillance see them all (controller/visibility.py)."""
+        game lies face up. The supervisor and surveillance see them all (controller/table/visibility.py)."""
         return frozenset()
 
     def hidden_after(

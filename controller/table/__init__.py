@@ -8,9 +8,9 @@
     errors.py     what the table refuses
 """
 
-from controller.faults import FAULTS
-from controller.table.entries import TableEntry, parse_entry
+from controller.journal.entries import TableEntry, parse_entry
 from controller.table.errors import TableError, TableUnavailable
+from controller.table.faults import FAULTS
 from controller.table.snapshots import REPLAY_SNAPSHOT_EVERY
 from controller.table.state import TableSetup, TableState
 from controller.table.table import RECENT_EFFECTS, Output, Table

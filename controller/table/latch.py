@@ -5,7 +5,7 @@ entries: a fault is latched by the entry that raised it (its id is that entry's 
 that come out while any fault stands are held in the order they came, and a supervisor's clearing
 entry takes the fault off (and, once none is left, lets the held cards be dealt). The journal's
 own fault (the disk cannot be written) is never journaled while it lasts, so it is not here: the
-`Table` shows it beside these. Fault codes and their words are controller/faults.py's.
+`Table` shows it beside these. Fault codes and their words are controller/table/faults.py's.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.engine.base import JSON
 from controller.engine.cards import Card, ShoeComposition, parse_card
-from controller.faults import CARD_FAULTS, JOURNAL_FAULT_ID, Fault
+from controller.table.faults import CARD_FAULTS, JOURNAL_FAULT_ID, Fault
 
 
 @dataclass

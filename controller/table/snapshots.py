@@ -17,15 +17,15 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from controller.camera.watch import SceneWatch
 from controller.engine.base import JSON, Effect, from_json, to_json
 from controller.engine.cards import ShoeTracker
-from controller.journal import Journal, JournalCorrupt, Snapshot
-from controller.meters import Meters
-from controller.rounds import RecentRounds, RoundRecord
-from controller.table.entries import parse_entry
+from controller.journal.entries import parse_entry
+from controller.journal.log import Journal, JournalCorrupt, Snapshot
+from controller.journal.rounds import RecentRounds, RoundRecord
+from controller.table.camera import SceneWatch
 from controller.table.errors import TableError
 from controller.table.latch import FaultLatch
+from controller.table.meters import Meters
 from controller.table.state import TableSetup, TableState
 
 #: While replaying a long tail at start (a journal from before snapshots), keep one every so many rounds.

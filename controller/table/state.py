@@ -3,7 +3,7 @@
 `TableState` is everything the table knows that follows from its journal: the engine's state,
 the round being dealt (and those finished since the last snapshot), the fault latch and the cards
 it holds, the meters, the shoe's count, the camera's view, the dealer's notice. `apply` takes one
-typed entry (controller/table/entries.py) and returns the state after it with the engine's
+typed entry (controller/journal/entries.py) and returns the state after it with the engine's
 effects. It reads no clock, device, file or journal and logs nothing: the same entries from the
 same state give the same state, which is what start-up's replay, the snapshot check, recall,
 `tablectl journal verify|rebuild`, synth (through the `Table`) and the floor publisher's replica
@@ -24,7 +24,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from controller.camera.watch import SceneWatch
 from controller.engine.base import (
     Awaiting,
     CardDead,
@@ -37,12 +36,9 @@ from controller.engine.base import (
     VoidRound,
 )
 from controller.engine.cards import Card, CardError, ShoeComposition, ShoeTracker, parse_card
-from controller.faults import CARD_FAULTS, Fault
 from controller.games import adapter as game_adapter
 from controller.games.base import GameAdapter
-from controller.meters import Meters
-from controller.rounds import RecentRounds, RoundRecord
-from controller.table.entries import (
+from controller.journal.entries import (
     ButtonPressed,
     CardRead,
     ConfirmPressed,
@@ -60,8 +56,12 @@ from controller.table.entries import (
     TableEntry,
     Voided,
 )
+from controller.journal.rounds import RecentRounds, RoundRecord
+from controller.table.camera import SceneWatch
 from controller.table.errors import TableError
+from controller.table.faults import CARD_FAULTS, Fault
 from controller.table.latch import FaultLatch
+from controller.table.meters import Meters
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,19 +23,19 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from controller.camera.watch import SceneWatch
 from controller.engine.base import JSON, Awaiting, Effect, Game, RuleError, to_json
 from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
-from controller.faults import FAULTS, JOURNAL_FAULT_ID, Fault
 from controller.games.base import GameAdapter
-from controller.journal import Entry, Journal, JournalUnwritable, utc_now
-from controller.meters import Meters
-from controller.rounds import RoundBook, RoundRecord
+from controller.journal.entries import parse_entry
+from controller.journal.log import Entry, Journal, JournalUnwritable, utc_now
+from controller.journal.rounds import RoundBook, RoundRecord
 from controller.table import snapshots
-from controller.table.entries import parse_entry
+from controller.table.camera import SceneWatch
 from controller.table.errors import TableError, TableUnavailable
+from controller.table.faults import FAULTS, JOURNAL_FAULT_ID, Fault
+from controller.table.meters import Meters
 from controller.table.state import TableSetup, TableState
-from controller.view import prompt, shoe_empty
+from controller.table.view import prompt, shoe_empty
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -425,7 +425,7 @@ class Table:
         return entries
 
     def software_check(self, report: Mapping[str, JSON], trigger: str, by: str | None = None) -> Entry:
-        """A run of the software authentication (controller/authentication.py's report, as JSON),
+        """A run of the software authentication (controller/security/authentication.py's report, as JSON),
         whatever its result: a failure latches the blocking `software-authentication` fault, a
         pass ends it. `trigger`: start-up, periodic or on demand; `by`: who asked."""
         body: dict[str, JSON] = {**dict(report), "trigger": trigger, "by": by}
@@ -433,7 +433,7 @@ class Table:
         return self._commit("software-check", body, self.round_no)
 
     def software_installed(self, body: Mapping[str, JSON]) -> Entry:
-        """An install, upgrade or removal of the table's software (controller/installs.py): what,
+        """An install, upgrade or removal of the table's software (controller/security/installs.py): what,
         which release (version, manifest digest), who. For the record only: it changes no play."""
         return self._commit("software-install", dict(body), self.round_no)
 
@@ -444,9 +444,9 @@ class Table:
 
     def sign_head(self, key: Ed25519PrivateKey) -> Entry:
         """Sign where the hash chain stands now (the last entry's seq, the chain after it, the time)
-        with the table's own key and journal it as a `chain-head` entry (controller/chainhead.py),
+        with the table's own key and journal it as a `chain-head` entry (controller/security/chainhead.py),
         which the floor checks the entries it holds against."""
-        from controller.chainhead import KIND, sign_head  # cryptography: only a signing table imports it
+        from controller.security.chainhead import KIND, sign_head  # cryptography: only a signing table imports it
 
         body = sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
         return self._commit(KIND, body, self.round_no)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.analysis.montecarlo import simulate
+from controller.games import simulate
 from controller.games.jokers22.analysis import analyze as analyze_jokers22
 from tests.exact import grand_slam_figures
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from controller.analysis.montecarlo import simulate
 from controller.engine.cards import STANDARD_DECK, Card
+from controller.games import simulate
 from controller.games.baseball.analysis import RecordingDecks, replay_through_engine, showdown
 from controller.games.baseball.rules import BaseballRules
 

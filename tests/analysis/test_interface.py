@@ -10,8 +10,8 @@ import pytest
 
 import controller.engine
 import controller.games
-from controller.analysis import cli
 from controller.analysis.base import GameAnalysis, option
+from controller.cli import analyze as cli
 from controller.engine.base import RuleError
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.analysis.montecarlo import simulate
+from controller.games import simulate
 from controller.games.jokers22.analysis import Strategy, analyze, read_strategy
 from tests.analysis.jokers22_oracle import player_return
 from tests.exact import jokers22_figures

@@ -24,7 +24,7 @@ from fastapi.testclient import TestClient
 
 from controller.api.app import create_app
 from controller.api.runtime import Runtime
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 from tests.analytics.test_ratings import SUP, TOKENS
 from tests.analytics.test_report import CHROMIUM, CHROMIUM_ARGS

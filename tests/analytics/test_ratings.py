@@ -27,7 +27,7 @@ from controller.analytics.pace import seconds
 from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 from tests.analytics.timeline import Clock, Run, play
 

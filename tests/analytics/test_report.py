@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from controller.analytics.pace import iso
 from controller.api.app import create_app
 from controller.api.runtime import Runtime
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 from tests.analytics.test_ratings import RULES, SUP, TOKENS, derived_edges, sessions_of
 from tests.analytics.timeline import Clock, Run, play

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-import controller.journal
+import controller.journal.log
 from controller.engine.cards import Card
 from controller.table import Table
 
@@ -43,7 +43,7 @@ class Clock:
 
     @contextmanager
     def installed(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
-        monkeypatch.setattr(controller.journal, "utc_now", self.iso)
+        monkeypatch.setattr(controller.journal.log, "utc_now", self.iso)
         yield self
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import Screens

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from controller.table.view import SHOE_EMPTY
 from controller.testing import DEALER, Daemon
-from controller.view import SHOE_EMPTY
 
 from .conftest import Screens
 

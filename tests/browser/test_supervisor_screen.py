@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 from controller.testing import DEALER, SUPERVISOR, Daemon
 
 from .conftest import PATIENCE_MS, Screens

@@ -1,7 +1,7 @@
 """Software authentication (issue 31): a signed release installed from its wheel into a fresh venv.
 
 The wheel is built from this checkout and signed with a throwaway release key made in a temp dir
-(`python -m controller.release`, what `make release` runs); the venv borrows only the test venv's
+(`python -m controller.security.release`, what `make release` runs); the venv borrows only the test venv's
 third-party packages (a .pth line: its editable tablectl is never seen), so what runs and what is
 checked is the installed copy. Unchanged, `tablectl verify` passes and its seeded HMAC is what
 hardware/authentication.md's procedure gives with sha256sum, cut, xargs and openssl; with one
@@ -38,10 +38,10 @@ GUIDE = ROOT / "hardware" / "authentication.md"
 SEED = "5eed0fc0ffee"
 TABLE_PY = "controller/table/table.py"
 DEALER_JS = "controller/api/static/js/dealer.js"
-FAULTS_PY = "controller/faults.py"
-FAULTS_PYC = f"controller/__pycache__/faults.{sys.implementation.cache_tag}.pyc"
-VISIBILITY_PY = "controller/visibility.py"
-VISIBILITY_PYC = f"controller/__pycache__/visibility.{sys.implementation.cache_tag}.pyc"
+FAULTS_PY = "controller/table/faults.py"
+FAULTS_PYC = f"controller/table/__pycache__/faults.{sys.implementation.cache_tag}.pyc"
+VISIBILITY_PY = "controller/table/visibility.py"
+VISIBILITY_PYC = f"controller/table/__pycache__/visibility.{sys.implementation.cache_tag}.pyc"
 
 
 def tool(name: str) -> str:
@@ -101,7 +101,7 @@ class Release:
         dist = self.base / f"dist-{version}"
         run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(dist), str(src)])
         (wheel,) = dist.glob("tablectl-*.whl")
-        run([sys.executable, "-m", "controller.release", "--key", str(self.key), str(wheel)], cwd=ROOT)
+        run([sys.executable, "-m", "controller.security.release", "--key", str(self.key), str(wheel)], cwd=ROOT)
         return wheel
 
     def install(self, wheel: Path) -> None:
@@ -243,7 +243,7 @@ def test_planted_bytecode_with_other_code_is_named_and_the_table_does_not_open(
     stat = source.stat()
     (release.site / FAULTS_PYC).write_bytes(_code_to_timestamp_pyc(planted, int(stat.st_mtime), stat.st_size))
     python = release.venv / "bin" / "python"
-    loaded = subprocess.run([str(python), "-c", "import controller.faults as f; print(f.PLANTED)"],
+    loaded = subprocess.run([str(python), "-c", "import controller.table.faults as f; print(f.PLANTED)"],
                             capture_output=True, text=True, env=clean_env(), cwd=release.base)  # fmt: skip
     assert loaded.stdout.strip() == "True", loaded.stderr  # Python does run it instead of the source
     # And a checked-hash .pyc that records the genuine source's hash (so Python takes it) with other code.

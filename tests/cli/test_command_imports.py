@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from controller.synth import synthesize
+from controller.cli.synth import synthesize
 from controller.testing import DEALER, SUPERVISOR, free_port
 
 #: What neither recall nor verify uses: the API, the camera, the floor (this table has none), the
@@ -49,7 +49,7 @@ def loaded_by(*argv: str) -> dict[str, Any]:
     the top-level packages in sys.modules it loaded."""
     probe = (
         "import contextlib, io, json, sys\n"
-        "from controller.cli import main\n"
+        "from controller.cli.main import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    rc = main({list(argv)!r})\n"
@@ -94,7 +94,7 @@ def test_run_without_a_floor_loads_no_mqtt_client(tmp_path: Path) -> None:
     port = free_port()
     probe = (
         "import json, os, signal, sys, threading, time, urllib.request\n"
-        "from controller.cli import main\n"
+        "from controller.cli.main import main\n"
         "def healthy():\n"
         "    while True:\n"
         "        try:\n"
@@ -114,4 +114,4 @@ def test_run_without_a_floor_loads_no_mqtt_client(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     modules = json.loads(done.stdout.strip().splitlines()[-1])
     assert "controller.api.channel" in modules  # it did start its API's process
-    assert heavy(modules, ("paho", "controller.floor.publisher", "controller.floor.history", "fastapi", "uvicorn")) == []
+    assert heavy(modules, ("paho", "controller.adapters.floor.publisher", "controller.adapters.floor.history", "fastapi", "uvicorn")) == []

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from controller.cli import main
+from controller.cli.main import main
+from controller.cli.synth import synthesize
 from controller.engine.cards import parse_card
-from controller.journal import Journal, JournalCorrupt
-from controller.synth import synthesize
+from controller.journal.log import Journal, JournalCorrupt
 from controller.table import Table
 from controller.testing import free_port
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import DEFAULT_PATH
+from controller.app.config import DEFAULT_PATH
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from controller.engine.cards import ShoeComposition, parse_card
-from controller.journal import Journal
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
+from controller.journal.log import Journal
 from controller.table import Table
 from controller.testing import replay
 

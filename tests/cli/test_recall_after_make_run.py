@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]

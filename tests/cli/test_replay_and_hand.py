@@ -182,7 +182,7 @@ def test_replay_imports_no_opencv_fastapi_or_gpiozero(tmp_path: Path) -> None:
     path.write_text(json.dumps(EXAMPLE))
     probe = (
         "import sys, contextlib, io\n"
-        "from controller.cli import main\n"
+        "from controller.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    assert main(['replay', {str(path)!r}]) == 0\n"
         "    assert main(['hand', 'AS', 'KS', 'QS', 'JS', 'TS']) == 0\n"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.daemon import Daemon as TableDaemon
-from controller.startup import (
+from controller.app.daemon import Daemon as TableDaemon
+from controller.app.startup import (
     LOCK_NAME,
     StateDirBusy,
     lock_state_dir,
@@ -28,7 +28,7 @@ from controller.startup import (
     parse_ip_addr,
     ready_addresses,
 )
-from controller.synth import synthesize
+from controller.cli.synth import synthesize
 from controller.testing import Daemon, free_port
 from tests.disk import read_only, small_disk
 
@@ -234,8 +234,8 @@ def test_the_ready_line_on_every_address_names_ones_a_laptop_can_open() -> None:
 
 
 def test_the_daemon_asks_for_the_hosts_addresses_only_on_every_address(monkeypatch: pytest.MonkeyPatch) -> None:
-    from controller import daemon as daemon_module
-    from controller.config import Config
+    from controller.app import daemon as daemon_module
+    from controller.app.config import Config
 
     monkeypatch.setattr(daemon_module, "host_addresses", lambda: ["127.0.0.1", "192.0.2.2"])
     table = TableDaemon(Config(source="test"), simulated=True, state_dir=Path("unused"), host="0.0.0.0", port=8154)

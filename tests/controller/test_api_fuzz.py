@@ -28,7 +28,7 @@ from controller.api.app import create_app
 from controller.api.auth import LoginLimiter, Tokens
 from controller.api.runtime import Runtime
 from controller.engine.cards import Card, parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 
 DEALER = "dealer-token-0123456789"
@@ -101,7 +101,7 @@ def served() -> Iterator[tuple[FastAPI, Table]]:
 
 def table_view(table: Table) -> str:
     """What a refused request must not change: the table's state, faults and rounds."""
-    from controller.view import snapshot
+    from controller.table.view import snapshot
 
     snap = dict(snapshot(table))
     snap.pop("journal_seq")

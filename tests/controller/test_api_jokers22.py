@@ -11,8 +11,8 @@ from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
-from controller.journal import Journal
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
+from controller.journal.log import Journal
 from controller.table import Table
 
 DEALER = "dealer-token-0123456789"

@@ -14,10 +14,10 @@ from controller.api.app import create_app
 from controller.api.auth import LoginLimiter, Tokens
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
-from controller.journal import Journal, JournalUnwritable
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
+from controller.journal.log import Journal, JournalUnwritable
 from controller.table import Table
-from controller.view import prompt, snapshot
+from controller.table.view import prompt, snapshot
 
 DEALER = "dealer-token-0123456789"
 SUPERVISOR = "supervisor-token-0123456789"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import ConfigError, load
+from controller.app.config import ConfigError, load
 
 
 def write(tmp_path: Path, text: str) -> Path:

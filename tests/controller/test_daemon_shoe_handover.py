@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from controller.daemon import Daemon
+from controller.app.daemon import Daemon
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 from drivers.shoe.events import CardRead, FaultKind, Misread, ShoeEvent, ShoeFault
 from drivers.shoe.protocol import EventKind, MisreadReason

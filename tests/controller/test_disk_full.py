@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table, TableUnavailable
-from controller.view import prompt, snapshot
+from controller.table.view import prompt, snapshot
 from tests.disk import fill, small_disk
 
 WORDS = "the journal cannot be written: the disk is full; no card is being accepted"
@@ -61,7 +61,7 @@ def test_a_full_disk_stops_the_table_in_plain_words_and_clears_itself_when_space
 
 
 def test_the_wal_is_checkpointed_at_each_rounds_end_so_a_small_disk_holds_many_rounds(disk: Path) -> None:
-    from controller.synth import synthesize
+    from controller.cli.synth import synthesize
 
     # Before, a 2 MB volume filled after 235 entries: the WAL never reached its automatic checkpoint.
     journal = synthesize(disk, 60, seed=7, durable=True)

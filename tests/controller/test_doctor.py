@@ -13,8 +13,8 @@ import pytest
 import serial
 
 from controller.camera.feed import HEALTH_FILE
-from controller.doctor import Check, Host, decode_throttled, format_report, has_errors, run_checks
-from controller.journal import Journal
+from controller.cli.doctor import Check, Host, decode_throttled, format_report, has_errors, run_checks
+from controller.journal.log import Journal
 
 GB = 1024**3
 MB = 1024**2

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from controller.config import ConfigError, HttpConfig, check_listen, parse
+from controller.app.config import ConfigError, HttpConfig, check_listen, parse
 
 
 def http(section: dict[str, Any]) -> HttpConfig:

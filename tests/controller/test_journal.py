@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, JournalCorrupt, JournalError
+from controller.journal.log import Journal, JournalCorrupt, JournalError
 
 
 def test_entries_come_back_in_order_with_gapless_sequence_numbers(tmp_path: Path) -> None:

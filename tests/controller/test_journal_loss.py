@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from controller.audit import audit
-from controller.cli import main
-from controller.journal import Journal, JournalCorrupt
-from controller.synth import synthesize
+from controller.cli.main import main
+from controller.cli.synth import synthesize
+from controller.journal.audit import audit
+from controller.journal.log import Journal, JournalCorrupt
 from controller.table import Table
 from controller.testing import free_port
 
 # A daemon killed with entries still in the write-ahead file (nothing closes or checkpoints it).
 WRITER = """
 import os, sys
-from controller.journal import Journal
+from controller.journal.log import Journal
 journal = Journal(sys.argv[1])
 journal.checkpoint()
 for n in range(int(sys.argv[2])):

@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-from controller.logs import JournalFormatter, configure, under_journald
+from controller.adapters.logs import JournalFormatter, configure, under_journald
 
 
 def test_journal_stream_naming_standard_error_means_journald(tmp_path: Path) -> None:

@@ -11,12 +11,12 @@ from typing import Any
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from controller.adapters.metrics import TableMetrics
 from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
-from controller.journal import Journal
-from controller.metrics import TableMetrics
+from controller.journal.log import Journal
 from controller.table import Table
 
 DEALER, SUPERVISOR = "d" * 20, "s" * 20

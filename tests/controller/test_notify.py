@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.notify import Notifier
+from controller.adapters.notify import Notifier
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_a_vanished_systemd_socket_is_logged_once_and_never_raises(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     notifier = Notifier({"NOTIFY_SOCKET": str(tmp_path / "gone")})
-    with caplog.at_level(logging.WARNING, logger="controller.notify"):
+    with caplog.at_level(logging.WARNING, logger="controller.adapters.notify"):
         assert notifier.watchdog() is False
         assert notifier.watchdog() is False
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]

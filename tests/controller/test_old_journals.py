@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from controller.engine.base import to_json
-from controller.journal import Journal
+from controller.journal.entries import OtherEntry
+from controller.journal.log import Journal
 from controller.table import Table, TableSetup, TableState, parse_entry
-from controller.table.entries import OtherEntry
 from controller.table.snapshots import snapshot_state
 
 FIXTURES = Path(__file__).parent / "fixtures"

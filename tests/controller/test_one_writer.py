@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from controller.api.app import create_app
 from controller.api.auth import LoginLimiter, Tokens
 from controller.api.runtime import Runtime
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 
 DEALER = "dealer-token-0123456789"

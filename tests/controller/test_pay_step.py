@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from controller.engine.cards import parse_card
-from controller.journal import Journal
-from controller.rounds import table_payment
+from controller.journal.log import Journal
+from controller.journal.rounds import table_payment
 from controller.table import Table, TableError
-from controller.view import prompt, snapshot
+from controller.table.view import prompt, snapshot
 
 SEATS = {"seats": [{"seat": 1, "wagers": {"first": 10, "second": 10, "third": 5}}, {"seat": 4, "wagers": {"first": 20}}]}
 PAYS = ["5H", "KD", "2C", "9S"]  # seat 1 is paid 25, seat 4's 20 is taken

@@ -25,7 +25,7 @@ from controller.api.live import LiveFeed
 from controller.api.remote import RemoteGate
 from controller.api.runtime import Runtime
 from controller.api.side import table_side
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 
 DEALER = "dealer-token-0123456789"

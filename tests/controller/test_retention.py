@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
-from controller.journal import FLOOR_CONFIRMED_KEY, Journal
-from controller.replay import settle_round_file
-from controller.retention import retain
-from controller.synth import synthesize
+from controller.cli.main import main
+from controller.cli.synth import synthesize
+from controller.games.replay import settle_round_file
+from controller.journal.log import FLOOR_CONFIRMED_KEY, Journal
+from controller.journal.retention import retain
 from controller.table import Table
 
 NOW = 1e-9  # days: every round that has ended is old enough

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from controller.adapters.outputs import DisplayOutput
 from controller.api.access import ACCESS
 from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
-from controller.journal import Journal
-from controller.outputs import DisplayOutput
+from controller.journal.log import Journal
 from controller.table import Table
 from drivers.display.messages import Frame
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
-from controller.journal import Journal, JournalCorrupt
-from controller.synth import synthesize
+from controller.cli.main import main
+from controller.cli.synth import synthesize
+from controller.journal.log import Journal, JournalCorrupt
 from controller.table import Table, TableSetup, TableState, parse_entry
 from controller.table.snapshots import snapshot_state
 

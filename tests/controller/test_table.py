@@ -10,10 +10,10 @@ import pytest
 
 from controller.engine.base import to_json
 from controller.engine.cards import JOKER, parse_card
-from controller.journal import Journal
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
+from controller.journal.log import Journal
 from controller.table import Table, TableError
-from controller.view import prompt, snapshot
+from controller.table.view import prompt, snapshot
 
 SHOE = {"via": "shoe"}
 

@@ -10,10 +10,10 @@ import pytest
 
 from controller.engine.base import to_json
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
-from controller.view import prompt
-from controller.visibility import MASK, sight
+from controller.table.view import prompt
+from controller.table.visibility import MASK, sight
 
 # Grand Slam, a solo player on seat 3 with the blind puck on seat 4: 5C to the player (face up),
 # 6H to the blind hand (face down, never turned over).

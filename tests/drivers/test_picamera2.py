@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from controller.config import ConfigError, parse
+from controller.app.config import ConfigError, parse
 from drivers.camera import PICAMERA2_MISSING, CameraError, CameraStatus, Picamera2Camera, open_camera
 from vision.render import render
 from vision.scene import Scene, Stack

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from controller.config import ConfigError, load
+from controller.app.config import ConfigError, load
 from controller.engine.base import RuleError
 from controller.engine.cards import parse_card
 from controller.games.baseball.rules import GAME as BASEBALL
 from controller.games.grand_slam.rules import GAME as GRAND_SLAM
-from controller.journal import Journal
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
+from controller.journal.log import Journal
 from controller.table import Table, TableError
+from controller.table.view import snapshot
 from controller.testing import replay, tablectl
-from controller.view import snapshot
 from tests.eight_seats import COMMUNITY, NETS, eight_seat_hand
 
 

@@ -25,13 +25,13 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from controller.adapters.floor import schema
+from controller.adapters.floor.config import Broker, FloorConfig
+from controller.adapters.floor.publisher import MARK_KEY, FloorPublisher
 from controller.engine.cards import parse_card
-from controller.floor import schema
-from controller.floor.config import Broker, FloorConfig
 from controller.floor.consumer import FloorConsumer
-from controller.floor.publisher import MARK_KEY, FloorPublisher
 from controller.floor.store import open_store
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 from controller.testing import free_port
 

@@ -14,8 +14,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.floor import schema
-from controller.floor.history import ask_floor
+from controller.adapters.floor import schema
+from controller.adapters.floor.history import ask_floor
 
 from .conftest import (
     PASSWORDS,

@@ -15,9 +15,9 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.floor import schema
-from controller.floor.catchup import STORED_KEY, retention_limit
-from controller.floor.publisher import MARK_KEY
+from controller.adapters.floor import schema
+from controller.adapters.floor.catchup import STORED_KEY, retention_limit
+from controller.adapters.floor.publisher import MARK_KEY
 from controller.floor.store import open_store
 
 from .conftest import (

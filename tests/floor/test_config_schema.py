@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from controller.floor import schema
-from controller.floor.config import Broker, FloorConfigError, parse_floor
+from controller.adapters.floor import schema
+from controller.adapters.floor.config import Broker, FloorConfigError, parse_floor
 
 SRC = "/etc/tablectl/table.toml"
 

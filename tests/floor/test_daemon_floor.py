@@ -22,7 +22,7 @@ def test_the_daemon_publishes_every_entry_and_says_when_it_goes_offline(mosquitt
         assert daemon.post("/api/sim/shoe", {"cards": ["5H", "9C", "3S"]})[0] == 200
         assert daemon.post("/api/sim/draw", {"count": 3})[0] == 200
         assert subscriber.wait_for(lambda s: any(m.kind == "settlement" for m in s.parsed()), WAIT_S)
-        # The round's end: the table signs its chain's head (controller/chainhead.py), entry 5.
+        # The round's end: the table signs its chain's head (controller/security/chainhead.py), entry 5.
         assert subscriber.wait_for(lambda s: 5 in entries_taken(s), WAIT_S)
         assert entries_taken(subscriber) == [1, 2, 3, 4, 5]  # the opening, three cards, the head: in order, once
         head = next(m for m in subscriber.parsed("entry") if m.seq == 5).payload

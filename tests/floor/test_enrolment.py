@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.chainhead import fingerprint, public_hex, table_key
 from controller.floor.store import EnrolmentRefused, open_store
+from controller.security.chainhead import fingerprint, public_hex, table_key
 
 from .conftest import SITE, Mosquitto, deal_rounds, floor_config, make_consumer, make_publisher, make_table, wait_until
 

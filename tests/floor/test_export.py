@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from controller.cli.main import main
 from controller.floor.store import StoredEntry, open_store
 
 from .conftest import SITE, Mosquitto, deal_rounds, floor_config, make_publisher, make_table

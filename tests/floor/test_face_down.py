@@ -25,12 +25,12 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from controller.adapters.floor import schema
 from controller.engine.cards import parse_card
-from controller.floor import schema
 from controller.floor.store import open_store
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
-from controller.visibility import sight
+from controller.table.visibility import sight
 
 from .conftest import (
     PASSWORDS,
@@ -256,7 +256,7 @@ def floor_store(shipped_broker: Mosquitto, certificates: dict[str, Path], tmp_pa
 
 
 def _dealer_sight_shows_a_frames_card() -> bool:
-    """Whether the dealer's sight (controller/visibility.py) still leaves a face-down card's bytes
+    """Whether the dealer's sight (controller/table/visibility.py) still leaves a face-down card's bytes
     in the shoe frame journaled with it: masking that notation is another change than this one."""
     table = Table(Journal(":memory:"), game="baseball-poker", rules={}, simulated=True)
     table.open_round({"players": [{"seat": 1, "stack": 100}, {"seat": 2, "stack": 100}]}, by="dealer")
@@ -267,7 +267,7 @@ def _dealer_sight_shows_a_frames_card() -> bool:
 
 FRAMES_PENDING = pytest.mark.xfail(
     _dealer_sight_shows_a_frames_card(),
-    reason="the dealer's sight does not yet mask the shoe frame's hex (controller/visibility.py, changed apart)",
+    reason="the dealer's sight does not yet mask the shoe frame's hex (controller/table/visibility.py, changed apart)",
     raises=AssertionError,
     strict=True,
 )

@@ -3,7 +3,7 @@ checks, and the table's start-up check against the floor, on a real Mosquitto an
 
 The attacker has a shell on the Pi but not the service's key: it edits, inserts, deletes,
 reorders or truncates journal entries and recomputes every CRC, the hash chain and
-`journal.head` with the product's own code (controller.journal's `_crc`, `link`, `HeadFile`), and
+`journal.head` with the product's own code (controller.journal.log's `_crc`, `link`, `HeadFile`), and
 removes the snapshots as `tablectl journal rebuild` would. The journal then opens clean. What
 left the Pi already (the entries and signed heads the floor store holds) is what catches it:
 the store raises its alert, naming the table and the first bad entry, when the rewritten entries
@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.chainhead import ChainWalk, fingerprint, public_hex, read_fingerprint, table_key
-from controller.floor.config import FloorConfig
-from controller.floor.history import HistoryRefused, ask_floor, check_history
-from controller.floor.publisher import MARK_KEY, FloorPublisher
+from controller.adapters.floor.config import FloorConfig
+from controller.adapters.floor.history import HistoryRefused, ask_floor, check_history
+from controller.adapters.floor.publisher import MARK_KEY, FloorPublisher
 from controller.floor.store import StoredEntry, open_store
-from controller.journal import GENESIS, Journal, _crc, link
-from controller.journal_head import HeadFile, HeadMark
+from controller.journal.head import HeadFile, HeadMark
+from controller.journal.log import GENESIS, Journal, _crc, link
+from controller.security.chainhead import ChainWalk, fingerprint, public_hex, read_fingerprint, table_key
 from controller.testing import Daemon
 
 from .conftest import (
@@ -217,7 +217,7 @@ def test_the_store_checks_each_signed_head_against_the_chain_it_holds(tmp_path: 
     assert "signature is bad" in str(forged.add(head.seq, head.at, head.round, head.kind, body))
     other = table_key(tmp_path / "other.key")
     resigned = ChainWalk("GS-01", enrolled=enrolled)
-    from controller.chainhead import sign_head
+    from controller.security.chainhead import sign_head
 
     for e in entries[:-1]:
         resigned.add(e.seq, e.at, e.round, e.kind, e.body)

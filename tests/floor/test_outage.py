@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.floor.catchup import STORED_KEY
-from controller.floor.publisher import MARK_KEY
+from controller.adapters.floor.catchup import STORED_KEY
+from controller.adapters.floor.publisher import MARK_KEY
 from controller.floor.store import open_store
-from controller.journal import Journal
+from controller.journal.log import Journal
 
 from .conftest import Mosquitto, free_port, wait_until
 

@@ -11,8 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from controller.floor.publisher import MARK_KEY, FloorPublisher, loop_mark
-from controller.journal import Journal
+from controller.adapters.floor.publisher import MARK_KEY, FloorPublisher, loop_mark
+from controller.journal.log import Journal
 
 from .conftest import (
     SITE,
@@ -170,7 +170,7 @@ DYING_TABLE = """
 import sys, time
 sys.path.insert(0, {tests!r})
 from conftest import deal_rounds, floor_config, make_publisher, make_table
-from controller.floor.config import Broker
+from controller.adapters.floor.config import Broker
 from pathlib import Path
 table = make_table(Path({state!r}))
 publisher = make_publisher(floor_config(Broker("127.0.0.1", {port}, False)), table)

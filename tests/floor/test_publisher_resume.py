@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from controller.adapters.floor.config import Broker
+from controller.adapters.floor.publisher import MARK_KEY, FloorPublisher, Replica
 from controller.engine.cards import parse_card
-from controller.floor.config import Broker
-from controller.floor.publisher import MARK_KEY, FloorPublisher, Replica
-from controller.journal import Journal
-from controller.retention import retain
+from controller.journal.log import Journal
+from controller.journal.retention import retain
 from controller.table import Table
 
 from .conftest import DECK, SITE, Mosquitto, Subscriber, deal_rounds, floor_config, make_publisher, make_table

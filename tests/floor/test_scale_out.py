@@ -17,7 +17,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.floor import schema
+from controller.adapters.floor import schema
 from controller.floor.consumer import FloorConsumer
 from controller.floor.store import open_store
 
@@ -209,7 +209,7 @@ def test_claims_keep_a_second_ask_out_until_the_answer_or_the_claim_lapses(postg
 def test_a_group_on_sqlite_is_refused_saying_sqlite_is_the_one_consumer_store(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from controller.cli import main
+    from controller.cli.main import main
 
     code = main(["floor", "--broker", "mqtt://127.0.0.1:1883", "--store", f"sqlite://{tmp_path}/floor.db",
                  "--group", GROUP])  # fmt: skip

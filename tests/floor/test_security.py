@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.floor.config import Broker, FloorConfig
+from controller.adapters.floor.config import Broker, FloorConfig
 
 from .conftest import SITE, WAIT_S, Mosquitto, deal_rounds, make_publisher, make_table
 

@@ -10,7 +10,7 @@ import pytest
 from controller.engine.base import Awaiting
 from controller.games import adapter
 from controller.games.base import Idle, Lines, PayOne
-from controller.rounds import RoundRecord
+from controller.journal.rounds import RoundRecord
 
 
 @dataclass

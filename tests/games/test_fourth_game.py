@@ -210,7 +210,7 @@ def test_tablectl_recall_prints_a_high_card_round_in_its_adapters_words(
     """`tablectl recall` asks the game's adapter for a round's lines: it no longer reads Grand
     Slam's settlement keys into every game's rounds (a high card round made it fail)."""
     from controller.engine.cards import parse_card
-    from controller.journal import Journal
+    from controller.journal.log import Journal
     from controller.table import Table
 
     monkeypatch.syspath_prepend(str(site))

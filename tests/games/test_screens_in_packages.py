@@ -17,7 +17,7 @@ from controller.api.auth import Tokens
 from controller.api.runtime import Runtime
 from controller.api.screens import game_screen, static_dir
 from controller.games import adapter
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
 
 DEALER = "dealer-token-0123456789"

@@ -1,7 +1,7 @@
 """The API in a process of its own (controller/api/remote.py), seen as an operator sees it.
 
 `tablectl run --sim --demo` as a process: HTTP and the screens are served by one child process
-(`python -m controller.api.remote`) that never holds the journal open (only the daemon's own
+(`python -m controller.app.api_process`) that never holds the journal open (only the daemon's own
 process writes it); killing the API's process outright does not stop the table (the simulated
 dealer's cards go on being journaled, no fault), and the daemon starts a new one that answers on
 the same port; killing the daemon outright takes the API's process with it, so a daemon started

@@ -10,8 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from controller.journal import Journal
-from controller.synth import synthesize
+from controller.cli.synth import synthesize
+from controller.journal.log import Journal
 from controller.testing import DEALER, TABLECTL, Daemon, free_port
 from tests.disk import fill, small_disk
 

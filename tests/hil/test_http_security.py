@@ -22,7 +22,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Origin
 
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.testing import DEALER, SUPERVISOR, TABLECTL, free_port
 
 CONFIG = """

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from controller.synth import synthesize
+from controller.cli.synth import synthesize
 from controller.testing import Daemon
 
 

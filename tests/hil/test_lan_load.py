@@ -46,7 +46,7 @@ from typing import Any
 import pytest
 
 from benchmarks import lan_load
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.testing import ROOT, SUPERVISOR, TABLECTL, Daemon
 
 CONFIG = '[table]\nid = "LAN-LOAD-1"\ngame = "grand-slam"\n'

@@ -14,8 +14,8 @@ import time
 import urllib.error
 from pathlib import Path
 
-from controller.journal import Journal
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
+from controller.journal.log import Journal
 from controller.table import Table
 from controller.testing import SUPERVISOR, Daemon
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
 
 from .conftest import SimShoe, changes, display_text, drain, lamp

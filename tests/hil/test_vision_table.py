@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
+from controller.table.view import prompt, snapshot
 from controller.testing import SUPERVISOR, Daemon, replay
-from controller.view import prompt, snapshot
 
 CONFIG = """
 [table]

@@ -25,7 +25,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.testing import DEALER, Daemon
 
 SCREENS = 50

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STUB = Path(__file__).with_name("systemctl")
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 NEWER, BROKEN = "0.1.1", "0.1.2"
-SCHEMA = int(re.findall(r"^SCHEMA_VERSION = (\d+)$", (ROOT / "controller/journal.py").read_text(), re.MULTILINE)[0])
+SCHEMA = int(re.findall(r"^SCHEMA_VERSION = (\d+)$", (ROOT / "controller/journal/log.py").read_text(), re.MULTILINE)[0])
 DEALER, SUPERVISOR = "dealer-token-for-install-tests", "supervisor-token-for-install-tests"
 HOST_PYTHON = "{}.{}".format(*sys.version_info[:2])
 
@@ -121,7 +121,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory, netns: str) -> Bundles:
     broken_src = source_copy(tmp / "src-broken", BROKEN)
     with (broken_src / "controller/api/app.py").open("a", encoding="utf-8") as app:
         app.write('\nraise RuntimeError("tablectl 0.1.2 is broken on purpose (tests/install)")\n')
-    journal = broken_src / "controller/journal.py"
+    journal = broken_src / "controller/journal/log.py"
     journal.write_text(journal.read_text().replace(f"SCHEMA_VERSION = {SCHEMA}\n", f"SCHEMA_VERSION = {SCHEMA + 1}\n"))
     broken = build(broken_src, tmp / "broken", HOST_PYTHON)
     return Bundles(tarball, unpack(tarball), unpack(newer), unpack(broken))

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from controller.engine.cards import parse_card
-from controller.journal import Journal
+from controller.journal.log import Journal
 from controller.table import Table
-from controller.view import snapshot
+from controller.table.view import snapshot
 
 SPOTS = ("first", "second", "third", "home", "three_outs", "poker_bonus")
 DISAGREE = "the frames disagree: 30 in 2 frames, 40 in 1 frame"

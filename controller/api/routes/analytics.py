@@ -48,7 +48,7 @@ async def _window(rt: Any, window: str) -> tuple[Facts, float, float]:
 
 def _pace(facts: Facts, start: float, end: float) -> dict[str, Any]:
     from controller.analytics.source import read_window
-    from controller.journal import Journal
+    from controller.journal.log import Journal
 
     journal = Journal(facts.path, readonly=True)
     try:
@@ -59,7 +59,7 @@ def _pace(facts: Facts, start: float, end: float) -> dict[str, Any]:
 
 def _ratings(facts: Facts, start: float, end: float, close_after: int) -> list[dict[str, Any]]:
     from controller.analytics.source import ratings_window
-    from controller.journal import Journal
+    from controller.journal.log import Journal
 
     journal = Journal(facts.path, readonly=True)
     try:

@@ -1,4 +1,4 @@
-"""`GET /metrics`: the table in Prometheus's text format (controller/metrics.py says what is in it).
+"""`GET /metrics`: the table in Prometheus's text format (controller/adapters/metrics.py says what is in it).
 
 Open to the table's own network like the other reads: it holds counts and sizes, never a card
 of a round in play, a wager or a token.

@@ -1,7 +1,7 @@
 """Reading the table: health, state, meters, devices, recall, audit, configuration.
 
 Who may read which is the access table's (`controller/api/access.py`); what the dealer sees of
-the table and of recall passes through `controller.visibility` (no face-down card of a live hand,
+the table and of recall passes through `controller.table.visibility` (no face-down card of a live hand,
 a finished hand as the rules show it)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from controller.api.errors import ApiError
 from controller.api.routes import table_call
 from controller.api.screens import game_screen
 from controller.engine.base import RuleError, to_json
-from controller.replay import replay_steps
-from controller.visibility import SEES_EVERY_CARD
+from controller.games.replay import replay_steps
+from controller.table.visibility import SEES_EVERY_CARD
 
 router = APIRouter(prefix="/api")
 

@@ -20,7 +20,7 @@ deals by it, and so does `tablectl analyze baseball-poker` (analysis.py).
 
 The engine has no randomness: a hand, and each rainout re-deal, is dealt from a freshly shuffled
 deck, and the engine says so with a `shoe-reshuffled` effect; whoever tracks which cards the deck
-still holds starts again on it (controller/replay.py and the table loop).
+still holds starts again on it (controller/games/replay.py and the table loop).
 
 Readings this module fixes where GAMES.md is silent:
 a bet, completion or raise is always a full bet: a player whose stack does not cover it may call,

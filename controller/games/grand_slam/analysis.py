@@ -335,14 +335,7 @@ class GrandSlamAnalysis(GameAnalysis):
 
     def exact(self, args: argparse.Namespace) -> dict[str, Any]:
         units = _units(args.units)
-        rules_doc: dict[str, Any] = {}
-        if args.config:
-            from controller.config import ConfigError, load
-
-            try:
-                rules_doc = dict(load(args.config, simulated=True).rules)
-            except ConfigError as exc:
-                raise ValueError(str(exc)) from None
+        rules_doc: dict[str, Any] = dict(getattr(args, "config_rules", None) or {})  # --config's, read by the command
         rules_doc["decks"] = max(args.decks, 1)
         if args.paytable:
             rules_doc["poker_bonus_paytable"] = _paytable(args.paytable)

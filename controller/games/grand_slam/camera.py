@@ -32,7 +32,7 @@ from controller.games.grand_slam.rules import (
     SeatState,
     StackMoved,
 )
-from controller.table.entries import ConfirmPressed, RoundOpened, TableEntry
+from controller.journal.entries import ConfirmPressed, RoundOpened, TableEntry
 
 WAGER_SPOTS = (*BASES, *SIDE_BETS)
 PAYOUT_SPOTS = (*BASES, "home", *SIDE_BETS)  # a betting seat's zones: each has its payout circle

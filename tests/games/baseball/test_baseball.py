@@ -1,6 +1,6 @@
 """Baseball poker rules (GAMES.md section 3, REPLAY.md "Baseball poker"), proved through the engine the table runs.
 
-Most cases are hand-written round files settled by `controller.replay.settle_round_file`, the code
+Most cases are hand-written round files settled by `controller.games.replay.settle_round_file`, the code
 `tablectl replay` runs. Cards are listed in dealing order: 3rd street is three passes (down, down,
 up) in seat order, then one pass a street, the extra card for a face-up 4 right after the 4, a
 rainout re-deal following in the same list. Unless a test says otherwise the rules are the
@@ -37,7 +37,7 @@ from controller.games.baseball.rules import (
     next_step,
     showing_hand,
 )
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 
 WILD = frozenset({Rank.THREE, Rank.NINE})
 

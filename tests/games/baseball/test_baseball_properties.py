@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from controller.engine.base import CardDealt, RoundInput, from_json, to_json
 from controller.engine.cards import Card, ShoeComposition
 from controller.games.baseball.rules import GAME, Action, BaseballRules, BaseballState, OpenRound, Player
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 
 
 @st.composite

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from controller.engine.base import CardDealt, effect_from_json, event_from_json, from_json, to_json
 from controller.engine.cards import ShoeComposition, parse_card
 from controller.games.grand_slam.rules import GAME, GrandSlamScored, GrandSlamState, OpenRound, SeatBet, StackMoved
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 
 from .conftest import open_round
 

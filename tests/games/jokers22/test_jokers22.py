@@ -1,6 +1,6 @@
 """Jokers 22 rules (GAMES.md section 2, REPLAY.md "Jokers 22"), proved through the engine the table runs.
 
-Most cases are hand-written round files settled by `controller.replay.settle_round_file`, the code
+Most cases are hand-written round files settled by `controller.games.replay.settle_round_file`, the code
 `tablectl replay` runs. Cards are listed in the dealing order of REPLAY.md: one card to each spot,
 the banker's first card, a second card to each spot, the spots' draws, the banker's second card
 and the banker's draws. Expected numbers come from the rules text, worked out in the comments.
@@ -35,7 +35,7 @@ from controller.games.jokers22.rules import (
     compare,
     hand_total,
 )
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 from controller.testing import replay, tablectl
 
 

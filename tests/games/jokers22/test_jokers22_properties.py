@@ -24,7 +24,7 @@ from controller.games.jokers22.rules import (
     Wager,
     surrender_allowed,
 )
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 
 NAMES = ["ann", "bob", "carl", "dan", "eve"]
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from controller.engine.base import CardDealt, RuleError
 from controller.games.jokers22.rules import GAME, Decision
-from controller.replay import settle_round_file
+from controller.games.replay import settle_round_file
 
 
 def round_file(cards: list[str], decisions: list[dict[str, Any]], spots: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -1,0 +1,281 @@
+"""The table's configuration: one TOML file, validated at start.
+
+On a Pi the file is `/etc/tablectl/table.toml`; when it is absent and the table is simulated,
+the defaults below describe a 7-seat Grand Slam table on simulated hardware. Every error names
+the file and the key (`/etc/tablectl/table.toml: shoe.baudrate: must be one of ...`). Secrets
+(API tokens) are never read from this file: they come from the environment or from files
+readable only by the service (see `controller/api/auth.py`). The models that check a file, key
+by key, are in `controller/app/config_schema.py`, loaded only when a file is read.
+
+    [table]
+    id = "GS-01"                 # shown on every screen and in every log line
+    game = "grand-slam"
+    seats = 7                    # seats (spots) at the table: up to 7 (Grand Slam, Jokers 22), 8 (Baseball
+                                 # poker); the lamps' pin map and the camera's layout have every one
+    [rules]                      # the game's rule options (GAMES.md defaults when absent)
+    decks = 6
+    [shoe]
+    url = "/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KXYZ-if00-port0"   # any pyserial URL
+    baudrate = 115200
+    heartbeat_timeout = 3.0
+    [display]
+    url = "/dev/serial/by-id/usb-Prolific_PL2303-if00-port0"
+    dialect = "cd5220"           # or "dmd" (Epson ESC/POS display)
+    baudrate = 9600
+    [indicators]
+    pin_map = "seven-seat-595"   # a map named in the pin file (hardware/pins.toml)
+    pin_file = "/etc/tablectl/pins.toml"
+    pin_factory = "lgpio"        # gpiozero pin factory on a real table (lgpio works on every Pi)
+    [camera]                     # optional: without it the table runs without vision
+    backend = "opencv"           # "picamera2" (Raspberry Pi Camera Module), or "simulated" (--sim's default)
+    device = "/dev/v4l/by-id/usb-Arducam_12MP-video-index0"   # or an index such as 0
+    layout = "grand-slam-7"      # a layout in hardware/layouts, or a path to one
+    calibration = "/var/lib/tablectl/camera.json"   # from `tablectl calibrate`; a simulated
+                                 # camera calibrates itself from its first frame when absent
+    fps = 4                      # frames read a second
+    stable_frames = 3            # equal readings in a row before a puck counts (a wager's
+                                 # value: 2 frames that agree, vision/fusion.py)
+    [http]
+    host = "127.0.0.1"           # another address (the casino LAN) needs TLS or allow_plain_http
+    port = 8000
+    tls_cert = "/etc/tablectl/tls/table.crt"   # HTTPS for the screens (hardware/install.md)
+    tls_key = "/etc/tablectl/tls/table.key"    # readable by the service only
+    allow_plain_http = false     # true: serve plain HTTP off loopback anyway (tokens in clear)
+    trusted_proxies = []         # proxies whose X-Forwarded-For is believed ("10.0.0.5"); none by default
+    [state]
+    dir = "/var/lib/tablectl"
+    [security]                   # software authentication and the signed history (hardware/authentication.md)
+    release_key = "/etc/tablectl/release-key.pub"   # the release key's public half this table trusts
+    verify_every = 24            # hours between the automatic checks of the installed software
+    table_key = "/var/lib/tablectl/table.key"       # the table's own signing key (default: in the state dir)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.adapters.floor.config import FloorConfig
+    from controller.app.config_schema import Camera, Http
+
+DEFAULT_PATH = Path("/etc/tablectl/table.toml")
+
+
+class ConfigError(ValueError):
+    """A configuration the table cannot run with; the text names the file and the key."""
+
+
+@dataclass(frozen=True)
+class ShoeConfig:
+    url: str | None = None  # None on a simulated table: the daemon starts its own simulated shoe
+    baudrate: int = 115200
+    heartbeat_timeout: float = 3.0
+
+
+@dataclass(frozen=True)
+class DisplayConfig:
+    url: str | None = None
+    dialect: str = "cd5220"
+    baudrate: int = 9600
+
+
+@dataclass(frozen=True)
+class IndicatorConfig:
+    pin_map: str = "seven-seat-595"
+    pin_file: str | None = None  # None: the pin file shipped in hardware/pins.toml
+    pin_factory: str | None = None  # None: GPIOZERO_PIN_FACTORY, else lgpio
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    backend: str = "simulated"
+    device: int | str | None = None  # an index or a path (opencv)
+    layout: str = "grand-slam-7"
+    calibration: str | None = None  # a calibration file written by `tablectl calibrate`
+    fps: float = 4.0
+    stable_frames: int = 3
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    tls_cert: str | None = None  # both or neither: uvicorn serves HTTPS with them
+    tls_key: str | None = None
+    allow_plain_http: bool = False  # the operator chose plain HTTP on a non-loopback address
+    trusted_proxies: tuple[str, ...] = ()  # addresses or networks whose forwarded headers count
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def check_listen(host: str, http: HttpConfig, source: str) -> None:
+    """Refuse to serve plain HTTP beyond this machine unless the operator said so: the tokens and
+    the session cookie would cross the casino's network in clear. ConfigError names the key."""
+    if http.tls or http.allow_plain_http:
+        return
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host in LOOPBACK
+    if not loopback:
+        raise ConfigError(
+            f"{source}: http.host: {host} is reachable from other machines, and without TLS the tokens and "
+            "session cookies would cross the network in clear; set http.tls_cert and http.tls_key "
+            "(hardware/install.md shows how to make them), or allow_plain_http = true if you chose plain HTTP"
+        )
+
+
+@dataclass(frozen=True)
+class SecurityConfig:
+    release_key: str = "/etc/tablectl/release-key.pub"  # controller/security/authentication.py's DEFAULT_RELEASE_KEY
+    verify_every: float = 24.0  # hours between automatic software checks
+    table_key: str | None = None  # None: <state dir>/table.key
+
+
+@dataclass(frozen=True)
+class Config:
+    source: str  # the file it came from, or "built-in defaults"
+    table_id: str = "TABLE-1"
+    game: str = "grand-slam"
+    seats: int = 7  # the table's seats 1..seats (spots for Jokers 22), at most the game's (GAMES.md)
+    rules: dict[str, Any] = field(default_factory=dict)
+    shoe: ShoeConfig = field(default_factory=ShoeConfig)
+    display: DisplayConfig = field(default_factory=DisplayConfig)
+    indicators: IndicatorConfig = field(default_factory=IndicatorConfig)
+    http: HttpConfig = field(default_factory=HttpConfig)
+    state_dir: str = "/var/lib/tablectl"
+    retain_days: float = 90.0  # rounds older than this are exported to the archive (0: keep all)
+    archive_dir: str | None = None  # where retention exports to (default: <state dir>/archive)
+    floor: FloorConfig | None = None  # None: the table reports to no floor (see hardware/floor.md)
+    camera: CameraConfig | None = None  # None: no overhead camera (the table runs without vision)
+    security: SecurityConfig = field(default_factory=SecurityConfig)
+
+
+def check_seats(seats: int, game: str, source: str) -> None:
+    """Refuse a seat count the game's table does not have (a Grand Slam table seats 7, a stud
+    table 8): ConfigError naming the key."""
+    from controller.games import adapter
+
+    found = adapter(game)
+    if seats > found.seats_max:
+        raise ConfigError(
+            f"{source}: table.seats: a {found.title} table seats at most {found.seats_max} (GAMES.md), not {seats}"
+        )
+
+
+def load(path: Path | None, *, simulated: bool) -> Config:
+    """Read and validate the config at `path` (or the default path; built-in defaults when a
+    simulated table has no file). Raise ConfigError naming the file and the key."""
+    chosen = path or DEFAULT_PATH
+    if not chosen.exists():
+        if path is None and simulated:
+            return Config(source="built-in defaults (simulated table)")
+        raise ConfigError(f"{chosen}: no such configuration file")
+    try:
+        doc = tomllib.loads(chosen.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{chosen}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{chosen}: cannot be read: {exc}") from None
+    return parse(doc, str(chosen), simulated=simulated)
+
+
+def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
+    """The configuration in `doc` (parsed TOML from `source`), checked; ConfigError names the key."""
+    # The file's models (pydantic) are loaded here, to read a file, and the floor's with a [floor]
+    # section: what needs only the built-in defaults (a simulated table, recall, verify) loads neither.
+    from controller.app.config_schema import ConfigStyle, TableToml
+    from vision.documents import check
+
+    toml = check(TableToml, doc, source, ConfigError, ConfigStyle())
+
+    def fail(key: str, why: str) -> ConfigError:
+        return ConfigError(f"{source}: {key}: {why}")
+
+    if not simulated:
+        if toml.shoe.url is None:
+            raise fail("shoe.url", "a real table needs the shoe's serial port (a /dev/serial/by-id/... path)")
+        if toml.display.url is None:
+            raise fail("display.url", "a real table needs the pole display's serial port")
+    check_seats(toml.table.seats, toml.table.game, source)
+    floor: FloorConfig | None = None
+    if toml.floor is not None:
+        from controller.adapters.floor.config import FloorConfigError, check_level, parse_floor
+
+        try:
+            floor = parse_floor(toml.floor, source)
+            check_level(toml.table.id, f"{source}: table.id")
+        except FloorConfigError as exc:
+            raise ConfigError(str(exc)) from None
+    return Config(
+        source=source,
+        table_id=toml.table.id,
+        game=toml.table.game,
+        seats=toml.table.seats,
+        rules=dict(toml.rules),
+        shoe=ShoeConfig(toml.shoe.url, toml.shoe.baudrate, toml.shoe.heartbeat_timeout),
+        display=DisplayConfig(toml.display.url, toml.display.dialect, toml.display.baudrate),
+        indicators=IndicatorConfig(toml.indicators.pin_map, toml.indicators.pin_file, toml.indicators.pin_factory),
+        http=_http(toml.http, fail),
+        state_dir=toml.state.dir,
+        retain_days=toml.state.retain_days,
+        archive_dir=toml.state.archive_dir,
+        floor=floor,
+        camera=_camera(toml.camera, simulated, fail) if toml.camera is not None else None,
+        security=SecurityConfig(toml.security.release_key, toml.security.verify_every, toml.security.table_key),
+    )
+
+
+def _http(http: Http, fail: Callable[[str, str], ConfigError]) -> HttpConfig:
+    cert, key = http.tls_cert, http.tls_key
+    if (cert is None) != (key is None):
+        missing = "http.tls_key" if key is None else "http.tls_cert"
+        raise fail(missing, "TLS needs both the certificate (tls_cert) and its private key (tls_key)")
+    for name, path in (("http.tls_cert", cert), ("http.tls_key", key)):
+        if path is not None and not Path(path).is_file():
+            raise fail(name, f"{path}: no such file (hardware/install.md shows how to make the table's certificate)")
+    return HttpConfig(
+        host=http.host,
+        port=http.port,
+        tls_cert=cert,
+        tls_key=key,
+        allow_plain_http=http.allow_plain_http,
+        trusted_proxies=tuple(http.trusted_proxies),
+    )
+
+
+def _camera(camera: Camera, simulated: bool, fail: Callable[[str, str], ConfigError]) -> CameraConfig:
+    backend = camera.backend or ("simulated" if simulated else "opencv")
+    if backend == "simulated" and not simulated:
+        raise fail("camera.backend", 'a live table needs a real camera (backend = "opencv"); "simulated" needs --sim')
+    if backend == "opencv":
+        if camera.device is None:
+            raise fail("camera.device", "the camera's device: an index such as 0, or a path such as /dev/video0")
+        if camera.calibration is None:
+            raise fail("camera.calibration", "a real camera needs its calibration file (make one: tablectl calibrate)")
+    elif backend == "picamera2":  # the Raspberry Pi camera's number; the first (0) when absent
+        device = camera.device
+        if device is not None and (not isinstance(device, int) or not 0 <= device <= 7):
+            raise fail("camera.device", f"the Raspberry Pi camera's number (0 for the first), not {device!r}")
+        if camera.calibration is None:
+            raise fail("camera.calibration", "a real camera needs its calibration file (make one: tablectl calibrate)")
+    elif camera.device is not None:
+        raise fail("camera.device", "the simulated camera has no device; remove the key")
+    return CameraConfig(
+        backend=backend,
+        device=camera.device,
+        layout=camera.layout,
+        calibration=camera.calibration,
+        fps=camera.fps,
+        stable_frames=camera.stable_frames,
+    )
