@@ -116,7 +116,10 @@ def demo_round(tablectl: Path, game: str, work: Path) -> None:
             if settled is None:
                 time.sleep(0.2)
         round_file = get(port, f"/api/rounds/{settled['round']}/file")
-        for page in ("/", "/supervisor", "/static/js/dealer.js", "/metrics"):
+        screen = get(port, "/api/game")["screen"]  # the game's own screen, from its package
+        if None in screen.values():
+            fail(f"{game}: GET /api/game names no screen file for {sorted(k for k, v in screen.items() if v is None)}")
+        for page in ("/", "/supervisor", "/static/js/dealer.js", "/metrics", *screen.values()):
             with opened(port, page) as answer:
                 if answer.status != 200 or not answer.read():
                     fail(f"{game}: {page} answered {answer.status}")
@@ -125,7 +128,10 @@ def demo_round(tablectl: Path, game: str, work: Path) -> None:
         code = proc.wait(timeout=30)
     if code != 0:
         fail(f"{game}: tablectl run stopped with {code}: {log.read_text(errors='replace')[-2000:]}")
-    step(f"{game}: tablectl run --sim --demo settled round {settled['round']}; the screens and /metrics were served")
+    step(
+        f"{game}: tablectl run --sim --demo settled round {settled['round']}; "
+        "the screens (the game's from its package) and /metrics were served"
+    )
     (here / "round.json").write_text(json.dumps(round_file), encoding="utf-8")
     replayed = run(tablectl, "replay", "round.json", cwd=here)
     if replayed.returncode != 0:

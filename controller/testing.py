@@ -118,7 +118,7 @@ class Daemon:
     ) -> None:
         self.workdir = workdir
         self.args = list(args)  # more of `tablectl run`'s flags, such as --demo
-        self.env = dict(env or {})  # more of the environment, such as TABLECTL_GAMES
+        self.env = dict(env or {})  # more of the environment, such as PYTHONPATH
         self.config = workdir / "table.toml"
         self.config.write_text(config)
         self.state_dir = state_dir or workdir / "state"

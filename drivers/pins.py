@@ -11,16 +11,20 @@ Two things live here because both answer "what is wired where":
 
     >>> factory = make_pin_factory(simulated=True, name=None)
     >>> pin_map = load_pin_map(DEFAULT_PIN_FILE, "small-gpio")
-    >>> pin_map.seats[1][Base.FIRST]
+    >>> pin_map.lamp_pins["seat1.first"]
     17
+
+A lamp is named as vision names a zone: `seat<n>.<name>`, `<name>` being what the map calls the
+lamp in front of seat n (`first`, `home`, ...). The map knows no game: which lamps a game lights
+is the game's (its adapter's `lamp_names`), checked against the map when the table starts.
 """
 
 from __future__ import annotations
 
-import enum
 import os
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -47,13 +51,13 @@ class PinError(ValueError):
     """A pin factory that cannot be used, or a pin map that is wrong. The message says where."""
 
 
-class Base(enum.StrEnum):
-    """The four lamps in front of every seat, in the order a stack travels."""
+#: What a lamp in front of a seat may be called in a pin map (the part after `seat<n>.`).
+LAMP_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
-    FIRST = "first"
-    SECOND = "second"
-    THIRD = "third"
-    HOME = "home"
+
+def lamp_name(seat: int, name: str) -> str:
+    """The lamp called `name` in front of `seat`, as the lamps are named everywhere: "seat3.first"."""
+    return f"seat{seat}.{name}"
 
 
 def make_pin_factory(simulated: bool, name: str | None = None) -> Any:
@@ -114,7 +118,7 @@ class ChainPins:
 
 @dataclass(frozen=True)
 class PinMap:
-    """One table's wiring: lamps per seat and base, the status lamp, the dealer buttons.
+    """One table's wiring: the lamps in front of each seat, by name, the status lamp, the dealer buttons.
 
     With `lamps == "gpio"` a seat's numbers are BCM GPIO pins; with `"shift-register"` they are
     chain outputs (0 is Q0 of the chip wired to the Pi, 8 is Q0 of the next chip, ...).
@@ -124,10 +128,22 @@ class PinMap:
     name: str
     source: str
     lamps: Literal["gpio", "shift-register"]
-    seats: Mapping[int, Mapping[Base, int]]
+    seats: Mapping[int, Mapping[str, int]]  # seat -> its lamps as the map names them -> pin or output
     status: int
     buttons: Mapping[str, int]
     chain: ChainPins | None = None
+
+    @property
+    def lamp_pins(self) -> dict[str, int]:
+        """Every seat's lamp by its name ("seat3.first") -> its GPIO pin or chain output."""
+        return {lamp_name(seat, name): number for seat, lamps in self.seats.items() for name, number in lamps.items()}
+
+    def unlit(self, seats: int, names: Sequence[str]) -> list[str]:
+        """The lamps of a table of `seats` seats, called `names` before each, that this map lacks."""
+        return [
+            lamp_name(seat, name) for seat in range(1, seats + 1) if seat in self.seats
+            for name in names if name not in self.seats[seat]
+        ]
 
     def unwired(self, seats: int) -> list[int]:
         """The seats of a table of `seats` seats that this map has no lamps for."""
@@ -197,24 +213,21 @@ def _buttons(value: Any) -> dict[str, int]:
     return out
 
 
-def _seats(value: Any) -> dict[int, dict[Base, int]]:
+def _seats(value: Any) -> dict[int, dict[str, int]]:
     if not isinstance(value, dict) or not value:
         raise problem(" must list at least one seat")
-    seats: dict[int, dict[Base, int]] = {}
-    for seat_key, bases in value.items():
+    seats: dict[int, dict[str, int]] = {}
+    for seat_key, named in value.items():
         where = f".{seat_key}"
         if not seat_key.isdigit() or int(seat_key) not in SEATS:
             raise problem(f"{where}: seats are numbered 1 to {SEATS[-1]}")
-        if not isinstance(bases, dict):
-            raise problem(f"{where} must be {{ first = , second = , third = , home = }}")
-        for key in bases:
-            if key not in {base.value for base in Base}:
-                raise problem(f"{where}: unknown base {key!r} (first, second, third, home)")
-        lamps: dict[Base, int] = {}
-        for base in Base:
-            if base.value not in bases:
-                raise problem(f"{where}: missing base {base.value!r}")
-            lamps[base] = _whole(bases[base.value], f"{where}.{base.value}")
+        if not isinstance(named, dict) or not named:
+            raise problem(f"{where} must name the seat's lamps: {{ first = , second = , ... }}")
+        lamps: dict[str, int] = {}
+        for key, number in named.items():
+            if not LAMP_NAME.fullmatch(key):
+                raise problem(f"{where}: {key!r} is not a lamp's name (a-z, 0-9, - and _, a letter first)")
+            lamps[key] = _whole(number, f"{where}.{key}")
         seats[int(seat_key)] = lamps
     return dict(sorted(seats.items()))
 
@@ -245,7 +258,7 @@ class _PinMapDoc(Document):
     status: Annotated[int, rule(_gpio)]
     buttons: Annotated[dict[str, int], rule(_buttons)]
     chain: _ChainDoc | None = None
-    seats: Annotated[dict[int, dict[Base, int]], rule(_seats)]
+    seats: Annotated[dict[int, dict[str, int]], rule(_seats)]
 
     def pin_map(self, name: str, source: str) -> PinMap:
         """The map, with the rules across keys: a GPIO pin or a chain output used once, lamps
@@ -274,8 +287,8 @@ class _PinMapDoc(Document):
             raise problem('.chain is only for lamps = "shift-register"')
         outputs_used: dict[int, str] = {}
         for seat, lamps in self.seats.items():
-            for base, number in lamps.items():
-                key = f"seats.{seat}.{base.value}"
+            for lamp, number in lamps.items():
+                key = f"seats.{seat}.{lamp}"
                 if chain is None:
                     if number not in HEADER_GPIO:
                         raise problem(f".{key} = {number} is not a BCM GPIO pin on the header (0-27)")

@@ -18,7 +18,7 @@ from controller.table.visibility import sight
 from drivers.display.device import PoleDisplay
 from drivers.display.messages import Frame
 from drivers.indicators.base_indicators import BaseIndicators, LampSnapshot
-from drivers.pins import Base
+from drivers.pins import lamp_name
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ class LampOutput:
     def __init__(self, lamps: BaseIndicators, seats: frozenset[int]) -> None:
         self.lamps = lamps
         self.seats = seats  # seats the pin map wires; others have no lamps to light
+        self.wired = frozenset(lamps.lamps)  # the lamps by name ("seat3.first"), as the pin map names them
 
     def redrive(self, table: Table) -> None:
         self.lamps.set_from_state(self._snapshot(table))
@@ -43,18 +44,19 @@ class LampOutput:
             if move.gesture == "clear":
                 self.lamps.clear()
                 continue
-            if move.seat not in self.seats:
+            lamp = self._lamp(move.seat, move.place)
+            if lamp is None:
                 continue
             if move.gesture == "out":
-                self.lamps.out(move.seat, Base(move.place))
+                self.lamps.out(lamp)
             elif move.gesture == "remove":
-                self.lamps.remove_wager(move.seat, Base(move.place))
+                self.lamps.remove_wager(lamp)
             elif move.gesture == "show":
-                self.lamps.show_wager(move.seat, Base(move.place))
+                self.lamps.show_wager(lamp)
             elif move.gesture == "scored":
-                self.lamps.scored(move.seat)
+                self.lamps.scored(lamp)
             elif move.gesture == "next":
-                self.lamps.next_card(move.seat, Base(move.place))
+                self.lamps.next_card(lamp)
         self._settle_blink(table)
         if table.blocked:
             self.lamps.fault()
@@ -68,19 +70,21 @@ class LampOutput:
         wanted = self._snapshot(table).next_card
         if shown.next_card is None or shown.next_card == wanted:
             return
-        seat, base = shown.next_card
         if shown.next_card in shown.wagers:
-            self.lamps.show_wager(seat, base)
+            self.lamps.show_wager(shown.next_card)
         else:
-            self.lamps.remove_wager(seat, base)
+            self.lamps.remove_wager(shown.next_card)
 
     def _snapshot(self, table: Table) -> LampSnapshot:
         picture: LampPicture = table.adapter.lamps(table, self.seats)
-        wagers = frozenset((seat, Base(place)) for seat, place in picture.wagers if seat in self.seats)
-        nxt = None
-        if picture.next is not None and picture.next[0] in self.seats:
-            nxt = (picture.next[0], Base(picture.next[1]))
+        wagers = frozenset(filter(None, (self._lamp(seat, place) for seat, place in picture.wagers)))
+        nxt = self._lamp(*picture.next) if picture.next is not None else None
         return LampSnapshot(wagers, nxt, table.blocked)
+
+    def _lamp(self, seat: int, place: str) -> str | None:
+        """The lamp a game's (seat, place) lands on ("seat3.first"), or None: a seat without lamps."""
+        name = lamp_name(seat, place)
+        return name if seat in self.seats and name in self.wired else None
 
 
 class DisplayOutput:

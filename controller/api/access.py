@@ -31,6 +31,7 @@ ACCESS: dict[str, tuple[Role, ...] | None] = {
     "GET /api/health": None,  # without a role: the status only
     # reading the table
     "GET /api/state": EVERYONE,
+    "GET /api/game": EVERYONE,
     "WS /api/ws": EVERYONE,
     "GET /api/devices": EVERYONE,
     "GET /api/camera": EVERYONE,

@@ -30,6 +30,7 @@ from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, proble
 from controller.api.gate import json_bytes
 from controller.api.routes import analytics, camera, live, metrics, play, reads, session, sim, software
 from controller.api.runtime import Runtime
+from controller.api.screens import STATIC_URL, static_dir
 from controller.table import TableError
 from controller.table.visibility import SEES_EVERY_CARD, mask_cards
 
@@ -109,6 +110,10 @@ def create_app(rt: Runtime) -> FastAPI:
 
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # The table's game's own screen files, from its package (controller/api/screens.py).
+    game_files = static_dir(rt.gate.game_name)
+    if game_files is not None:
+        app.mount(STATIC_URL.format(name=rt.gate.game_name), StaticFiles(directory=game_files), name="game-static")
 
     @app.get("/", include_in_schema=False)
     async def dealer_screen() -> FileResponse:

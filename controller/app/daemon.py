@@ -44,6 +44,7 @@ from controller.app.startup import (
 )
 from controller.engine.base import Effect
 from controller.engine.cards import Card, ShoeComposition
+from controller.games import adapter
 from controller.journal.log import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.security.authentication import Component, Report, authenticate
 from controller.table import Output, Table, TableError, TableUnavailable
@@ -386,6 +387,15 @@ class Daemon:
             if not self.simulated:
                 raise ConfigError(words)
             log.warning("%s: on this simulated table those seats show no lamp", words)
+        found = adapter(cfg.game)
+        unlit = pin_map.unlit(cfg.seats, found.lamp_names)
+        if unlit:
+            # The map knows no game: whether it has the lamps this game lights is checked here.
+            raise ConfigError(
+                f"{cfg.source}: indicators.pin_map: the pin map [{pin_map.name}] in {pin_map.source} has no lamp "
+                f"{', '.join(unlit)}; {found.title} lights {', '.join(found.lamp_names)} in front of every seat "
+                "(hardware/wiring.md)"
+            )
         self.pin_factory = make_pin_factory(self.simulated, cfg.indicators.pin_factory)
         lamps = BaseIndicators.from_pin_map(pin_map, pin_factory=self.pin_factory)
         self.lamps = lamps
@@ -1009,9 +1019,13 @@ def _display_dialect(name: str) -> str:
 
 def _lamps_json(lamps: BaseIndicators) -> dict[str, Any]:
     snap = lamps.snapshot()
+
+    def said(lamp: str) -> str:  # "seat1.first" as the API has always said it: "1:first"
+        return lamp.removeprefix("seat").replace(".", ":", 1)
+
     return {
-        "wagers": sorted(f"{seat}:{base.value}" for seat, base in snap.wagers),
-        "next_card": f"{snap.next_card[0]}:{snap.next_card[1].value}" if snap.next_card else None,
+        "wagers": sorted(said(lamp) for lamp in snap.wagers),
+        "next_card": said(snap.next_card) if snap.next_card else None,
         "fault": snap.fault,
     }
 

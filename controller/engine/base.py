@@ -306,6 +306,16 @@ def only_keys(doc: Mapping[str, Any], allowed: set[str], where: str) -> None:
         raise RuleError(f"unknown key {unknown[0]!r}; allowed keys are {sorted(allowed)}", field=where)
 
 
+def rule_options(doc: object, rules_type: type[Any], where: str = "rules") -> dict[str, Any]:
+    """A round file's or a config's rule options as the keyword arguments of the game's rules
+    dataclass `rules_type`: an object, with none of its keys unknown. The game converts and
+    checks the values (its `parse_rules`)."""
+    if not isinstance(doc, Mapping):
+        raise RuleError("must be an object of rule options", field=where)
+    only_keys(doc, {f.name for f in dataclasses.fields(rules_type)}, where)
+    return dict(doc)
+
+
 def parse_card_list(doc: Mapping[str, Any], key: str = "cards") -> tuple[Card, ...]:
     """A round file's list of cards in shoe order; RuleError names the position of a bad one."""
     texts = doc[key]

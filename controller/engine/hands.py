@@ -1,10 +1,12 @@
-"""Poker hand ranking: Baseball poker's best five of seven (wild cards) and Grand Slam's POKER BONUS.
+"""Poker hand ranking: the best five of five or more cards, with wild cards (the game passes its
+wild ranks and rules: Baseball poker's are its own, games/baseball/rules.py).
 
-`evaluate` finds the best five cards a player can show, with the wild-card rules of GAMES.md
-section 3: a wild rank stands for any card, even one the player already holds, so five of a kind
-exists and ranks above a straight flush; in a flush a wild card takes the highest rank the flush
-does not already hold (with `double_ace_flush` every wild card in a flush plays as an ace); with
-`natural_wins` a hand made with wild cards loses to the same hand made without.
+`evaluate` finds the best five cards a player can show, under the wild-card rules GAMES.md
+writes for games with wild cards (section 3): a wild rank stands for any card, even one the
+player already holds, so five of a kind exists and ranks above a straight flush; in a flush a
+wild card takes the highest rank the flush does not already hold (with `double_ace_flush` every
+wild card in a flush plays as an ace); with `natural_wins` a hand made with wild cards loses to
+the same hand made without.
 
     >>> from controller.engine.cards import Rank, parse_cards
     >>> hand = evaluate(parse_cards("AS KS 3D 9C QS 7S 2H".split()), {Rank.THREE, Rank.NINE})
@@ -12,7 +14,7 @@ does not already hold (with `double_ace_flush` every wild card in a flush plays 
     {'category': 'straight flush', 'best': ['AS', 'KS', 'QS', 'JS', 'TS'], 'strength': [9, 14]}
 
 Wildness goes by rank (`wild`) or, where one card of a wild rank plays wild and another does not
-(Baseball poker's paying for wild cards), by position (`wild_cards`: the indices of the wild cards
+(a game that lets a player pay for a wild card), by position (`wild_cards`: the indices of the wild cards
 in `cards`); a card of a wild rank not listed then plays at its own rank and suit.
 
     >>> evaluate(parse_cards("AS KS 3D 9C QS 7S 2H".split()), wild_cards={3}).to_json()["best"]
@@ -28,14 +30,13 @@ of the call before, a fast path adds one word-sized code a card and reads the wh
 one table entry (see _fast_tables); a hand that can make a flush also looks up its suit. The
 five cards of `best` are picked only when read, from the cards the value keeps.
 `hands_batch.evaluate_batch` ranks many hands at once with numpy from the same tables.
-`evaluate_three` ranks the three cards of the POKER BONUS.
+(Grand Slam's three-card POKER BONUS is its own: games/grand_slam/bonus.py.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -66,17 +67,6 @@ CATEGORIES: tuple[str, ...] = (
     STRAIGHT_FLUSH,
     FIVE_OF_A_KIND,
 ) = range(1, 11)
-
-#: POKER BONUS categories, lowest first, as the paytable of GAMES.md section 1 orders them.
-THREE_CARD_CATEGORIES: tuple[str, ...] = (
-    "high card",
-    "pair",
-    "flush",
-    "straight",
-    "three of a kind",
-    "straight flush",
-    "suited three of a kind",
-)
 
 # Inside the evaluator a card is (rank number, suit number): plain ints are what makes it fast.
 RankSuit = tuple[int, int]
@@ -171,19 +161,6 @@ class HandValue(tuple):  # type: ignore[type-arg]
             "strength": list(self.strength),
         }
 
-
-
-@dataclass(frozen=True, slots=True)
-class ThreeCardHand:
-    """The three cards of a Grand Slam POKER BONUS: category, the cards as read, and strength.
-
-    `strength` is the category's number (1 high card .. 7 suited three of a kind) then the ranks
-    that break ties; hands compare as these tuples compare.
-    """
-
-    category: str
-    cards: tuple[Card, ...]
-    strength: tuple[int, ...]
 
 
 def evaluate(
@@ -625,50 +602,6 @@ def _positions(wild_cards: Iterable[int]) -> frozenset[int]:
         if isinstance(position, bool) or not isinstance(position, int) or position < 0:
             raise CardError(f"a wild card is named by its position among the cards (0, 1, ...), not {position!r}")
     return positions
-
-
-def evaluate_three(cards: Iterable[Card]) -> ThreeCardHand:
-    """Rank exactly three cards as a POKER BONUS hand (no wild cards; A-2-3 and Q-K-A are
-    straights, K-A-2 is not). Three cards of one suit are a flush even when two share a rank.
-    """
-    hand = tuple(cards)
-    if len(hand) != 3:
-        raise CardError(f"a POKER BONUS hand is exactly three cards, not {len(hand)}")
-    held: list[RankSuit] = []
-    for card in hand:
-        if card.rank is None or card.suit is None:
-            raise CardError("the joker plays in no POKER BONUS hand: a Grand Slam shoe holds none")
-        held.append((card.rank._value_, card.suit._value_))
-    held.sort(reverse=True)
-    high, mid, low = (r for r, _ in held)
-    suited = held[0][1] == held[1][1] == held[2][1]
-    if high == low:
-        category = 7 if suited else 5
-        tiebreak: tuple[int, ...] = (high,)
-    elif high - 1 == mid == low + 1:
-        category = 6 if suited else 4
-        tiebreak = (high,)
-    elif (high, mid, low) == (_ACE, 3, 2):
-        # The ace plays low: the lowest straight, read 3-2-A.
-        category = 6 if suited else 4
-        tiebreak = (3,)
-        held = held[1:] + held[:1]
-    elif suited:
-        category = 3
-        tiebreak = (high, mid, low)
-    elif high == mid or mid == low:
-        category = 2
-        kicker = low if high == mid else high
-        tiebreak = (mid, kicker)
-        held.sort(key=lambda rs: (rs[0] == mid, rs), reverse=True)
-    else:
-        category = 1
-        tiebreak = (high, mid, low)
-    return ThreeCardHand(
-        category=THREE_CARD_CATEGORIES[category - 1],
-        cards=tuple(_CARD[r][s] for r, s in held),
-        strength=(category, *tiebreak),
-    )
 
 
 def _straight(mask: int, wild: int) -> tuple[int, int]:

@@ -1,7 +1,8 @@
 """The games tablectl runs, one folder each (controller/games/README.md).
 
-`adapter(name)` gives a game's `GameAdapter`; the engine's registry (`controller.engine.GAMES`)
-names the folders, so a game is added by its folder and one registry entry.
+`adapter(name)` gives a game's `GameAdapter`; the engine's registry (`controller.engine`: the
+`tablectl.games` entry points) names the packages, so a game is added by its package and one entry
+point.
 """
 
 from __future__ import annotations

@@ -61,7 +61,8 @@ class TableView(Protocol):
 @dataclass(frozen=True)
 class LampPicture:
     """The lamps as a whole: steady where a wager stands, blinking where play is. A place is a
-    lamp in front of a seat: "first", "second", "third" or "home" (hardware/wiring.md)."""
+    lamp in front of a seat, by the name the pin map gives it (seat 3's "first" is the lamp
+    `seat3.first`); the game's `lamp_names` are the ones it lights (hardware/wiring.md)."""
 
     wagers: frozenset[tuple[int, str]] = frozenset()
     next: tuple[int, str] | None = None
@@ -70,7 +71,7 @@ class LampPicture:
 @dataclass(frozen=True)
 class LampMove:
     """One lamp gesture for an effect: `show` / `remove` a wager, `out` (two long pulses),
-    `scored` (home plate flashes), `next` (the next card goes here), `clear` (all dark)."""
+    `scored` (rapid flashes at `place`), `next` (the next card goes here), `clear` (all dark)."""
 
     gesture: str
     seat: int = 0
@@ -208,6 +209,9 @@ class GameAdapter:
     #: The most seats (spots) a table of this game has: its table card (GAMES.md). A table's
     #: config may seat fewer (`table.seats`); the rules refuse a seat beyond the table's count.
     seats_max = 7
+    #: The lamps the game lights in front of each seat, by their names in the pin map (seat 3's
+    #: "first" is `seat3.first`): the table refuses a pin map that lacks one (hardware/wiring.md).
+    lamp_names: tuple[str, ...] = ("first",)
 
     def __init__(self, rules: Game[Any]) -> None:
         self.rules = rules

@@ -23,7 +23,6 @@ from drivers.indicators.sinks import (
     LedSink,
     ShiftRegisterSink,
 )
-from drivers.pins import Base
 
 __all__ = [
     "DARK",
@@ -33,7 +32,6 @@ __all__ = [
     "SCORED",
     "STATUS",
     "STEADY",
-    "Base",
     "BaseIndicators",
     "GpioLampSink",
     "LampId",

@@ -1,23 +1,24 @@
 """BaseIndicators: what the base lamps say to the dealer, over any lamp backend.
 
-Per seat there is a lamp on first, second and third base and on home plate, and the table has
-one status lamp. The table loop gives semantic commands (a wager stands here, the next card
-goes here, this stack scored, this wager is out, a fault) and the pin map decides which output
-each lamp lands on. After a restart `set_from_state` re-drives every lamp from a snapshot.
+In front of each seat are the lamps the pin map names (`seat3.first`, `seat3.home`, ...; which
+of them a game lights, and what each means to its players, is the game's), and the table has one
+status lamp. The table loop gives semantic commands (a wager stands here, the next card goes
+here, this stack scored, this wager is out, a fault) and the pin map decides which output each
+lamp lands on. After a restart `set_from_state` re-drives every lamp from a snapshot.
 
     >>> lamps = BaseIndicators.from_pin_map(load_pin_map(name="small-gpio"), pin_factory=factory)
-    >>> lamps.show_wager(3, Base.FIRST)      # seat 3's first-base lamp lights steady
-    >>> lamps.next_card(3, Base.FIRST)       # ... and blinks: the next card is seat 3's
+    >>> lamps.show_wager("seat3.first")      # seat 3's first lamp lights steady
+    >>> lamps.next_card("seat3.first")       # ... and blinks: the next card is seat 3's
 
-A command on the blinking base means its card came, so the blink stops there. Commands are
+A command on the blinking lamp means its card came, so the blink stops there. Commands are
 cheap and thread-safe; with `run_blinker=True` a background thread keeps the
 patterns moving. The lamps mean (also in hardware/wiring.md):
 
-    dark                      no wager on this base
-    steady                    a wager stands here (home plate: scored, waiting to be paid)
+    dark                      no wager here
+    steady                    a wager stands here (or it scored here, waiting to be paid)
     slow blink                the next card goes here
-    five rapid flashes        the stack scored (home plate), then steady until paid
-    two long pulses, dark     the wager on this base is out
+    five rapid flashes        the stack scored here, then steady until paid
+    two long pulses, dark     the wager here is out
     status steady / fast      table ready / fault: play stopped, read the dealer screen
 """
 
@@ -39,11 +40,12 @@ from drivers.indicators.sinks import (
     LedSink,
     ShiftRegisterSink,
 )
-from drivers.pins import Base, PinMap
+from drivers.pins import PinMap
 
 log = logging.getLogger(__name__)
 
-Spot = tuple[int, Base]
+#: A seat's lamp, by its name in the pin map ("seat3.first").
+Spot = str
 
 
 @dataclass(frozen=True)
@@ -60,21 +62,20 @@ class BaseIndicators:
 
     def __init__(
         self,
-        seats: Iterable[int],
+        lamps: Iterable[Spot],
         sinks: Sequence[LedSink],
         *,
         clock: Clock = time.monotonic,
         run_blinker: bool = True,
     ) -> None:
-        self._seats = frozenset(seats)
-        lamps: list[LampId] = [STATUS]
-        lamps += [(seat, base) for seat in sorted(self._seats) for base in Base]
+        self._lamps = tuple(sorted(frozenset(lamps)))
+        every: list[LampId] = [STATUS, *self._lamps]
         driven = frozenset().union(*(sink.lamps for sink in sinks))
-        missing = [lamp for lamp in lamps if lamp not in driven]
+        missing = [lamp for lamp in every if lamp not in driven]
         if missing:
             raise ValueError(f"no output drives lamp(s) {missing}")
         self._sinks = tuple(sinks)
-        self._blinker = Blinker(lamps, sinks, clock=clock)
+        self._blinker = Blinker(every, sinks, clock=clock)
         self._wagers: set[Spot] = set()
         self._next: Spot | None = None
         self._fault = False
@@ -87,11 +88,7 @@ class BaseIndicators:
     @classmethod
     def from_pin_map(cls, pin_map: PinMap, *, pin_factory: Any, **kwargs: Any) -> BaseIndicators:
         """Build the sinks the pin map describes and the indicators over them."""
-        spots: dict[LampId, int] = {
-            (seat, base): number
-            for seat, bases in pin_map.seats.items()
-            for base, number in bases.items()
-        }
+        spots: dict[LampId, int] = dict(pin_map.lamp_pins)
         sinks: list[LedSink] = []
         try:
             sinks.append(GpioLampSink({STATUS: pin_map.status}, pin_factory=pin_factory))
@@ -99,7 +96,7 @@ class BaseIndicators:
                 sinks.append(GpioLampSink(spots, pin_factory=pin_factory))
             else:
                 sinks.append(ShiftRegisterSink(pin_map.chain, spots, pin_factory=pin_factory))
-            return cls(pin_map.seats, sinks, **kwargs)
+            return cls(spots, sinks, **kwargs)
         except Exception:
             for sink in sinks:
                 sink.close()
@@ -107,49 +104,54 @@ class BaseIndicators:
 
     # -- what the dealer sees ---------------------------------------------------------------
 
-    def show_wager(self, seat: int, base: Base) -> None:
-        """A wager stands on this base: steady."""
+    @property
+    def lamps(self) -> tuple[Spot, ...]:
+        """The seats' lamps, by name."""
+        return self._lamps
+
+    def show_wager(self, lamp: Spot) -> None:
+        """A wager stands here: steady."""
         with self._lock:
-            spot = self._spot(seat, base)
+            spot = self._spot(lamp)
             self._card_came(spot)
             self._wagers.add(spot)
             self._play(spot, STEADY)
 
-    def remove_wager(self, seat: int, base: Base) -> None:
-        """The stack left this base (moved on, or paid from home plate): dark."""
+    def remove_wager(self, lamp: Spot) -> None:
+        """The stack left here (moved on, or paid): dark."""
         with self._lock:
-            spot = self._spot(seat, base)
+            spot = self._spot(lamp)
             self._card_came(spot)
             self._wagers.discard(spot)
             self._play(spot, DARK)
 
-    def next_card(self, seat: int, base: Base) -> None:
+    def next_card(self, lamp: Spot) -> None:
         """The next card goes here: slow blink. The lamp that blinked before settles back."""
         with self._lock:
-            spot = self._spot(seat, base)
+            spot = self._spot(lamp)
             previous, self._next = self._next, spot
             if previous is not None and previous != spot:
                 self._blinker.play(previous, STEADY if previous in self._wagers else DARK)
             self._play(spot, NEXT_CARD)
 
-    def scored(self, seat: int) -> None:
-        """The seat's stack reached home plate: rapid flashes there, then steady until paid."""
+    def scored(self, lamp: Spot) -> None:
+        """A stack scored here: rapid flashes, then steady until paid."""
         with self._lock:
-            spot = self._spot(seat, Base.HOME)
+            spot = self._spot(lamp)
             self._card_came(spot)
             self._wagers.add(spot)
             self._play(spot, SCORED)
 
-    def out(self, seat: int, base: Base) -> None:
-        """The wager on this base is out: two long pulses, then dark."""
+    def out(self, lamp: Spot) -> None:
+        """The wager here is out: two long pulses, then dark."""
         with self._lock:
-            spot = self._spot(seat, base)
+            spot = self._spot(lamp)
             self._card_came(spot)
             self._wagers.discard(spot)
             self._play(spot, OUT)
 
     def fault(self) -> None:
-        """Play is stopped: the status lamp blinks fast. Base lamps keep what they show."""
+        """Play is stopped: the status lamp blinks fast. The seats' lamps keep what they show."""
         with self._lock:
             self._fault = True
             self._play(STATUS, FAULT)
@@ -161,29 +163,26 @@ class BaseIndicators:
             self._play(STATUS, STEADY)
 
     def clear(self) -> None:
-        """Every base lamp dark (end of round); the status lamp keeps its meaning."""
+        """Every seat's lamp dark (end of round); the status lamp keeps its meaning."""
         with self._lock:
             self._wagers.clear()
             self._next = None
-            for seat in self._seats:
-                for base in Base:
-                    self._blinker.play((seat, base), DARK)
+            for lamp in self._lamps:
+                self._blinker.play(lamp, DARK)
             self._blinker.tick()
 
     def set_from_state(self, snapshot: LampSnapshot) -> None:
         """Re-drive every lamp from `snapshot` (recovery): every output is written again."""
         with self._lock:
             spots = [*snapshot.wagers, *([snapshot.next_card] if snapshot.next_card else [])]
-            for seat, base in spots:
-                self._spot(seat, base)
+            for lamp in spots:
+                self._spot(lamp)
             self._wagers = set(snapshot.wagers)
             self._next = snapshot.next_card
             self._fault = snapshot.fault
-            for seat in self._seats:
-                for base in Base:
-                    spot = (seat, base)
-                    pattern = STEADY if spot in self._wagers else DARK
-                    self._blinker.play(spot, NEXT_CARD if spot == self._next else pattern)
+            for spot in self._lamps:
+                pattern = STEADY if spot in self._wagers else DARK
+                self._blinker.play(spot, NEXT_CARD if spot == self._next else pattern)
             self._blinker.play(STATUS, FAULT if self._fault else STEADY)
             self._blinker.tick(force=True)
 
@@ -225,11 +224,11 @@ class BaseIndicators:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _spot(self, seat: int, base: Base) -> Spot:
-        if seat not in self._seats:
-            seats = ", ".join(map(str, sorted(self._seats)))
-            raise ValueError(f"seat {seat} has no base lamps (this table's seats: {seats})")
-        return (seat, Base(base))
+    def _spot(self, lamp: Spot) -> Spot:
+        if lamp not in self._lamps:
+            seats = sorted({int(name.partition(".")[0].removeprefix("seat")) for name in self._lamps})
+            raise ValueError(f"no lamp {lamp!r} in the pin map (this table's seats: {', '.join(map(str, seats))})")
+        return lamp
 
     def _card_came(self, spot: Spot) -> None:
         # Any news about the blinking base means its card came: it is owed nothing now.

@@ -4,8 +4,8 @@ A sink drives a fixed set of lamps and takes whole frames (every lamp's lit/dark
 instant). Timing lives in the blinker, not here, so both backends blink in step and show the
 same thing for the same frame.
 
-    >>> sink = GpioLampSink({(1, Base.FIRST): 17}, pin_factory=factory)
-    >>> sink.write({(1, Base.FIRST): True})      # GPIO17 high: the lamp is lit
+    >>> sink = GpioLampSink({"seat1.first": 17}, pin_factory=factory)
+    >>> sink.write({"seat1.first": True})      # GPIO17 high: the lamp is lit
 
 Both sinks take `pin_factory=` and pass it to every gpiozero device, so nothing depends on
 gpiozero's global default factory.
@@ -18,10 +18,11 @@ from typing import Any, Literal, Protocol
 
 from gpiozero import LED, DigitalOutputDevice
 
-from drivers.pins import Base, ChainPins
+from drivers.pins import ChainPins
 
 STATUS: Literal["status"] = "status"
-LampId = tuple[int, Base] | Literal["status"]
+#: A lamp by its name: a seat's lamp as the pin map names it ("seat3.first"), or the status lamp.
+LampId = str
 Frame = Mapping[LampId, bool]
 
 

@@ -65,7 +65,7 @@ def worst_case(count: int) -> dict[str, Any]:
 # The worst case drawn by the dealer screen's own module in place of its drawing (same size), as
 # at a table of `count` seats (the seat count put back as the table says after).
 PROBE = """async ([hand, count]) => {
-  const { BaseballDrawing } = await import("/static/js/games/baseball-poker/drawing.js");
+  const { BaseballDrawing } = await import("/games/baseball-poker/static/drawing.js");
   const { SEATS, takeTableSeats } = await import("/static/js/felt.js");
   const table = document.querySelector("#table");
   document.querySelector("#probe")?.remove();

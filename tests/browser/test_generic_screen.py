@@ -1,11 +1,12 @@
-"""A game the screens have no module for (the fourth-game fixture, tests/games/high_card/, added
-with TABLECTL_GAMES) gets the generic screen: its own title and seats from the API, a plain notice
-that this screen cannot draw it or open its rounds, the API's prompt, the cards read this round,
-the payouts; never Grand Slam's bases, wager grid or words (issue 13)."""
+"""A game whose package ships no screen module (the fourth-game fixture: the distribution
+tests/fixtures/high_card_game/, installed for the test, found by its entry point) gets the
+generic screen: its own title and seats from the API, a plain notice that this screen cannot draw
+it, the API's prompt, the cards read this round, the payouts; never Grand Slam's bases, wager grid
+or words (issue 13). The dealer opens its rounds from a form built from the game's own opening
+body (its JSON schema, GET /api/game), deals and settles them from the screen (issue 29)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,11 +15,10 @@ import pytest
 from playwright.sync_api import expect
 
 from controller.testing import DEALER, SUPERVISOR, Daemon
+from tests.installed import HIGH_CARD, install, on_path
 
 from .conftest import DOCS_SHOTS, Screens
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = {"TABLECTL_GAMES": "high-card=high_card", "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "games"), str(ROOT)])}
 CONFIG = '[table]\nid = "BROWSER-HC"\ngame = "high-card"\n'
 # Shots for docs/screens/ (checked in there from here, as the other screens' shots are).
 DOCS = DOCS_SHOTS / "screens"
@@ -26,7 +26,8 @@ DOCS = DOCS_SHOTS / "screens"
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    yield from Daemon(tmp_path, CONFIG, env=ENV).serve()
+    site = install(HIGH_CARD, tmp_path / "site")
+    yield from Daemon(tmp_path, CONFIG, env=on_path(site)).serve()
 
 
 def test_a_game_without_a_screen_module_gets_an_honest_generic_screen(daemon: Daemon, screens: Screens) -> None:
@@ -42,15 +43,28 @@ def test_a_game_without_a_screen_module_gets_an_honest_generic_screen(daemon: Da
     expect(table.locator("text.generic-seat")).to_have_count(7)
     # Nothing of Grand Slam: no bases, no wager grid, no other game's form.
     expect(table.locator("[data-base]")).to_have_count(0)
-    for form in ("#wager-panel", "#j22-open", "#bb-open"):
-        expect(page.locator(form)).to_be_hidden()
-    expect(page.locator("#no-screen")).to_have_text(
-        "This screen has no form to open a High card round: open it from the table's own controls (or POST /api/rounds)."
-    )
-
-    status, said = daemon.post("/api/rounds", {"wagers": [{"seat": 2, "amount": 10}, {"seat": 5, "amount": 25}]})
-    assert status == 201, said
-    expect(page.locator("#no-screen")).to_be_hidden()
+    for other in ("#wager-panel", "#j22-open", "#bb-open"):
+        expect(page.locator(other)).to_be_hidden()
+    # The opening form is the game's own body, built from its JSON schema: a row per wager.
+    form = page.locator("#generic-open")
+    expect(form).to_be_visible()
+    wagers = form.locator('table[data-key="wagers"]')
+    expect(wagers.locator("th")).to_have_text(["Seat", "Amount", ""])
+    # A refusal in the table's own words, naming the seat and the field: nothing opened.
+    dealer.expected.append(r"status of 422 .*/api/rounds")
+    wagers.locator('tr[data-row="0"] input[data-key="seat"]').fill("9")
+    wagers.locator('tr[data-row="0"] input[data-key="amount"]').fill("10")
+    page.click("#generic-open-round")
+    expect(page.locator("#generic-error")).to_have_text("Seat 9: this table seats 7 (wagers[0].seat)")
+    assert daemon.get("/api/state")["round"] in (None, 0)
+    wagers.locator('tr[data-row="0"] input[data-key="seat"]').fill("2")
+    form.locator('button.add-row[data-key="wagers"]').click()
+    wagers.locator('tr[data-row="1"] input[data-key="seat"]').fill("5")
+    wagers.locator('tr[data-row="1"] input[data-key="amount"]').fill("25")
+    page.click("#generic-open-round")
+    expect(form).to_be_hidden()
+    opened = daemon.get("/api/state")
+    assert opened["round"] == 1 and [(w["seat"], w["amount"]) for w in opened["state"]["wagers"]] == [(2, 10), (5, 25)]
     expect(page.locator("#prompt")).to_have_text(daemon.get("/api/state")["prompt"])
     assert daemon.post("/api/sim/shoe", {"cards": ["KH", "4C", "9S"]})[0] == 200
     for n, card in enumerate(["KH", "4C"], start=1):
@@ -64,9 +78,13 @@ def test_a_game_without_a_screen_module_gets_an_honest_generic_screen(daemon: Da
     DOCS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(DOCS / "generic-game.png"), animations="disabled")
     page.click("#draw-card")
-    # Settled: the API's payouts, seat by seat.
+    # Settled: the API's payouts, seat by seat; confirmed, the form is back for the next round.
     expect(page.locator('#payouts tr[data-seat="2"] .pay')).to_have_text("10")
     expect(page.locator('#payouts tr[data-seat="5"] .net')).to_have_text("\u221225")
+    page.click("#confirm")
+    expect(form).to_be_visible()
+    rounds = daemon.get("/api/rounds")["rounds"]
+    assert rounds[0]["status"] == "settled" and rounds[0]["payment"] == "paid", rounds[0]
 
     # The supervisor's recall replays it with the same plain drawing and the settlement as written.
     sup = screens.open("/supervisor", "supervisor")

@@ -37,7 +37,7 @@ def test_a_full_config_is_read(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "simulated", "says"),
     [
-        ('[table]\ngame = "blackjack"\n', True, "table.game: must be one of grand-slam, jokers-22, baseball-poker"),
+        ('[table]\ngame = "blackjack"\n', True, "table.game: must be one of baseball-poker, grand-slam, jokers-22"),
         ("[shoe]\nbaudrate = 1234\n", True, "shoe.baudrate: must be one of"),
         ("[shoe]\nspeed = 1\n", True, "shoe.speed: unknown key"),
         ("[lights]\non = true\n", True, "lights: unknown section"),

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.indicators import STATUS, BaseIndicators, LampSnapshot
-from drivers.pins import Base, PinError, load_pin_map, make_pin_factory
+from drivers.pins import PinError, load_pin_map, make_pin_factory
 
 
 class LogicAnalyserPin(MockPWMPin):  # type: ignore[misc]
@@ -88,28 +88,28 @@ def test_status_lamp_is_steady_once_the_table_is_up_and_bases_start_dark(
 
 def test_a_wager_lights_its_own_base_steady_and_no_other(pin_factory: Any, clock: Any) -> None:
     with gpio_lamps(pin_factory, clock) as lamps:
-        lamps.show_wager(2, Base.SECOND)
+        lamps.show_wager("seat2.second")
         run_until(lamps, clock, clock.now + 5)
-        assert levels(pin_factory, SMALL.seats[2][Base.SECOND]) == [0, 1]
+        assert levels(pin_factory, SMALL.seats[2]["second"]) == [0, 1]
         others = [
             pin
             for seat, bases in SMALL.seats.items()
             for base, pin in bases.items()
-            if (seat, base) != (2, Base.SECOND)
+            if (seat, base) != (2, "second")
         ]
         assert all(levels(pin_factory, pin) == [0] for pin in others)
 
 
 def test_next_card_blinks_slowly_until_the_card_comes(pin_factory: Any, clock: Any) -> None:
-    pin = SMALL.seats[1][Base.FIRST]
+    pin = SMALL.seats[1]["first"]
     with gpio_lamps(pin_factory, clock) as lamps:
-        lamps.show_wager(1, Base.FIRST)
+        lamps.show_wager("seat1.first")
         start = clock.now
-        lamps.next_card(1, Base.FIRST)
+        lamps.next_card("seat1.first")
         run_until(lamps, clock, start + 1.7)
         # steady, then dark at once, lit at 0.4, dark at 0.8, lit at 1.2, dark at 1.6
         assert levels(pin_factory, pin) == [0, 1, 0, 1, 0, 1, 0]
-        lamps.show_wager(1, Base.FIRST)  # the card came and the stack stayed: steady again
+        lamps.show_wager("seat1.first")  # the card came and the stack stayed: steady again
         run_until(lamps, clock, clock.now + 3)
         assert levels(pin_factory, pin)[-2:] == [0, 1]
         assert lamps.snapshot().next_card is None
@@ -118,49 +118,49 @@ def test_next_card_blinks_slowly_until_the_card_comes(pin_factory: Any, clock: A
 def test_next_card_moving_on_settles_the_previous_base_back_to_steady(
     pin_factory: Any, clock: Any
 ) -> None:
-    first, second = SMALL.seats[1][Base.FIRST], SMALL.seats[2][Base.FIRST]
+    first, second = SMALL.seats[1]["first"], SMALL.seats[2]["first"]
     with gpio_lamps(pin_factory, clock) as lamps:
-        lamps.show_wager(1, Base.FIRST)
-        lamps.show_wager(2, Base.FIRST)
-        lamps.next_card(1, Base.FIRST)
+        lamps.show_wager("seat1.first")
+        lamps.show_wager("seat2.first")
+        lamps.next_card("seat1.first")
         run_until(lamps, clock, clock.now + 0.5)
-        lamps.next_card(2, Base.FIRST)
+        lamps.next_card("seat2.first")
         run_until(lamps, clock, clock.now + 3)
         assert levels(pin_factory, first)[-1] == 1
-        assert lamps.pattern_name((1, Base.FIRST)) == "steady"
-        assert lamps.pattern_name((2, Base.FIRST)) == "next card"
+        assert lamps.pattern_name("seat1.first") == "steady"
+        assert lamps.pattern_name("seat2.first") == "next card"
         assert levels(pin_factory, second)[:3] == [0, 1, 0]
 
 
 def test_scored_flashes_home_plate_five_times_then_holds_steady_until_paid(
     pin_factory: Any, clock: Any
 ) -> None:
-    home = SMALL.seats[3][Base.HOME]
+    home = SMALL.seats[3]["home"]
     with gpio_lamps(pin_factory, clock) as lamps:
-        lamps.scored(3)
+        lamps.scored("seat3.home")
         run_until(lamps, clock, clock.now + 5)
         assert levels(pin_factory, home) == [0, 1, 0, 1, 0, 1, 0, 1, 0, 1]
         assert lamps.tick() is None  # nothing left to change: steady
-        lamps.remove_wager(3, Base.HOME)  # paid
+        lamps.remove_wager("seat3.home")  # paid
         assert levels(pin_factory, home)[-1] == 0
 
 
 def test_out_pulses_twice_then_the_base_goes_dark(pin_factory: Any, clock: Any) -> None:
-    third = SMALL.seats[3][Base.THIRD]
+    third = SMALL.seats[3]["third"]
     with gpio_lamps(pin_factory, clock) as lamps:
-        lamps.show_wager(3, Base.THIRD)
-        lamps.out(3, Base.THIRD)
+        lamps.show_wager("seat3.third")
+        lamps.out("seat3.third")
         run_until(lamps, clock, clock.now + 5)
         assert levels(pin_factory, third) == [0, 1, 0, 1, 0, 1, 0]
-        assert (3, Base.THIRD) not in lamps.snapshot().wagers
+        assert "seat3.third" not in lamps.snapshot().wagers
 
 
 def test_fault_blinks_the_status_lamp_four_times_faster_than_next_card(
     pin_factory: Any, clock: Any
 ) -> None:
-    base = SMALL.seats[1][Base.FIRST]
+    base = SMALL.seats[1]["first"]
     with gpio_lamps(pin_factory, clock) as lamps:
-        lamps.next_card(1, Base.FIRST)
+        lamps.next_card("seat1.first")
         lamps.fault()
         run_until(lamps, clock, clock.now + 1.99)
         status_changes = len(levels(pin_factory, SMALL.status)) - 2  # minus start and ready
@@ -173,9 +173,9 @@ def test_fault_blinks_the_status_lamp_four_times_faster_than_next_card(
 
 
 def test_fault_leaves_the_wager_lamps_as_they_were(pin_factory: Any, clock: Any) -> None:
-    base = SMALL.seats[2][Base.THIRD]
+    base = SMALL.seats[2]["third"]
     with gpio_lamps(pin_factory, clock) as lamps:
-        lamps.show_wager(2, Base.THIRD)
+        lamps.show_wager("seat2.third")
         lamps.fault()
         run_until(lamps, clock, clock.now + 3)
         assert levels(pin_factory, base) == [0, 1]
@@ -184,38 +184,38 @@ def test_fault_leaves_the_wager_lamps_as_they_were(pin_factory: Any, clock: Any)
 def test_clear_darkens_every_base_and_keeps_the_status_lamp(pin_factory: Any, clock: Any) -> None:
     with gpio_lamps(pin_factory, clock) as lamps:
         for seat in SMALL.seats:
-            lamps.show_wager(seat, Base.FIRST)
-        lamps.next_card(2, Base.FIRST)
+            lamps.show_wager(f"seat{seat}.first")
+        lamps.next_card("seat2.first")
         lamps.clear()
         run_until(lamps, clock, clock.now + 3)
         for seat, bases in SMALL.seats.items():
-            assert levels(pin_factory, bases[Base.FIRST])[-1] == 0, seat
+            assert levels(pin_factory, bases["first"])[-1] == 0, seat
         assert levels(pin_factory, SMALL.status) == [0, 1]
         assert lamps.snapshot() == LampSnapshot()
 
 
 def test_set_from_state_redrives_every_lamp_after_a_restart(pin_factory: Any, clock: Any) -> None:
     snapshot = LampSnapshot(
-        wagers=frozenset({(1, Base.FIRST), (1, Base.SECOND), (3, Base.HOME)}),
-        next_card=(1, Base.SECOND),
+        wagers=frozenset({"seat1.first", "seat1.second", "seat3.home"}),
+        next_card="seat1.second",
         fault=True,
     )
     with gpio_lamps(pin_factory, clock) as lamps:
         lamps.set_from_state(snapshot)
-        assert levels(pin_factory, SMALL.seats[1][Base.FIRST]) == [0, 1]
-        assert levels(pin_factory, SMALL.seats[3][Base.HOME]) == [0, 1]
-        assert levels(pin_factory, SMALL.seats[2][Base.FIRST]) == [0]
+        assert levels(pin_factory, SMALL.seats[1]["first"]) == [0, 1]
+        assert levels(pin_factory, SMALL.seats[3]["home"]) == [0, 1]
+        assert levels(pin_factory, SMALL.seats[2]["first"]) == [0]
         run_until(lamps, clock, clock.now + 0.45)
-        assert levels(pin_factory, SMALL.seats[1][Base.SECOND]) == [0, 1]  # blinking, lit at 0.4
+        assert levels(pin_factory, SMALL.seats[1]["second"]) == [0, 1]  # blinking, lit at 0.4
         assert levels(pin_factory, SMALL.status) == [0, 1, 0, 1, 0, 1]  # fast blink
         assert lamps.snapshot() == snapshot
 
 
 def test_close_turns_every_lamp_off(pin_factory: Any, clock: Any) -> None:
     lamps = gpio_lamps(pin_factory, clock)
-    lamps.show_wager(1, Base.HOME)
+    lamps.show_wager("seat1.home")
     lamps.close()
-    assert levels(pin_factory, SMALL.seats[1][Base.HOME])[-1] == 0
+    assert levels(pin_factory, SMALL.seats[1]["home"])[-1] == 0
     assert levels(pin_factory, SMALL.status)[-1] == 0
 
 
@@ -223,15 +223,15 @@ def test_a_seat_without_lamps_is_refused_naming_the_tables_seats(
     pin_factory: Any, clock: Any
 ) -> None:
     with gpio_lamps(pin_factory, clock) as lamps, pytest.raises(ValueError, match="1, 2, 3"):
-        lamps.show_wager(5, Base.FIRST)
+        lamps.show_wager("seat5.first")
 
 
 def test_blinker_thread_keeps_blinking_without_anyone_calling_tick(pin_factory: Any) -> None:
     # The real clock and thread, as tablectl runs; only the order of levels is asserted.
-    pin = SMALL.seats[1][Base.THIRD]
+    pin = SMALL.seats[1]["third"]
     lamps = BaseIndicators.from_pin_map(SMALL, pin_factory=pin_factory)
     try:
-        lamps.next_card(1, Base.THIRD)
+        lamps.next_card("seat1.third")
         pin_obj = pin_factory.pin(pin)
         deadline = time.monotonic() + 60  # a backstop: a blink takes 0.8 s, longer on a loaded machine
         while len(pin_obj.states) < 3 and time.monotonic() < deadline:
@@ -277,8 +277,8 @@ def decode(analyser: Any) -> Model595Chain:
     return model
 
 
-def lit_spots(frame: tuple[bool, ...]) -> set[tuple[int, Base]]:
-    by_output = {out: (seat, base) for seat, bases in SEVEN.seats.items() for base, out in bases.items()}
+def lit_spots(frame: tuple[bool, ...]) -> set[str]:
+    by_output = {out: lamp for lamp, out in SEVEN.lamp_pins.items()}
     return {by_output[i] for i, lit in enumerate(frame) if lit}
 
 
@@ -299,25 +299,25 @@ def test_chain_shifts_the_farthest_output_first_and_each_chips_q7_first(
     analyser: AnalyserFactory, clock: Any
 ) -> None:
     with chain_lamps(analyser, clock) as lamps:
-        lamps.show_wager(7, Base.HOME)  # output 27: chip 4, Q3
+        lamps.show_wager("seat7.home")  # output 27: chip 4, Q3
         model = decode(analyser)
         # 32 bits for outputs 31, 30, ... 0: only the fifth one clocked (output 27) is high
         assert model.ser_at_clock[32:] == [i == 4 for i in range(32)]
-        assert lit_spots(model.latched[-1]) == {(7, Base.HOME)}
+        assert lit_spots(model.latched[-1]) == {"seat7.home"}
 
 
 def test_chain_frames_follow_the_commands_in_order_with_the_blink_relatched(
     analyser: AnalyserFactory, clock: Any
 ) -> None:
     with chain_lamps(analyser, clock) as lamps:
-        lamps.show_wager(7, Base.HOME)
-        lamps.show_wager(1, Base.FIRST)
-        lamps.next_card(1, Base.FIRST)
+        lamps.show_wager("seat7.home")
+        lamps.show_wager("seat1.first")
+        lamps.next_card("seat1.first")
         run_until(lamps, clock, clock.now + 0.9)
-        lamps.out(1, Base.FIRST)
+        lamps.out("seat1.first")
         run_until(lamps, clock, clock.now + 3)
         frames = [lit_spots(frame) for frame in decode(analyser).latched]
-        home7, first1 = (7, Base.HOME), (1, Base.FIRST)
+        home7, first1 = "seat7.home", "seat1.first"
         assert frames == [
             set(),  # opened: all dark
             {home7},
@@ -338,12 +338,12 @@ def test_chain_is_relatched_in_full_on_recovery_even_when_nothing_changed(
     analyser: AnalyserFactory, clock: Any
 ) -> None:
     with chain_lamps(analyser, clock) as lamps:
-        lamps.show_wager(4, Base.SECOND)
+        lamps.show_wager("seat4.second")
         before = len(decode(analyser).latched)
         lamps.set_from_state(lamps.snapshot())
         model = decode(analyser)
         assert len(model.latched) == before + 1
-        assert lit_spots(model.latched[-1]) == {(4, Base.SECOND)}
+        assert lit_spots(model.latched[-1]) == {"seat4.second"}
 
 
 def test_status_lamp_stays_on_its_own_gpio_pin_beside_the_chain(
@@ -360,7 +360,7 @@ commands = st.lists(
     st.tuples(
         st.sampled_from(["show_wager", "remove_wager", "next_card", "out", "scored", "fault"]),
         st.integers(1, 3),
-        st.sampled_from(list(Base)),
+        st.sampled_from(["first", "second", "third", "home"]),
         st.integers(0, 1500),
     ),
     max_size=12,
@@ -370,7 +370,7 @@ commands = st.lists(
 @settings(max_examples=40, deadline=None)
 @given(commands)
 def test_gpio_leds_and_the_chain_show_the_same_lamps_for_any_command_script(
-    script: list[tuple[str, int, Base, int]]
+    script: list[tuple[str, int, str, int]]
 ) -> None:
     # One clock drives both backends; after every command and wait they must agree.
     gpio_factory, chain_factory = MockFactory(pin_class=MockPWMPin), AnalyserFactory()
@@ -385,20 +385,15 @@ def test_gpio_leds_and_the_chain_show_the_same_lamps_for_any_command_script(
         for name, seat, base, wait_ms in script:
             for lamps in (gpio, chain):
                 if name == "scored":
-                    lamps.scored(seat)
+                    lamps.scored(f"seat{seat}.home")
                 elif name == "fault":
                     lamps.fault()
                 else:
-                    getattr(lamps, name)(seat, base)
+                    getattr(lamps, name)(f"seat{seat}.{base}")
             now[0] += wait_ms / 1000
             gpio.tick()
             chain.tick()
-            lit_on_gpio = {
-                (s, b)
-                for s, bases in SMALL.seats.items()
-                for b, pin in bases.items()
-                if gpio_factory.pin(pin).state
-            }
+            lit_on_gpio = {lamp for lamp, pin in SMALL.lamp_pins.items() if gpio_factory.pin(pin).state}
             assert lit_on_gpio == lit_spots(decode(chain_factory).latched[-1])
             assert gpio_factory.pin(SMALL.status).state == chain_factory.pin(SEVEN.status).state
     finally:
@@ -433,12 +428,12 @@ buttons = { confirm = 5 }
     [
         (("first = 17", "first = 40"), r"\[t\]\.seats\.1\.first = 40 is not a BCM GPIO pin"),
         (("home = 23", "home = 4"), r"\[t\]\.seats\.1\.home: GPIO 4 is already used by t\.status"),
-        ((", home = 23", ""), r"\[t\]\.seats\.1: missing base 'home'"),
+        (("1 = { first = 17, second = 27, third = 22, home = 23 }", "1 = {}"), r"\[t\]\.seats\.1 must name the seat's lamps"),
         (("1 = {", "9 = {"), r"\[t\]\.seats\.9: seats are numbered 1 to 8"),
         (("confirm = 5", "confirm = 5, pause = 6"), r"unknown button 'pause'"),
         (("lamps = \"gpio\"", "lamps = \"leds\""), r"\[t\]\.lamps = 'leds'"),
         (("status = 4", "status = \"4\""), r"\[t\]\.status = '4' must be a whole number"),
-        (("first = 17", "first = 17, fourth = 13"), r"unknown base 'fourth'"),
+        (("first = 17", "first = 17, Fourth = 13"), r"'Fourth' is not a lamp's name"),
     ],
 )
 def test_pin_map_errors_name_the_file_and_the_key(

@@ -76,3 +76,23 @@ def test_the_pole_display_says_who_decides_and_what_to_pay() -> None:
     player = View(Awaiting("round"), current=Settled(), pays=[{"seat": 2, "spot": 2, "player": "bo", "pay": 25}])
     assert j22.display(player) == Lines("PAY BO SPOT 2", "25".rjust(20))
     assert gs.display(View(Awaiting("round"))) == Idle()
+
+
+def test_the_shipped_games_are_found_by_the_entry_points_tablectl_declares() -> None:
+    """tablectl's three games are registered as any game is (pyproject.toml's `tablectl.games`
+    entry points, as installed), listed by name, each naming the package its rules and adapter
+    come from. A stale install (entry points from before) fails here, saying what to do."""
+    import tomllib
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    from controller.engine import game_names, game_package, get_game
+
+    declared = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    points = declared["project"]["entry-points"]["tablectl.games"]
+    installed = {p.name: p.value for p in entry_points(group="tablectl.games") if p.dist and p.dist.name == "tablectl"}
+    assert installed == points, "tablectl's installed entry points are stale: install it again (pip install -e .)"
+    assert game_names()[:3] == ("baseball-poker", "grand-slam", "jokers-22")  # by name: metadata keeps no order
+    for name, package in points.items():
+        assert game_package(name) == package
+        assert get_game(name).name == adapter(name).name == name

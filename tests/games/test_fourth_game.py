@@ -1,7 +1,8 @@
-"""The game adapter is real: a fourth game ("high card", `tests/games/high_card/`) added as one
-folder and one registry entry (TABLECTL_GAMES), never named in the product's code, settles round
-files through `tablectl replay` and plays on a simulated table: rounds open, cards arrive over the
-simulated shoe's pty, the lamps and the pole display follow, and rounds settle."""
+"""The game adapter is real: a fourth game ("high card", the distribution
+`tests/fixtures/high_card_game/`) installed beside tablectl and found by its `tablectl.games`
+entry point alone, never named in the product's code, settles round files through `tablectl
+replay` and plays on a simulated table: rounds open, cards arrive over the simulated shoe's pty,
+the lamps and the pole display follow, and rounds settle."""
 
 from __future__ import annotations
 
@@ -17,10 +18,9 @@ import pytest
 
 from controller.testing import TABLECTL, Daemon
 from tests.hil.conftest import display_text, drain
+from tests.installed import HIGH_CARD, install, on_path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-ENV = {"TABLECTL_GAMES": "high-card=high_card", "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+ROOT = Path(__file__).resolve().parents[2]
 
 ROUND = {
     "game": "high-card",
@@ -30,14 +30,25 @@ ROUND = {
 }
 
 
-def _tablectl(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **ENV}
-    return subprocess.run([*TABLECTL, *args], input=stdin, capture_output=True, text=True, env=env, cwd=ROOT)
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory the fourth game's distribution is installed into (once for this file)."""
+    return install(HIGH_CARD, tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="module")
+def env(site: Path) -> dict[str, str]:
+    """What a subprocess needs to find the fourth game: its installed directory on the path."""
+    return on_path(site)
+
+
+def _tablectl(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TABLECTL, *args], input=stdin, capture_output=True, text=True, env={**os.environ, **env}, cwd=ROOT)
 
 
 def test_the_product_never_names_the_fourth_game() -> None:
-    """No code outside the game's folder knows it (only docs mention the fixture): the registry
-    entry (the environment) is the one place that names it."""
+    """No code outside the game's distribution knows it (only docs mention the fixture): its own
+    entry point is the one place that names it."""
     hits = subprocess.run(
         ["git", "grep", "-l", "-e", "high-card", "-e", "HighCard", "-e", "tests.games", "--", "*.py", "*.js", "*.html", "*.toml", ":!tests"],
         capture_output=True,
@@ -47,8 +58,8 @@ def test_the_product_never_names_the_fourth_game() -> None:
     assert hits.returncode == 1 and hits.stdout == "", hits.stdout
 
 
-def test_tablectl_replay_settles_a_high_card_round_file() -> None:
-    out = _tablectl("replay", "-", stdin=json.dumps(ROUND))
+def test_tablectl_replay_settles_a_high_card_round_file(env: dict[str, str]) -> None:
+    out = _tablectl(env, "replay", "-", stdin=json.dumps(ROUND))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {
         "game": "high-card",
@@ -60,24 +71,24 @@ def test_tablectl_replay_settles_a_high_card_round_file() -> None:
     }
 
 
-def test_tablectl_replay_refuses_a_bad_high_card_round_file_in_one_line() -> None:
+def test_tablectl_replay_refuses_a_bad_high_card_round_file_in_one_line(env: dict[str, str]) -> None:
     bad = {**ROUND, "wagers": [{"seat": 9, "amount": 10}]}
-    out = _tablectl("replay", "-", stdin=json.dumps(bad))
+    out = _tablectl(env, "replay", "-", stdin=json.dumps(bad))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip() == "tablectl: refused: wagers[0].seat: seat 9: the table has seats 1 to 7"
     short = {**ROUND, "cards": ["KH"]}
-    out = _tablectl("replay", "-", stdin=json.dumps(short))
+    out = _tablectl(env, "replay", "-", stdin=json.dumps(short))
     assert out.returncode == 2
     assert "seat 5" in out.stderr and "another card" in out.stderr, out.stderr
 
 
 def test_a_simulated_high_card_table_deals_and_settles_rounds_over_the_pty(
-    tmp_path: Path, pty_display: tuple[int, str]
+    tmp_path: Path, pty_display: tuple[int, str], env: dict[str, str]
 ) -> None:
     master, path = pty_display
     config = f'[table]\nid = "HC-1"\ngame = "high-card"\n[display]\nurl = "{path}"\ndialect = "cd5220"\n'
     config += '[indicators]\npin_map = "small-gpio"\n'
-    daemon = Daemon(tmp_path, config, args=("--demo", "--demo-interval", "0.02"), env=ENV)
+    daemon = Daemon(tmp_path, config, args=("--demo", "--demo-interval", "0.02"), env=env)
     daemon.start()
     wire = b""
 
@@ -99,7 +110,7 @@ def test_a_simulated_high_card_table_deals_and_settles_rounds_over_the_pty(
         if record["status"] != "settled":
             continue
         assert len(record["cards"]) == len(record["settlement"]["seats"]) + 1
-        out = _tablectl("replay", "-", stdin=json.dumps(files[record["round"]]))
+        out = _tablectl(env, "replay", "-", stdin=json.dumps(files[record["round"]]))
         assert out.returncode == 0 and json.loads(out.stdout) == record["settlement"], out.stderr
     with sqlite3.connect(daemon.state_dir / "journal.sqlite3") as db:
         sources = [json.loads(b)["source"] for (b,) in db.execute("SELECT body FROM entries WHERE kind = 'card'")]
@@ -113,16 +124,19 @@ def test_a_simulated_high_card_table_deals_and_settles_rounds_over_the_pty(
 
 
 def test_an_unknown_game_is_refused_naming_the_games(tmp_path: Path) -> None:
+    """Without its distribution installed, the fourth game is unknown: the refusal names the games
+    that are (tablectl's own, found by their entry points)."""
     out = subprocess.run(
         [sys.executable, "-m", "controller.cli", "replay", "-"],
         input=json.dumps(ROUND),
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={k: v for k, v in os.environ.items() if k != "TABLECTL_GAMES"},
     )
     assert out.returncode == 2
-    assert "unknown game 'high-card'" in out.stderr and "grand-slam" in out.stderr, out.stderr
+    assert out.stderr.strip() == (
+        "tablectl: refused: game: unknown game 'high-card'; the games are baseball-poker, grand-slam, jokers-22"
+    ), out.stderr
 
 
 @pytest.fixture
@@ -134,33 +148,34 @@ def pty_display() -> Any:
     os.close(slave)
 
 
-def test_tablectl_analyze_high_card_through_the_analysis_interface() -> None:
+def test_tablectl_analyze_high_card_through_the_analysis_interface(env: dict[str, str]) -> None:
     """The fourth game's exact figures and its Monte Carlo, from its folder's analysis alone: the
     shared command finds them through the adapter, which is the only place that names them."""
-    exact = _tablectl("analyze", "high-card", "--json")
+    exact = _tablectl(env, "analyze", "high-card", "--json")
     assert exact.returncode == 0, exact.stderr
     doc = json.loads(exact.stdout)
     # Even money against the dealer's card: no edge; a push when the dealer's card has the
     # seat's rank: 23 of the 311 cards left in six decks.
     assert (doc["game"], doc["method"], doc["push"]) == ("high-card", "exact", "23/311")
     assert doc["wagers"]["high card"]["house_edge"] == "0"
-    simulated = _tablectl("analyze", "high-card", "--monte-carlo", "--rounds", "3000", "--seed", "4", "--json")
+    simulated = _tablectl(env, "analyze", "high-card", "--monte-carlo", "--rounds", "3000", "--seed", "4", "--json")
     assert simulated.returncode == 0, simulated.stderr
     figures = json.loads(simulated.stdout)
     wager = figures["wagers"]["high card"]
     assert wager["rounds"] == 3000 and abs(wager["house_edge"]) < 4 * wager["ci95"] / 1.96
     pushes = figures["distribution"]["high card"]["0"]
     assert abs(pushes - 23 / 311) < 4 * (23 / 311 * 288 / 311 / 3000) ** 0.5
-    text = _tablectl("analyze", "high-card")
+    text = _tablectl(env, "analyze", "high-card")
     assert text.stdout.splitlines() == [
         "high-card (exact, 6 decks)",
         "  high card            house edge 0 = 0.0000%   sd per round 0.9623",
     ]
 
 
-def test_a_game_without_an_analysis_is_refused_in_one_line_naming_it(tmp_path: Path) -> None:
-    """A fifth game (high card's rules and adapter under another name) whose adapter gives no
-    analysis: `tablectl analyze` refuses it in one line, naming it and the games it does analyse."""
+def test_a_game_without_an_analysis_is_refused_in_one_line_naming_it(tmp_path: Path, site: Path) -> None:
+    """A fifth game (high card's rules and adapter under another name, in a distribution of its
+    own) whose adapter gives no analysis: `tablectl analyze` refuses it in one line, naming it and
+    the games it does analyse."""
     package = tmp_path / "plain_card"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -173,11 +188,11 @@ def test_a_game_without_an_analysis_is_refused_in_one_line_naming_it(tmp_path: P
         "class PlainCardAdapter(HighCardAdapter):\n    name = 'plain-card'\n    title = 'Plain card'\n\n"
         "    def analysis(self):\n        return None\n\n\nADAPTER = PlainCardAdapter(GAME)\n"
     )
-    env = {
-        **os.environ,
-        "TABLECTL_GAMES": "high-card=high_card,plain-card=plain_card",
-        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(HERE), str(ROOT)]),
-    }
+    info = tmp_path / "plain_card-1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plain-card\nVersion: 1\n")
+    (info / "entry_points.txt").write_text("[tablectl.games]\nplain-card = plain_card\n")
+    env = {**os.environ, **on_path(tmp_path, site)}
     for args in ([], ["--monte-carlo", "--rounds", "10"]):
         out = subprocess.run(
             [*TABLECTL, "analyze", "plain-card", *args], capture_output=True, text=True, env=env, cwd=ROOT
@@ -185,12 +200,12 @@ def test_a_game_without_an_analysis_is_refused_in_one_line_naming_it(tmp_path: P
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.strip().splitlines() == [
             "tablectl: refused: plain-card: Plain card has no analysis; "
-            "tablectl analyze runs for grand-slam, jokers-22, baseball-poker, high-card"
+            "tablectl analyze runs for baseball-poker, grand-slam, jokers-22, high-card"
         ]
 
 
 def test_tablectl_recall_prints_a_high_card_round_in_its_adapters_words(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, site: Path, env: dict[str, str]
 ) -> None:
     """`tablectl recall` asks the game's adapter for a round's lines: it no longer reads Grand
     Slam's settlement keys into every game's rounds (a high card round made it fail)."""
@@ -198,14 +213,13 @@ def test_tablectl_recall_prints_a_high_card_round_in_its_adapters_words(
     from controller.journal.log import Journal
     from controller.table import Table
 
-    monkeypatch.setenv("TABLECTL_GAMES", ENV["TABLECTL_GAMES"])
-    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.syspath_prepend(str(site))
     table = Table(Journal(tmp_path / "journal.sqlite3"), game="high-card", rules={}, simulated=True)
     table.open_round({"wagers": [{"seat": 2, "amount": 10}, {"seat": 5, "amount": 25}]}, by="dealer")
     for card in ("KH", "4C", "9S"):
         table.card(parse_card(card), {"via": "test"})
     table.journal.close()
-    out = _tablectl("recall", "--sim", "--game", "high-card", "--state-dir", str(tmp_path))
+    out = _tablectl(env, "recall", "--sim", "--game", "high-card", "--state-dir", str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[1:] == [
         "  payouts: due (not confirmed yet)",  # the last round, its payouts not confirmed

@@ -130,3 +130,20 @@ def test_a_live_table_whose_gpio_cannot_start_refuses_in_one_line(tmp_path: Path
     assert "Traceback" not in done.stderr
     assert "tablectl: cannot start: could not start the gpiozero pin factory 'lgpio'" in done.stderr
     assert "python3-lgpio" in done.stderr
+
+
+def test_a_table_refuses_to_start_when_its_pin_map_lacks_a_lamp_its_game_lights(tmp_path: Path) -> None:
+    """The pin map names lamps without knowing a game (`seat1.home` is only a name to it); Grand
+    Slam lights home plate, so a map without it is refused when the table starts, naming the lamps."""
+    pins = tmp_path / "pins.toml"
+    pins.write_text(
+        '[bases-only]\nlamps = "gpio"\nstatus = 4\nbuttons = { confirm = 5, void = 6 }\n[bases-only.seats]\n'
+        "1 = { first = 17, second = 27, third = 22 }\n2 = { first = 24, second = 25, third = 12 }\n"
+    )
+    config = f'[table]\nseats = 2\n[indicators]\npin_file = "{pins}"\npin_map = "bases-only"\n'
+    done = start(tmp_path, config, "--sim")
+    assert done.returncode == 78, done.stderr
+    assert (
+        f"indicators.pin_map: the pin map [bases-only] in {pins} has no lamp seat1.home, seat2.home; "
+        "Grand Slam lights first, second, third, home in front of every seat"
+    ) in done.stderr

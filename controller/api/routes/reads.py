@@ -16,6 +16,7 @@ from fastapi import APIRouter, Response
 from controller.api.deps import Anyone, Caller, Rt
 from controller.api.errors import ApiError
 from controller.api.routes import table_call
+from controller.api.screens import game_screen
 from controller.engine.base import RuleError, to_json
 from controller.games.replay import replay_steps
 from controller.table.visibility import SEES_EVERY_CARD
@@ -57,6 +58,14 @@ async def health(rt: Rt, role: Anyone) -> dict[str, Any]:
 async def state(rt: Rt, role: Caller) -> Response:
     """The table as `role` sees it (encoded once per change of the table, however many ask)."""
     return Response(await rt.snapshot_json(role), media_type="application/json")
+
+
+@router.get("/game")
+async def game(rt: Rt, _: Caller) -> dict[str, Any]:
+    """What the screens load of the table's game: its screen files (`screen`: the URL of its
+    module, styles and opening form, or null where its package ships none) and the JSON schemas
+    of its opening and decision bodies (controller/api/screens.py)."""
+    return game_screen(rt.gate.adapter)
 
 
 @router.get("/meters")

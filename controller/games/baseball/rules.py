@@ -69,6 +69,7 @@ from controller.engine.base import (
     from_json,
     only_keys,
     parse_card_list,
+    rule_options,
     seat_refused,
     table_seats,
 )
@@ -1295,10 +1296,7 @@ def validate_open(ev: OpenRound) -> None:
 
 def parse_rules(doc: object, where: str = "rules") -> BaseballRules:
     """Rule options from a round file or config; unknown keys and bad values are refused."""
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object of rule options", field=where)
-    only_keys(doc, {f.name for f in dataclasses.fields(BaseballRules)}, where)
-    kwargs: dict[str, Any] = dict(doc)
+    kwargs = rule_options(doc, BaseballRules, where)
     if "wild" in kwargs:
         wild = kwargs["wild"]
         if not isinstance(wild, list | tuple):

@@ -66,6 +66,8 @@ class GrandSlamAdapter(GameAdapter):
 
     # -- lamps: one per base and home plate in front of every seat --------------------------------
 
+    lamp_names = ("first", "second", "third", "home")
+
     def lamps(self, table: TableView, seats: frozenset[int]) -> LampPicture:
         state = table.state
         wagers: set[tuple[int, str]] = set()
@@ -92,10 +94,10 @@ class GrandSlamAdapter(GameAdapter):
                     moves.append(LampMove("out", fx.seat, fx.from_base))
                 else:
                     moves.append(LampMove("remove", fx.seat, fx.from_base))
-                    moves.append(LampMove("scored", fx.seat) if fx.to == "home" else LampMove("show", fx.seat, fx.to))
+                    moves.append(LampMove("scored" if fx.to == "home" else "show", fx.seat, fx.to))
             elif isinstance(fx, GrandSlamScored):
                 moves.extend(LampMove("remove", fx.seat, base) for base in BASES)
-                moves.append(LampMove("scored", fx.seat))
+                moves.append(LampMove("scored", fx.seat, "home"))
             elif isinstance(fx, NextCard):
                 moves.append(LampMove("next", fx.seat, fx.base))
             elif isinstance(fx, RoundVoided):

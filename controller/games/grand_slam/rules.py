@@ -35,11 +35,13 @@ from controller.engine.base import (
     from_json,
     only_keys,
     parse_card_list,
+    rule_options,
     seat_refused,
     table_seats,
 )
 from controller.engine.cards import Card, CardError, Rank, ShoeComposition
-from controller.engine.hands import evaluate_three
+
+from .bonus import evaluate_three
 
 Base = Literal["first", "second", "third"]
 Position = Literal["first", "second", "third", "home", "out"]
@@ -666,11 +668,7 @@ def _validate_blind(ev: OpenRound, players: set[int], table: range) -> None:
 
 def parse_rules(doc: object, where: str = "rules") -> GrandSlamRules:
     """Rule options from a round file or config; unknown keys and bad values are refused."""
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object of rule options", field=where)
-    names = {f.name for f in dataclasses.fields(GrandSlamRules)}
-    only_keys(doc, names, where)
-    kwargs: dict[str, Any] = dict(doc)
+    kwargs = rule_options(doc, GrandSlamRules, where)
     if "poker_bonus_paytable" in kwargs:
         table = kwargs["poker_bonus_paytable"]
         if not isinstance(table, Mapping):

@@ -49,6 +49,7 @@ from controller.engine.base import (
     from_json,
     only_keys,
     parse_card_list,
+    rule_options,
     seat_refused,
     table_seats,
 )
@@ -1224,10 +1225,7 @@ def validate_open(ev: OpenRound) -> None:
 
 def parse_rules(doc: object, where: str = "rules") -> Jokers22Rules:
     """Rule options from a round file or config; unknown keys and bad values are refused."""
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object of rule options", field=where)
-    only_keys(doc, {f.name for f in dataclasses.fields(Jokers22Rules)}, where)
-    kwargs: dict[str, Any] = dict(doc)
+    kwargs = rule_options(doc, Jokers22Rules, where)
     if "action_values" in kwargs:
         values = kwargs["action_values"]
         if not isinstance(values, Mapping):

@@ -5,15 +5,15 @@
  * Everything shown is drawn from the table's state (GET /api/state, then the WebSocket), never
  * worked out here.
  *
- * The table's game (its module in games/, picked by the name the API sends) draws the table and
- * brings its opening panel, its decisions, its payouts and, where it has one, the overhead camera.
+ * The table's game (its screen module, loaded from its package: games/registry.js) draws the table
+ * and brings its opening panel, its decisions, its payouts and, where it has one, the overhead camera.
  */
 import { errorText, get, post } from "./api.js";
 import { cardElement, cardLabel, cardsInWords } from "./cards.js";
 import { dealerEntry, loadDealer, wireDealerSignIn } from "./dealer-signin.js";
 import { $, act, fitText, make, setColumns, setText } from "./dom.js";
 import { DrawingSlot, takeTableSeats } from "./felt.js";
-import { GAME_IDS, gameFor, titleOf } from "./games/registry.js";
+import { gameFor, loadGame, titleOf } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
 import { keepSignedIn } from "./login.js";
 import { logEntry } from "./words.js";
@@ -50,6 +50,12 @@ const signIn = keepSignedIn({
   onSignedOut: () => screen.feed.stop(),
   // Ask for the last few entries again so the event log starts filled.
   onSignedIn: async () => {
+    // The game's module (and its form and styles) first: nothing of the table is drawn without it.
+    const loaded = await loadGame().catch((err) => {
+      setText($("prompt"), `The game's screen could not be loaded: ${errorText(err)}`);
+      return null;
+    });
+    if (!loaded) return;
     if (!screen.current) {
       await get("/api/state")
         .then(render)
@@ -83,7 +89,7 @@ function partsFor(game) {
     const old = previous ? screen.parts.get(previous) : null;
     old?.panel.show(false, screen.current);
     old?.camera?.render({});
-    document.body.classList.remove(...GAME_IDS);
+    if (previous) document.body.classList.remove(previous.id);
     document.body.classList.add(game.id);
     screen.game = game;
   }

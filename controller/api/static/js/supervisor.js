@@ -14,7 +14,7 @@ import { errorText, get, post } from "./api.js";
 import { cardLabel, cardsInWords, parseCard } from "./cards.js";
 import { $, make, setColumns, setText, signed, wideCell } from "./dom.js";
 import { DrawingSlot, takeTableSeats } from "./felt.js";
-import { gameFor } from "./games/registry.js";
+import { gameFor, loadGame } from "./games/registry.js";
 import { LiveFeed } from "./live.js";
 import { keepSignedIn } from "./login.js";
 import { CAMERA_WORDS, clock, describeEntry, logEntry } from "./words.js";
@@ -734,6 +734,9 @@ function setReadOnly(readOnly) {
 /** @param {import("./api.js").Role} role */
 async function goLive(role) {
   setReadOnly(role === "surveillance");
+  // The table's game's screen module (its drawing, its words) before anything of the table is drawn;
+  // without it the generic screen draws, and the supervisor keeps every action.
+  await loadGame().catch((err) => setText($("prompt"), `The game's screen could not be loaded: ${errorText(err)}`));
   const state = await get("/api/state").catch(() => null);
   if (state) render(state);
   void Promise.all([loadRecall(), loadAudit(), loadMeters(), loadDevices(), loadConfig(), loadAnalytics()]);

@@ -1,19 +1,20 @@
 /**
- * A game the screens have no module for (a game added to the table without a folder here): an
- * honest, plain screen rather than another game's drawing. It shows what the API itself says:
- * the game's name and seats (`game_info`), the prompt, the cards read this round in order, the
- * payouts and the journal's words; and says plainly that this screen cannot draw the game or
- * open its rounds. The exports every game has (games/README.md).
+ * A game whose package ships no screen module: an honest, plain screen rather than another
+ * game's drawing. It shows what the API itself says: the game's name and seats (`game_info`), the
+ * prompt, the cards read this round in order, the payouts and the journal's words, and says
+ * plainly that it cannot draw the game; it opens the game's rounds and takes its players'
+ * decisions with forms built from the JSON schemas of the game's own bodies (GET /api/game). The
+ * exports every game has (games/README.md).
  */
+import { errorText, get, post } from "../../api.js";
 import { parseCard } from "../../cards.js";
-import { cell, make, netClass, signed, wideCell } from "../../dom.js";
+import { $, act, attempt, cell, make, netClass, setText, signed, wideCell } from "../../dom.js";
 import { arcCentre, drawFelt, prepare } from "../../felt.js";
+import { SchemaForm } from "../../schema-form.js";
 import { el, label } from "../../svg.js";
 
 export const id = "generic";
 export const title = "";
-/** No players' decisions are known to this screen (the table's own controls take them). */
-export const Decisions = null;
 export const Camera = null;
 
 /** The game's title as the API says it. @param {any} state */
@@ -103,19 +104,121 @@ export class Drawing {
   restart() {}
 }
 
-/** No form: this screen does not know the game's opening. */
+/** What GET /api/game says of the table's game (its bodies' schemas), asked once. */
+let info = /** @type {Promise<any> | null} */ (null);
+const gameInfo = () => (info ??= get("/api/game").catch((err) => ((info = null), Promise.reject(err))));
+
+/**
+ * The opening form, built from the JSON schema of the game's own opening body (GET /api/game
+ * `opening`): the body it sends is what POST /api/rounds takes, and the table's refusal is shown
+ * in its words.
+ */
 export class OpeningPanel {
+  constructor() {
+    this.form = "generic-open";
+    const form = /** @type {HTMLFormElement} */ (make("form", undefined, "wager-panel generic-open"));
+    form.id = this.form;
+    form.noValidate = true;
+    form.hidden = true;
+    const head = make("div", undefined, "wager-head");
+    this.heading = make("h2", "Next round");
+    const submit = /** @type {HTMLButtonElement} */ (make("button", "Open round", "primary"));
+    submit.type = "submit";
+    submit.id = "generic-open-round";
+    head.append(this.heading, submit);
+    this.fields = make("div", "Loading the game's opening form\u2026", "generic-fields");
+    this.error = make("p", undefined, "error");
+    this.error.id = "generic-error";
+    this.error.setAttribute("role", "alert");
+    form.append(head, this.fields, this.error);
+    $("game-forms").append(form);
+    /** @type {SchemaForm | null} */
+    this.schema = null;
+    form.addEventListener("submit", (ev) => void this.open(ev));
+    gameInfo()
+      .then((game) => {
+        this.schema = new SchemaForm(game.opening ?? {});
+        this.fields.replaceChildren(this.schema.node);
+      })
+      .catch((err) => setText(this.fields, `The game's opening form could not be loaded: ${errorText(err)}`));
+  }
+
   /**
    * @param {boolean} openable
    * @param {any} state
    */
   show(openable, state) {
-    const box = document.getElementById("no-screen");
-    if (!box) return;
-    box.hidden = !openable;
-    box.textContent = openable
-      ? `This screen has no form to open a ${titleIn(state)} round: open it from the table's own controls (or POST /api/rounds).`
-      : "";
+    $(this.form).hidden = !openable;
+    setText(this.heading, `Next ${titleIn(state)} round`);
+  }
+
+  build() {}
+
+  /** @param {SubmitEvent} ev */
+  async open(ev) {
+    ev.preventDefault();
+    if (!this.schema) return;
+    const button = /** @type {HTMLButtonElement} */ ($("generic-open-round"));
+    button.disabled = true;
+    await attempt(post("/api/rounds", this.schema.read()), this.error);
+    button.disabled = false;
+  }
+}
+
+/**
+ * The player who must decide: the table's prompt, and a form built from the JSON schema of the
+ * game's decision body (GET /api/game `decision`), its fields filled from who decides
+ * (`awaiting.who`) where they share a name; the choices the rules allow listed beside it.
+ */
+export class Decisions {
+  constructor() {
+    /** @type {SchemaForm | null} */
+    this.schema = null;
+    /** @type {any} */
+    this.decision = null;
+    /** Settles once the decision body's schema is known (or could not be had). */
+    this.ready = gameInfo()
+      .then((game) => (this.decision = game.decision))
+      .catch(() => undefined);
+  }
+
+  /** @param {any} state GET /api/state */
+  render(state) {
+    const awaiting = state.awaiting ?? { kind: "nothing" };
+    const box = $("decisions");
+    const show = awaiting.kind === "decision" && !state.blocked && this.decision !== null;
+    box.hidden = !show;
+    document.body.classList.toggle("deciding", show);
+    if (!show) {
+      box.dataset.key = "";
+      return;
+    }
+    const who = awaiting.who ?? {};
+    const allowed = /** @type {string[]} */ (awaiting.allowed ?? []);
+    const key = JSON.stringify([who, allowed]);
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    $("decision-error").textContent = "";
+    setText($("decision-who"), String(state.prompt ?? "A player decides"));
+    const facts = $("decision-facts");
+    facts.hidden = allowed.length === 0;
+    setText(facts, allowed.length ? `The rules allow: ${allowed.join(", ")}` : "");
+    const schema = new SchemaForm(this.decision);
+    schema.node.querySelectorAll("[data-key]").forEach((node) => {
+      const name = /** @type {HTMLElement} */ (node).dataset.key ?? "";
+      if (node instanceof HTMLInputElement && who[name] !== undefined && who[name] !== null) node.value = String(who[name]);
+    });
+    const form = /** @type {HTMLFormElement} */ (make("form", undefined, "generic-decision"));
+    form.noValidate = true;
+    const submit = /** @type {HTMLButtonElement} */ (make("button", "Decide", "decision primary"));
+    submit.type = "submit";
+    form.append(schema.node, submit);
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      submit.disabled = true;
+      void act(post("/api/decisions", schema.read()), $("decision-error")).then((ok) => (submit.disabled = ok));
+    });
+    $("decision-buttons").replaceChildren(form);
   }
 }
 

@@ -12,9 +12,9 @@
  * `data-wagers` = the wagers standing there, bottom first, space-separated ("" when none), and
  * the class `next` on the base that receives the next card. Seats are `g.seat[data-seat]`.
  */
-import { parseCard } from "../../cards.js";
-import { SEATS, arcCentre, drawFelt, prepare } from "../../felt.js";
-import { el, label } from "../../svg.js";
+import { parseCard } from "/static/js/cards.js";
+import { SEATS, arcCentre, drawFelt, prepare } from "/static/js/felt.js";
+import { el, label } from "/static/js/svg.js";
 import { POSITIONS } from "./bases.js";
 
 /** Diamond half-size (centre to base) and chip geometry, in viewBox units. */

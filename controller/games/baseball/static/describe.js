@@ -3,8 +3,8 @@
  * seats 1 (40), 3 (60)", "3H to seat 4 face up, 3rd street" (wild: the drawing badges it), "Seat 2
  * raises (4 in, pot 16)", "RAINOUT: ...". The entry kinds all games share are told by words.js.
  */
-import { cardLabel, parseCard } from "../../cards.js";
-import { signed } from "../../dom.js";
+import { cardLabel, parseCard } from "/static/js/cards.js";
+import { signed } from "/static/js/dom.js";
 
 /** @typedef {(effects: any[]) => string[]} Lines the lines for effects the main line leaves */
 

@@ -20,10 +20,10 @@
  * with `tspan.net`; `g.banker` (class `next`) with `data-cards`, `text.hand-total`,
  * `text.banker-net`; the ACTION spot's name reads "ACTION SPOT n" on a gold plaque.
  */
-import { parseCard } from "../../cards.js";
-import { signed } from "../../dom.js";
-import { SEATS as SPOTS, arcCentre, drawFelt, prepare } from "../../felt.js";
-import { el, label } from "../../svg.js";
+import { parseCard } from "/static/js/cards.js";
+import { signed } from "/static/js/dom.js";
+import { SEATS as SPOTS, arcCentre, drawFelt, prepare } from "/static/js/felt.js";
+import { el, label } from "/static/js/svg.js";
 
 const VIEW_ALL = "0 0 1000 560";
 /** With the opening panel on screen: the spots and the banker, the felt's print cropped off. */

@@ -3,10 +3,10 @@
  * their seat (seat 7 on the left, as on the felt; empty: nobody plays); "Same as last" fills in
  * the last hand's players with the stacks they finished it with. The table checks every rule.
  */
-import { post } from "../../api.js";
-import { $, attempt, chipInput, make } from "../../dom.js";
-import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
-import { OpeningForm, seatHeader } from "../../opening.js";
+import { post } from "/static/js/api.js";
+import { $, attempt, chipInput, make } from "/static/js/dom.js";
+import { SEATS_LEFT_TO_RIGHT } from "/static/js/felt.js";
+import { OpeningForm, seatHeader } from "/static/js/opening.js";
 
 /** @returns {NodeListOf<HTMLInputElement>} */
 const stackInputs = () => document.querySelectorAll("#bb-rows input[data-field=stack]");

@@ -3,8 +3,8 @@
  * 1, 3; banker's stake 500", "8D to spot 1: 16", "Spot 1: ann splits (50 more)", "ACTION spot 3".
  * The entry kinds all games share are told by words.js, which asks this module for the rest.
  */
-import { cardLabel } from "../../cards.js";
-import { signed } from "../../dom.js";
+import { cardLabel } from "/static/js/cards.js";
+import { signed } from "/static/js/dom.js";
 
 /** @typedef {(effects: any[]) => string[]} Lines the lines for effects the main line leaves */
 

@@ -2,8 +2,8 @@
  * Grand Slam on the screens: seats, bases and the wager grid; the overhead camera (a table with a
  * `[camera]` section); the payouts seat by seat. The exports every game has (games/README.md).
  */
-import { cardLabel } from "../../cards.js";
-import { cell, make, netClass, signed } from "../../dom.js";
+import { cardLabel } from "/static/js/cards.js";
+import { cell, make, netClass, signed } from "/static/js/dom.js";
 import { DealerCamera } from "./camera.js";
 import * as describe from "./describe.js";
 import { GrandSlamDrawing } from "./drawing.js";
@@ -17,7 +17,7 @@ export const Decisions = null;
 
 /** The live feed tells Grand Slam's screens nothing the state does not. */
 export class Notes {
-  /** @param {import("../../live.js").Entry} _entry */
+  /** @param {import("/static/js/live.js").Entry} _entry */
   take(_entry) {}
 }
 

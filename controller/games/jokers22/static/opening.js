@@ -3,10 +3,10 @@
  * then a player's name and wager per spot (spot 7 on the left, as on the felt), more players per
  * spot on demand; "Same as last" fills in the last round. The table checks every rule.
  */
-import { post } from "../../api.js";
-import { $, attempt, field, make } from "../../dom.js";
-import { SEATS as SPOTS, SEATS_LEFT_TO_RIGHT } from "../../felt.js";
-import { OpeningForm, seatHeader } from "../../opening.js";
+import { post } from "/static/js/api.js";
+import { $, attempt, field, make } from "/static/js/dom.js";
+import { SEATS as SPOTS, SEATS_LEFT_TO_RIGHT } from "/static/js/felt.js";
+import { OpeningForm, seatHeader } from "/static/js/opening.js";
 
 /** Player rows the panel starts with (more on demand, up to the API's 7). */
 const FIRST_SLOTS = 1;

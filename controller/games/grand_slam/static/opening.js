@@ -3,10 +3,10 @@
  * per seat (seat 7 on the left, as on the felt), the blind puck; "Same as last" fills in the last
  * round's wagers. The table checks every rule; the panel only says what is missing.
  */
-import { post } from "../../api.js";
-import { $, attempt, chipInput, make } from "../../dom.js";
-import { SEATS_LEFT_TO_RIGHT } from "../../felt.js";
-import { OpeningForm, seatHeader } from "../../opening.js";
+import { post } from "/static/js/api.js";
+import { $, attempt, chipInput, make } from "/static/js/dom.js";
+import { SEATS_LEFT_TO_RIGHT } from "/static/js/felt.js";
+import { OpeningForm, seatHeader } from "/static/js/opening.js";
 import { BET_LABELS, BET_NAMES, BETS, isSideBet } from "./bases.js";
 
 /** @typedef {import("./bases.js").Bet} Bet */

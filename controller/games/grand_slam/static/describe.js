@@ -3,7 +3,7 @@
  * 1, 4", "5H to seat 1 first base: stack to second", "Seat 4 out: take 10". The entry kinds all
  * games share are told by words.js, which asks this module for what only the game knows.
  */
-import { cardLabel } from "../../cards.js";
+import { cardLabel } from "/static/js/cards.js";
 
 /** @typedef {(effects: any[]) => string[]} Lines the lines for effects the main line leaves */
 

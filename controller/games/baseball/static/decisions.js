@@ -3,8 +3,8 @@
  * call, the street, pot and stack, and a big button for exactly each action the engine allows,
  * saying the chips it puts in; the table refuses anything else, naming the seat.
  */
-import { post } from "../../api.js";
-import { $, act, setText } from "../../dom.js";
+import { post } from "/static/js/api.js";
+import { $, act, setText } from "/static/js/dom.js";
 
 /** The actions as the buttons say them (the chips each puts in are added). */
 const ACTION_WORDS = /** @type {Record<string, string>} */ ({

@@ -30,10 +30,10 @@
  * in the middle `text.street`, `text.pot-total[data-amount]`, `text.pot-line[data-pot][data-amount]
  * [data-eligible]` (settled: `data-winners`), `g.community[data-cards]`, `g.rainout` (class shown).
  */
-import { parseCard } from "../../cards.js";
-import { signed } from "../../dom.js";
-import { SEATS, arcCentre, drawFelt, prepare } from "../../felt.js";
-import { el, label } from "../../svg.js";
+import { parseCard } from "/static/js/cards.js";
+import { signed } from "/static/js/dom.js";
+import { SEATS, arcCentre, drawFelt, prepare } from "/static/js/felt.js";
+import { el, label } from "/static/js/svg.js";
 
 const VIEW_ALL = "0 0 1000 560";
 /** With the opening panel on screen: the felt's print cropped off the bottom. */

@@ -17,9 +17,9 @@
  *
  * The table decides every one of these; this module only shows them.
  */
-import { ApiError, errorText, post } from "../../api.js";
-import { $, make, setText } from "../../dom.js";
-import { CAMERA_WORDS } from "../../words.js";
+import { ApiError, errorText, post } from "/static/js/api.js";
+import { $, make, setText } from "/static/js/dom.js";
+import { CAMERA_WORDS } from "/static/js/words.js";
 import { BET_SHORT, BETS, POSITIONS, SPOT_WORDS } from "./bases.js";
 
 /** Bases the table drawing has, so a zone the camera cannot read can be greyed there. */

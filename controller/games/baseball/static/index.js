@@ -4,8 +4,8 @@
  * player's stack; at the showdown the hands and the pots pushed. The exports every game has
  * (games/README.md).
  */
-import { cardLabel } from "../../cards.js";
-import { cell, make, netClass, signed, wideCell } from "../../dom.js";
+import { cardLabel } from "/static/js/cards.js";
+import { cell, make, netClass, signed, wideCell } from "/static/js/dom.js";
 import { Decisions } from "./decisions.js";
 import * as describe from "./describe.js";
 import { BaseballDrawing, potName } from "./drawing.js";
@@ -24,7 +24,7 @@ export class Notes {
     this.rainout = null;
   }
 
-  /** @param {import("../../live.js").Entry} entry */
+  /** @param {import("/static/js/live.js").Entry} entry */
   take(entry) {
     const rain = (entry.effects ?? []).find((e) => e.kind === "baseball-poker.rainout");
     if (rain) this.rainout = { round: entry.round, card: rain.card, seat: rain.seat, seats: rain.seats ?? [] };

@@ -3,8 +3,8 @@
  * big button for exactly each choice the engine allows; the table refuses anything else in its
  * own words.
  */
-import { post } from "../../api.js";
-import { $, act, setText } from "../../dom.js";
+import { post } from "/static/js/api.js";
+import { $, act, setText } from "/static/js/dom.js";
 
 /** The choices as the buttons say them. */
 const DECISION_WORDS = /** @type {Record<string, string>} */ ({

@@ -3,8 +3,8 @@
  * opening panel with the banker's stake and players per spot; the ACTION spot, the coverage and
  * the payouts per player from the round's settlement. The exports every game has (games/README.md).
  */
-import { cardLabel } from "../../cards.js";
-import { cell, make, netClass, signed } from "../../dom.js";
+import { cardLabel } from "/static/js/cards.js";
+import { cell, make, netClass, signed } from "/static/js/dom.js";
 import * as describe from "./describe.js";
 import { Decisions } from "./decisions.js";
 import { Jokers22Drawing } from "./drawing.js";
@@ -23,7 +23,7 @@ export class Notes {
     this.action = null;
   }
 
-  /** @param {import("../../live.js").Entry} entry */
+  /** @param {import("/static/js/live.js").Entry} entry */
   take(entry) {
     const action = (entry.effects ?? []).find((e) => e.kind === "jokers-22.action-spot");
     if (action) this.action = { round: entry.round, spot: action.spot };
