@@ -552,7 +552,7 @@ function renderCamera() {
 }
 
 /**
- * The camera's check of the last confirmed payouts (controller/games/grand_slam/camera.py): what
+ * The camera's check of the last confirmed payouts (the game's camera meaning, controller/games/<game>/camera.py): what
  * it found wrong, what it still waits on and why (a payout the camera is not sure of is neither
  * passed nor failed: the check stays open on it), what it could not check, what it verified.
  * @param {any} check
