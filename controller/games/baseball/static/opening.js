@@ -3,8 +3,7 @@
  * their seat (seat 7 on the left, as on the felt; empty: nobody plays); "Same as last" fills in
  * the last hand's players with the stacks they finished it with. The table checks every rule.
  */
-import { post } from "/static/js/api.js";
-import { $, attempt, chipInput, make } from "/static/js/dom.js";
+import { $, chipInput, make } from "/static/js/dom.js";
 import { SEATS_LEFT_TO_RIGHT } from "/static/js/felt.js";
 import { OpeningForm, seatHeader } from "/static/js/opening.js";
 
@@ -13,7 +12,7 @@ const stackInputs = () => document.querySelectorAll("#bb-rows input[data-field=s
 
 export class OpeningPanel extends OpeningForm {
   constructor() {
-    super("bb-open", "bb-clear", "bb-repeat");
+    super("bb-open", "bb-clear", "bb-repeat", "bb-error", "bb-open-round");
   }
 
   /** The seat columns and one row of stacks. */
@@ -33,7 +32,7 @@ export class OpeningPanel extends OpeningForm {
 
   /**
    * The POST /api/rounds body from the panel, or what is wrong, naming the seat (0: none).
-   * @returns {{body: any} | {error: string, seat: number}}
+   * @returns {{body: any} | {error: string, place: number | null}}
    */
   read() {
     /** @type {Array<{seat: number, stack: number}>} */
@@ -42,37 +41,26 @@ export class OpeningPanel extends OpeningForm {
       const seat = Number(input.dataset.seat);
       const text = input.value.trim();
       if (!text) continue;
-      if (!/^\d+$/.test(text) || Number(text) < 1) return { error: `Seat ${seat}: the stack is a whole number of chips, 1 or more`, seat };
+      if (!/^\d+$/.test(text) || Number(text) < 1) return { error: `Seat ${seat}: the stack is a whole number of chips, 1 or more`, place: seat };
       players.push({ seat, stack: Number(text) });
     }
-    if (players.length < 2) return { error: "A hand needs two players or more: type each player's stack under their seat", seat: 0 };
+    if (players.length < 2) return { error: "A hand needs two players or more: type each player's stack under their seat", place: 0 };
     return { body: { players: players.sort((a, b) => a.seat - b.seat) } };
   }
 
-  /** @param {SubmitEvent} ev */
-  async open(ev) {
-    ev.preventDefault();
-    const error = $("bb-error");
-    const read = this.read();
-    markRefused(0);
-    if ("error" in read) {
-      error.textContent = read.error;
-      markRefused(read.seat);
-      return;
-    }
-    const button = /** @type {HTMLButtonElement} */ ($("bb-open-round"));
-    button.disabled = true;
-    const refusal = await attempt(post("/api/rounds", read.body), error);
-    button.disabled = false;
-    if (refusal === null) {
-      this.lastOpened = read.body;
-      this.clear();
-      return;
-    }
-    // The API names the refused seat (`seat` of the refusal) or the body's place (`field`: "players[1]").
+  /**
+   * The API names the refused seat (`seat` of the refusal) or the body's place (`field`: "players[1]").
+   * @param {any} refusal
+   * @param {any} body
+   */
+  refusedPlace(refusal, body) {
     const index = /^players\[(\d+)\]/.exec(refusal.field ?? "");
-    if (refusal.seat !== null && refusal.seat !== undefined) markRefused(refusal.seat);
-    else if (index) markRefused(read.body.players[Number(index[1])]?.seat ?? 0);
+    return refusal.seat ?? (index ? body.players[Number(index[1])]?.seat ?? null : null);
+  }
+
+  /** @param {number | null} seat */
+  markRefused(seat) {
+    markRefused(seat);
   }
 
   clear() {

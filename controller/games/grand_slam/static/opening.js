@@ -3,8 +3,7 @@
  * per seat (seat 7 on the left, as on the felt), the blind puck; "Same as last" fills in the last
  * round's wagers. The table checks every rule; the panel only says what is missing.
  */
-import { post } from "/static/js/api.js";
-import { $, attempt, chipInput, make } from "/static/js/dom.js";
+import { $, chipInput, make } from "/static/js/dom.js";
 import { SEATS_LEFT_TO_RIGHT } from "/static/js/felt.js";
 import { OpeningForm, seatHeader } from "/static/js/opening.js";
 import { BET_LABELS, BET_NAMES, BETS, isSideBet } from "./bases.js";
@@ -17,7 +16,7 @@ const blindSelect = () => /** @type {HTMLSelectElement} */ ($("blind-seat"));
 
 export class OpeningPanel extends OpeningForm {
   constructor() {
-    super("wager-panel", "clear-wagers", "repeat-wagers");
+    super("wager-panel", "clear-wagers", "repeat-wagers", "wager-error", "open-round");
   }
 
   /** Build the wager grid: a row per bet, a column per seat of the table. */
@@ -43,7 +42,7 @@ export class OpeningPanel extends OpeningForm {
 
   /**
    * The POST /api/rounds body from the form, or an error naming the seat and the field.
-   * @returns {{body: any} | {error: string, seat: number}}
+   * @returns {{body: any} | {error: string, place: number | null}}
    */
   read() {
     /** @type {Map<number, {seat: number, wagers: Record<string, number>, side_bets: Record<string, number>}>} */
@@ -53,7 +52,7 @@ export class OpeningPanel extends OpeningForm {
       const bet = /** @type {Bet} */ (input.dataset.bet);
       const text = input.value.trim();
       if (!text) continue;
-      if (!/^\d+$/.test(text)) return { error: `Seat ${seat} ${BET_NAMES[bet]}: a whole number of chips`, seat };
+      if (!/^\d+$/.test(text)) return { error: `Seat ${seat} ${BET_NAMES[bet]}: a whole number of chips`, place: seat };
       const amount = Number(text);
       if (amount === 0) continue;
       const entry = seats.get(seat) ?? { seat, wagers: {}, side_bets: {} };
@@ -61,32 +60,22 @@ export class OpeningPanel extends OpeningForm {
       else entry.wagers[bet] = amount;
       seats.set(seat, entry);
     }
-    if (seats.size === 0) return { error: "No wagers: type at least one seat's first-base wager", seat: 0 };
+    if (seats.size === 0) return { error: "No wagers: type at least one seat's first-base wager", place: 0 };
     const blind = blindSelect().value;
     return { body: { seats: [...seats.values()].sort((a, b) => a.seat - b.seat), blind_seat: blind ? Number(blind) : null } };
   }
 
-  /** @param {SubmitEvent} ev */
-  async open(ev) {
-    ev.preventDefault();
-    const error = $("wager-error");
-    const read = this.read();
-    markRefused(0);
-    if ("error" in read) {
-      error.textContent = read.error;
-      markRefused(read.seat);
-      return;
-    }
-    const button = /** @type {HTMLButtonElement} */ ($("open-round"));
-    button.disabled = true;
-    const refusal = await attempt(post("/api/rounds", read.body), error);
-    button.disabled = false;
-    if (refusal === null) {
-      this.lastOpened = read.body;
-      this.clear();
-    } else {
-      markRefused(refusal.seat ?? seatAt(read.body.seats, refusal.field) ?? 0);
-    }
+  /**
+   * @param {any} refusal
+   * @param {any} body
+   */
+  refusedPlace(refusal, body) {
+    return refusal.seat ?? seatAt(body.seats, refusal.field);
+  }
+
+  /** @param {number | null} seat */
+  markRefused(seat) {
+    markRefused(seat);
   }
 
   clear() {

@@ -3,8 +3,7 @@
  * then a player's name and wager per spot (spot 7 on the left, as on the felt), more players per
  * spot on demand; "Same as last" fills in the last round. The table checks every rule.
  */
-import { post } from "/static/js/api.js";
-import { $, attempt, field, make } from "/static/js/dom.js";
+import { $, field, make } from "/static/js/dom.js";
 import { SEATS as SPOTS, SEATS_LEFT_TO_RIGHT } from "/static/js/felt.js";
 import { OpeningForm, seatHeader } from "/static/js/opening.js";
 
@@ -22,7 +21,7 @@ const slotInput = (spot, slot, name) =>
 
 export class OpeningPanel extends OpeningForm {
   constructor() {
-    super("j22-open", "j22-clear", "j22-repeat");
+    super("j22-open", "j22-clear", "j22-repeat", "j22-error", "j22-open-round");
     $("j22-add-slot").addEventListener("click", () => this.addSlot());
   }
 
@@ -77,12 +76,12 @@ export class OpeningPanel extends OpeningForm {
 
   /**
    * The POST /api/rounds body from the panel, or what is missing, naming the spot (0: the stake).
-   * @returns {{body: any} | {error: string, spot: number}}
+   * @returns {{body: any} | {error: string, place: number | null}}
    */
   read() {
     const stakeText = field("j22-stake").value.trim();
     if (!/^\d+$/.test(stakeText) || Number(stakeText) < 1) {
-      return { error: "Banker's stake: a whole number of chips, 1 or more", spot: 0 };
+      return { error: "Banker's stake: a whole number of chips, 1 or more", place: 0 };
     }
     /** @type {Array<{spot: number, wagers: Array<{player: string, amount: number}>}>} */
     const spots = [];
@@ -93,15 +92,15 @@ export class OpeningPanel extends OpeningForm {
         const player = slotInput(spot, slot, "player")?.value.trim() ?? "";
         const amount = slotInput(spot, slot, "amount")?.value.trim() ?? "";
         if (!player && !amount) continue;
-        if (!player) return { error: `Spot ${spot}, player ${slot + 1}: type the player's name for the wager of ${amount}`, spot };
+        if (!player) return { error: `Spot ${spot}, player ${slot + 1}: type the player's name for the wager of ${amount}`, place: spot };
         if (!/^\d+$/.test(amount) || Number(amount) < 1) {
-          return { error: `Spot ${spot}, ${player}: the wager is a whole number of chips, 1 or more`, spot };
+          return { error: `Spot ${spot}, ${player}: the wager is a whole number of chips, 1 or more`, place: spot };
         }
         wagers.push({ player, amount: Number(amount) });
       }
       if (wagers.length) spots.push({ spot, wagers });
     }
-    if (!spots.length) return { error: "No wagers: type a player's name and wager on at least one spot", spot: -1 };
+    if (!spots.length) return { error: "No wagers: type a player's name and wager on at least one spot", place: -1 };
     const bankerName = field("j22-banker").value.trim();
     /** @type {{stake: number, player?: string}} */
     const banker = { stake: Number(stakeText) };
@@ -109,32 +108,22 @@ export class OpeningPanel extends OpeningForm {
     return { body: { banker, spots } };
   }
 
-  /** @param {SubmitEvent} ev */
-  async open(ev) {
-    ev.preventDefault();
-    const error = $("j22-error");
-    const read = this.read();
-    markRefused(null);
-    if ("error" in read) {
-      error.textContent = read.error;
-      markRefused(read.spot);
-      return;
-    }
-    const button = /** @type {HTMLButtonElement} */ ($("j22-open-round"));
-    button.disabled = true;
-    const refusal = await attempt(post("/api/rounds", read.body), error);
-    button.disabled = false;
-    if (refusal === null) {
-      this.lastOpened = read.body;
-      this.clear();
-      return;
-    }
-    // The API names the refused spot (`seat` of the refusal) or the body's place (`field`:
-    // "spots[1].wagers[0]", "banker.stake").
+  /**
+   * The API names the refused spot (`seat` of the refusal) or the body's place (`field`:
+   * "spots[1].wagers[0]", "banker.stake").
+   * @param {any} refusal
+   * @param {any} body
+   */
+  refusedPlace(refusal, body) {
     const index = /^spots\[(\d+)\]/.exec(refusal.field ?? "");
-    if (refusal.seat !== null && refusal.seat !== undefined) markRefused(refusal.seat);
-    else if (index) markRefused(read.body.spots[Number(index[1])]?.spot ?? null);
-    else if (/^banker/.test(refusal.field ?? "")) markRefused(0);
+    if (refusal.seat !== null && refusal.seat !== undefined) return refusal.seat;
+    if (index) return body.spots[Number(index[1])]?.spot ?? null;
+    return /^banker/.test(refusal.field ?? "") ? 0 : null;
+  }
+
+  /** @param {number | null} spot */
+  markRefused(spot) {
+    markRefused(spot);
   }
 
   clear() {
