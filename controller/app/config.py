@@ -347,7 +347,8 @@ def _digest(data: bytes) -> str:
 def _code_digest() -> str:
     """The code that checks a file: the checking modules' source, the games' names (a table.game
     is one of them) and pydantic's version, as one SHA-256. Another release, a change to a model or
-    a game added (TABLECTL_GAMES) gives another, and a form kept by the code before is not used."""
+    a game installed (its `tablectl.games` entry point) gives another, and a form kept by the code
+    before is not used."""
     import importlib.util
 
     from controller.engine import game_names
