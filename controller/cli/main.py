@@ -40,11 +40,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result
 
 
+def _version() -> str:
+    """`tablectl --version`: the version of the installed distribution. A checkout that was never
+    installed has no metadata, which is said rather than guessed."""
+    from importlib import metadata
+
+    try:
+        return f"tablectl {metadata.version('tablectl')}"
+    except metadata.PackageNotFoundError:
+        return "tablectl (version unknown: this copy is not installed; pip install -e . or make run)"
+
+
 def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablectl",
         description="Runs a casino table: shoe, camera, game engine, LEDs, payout display, dealer screen.",
     )
+    # Looked up only when asked: importlib.metadata is not loaded for every command.
+    version = _version() if "--version" in argv else ""
+    parser.add_argument("--version", action="version", version=version, help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     replay = sub.add_parser("replay", help="settle a round file (REPLAY.md) and print the settlement as JSON")
