@@ -7,8 +7,10 @@ dispatch on the record's type and never look into a body by its keys again.
 
 The bodies are read as the table has always written them: a key the table's reducer did not read
 before is read with a default here too, so every journal an earlier table wrote still parses.
-A kind the table does not know (none today) parses as `OtherEntry` and changes nothing but what
-every entry changes (the camera's meaning still follows it), as before.
+Entries kept for the record only (dealers' sign-in, rating sessions, installs, the accepted
+configuration, signed chain heads) have records too and change nothing in the reducer. A kind the
+table does not know (a journal written by a later release) parses as `OtherEntry` and changes
+nothing but what every entry changes (the camera's meaning still follows it), as before.
 """
 
 from __future__ import annotations
@@ -208,8 +210,93 @@ class SoftwareChecked(TableEntry):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class DealerListed(TableEntry):
+    """`dealer-list`: the supervisor's list of the dealers who may sign in here, whole."""
+
+    kind: ClassVar[str] = "dealer-list"
+    dealers: tuple[Mapping[str, JSON], ...] = ()
+    by: str = ""
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DealerSignedIn(TableEntry):
+    """`dealer-in`: a listed dealer's down begins; rounds opened from now on are theirs."""
+
+    kind: ClassVar[str] = "dealer-in"
+    dealer: str
+    by: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DealerSignedOut(TableEntry):
+    """`dealer-out`: the signed-in dealer's down ends."""
+
+    kind: ClassVar[str] = "dealer-out"
+    dealer: str = ""
+    by: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RatingOpened(TableEntry):
+    """`rating-open`: a rated player's session begins at a place (a seat; a spot at Jokers 22)."""
+
+    kind: ClassVar[str] = "rating-open"
+    place: int
+    player: str
+    by: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RatingClosed(TableEntry):
+    """`rating-close`: the rating session at a place ends (`player` None: every session there)."""
+
+    kind: ClassVar[str] = "rating-close"
+    place: int
+    player: str | None = None
+    by: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SoftwareInstalled(TableEntry):
+    """`software-install`: an install, upgrade, downgrade or removal of the table's software."""
+
+    kind: ClassVar[str] = "software-install"
+    action: str
+    version: str = ""
+    manifest_sha256: str = ""
+    by: str = ""
+    previous: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ConfigAccepted(TableEntry):
+    """`config-accepted`: a supervisor accepted the configuration file with this digest."""
+
+    kind: ClassVar[str] = "config-accepted"
+    file: str = ""
+    sha256: str = ""
+    by: str = ""
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ChainHeadSigned(TableEntry):
+    """`chain-head`: the table signed where its hash chain stood after entry `head_seq`
+    (controller/security/chainhead.py; the floor checks its entries against it)."""
+
+    kind: ClassVar[str] = "chain-head"
+    head_seq: int
+    chain: str
+    signed_at: str
+    key: str
+    sig: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class OtherEntry(TableEntry):
-    """An entry of a kind the table does not know: it changes nothing of the table's own."""
+    """An entry of a kind this release does not know (a later release wrote it): it changes
+    nothing of the table's own."""
 
     name: str
     body: Mapping[str, JSON]
@@ -301,4 +388,34 @@ def parse_entry(entry: Entry) -> TableEntry:
         return SoftwareChecked(
             **head, ok=body.get("ok"), summary=body.get("summary", ""), trigger=body.get("trigger", "")
         )
+    if kind == "dealer-list":
+        listed = body.get("dealers") or []
+        return DealerListed(
+            **head, dealers=tuple(d for d in listed if isinstance(d, Mapping)), by=body.get("by", ""),
+            reason=body.get("reason", ""),
+        )  # fmt: skip
+    if kind == "dealer-in":
+        return DealerSignedIn(**head, dealer=str(body["dealer"]), by=body.get("by", ""))
+    if kind == "dealer-out":
+        return DealerSignedOut(**head, dealer=str(body.get("dealer", "")), by=body.get("by", ""))
+    if kind == "rating-open":
+        return RatingOpened(**head, place=int(body["place"]), player=str(body["player"]), by=body.get("by", ""))
+    if kind == "rating-close":
+        return RatingClosed(**head, place=int(body["place"]), player=body.get("player"), by=body.get("by", ""))
+    if kind == "software-install":
+        return SoftwareInstalled(
+            **head, action=str(body["action"]), version=str(body.get("version", "")),
+            manifest_sha256=str(body.get("manifest_sha256", "")), by=str(body.get("by", "")),
+            previous=body.get("previous"),
+        )  # fmt: skip
+    if kind == "config-accepted":
+        return ConfigAccepted(
+            **head, file=str(body.get("file", "")), sha256=str(body.get("sha256", "")), by=str(body.get("by", "")),
+            reason=str(body.get("reason", "")),
+        )  # fmt: skip
+    if kind == "chain-head":
+        return ChainHeadSigned(
+            **head, head_seq=int(body["seq"]), chain=str(body["chain"]), signed_at=str(body["at"]),
+            key=str(body["key"]), sig=str(body["sig"]),
+        )  # fmt: skip
     return OtherEntry(**head, name=kind, body=body)
