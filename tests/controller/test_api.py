@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from controller.api.app import create_app
 from controller.api.auth import TokenError, Tokens, load_tokens
 from controller.api.runtime import Runtime
+from controller.engine.base import RuleError
 from controller.engine.cards import Card, parse_card
 from controller.games.replay import settle_round_file
 from controller.journal.log import Journal
@@ -239,3 +240,27 @@ def test_a_malformed_opening_names_the_field_it_found_wrong(client: TestClient) 
     assert answer.status_code == 422
     assert answer.json()["field"] == "seats[1].wagers.first"
     assert answer.json()["error"] == "body.seats[1].wagers.first: must be a whole number, not 'ten'"
+
+
+@pytest.mark.parametrize(
+    ("seats", "status", "field", "says"),
+    [
+        ([], 422, "seats", "a round needs at least one seat with a wager"),  # the engine's rule, not the body's shape
+        ([{"seat": 1, "wagers": {"first": 5}, "side_bets": None}], 201, None, None),  # no side bets, as a round file may say
+    ],
+)
+def test_the_api_takes_an_opening_as_replay_takes_it_in_a_round_file(
+    client: TestClient, seats: list[dict], status: int, field: str | None, says: str | None  # type: ignore[type-arg]
+) -> None:
+    """One model reads the opening body and the round file (issue 29 point 3): what replay
+    refuses in a round file the API refuses in the same words; what it accepts, the API opens."""
+    round_file = {"game": "grand-slam", "seats": seats, "blind_seat": None, "cards": ["3C", "3D"]}
+    response = client.post("/api/rounds", json={"seats": seats}, headers=auth(DEALER))
+    assert response.status_code == status, response.json()
+    if says is None:
+        assert settle_round_file(round_file)["seats"][0]["net"] == 5  # type: ignore[index]
+    else:
+        assert response.json()["field"] == field and says in response.json()["error"]
+        with pytest.raises(RuleError) as refused:
+            settle_round_file(round_file)
+        assert refused.value.field == field and refused.value.rule == says

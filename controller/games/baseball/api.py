@@ -1,27 +1,92 @@
-"""The bodies of a Baseball poker hand: the opening (POST /api/rounds) and a player's action
-(POST /api/decisions), as a round file writes them."""
+"""The bodies of a Baseball poker hand, one model each: the opening (POST /api/rounds), a player's
+action (POST /api/decisions) and the round file (REPLAY.md), which is the opening with the game,
+its rule options, the cards and the actions. `tablectl replay`, the table and the API read with
+them (`controller/games/bodies.py`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, StrictInt, StringConstraints
 
-from controller.games.baseball.rules import SEATS_MAX
-from controller.games.bodies import Body
+from controller.engine.base import RoundInput, RuleError, seat_refused
+from controller.games.baseball.rules import (
+    ACTIONS,
+    SEATS,
+    SEATS_MAX,
+    Action,
+    OpenRound,
+    Player,
+    parse_rules,
+    validate_open,
+)
+from controller.games.bodies import Body, CardText, Says, read
+
+ACTION = f"the action must be one of {', '.join(ACTIONS)}, not {{input!r}}"
+ACTED_SEAT = "must be a seat number, not {input!r}"
+
+
+def _seat_refused(seat: object) -> str:
+    return seat_refused(seat, SEATS, SEATS_MAX, "Baseball poker")
 
 
 class PlayerBody(Body):
-    seat: StrictInt
-    stack: StrictInt
+    seat: Annotated[StrictInt, Says(_seat_refused)]
+    stack: Annotated[
+        StrictInt,
+        Says("the stack must be a whole number of 1 or more chips, not {input!r}", seat="seat", seat_if_missing=False),
+    ]
+
+
+PlayerItem = Annotated[PlayerBody, Says("must be an object with seat and stack")]
 
 
 class BaseballOpenBody(Body):
-    players: list[PlayerBody] = Field(min_length=2, max_length=SEATS_MAX)  # the engine checks the table's count
+    # How many players, and which seats, is the engine's to say (two or more; the table's count).
+    players: Annotated[list[PlayerItem], Says("must be a list of {{seat, stack}}")]
 
 
 class ActionBody(Body):
     """A player's action: the seat and what it does (call, raise, fold, pay, decline, ...)."""
 
-    seat: StrictInt
-    action: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20)]
+    not_an_object: ClassVar[str | None] = "must be an object with seat and action"
+
+    seat: Annotated[StrictInt, Says(ACTED_SEAT, missing=ACTED_SEAT)]
+    action: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=20),
+        Says(ACTION, missing=ACTION, seat="seat", whole=True),
+    ]
+
+
+class BaseballRoundFile(BaseballOpenBody):
+    game: str
+    rules: Annotated[dict[str, Any] | None, Says("must be an object of rule options")] = None
+    cards: Annotated[list[CardText], Says("must be a list of cards")]
+    actions: Annotated[list[ActionBody], Says("must be a list of actions")] = Field(default_factory=list)
+
+
+def round_input(doc: Mapping[str, Any], seats: int) -> RoundInput:
+    """Round file `doc` as its opening event (at a table of `seats`), its cards and its actions,
+    or RuleError naming the field, the seat and the rule."""
+    body = read(BaseballRoundFile, doc)
+    opening = OpenRound(
+        rules=parse_rules(body.rules or {}),
+        players=tuple(Player(seat=p.seat, stack=p.stack) for p in body.players),
+        table_seats=seats,
+    )
+    validate_open(opening)
+    actions = tuple(_action(a, f"actions[{i}]") for i, a in enumerate(body.actions))
+    return RoundInput(open=opening, cards=tuple(body.cards), decisions=actions)
+
+
+def action(doc: Mapping[str, Any], where: str) -> Action:
+    """One action as a round file writes it (`where` names it: "decision"), or RuleError."""
+    return _action(read(ActionBody, doc, where), where)
+
+
+def _action(body: ActionBody, where: str) -> Action:
+    if body.action not in ACTIONS:
+        raise RuleError(ACTION.format(input=body.action), field=where, seat=body.seat)
+    return Action(seat=body.seat, action=body.action)

@@ -67,8 +67,6 @@ from controller.engine.base import (
     effect,
     event,
     from_json,
-    only_keys,
-    parse_card_list,
     rule_options,
     seat_refused,
     table_seats,
@@ -1238,31 +1236,18 @@ class Baseball:
         }
 
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
-        return _parse_action(doc, where)
+        """One action as a round file writes it; its model (`api.py`) is loaded when first asked."""
+        from controller.games.baseball.api import action
+
+        return action(doc, where)
 
     def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
         """Read a round file into its opening event, cards and actions; RuleError names what is wrong.
-        `seats`: the table's seat count (None: a stud table's eight, as a round file says none)."""
-        only_keys(doc, {"game", "rules", "players", "cards", "actions"}, "round file")
-        for key in ("players", "cards"):
-            if key not in doc:
-                raise RuleError("is required", field=key)
-        rules = parse_rules(doc.get("rules") or {})
-        players_doc = doc["players"]
-        if not isinstance(players_doc, list):
-            raise RuleError("must be a list of {seat, stack}", field="players")
-        opening = OpenRound(
-            rules=rules,
-            players=tuple(_parse_player(p, f"players[{i}]") for i, p in enumerate(players_doc)),
-            table_seats=SEATS_MAX if seats is None else seats,
-        )
-        validate_open(opening)
-        cards = parse_card_list(doc)
-        actions_doc = doc.get("actions", [])
-        if not isinstance(actions_doc, list):
-            raise RuleError("must be a list of actions", field="actions")
-        actions = tuple(_parse_action(a, f"actions[{i}]") for i, a in enumerate(actions_doc))
-        return RoundInput(open=opening, cards=cards, decisions=actions)
+        `seats`: the table's seat count (None: a stud table's eight, as a round file says none). The
+        round file's model (`api.py`, pydantic) is loaded when a round file is first read."""
+        from controller.games.baseball.api import round_input
+
+        return round_input(doc, SEATS_MAX if seats is None else seats)
 
 
 GAME = Baseball()
@@ -1311,29 +1296,6 @@ def parse_rules(doc: object, where: str = "rules") -> BaseballRules:
     rules = BaseballRules(**kwargs)
     rules.validate(where)
     return rules
-
-
-def _parse_player(doc: object, where: str) -> Player:
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object with seat and stack", field=where)
-    only_keys(doc, {"seat", "stack"}, where)
-    for key in ("seat", "stack"):
-        if key not in doc:
-            raise RuleError("is required", field=f"{where}.{key}")
-    return Player(seat=doc["seat"], stack=doc["stack"])
-
-
-def _parse_action(doc: object, where: str) -> Action:
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object with seat and action", field=where)
-    only_keys(doc, {"seat", "action"}, where)
-    seat = doc.get("seat")
-    if isinstance(seat, bool) or not isinstance(seat, int):
-        raise RuleError(f"must be a seat number, not {seat!r}", field=f"{where}.seat")
-    action = doc.get("action")
-    if action not in ACTIONS:
-        raise RuleError(f"the action must be one of {', '.join(ACTIONS)}, not {action!r}", field=where, seat=seat)
-    return Action(seat=seat, action=str(action))
 
 
 def state_from_json(data: JSON) -> BaseballState:

@@ -1,19 +1,53 @@
-"""The body that opens a Grand Slam round (POST /api/rounds), as a round file writes it."""
+"""The bodies of a Grand Slam round, one model each: the opening (POST /api/rounds) and the round
+file (REPLAY.md), which is the opening with the game, its rule options and the cards. `tablectl
+replay`, the table and the API read with them (`controller/games/bodies.py`)."""
 
 from __future__ import annotations
 
-from pydantic import Field, StrictInt
+from collections.abc import Mapping
+from typing import Annotated, Any, cast
 
-from controller.games.bodies import Body
-from controller.games.grand_slam.rules import SEATS_MAX
+from pydantic import StrictInt
+
+from controller.engine.base import RoundInput
+from controller.games.bodies import Body, CardText, Says, read
+from controller.games.grand_slam.rules import SEATS_MAX, Base, OpenRound, SeatBet, SideBet, parse_rules
+
+SEAT = f"must be a seat number 1 to {SEATS_MAX}, not {{input!r}}"
+Chips = Annotated[StrictInt, Says("the wager on {key} must be a whole number of chips, not {input!r}", seat="seat")]
+SideChips = Annotated[StrictInt, Says("the side bet must be a whole number of chips, not {input!r}", seat="seat")]
 
 
 class SeatBody(Body):
-    seat: StrictInt
-    wagers: dict[str, StrictInt]
-    side_bets: dict[str, StrictInt] = Field(default_factory=dict)
+    seat: Annotated[StrictInt, Says(SEAT, missing=SEAT)]
+    wagers: Annotated[
+        dict[str, Chips],
+        Says("must be an object of base: amount", missing="must be an object of base: amount", seat="seat"),
+    ]
+    side_bets: Annotated[dict[str, SideChips] | None, Says("must be an object of side bet: amount", seat="seat")] = None
+
+
+SeatItem = Annotated[SeatBody, Says("must be an object with seat, wagers and side_bets")]
 
 
 class OpenRoundBody(Body):
-    seats: list[SeatBody] = Field(min_length=1, max_length=SEATS_MAX)
-    blind_seat: StrictInt | None = None
+    # How many seats, and which, is the engine's to say (a round needs one; the table's count).
+    seats: Annotated[list[SeatItem], Says("must be a list of seats")]
+    blind_seat: Annotated[StrictInt | None, Says("must be a seat number or null, not {input!r}")] = None
+
+
+class GrandSlamRoundFile(OpenRoundBody):
+    game: str
+    rules: Annotated[dict[str, Any] | None, Says("must be an object of rule options")] = None
+    cards: Annotated[list[CardText], Says("must be a list of cards")]
+
+
+def round_input(doc: Mapping[str, Any], seats: int) -> RoundInput:
+    """Round file `doc` as its opening event (at a table of `seats`) and its cards, or RuleError."""
+    body = read(GrandSlamRoundFile, doc)
+    bets = tuple(
+        SeatBet(s.seat, cast(dict[Base, int], s.wagers), cast(dict[SideBet, int], s.side_bets or {}))
+        for s in body.seats
+    )
+    opening = OpenRound(rules=parse_rules(body.rules or {}), seats=bets, blind_seat=body.blind_seat, table_seats=seats)
+    return RoundInput(open=opening, cards=tuple(body.cards))

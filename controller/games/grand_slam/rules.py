@@ -33,8 +33,6 @@ from controller.engine.base import (
     effect,
     event,
     from_json,
-    only_keys,
-    parse_card_list,
     rule_options,
     seat_refused,
     table_seats,
@@ -558,22 +556,11 @@ class GrandSlam:
 
     def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
         """Read a round file into its opening event and its cards; RuleError names what is wrong.
-        `seats`: the table's seat count (None: seven, as a round file says none)."""
-        only_keys(doc, {"game", "rules", "seats", "blind_seat", "cards"}, "round file")
-        for key in ("seats", "cards"):
-            if key not in doc:
-                raise RuleError("is required", field=key)
-        rules = parse_rules(doc.get("rules") or {})
-        seats_doc = doc["seats"]
-        if not isinstance(seats_doc, list):
-            raise RuleError("must be a list of seats", field="seats")
-        bets = tuple(_parse_seat(s, f"seats[{i}]") for i, s in enumerate(seats_doc))
-        blind = doc.get("blind_seat")
-        if blind is not None and (isinstance(blind, bool) or not isinstance(blind, int)):
-            raise RuleError(f"must be a seat number or null, not {blind!r}", field="blind_seat")
-        cards = parse_card_list(doc)
-        count = SEATS_MAX if seats is None else seats
-        return RoundInput(open=OpenRound(rules=rules, seats=bets, blind_seat=blind, table_seats=count), cards=cards)
+        `seats`: the table's seat count (None: seven, as a round file says none). The round
+        file's model (`api.py`, pydantic) is loaded when a round file is first read."""
+        from controller.games.grand_slam.api import round_input
+
+        return round_input(doc, SEATS_MAX if seats is None else seats)
 
 
 GAME = GrandSlam()
@@ -677,22 +664,6 @@ def parse_rules(doc: object, where: str = "rules") -> GrandSlamRules:
     rules = GrandSlamRules(**kwargs)
     rules.validate(where)
     return rules
-
-
-def _parse_seat(doc: object, where: str) -> SeatBet:
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object with seat, wagers and side_bets", field=where)
-    only_keys(doc, {"seat", "wagers", "side_bets"}, where)
-    seat = doc.get("seat")
-    if isinstance(seat, bool) or not isinstance(seat, int):
-        raise RuleError(f"must be a seat number 1 to 7, not {seat!r}", field=f"{where}.seat")
-    wagers = doc.get("wagers")
-    if not isinstance(wagers, Mapping):
-        raise RuleError("must be an object of base: amount", field=f"{where}.wagers", seat=seat)
-    side = doc.get("side_bets") or {}
-    if not isinstance(side, Mapping):
-        raise RuleError("must be an object of side bet: amount", field=f"{where}.side_bets", seat=seat)
-    return SeatBet(seat=seat, wagers=dict(wagers), side_bets=dict(side))
 
 
 # --- settlement ------------------------------------------------------------------------------

@@ -48,7 +48,6 @@ from controller.engine.base import (
     event,
     from_json,
     only_keys,
-    parse_card_list,
     rule_options,
     seat_refused,
     table_seats,
@@ -1089,29 +1088,18 @@ class Jokers22:
         return parse_rules(doc).shoe
 
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
-        return _parse_decision(doc, where)
+        """One decision as a round file writes it; its model (`api.py`) is loaded when first asked."""
+        from controller.games.jokers22.api import decision
+
+        return decision(doc, where)
 
     def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
         """Read a round file into its opening event, cards and decisions; RuleError names what is wrong.
-        `seats`: the table's spot count (None: seven, as a round file says none)."""
-        only_keys(doc, {"game", "rules", "banker", "spots", "cards", "decisions"}, "round file")
-        for key in ("banker", "spots", "cards"):
-            if key not in doc:
-                raise RuleError("is required", field=key)
-        rules = parse_rules(doc.get("rules") or {})
-        banker = _parse_banker(doc["banker"])
-        spots_doc = doc["spots"]
-        if not isinstance(spots_doc, list):
-            raise RuleError("must be a list of spots", field="spots")
-        spots = tuple(_parse_spot(s, f"spots[{i}]") for i, s in enumerate(spots_doc))
-        opening = OpenRound(rules=rules, banker=banker, spots=spots, table_seats=SPOTS_MAX if seats is None else seats)
-        validate_open(opening)
-        cards = parse_card_list(doc)
-        decisions_doc = doc.get("decisions", [])
-        if not isinstance(decisions_doc, list):
-            raise RuleError("must be a list of decisions", field="decisions")
-        decisions = tuple(_parse_decision(d, f"decisions[{i}]") for i, d in enumerate(decisions_doc))
-        return RoundInput(open=opening, cards=cards, decisions=decisions)
+        `seats`: the table's spot count (None: seven, as a round file says none). The round
+        file's model (`api.py`, pydantic) is loaded when a round file is first read."""
+        from controller.games.jokers22.api import round_input
+
+        return round_input(doc, SPOTS_MAX if seats is None else seats)
 
 
 GAME = Jokers22()
@@ -1235,55 +1223,6 @@ def parse_rules(doc: object, where: str = "rules") -> Jokers22Rules:
     rules = Jokers22Rules(**kwargs)
     rules.validate(where)
     return rules
-
-
-def _parse_banker(doc: object) -> Banker:
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object with the banker's stake", field="banker")
-    only_keys(doc, {"stake", "player"}, "banker")
-    if "stake" not in doc:
-        raise RuleError("is required", field="banker.stake")
-    return Banker(stake=doc["stake"], player=doc.get("player"))
-
-
-def _parse_spot(doc: object, where: str) -> SpotBet:
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object with spot and wagers", field=where)
-    only_keys(doc, {"spot", "wagers"}, where)
-    spot = doc.get("spot")
-    if isinstance(spot, bool) or not isinstance(spot, int):
-        raise RuleError(f"must be a spot number 1 to 7, not {spot!r}", field=f"{where}.spot")
-    wagers = doc.get("wagers")
-    if not isinstance(wagers, list):
-        raise SpotError("must be a list of {player, amount} in the order placed", field=f"{where}.wagers", spot=spot)
-    out = []
-    for j, w in enumerate(wagers):
-        if not isinstance(w, Mapping):
-            raise SpotError("must be an object with player and amount", field=f"{where}.wagers[{j}]", spot=spot)
-        only_keys(w, {"player", "amount"}, f"{where}.wagers[{j}]")
-        for key in ("player", "amount"):
-            if key not in w:
-                raise SpotError("is required", field=f"{where}.wagers[{j}].{key}", spot=spot)
-        out.append(Wager(player=w["player"], amount=w["amount"]))
-    return SpotBet(spot=spot, wagers=tuple(out))
-
-
-def _parse_decision(doc: object, where: str) -> Decision:
-    if not isinstance(doc, Mapping):
-        raise RuleError("must be an object with spot, action and player", field=where)
-    only_keys(doc, {"spot", "action", "player"}, where)
-    spot = doc.get("spot")
-    if isinstance(spot, bool) or not isinstance(spot, int):
-        raise RuleError(f"must be a spot number, not {spot!r}", field=f"{where}.spot")
-    action = doc.get("action")
-    if action not in ACTIONS:
-        raise SpotError(f"the action must be one of {', '.join(ACTIONS)}, not {action!r}", field=where, spot=spot)
-    player = doc.get("player")
-    if player is not None and (not isinstance(player, str) or not player.strip()):
-        raise SpotError(f"the player must be named, not {player!r}", field=where, spot=spot)
-    if player is None and action in ("surrender", *ANSWERS):
-        raise SpotError(f"a {action} names the player who takes it", field=where, spot=spot)
-    return Decision(spot=spot, action=str(action), player=player)
 
 
 def state_from_json(data: JSON) -> Jokers22State:
