@@ -227,3 +227,40 @@ def test_tablectl_recall_prints_a_high_card_round_in_its_adapters_words(
         "  seat 5: lost -25, card 4C",
     ]
     assert out.stdout.startswith("round 1  settled")
+
+
+def test_a_game_from_elsewhere_gets_the_shared_round_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, site: Path
+) -> None:
+    """High card's rules are tablectl's `RoundGame` (controller/games/round_game.py) with its own
+    hooks, as a shipped game's are: a card nobody is owed is ruled dead in the same words, an
+    opening while a round is dealt, a void without who and why and an event it does not know are
+    refused as a shipped game refuses them."""
+    from controller.engine import get_game
+    from controller.engine.base import RuleError, VoidRound
+    from controller.engine.cards import parse_card
+    from controller.games.jokers22.rules import Decision
+    from controller.journal.log import Journal
+    from controller.table import Table
+    from controller.table.view import prompt
+
+    monkeypatch.syspath_prepend(str(site))
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="high-card", rules={}, simulated=True)
+    table.open_round({"wagers": [{"seat": 2, "amount": 10}]}, by="dealer")
+    for card in ("KH", "9S", "5D"):
+        table.card(parse_card(card), {"via": "test"})
+    assert table.meters.dead_cards == 1 and table.state.dead_cards == (parse_card("5D"),)
+    assert prompt(table).startswith("Dead card 5D (no seat is owed a card: the round is settled): set it aside.")
+    table.journal.close()
+
+    game = get_game("high-card")
+    opening = game.parse_round_file({**ROUND, "cards": []}).open
+    dealing, _ = game.apply(game.initial(), opening)
+    for event, says in [
+        (opening, "round: a round is already being dealt; settle or void it first"),
+        (VoidRound(by=" ", reason="spilt drink"), "void: voiding a round needs who voids it and why"),
+        (Decision(spot=2, action="hit"), "event: High card has no event 'jokers-22.decision'"),
+    ]:
+        with pytest.raises(RuleError) as refused:
+            game.apply(dealing, event)
+        assert str(refused.value) == says

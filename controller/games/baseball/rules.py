@@ -44,7 +44,6 @@ stay in the pot and the new deal's wild cards are paid for anew; `pay_for_wild_d
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,26 +52,21 @@ from typing import Any, Literal, NamedTuple, TypeVar, get_args
 from controller.engine.base import (
     JSON,
     Awaiting,
-    CardDead,
-    CardDealt,
     Effect,
     Event,
     Phase,
     RoundInput,
-    RoundVoided,
     RuleError,
     ShoeReshuffled,
     Void,
-    VoidRound,
     effect,
     event,
     from_json,
     rule_options,
-    seat_refused,
-    table_seats,
 )
 from controller.engine.cards import Card, Rank, ShoeComposition, Suit
 from controller.engine.hands import HandValue, evaluate
+from controller.games.round_game import RoundGame, Seating, changed_rules
 
 ExtraCard = Literal["free", "pay", "none"]
 Face = Literal["up", "down"]
@@ -825,41 +819,27 @@ def _next_card_effect(state: BaseballState) -> NextCard:
     return NextCard(t.to, t.seat, t.face, state.street, t.extra)
 
 
-class Baseball:
-    """The Baseball poker rules as a pure state machine (see controller/engine/README.md)."""
+class Baseball(RoundGame[BaseballState, OpenRound, Action]):
+    """The Baseball poker rules as a pure state machine (see controller/engine/README.md); what
+    every game's rules share is `RoundGame`'s (controller/games/round_game.py)."""
 
     name = "baseball-poker"
+    title = "Baseball poker"
+    round_word = "hand"
+    nobody_owed = "nobody"
     state_type = BaseballState
+    open_type = OpenRound
+    decision_type = Action
     rules_type = BaseballRules
 
-    def initial(self) -> BaseballState:
-        return BaseballState()
-
-    def shoe(self, open_event: Event) -> ShoeComposition:
-        if not isinstance(open_event, OpenRound):
-            raise RuleError(
-                f"a Baseball poker hand opens with {OpenRound.kind!r}, not {open_event.kind!r}", field="event"
-            )
+    def open_shoe(self, open_event: OpenRound) -> ShoeComposition:
         return ShoeComposition(decks=1)
 
     def shoe_for_rules(self, doc: Mapping[str, Any]) -> ShoeComposition:
         parse_rules(doc)
         return ShoeComposition(decks=1)
 
-    def apply(self, state: BaseballState, ev: Event) -> tuple[BaseballState, tuple[Effect, ...]]:
-        if isinstance(ev, OpenRound):
-            return self._open(state, ev)
-        if isinstance(ev, CardDealt):
-            return self._card(state, ev.card)
-        if isinstance(ev, Action):
-            return self._act(state, ev)
-        if isinstance(ev, VoidRound):
-            return self._void(state, ev)
-        raise RuleError(f"Baseball poker has no event {ev.kind!r}", field="event")
-
-    def awaiting(self, state: BaseballState) -> Awaiting:
-        if state.phase != "dealing":
-            return Awaiting("round")
+    def dealing(self, state: BaseballState) -> Awaiting:
         if state.ask is not None:
             a = state.ask
             what = f"wild card {a.card}" if a.wild else f"extra card for {a.card}"
@@ -891,9 +871,7 @@ class Baseball:
 
     # -- opening ------------------------------------------------------------------------------
 
-    def _open(self, state: BaseballState, ev: OpenRound) -> tuple[BaseballState, tuple[Effect, ...]]:
-        if state.phase == "dealing":
-            raise RuleError("a hand is already being dealt; settle or void it first", field="round")
+    def open_round(self, state: BaseballState, ev: OpenRound) -> tuple[BaseballState, tuple[Effect, ...]]:
         validate_open(ev)
         players = tuple(sorted(ev.players, key=lambda p: p.seat))
         new = BaseballState(
@@ -912,16 +890,13 @@ class Baseball:
 
     # -- cards --------------------------------------------------------------------------------
 
-    def _card(self, state: BaseballState, card: Card) -> tuple[BaseballState, tuple[Effect, ...]]:
-        if state.phase != "dealing":
-            why = "no hand is being dealt" if state.phase == "idle" else f"the hand is {state.phase}"
-            return self._dead(state, card, f"nobody is owed a card: {why}")
+    def deal(self, state: BaseballState, card: Card) -> tuple[BaseballState, tuple[Effect, ...]]:
         if card.is_joker:
-            return self._dead(state, card, "a Baseball poker deck holds no joker")
+            return self.dead(state, card, "a Baseball poker deck holds no joker")
         t = state.target
         if t is None:
             who = state.ask.seat if state.ask else state.betting.pending[0] if state.betting else None
-            return self._dead(state, card, f"nobody is owed a card: seat {who} must act first")
+            return self.dead(state, card, f"nobody is owed a card: seat {who} must act first")
         state = _evolve(state, target=None, dealt=(*state.dealt, card), in_deck=state.in_deck - 1)
         placed = CardPlaced(t.to, t.seat, card, t.face, state.street, t.extra)
         if t.to == "burn":
@@ -969,9 +944,6 @@ class Baseball:
             return _evolve(state, ask=Ask(seat, card, price)), []
         return state, [ActionTaken(seat, "decline", 0, state.pot, forced=True, card=card)]
 
-    def _dead(self, state: BaseballState, card: Card, reason: str) -> tuple[BaseballState, tuple[Effect, ...]]:
-        return _evolve(state, dead_cards=(*state.dead_cards, card)), (CardDead(card=card, reason=reason),)
-
     def _rainout(
         self, state: BaseballState, card: Card, seat: int | None, effects: list[Effect]
     ) -> tuple[BaseballState, tuple[Effect, ...]]:
@@ -1002,7 +974,7 @@ class Baseball:
 
     # -- actions ------------------------------------------------------------------------------
 
-    def _act(self, state: BaseballState, ev: Action) -> tuple[BaseballState, tuple[Effect, ...]]:
+    def decide(self, state: BaseballState, ev: Action) -> tuple[BaseballState, tuple[Effect, ...]]:
         where = f"actions[{len(state.actions)}]"
 
         def refuse(rule: str) -> RuleError:
@@ -1147,21 +1119,16 @@ class Baseball:
 
     # -- voiding ------------------------------------------------------------------------------
 
-    def _void(self, state: BaseballState, ev: VoidRound) -> tuple[BaseballState, tuple[Effect, ...]]:
-        if state.phase != "dealing":
-            raise RuleError("only a hand being dealt can be voided", field="round")
-        if not ev.by.strip() or not ev.reason.strip():
-            raise RuleError("voiding a hand needs who voids it and why", field="void")
-        returned = {s.seat: s.put + s.dead for s in state.seats}
-        new = _evolve(state, phase="void", void=Void(by=ev.by, reason=ev.reason), target=None, ask=None)
-        return new, (RoundVoided(by=ev.by, reason=ev.reason, returned=returned),)
+    def returned(self, state: BaseballState) -> dict[int, int]:
+        return {s.seat: s.put + s.dead for s in state.seats}
+
+    def voided(self, state: BaseballState, void: Void) -> BaseballState:
+        return _evolve(state, phase="void", void=void, target=None, ask=None)
 
     # -- settlement and round files -----------------------------------------------------------
 
-    def settlement(self, state: BaseballState) -> dict[str, JSON]:
-        """The hand's settlement in REPLAY.md form; the nets sum to zero."""
-        if state.phase not in ("settled", "void"):
-            raise RuleError("the hand is not finished", field="round")
+    def settled(self, state: BaseballState) -> dict[str, JSON]:
+        """The settlement's keys (REPLAY.md); the nets sum to zero."""
         void = state.phase == "void"
         result = None if void else outcome(state)
         players: list[dict[str, JSON]] = []
@@ -1196,8 +1163,7 @@ class Baseball:
                 if pot.returned:
                     entry["returned"] = True
                 pots.append(entry)
-        out: dict[str, JSON] = {
-            "game": self.name,
+        return {
             "players": players,
             "pots": pots,
             "community": [str(c) for c in state.community],
@@ -1205,9 +1171,6 @@ class Baseball:
             "showdown": bool(result and result.showdown),
             "cards_used": len(state.dealt),
         }
-        if state.void:
-            out["void"] = {"by": state.void.by, "reason": state.void.reason}
-        return out
 
     def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, int]]:
         """Per seat: the chips pushed to it (`pay`), what it put in the pot (`collect`), the net."""
@@ -1222,14 +1185,9 @@ class Baseball:
 
     def round_file(self, state: BaseballState) -> dict[str, JSON]:
         """The hand as a REPLAY.md round file: replaying it gives this hand's settlement."""
-        rules: dict[str, JSON] = {}
-        for f in dataclasses.fields(BaseballRules):
-            value = getattr(state.rules, f.name)
-            if value != getattr(_DEFAULT_RULES, f.name):
-                rules[f.name] = list(value) if isinstance(value, tuple) else value
         return {
             "game": self.name,
-            "rules": rules,
+            "rules": changed_rules(state.rules),
             "players": [{"seat": p.seat, "stack": p.stack} for p in state.players],
             "cards": [str(c) for c in state.dealt],
             "actions": [{"seat": a.seat, "action": a.action} for a in state.actions],
@@ -1251,7 +1209,6 @@ class Baseball:
 
 
 GAME = Baseball()
-_DEFAULT_RULES = BaseballRules()
 
 
 # --- validation ------------------------------------------------------------------------------
@@ -1260,17 +1217,12 @@ _DEFAULT_RULES = BaseballRules()
 def validate_open(ev: OpenRound) -> None:
     """Raise RuleError (field, seat, rule) for any opening the table must refuse."""
     ev.rules.validate()
-    table = table_seats(ev.table_seats, SEATS_MAX, "Baseball poker")
+    seating = Seating(ev.table_seats, SEATS_MAX, "Baseball poker")
     if len(ev.players) < 2:
         raise RuleError("a hand needs at least two players", field="players")
-    seen: set[int] = set()
     for i, p in enumerate(ev.players):
         where = f"players[{i}]"
-        if isinstance(p.seat, bool) or not isinstance(p.seat, int) or p.seat not in table:
-            raise RuleError(seat_refused(p.seat, table, SEATS_MAX, "Baseball poker"), field=f"{where}.seat")
-        if p.seat in seen:
-            raise RuleError("the seat is listed twice", field=f"{where}.seat", seat=p.seat)
-        seen.add(p.seat)
+        seating.take(p.seat, where)
         if isinstance(p.stack, bool) or not isinstance(p.stack, int) or p.stack < 1:
             raise RuleError(
                 f"the stack must be a whole number of 1 or more chips, not {p.stack!r}",

@@ -20,24 +20,20 @@ from typing import Any, Literal, cast, get_args
 from controller.engine.base import (
     JSON,
     Awaiting,
-    CardDead,
-    CardDealt,
     Effect,
     Event,
     Phase,
     RoundInput,
-    RoundVoided,
     RuleError,
     Void,
-    VoidRound,
     effect,
     event,
     from_json,
     rule_options,
     seat_refused,
-    table_seats,
 )
 from controller.engine.cards import Card, CardError, Rank, ShoeComposition
+from controller.games.round_game import RoundGame, Seating, changed_rules
 
 from .bonus import evaluate_three
 
@@ -342,33 +338,20 @@ def _next_step(state: GrandSlamState) -> tuple[int, Step] | None:
 # --- the game --------------------------------------------------------------------------------
 
 
-class GrandSlam:
-    """The Grand Slam rules as a pure state machine (see controller/engine/README.md)."""
+class GrandSlam(RoundGame[GrandSlamState, OpenRound, Event]):
+    """The Grand Slam rules as a pure state machine (see controller/engine/README.md); what every
+    game's rules share is `RoundGame`'s (controller/games/round_game.py)."""
 
     name = "grand-slam"
+    title = "Grand Slam"
     state_type = GrandSlamState
+    open_type = OpenRound
     rules_type = GrandSlamRules
 
-    def initial(self) -> GrandSlamState:
-        return GrandSlamState()
-
-    def shoe(self, open_event: Event) -> ShoeComposition:
-        if not isinstance(open_event, OpenRound):
-            raise RuleError(f"a Grand Slam round opens with {OpenRound.kind!r}, not {open_event.kind!r}", field="event")
+    def open_shoe(self, open_event: OpenRound) -> ShoeComposition:
         return open_event.rules.shoe
 
-    def apply(self, state: GrandSlamState, ev: Event) -> tuple[GrandSlamState, tuple[Effect, ...]]:
-        if isinstance(ev, OpenRound):
-            return self._open(state, ev)
-        if isinstance(ev, CardDealt):
-            return self._card(state, ev.card)
-        if isinstance(ev, VoidRound):
-            return self._void(state, ev)
-        raise RuleError(f"Grand Slam has no event {ev.kind!r}", field="event")
-
-    def awaiting(self, state: GrandSlamState) -> Awaiting:
-        if state.phase != "dealing":
-            return Awaiting("round")
+    def dealing(self, state: GrandSlamState) -> Awaiting:
         nxt = _next_step(state)
         assert nxt is not None, "a dealing round always has a next step"
         step = nxt[1]
@@ -376,9 +359,7 @@ class GrandSlam:
 
     # -- opening ------------------------------------------------------------------------------
 
-    def _open(self, state: GrandSlamState, ev: OpenRound) -> tuple[GrandSlamState, tuple[Effect, ...]]:
-        if state.phase == "dealing":
-            raise RuleError("a round is already being dealt; settle or void it first", field="round")
+    def open_round(self, state: GrandSlamState, ev: OpenRound) -> tuple[GrandSlamState, tuple[Effect, ...]]:
         validate_open(ev)
         players = tuple(sorted(b.seat for b in ev.seats))
         effects: list[Effect] = []
@@ -411,11 +392,7 @@ class GrandSlam:
 
     # -- dealing ------------------------------------------------------------------------------
 
-    def _card(self, state: GrandSlamState, card: Card) -> tuple[GrandSlamState, tuple[Effect, ...]]:
-        if state.phase != "dealing":
-            why = "no round is being dealt" if state.phase == "idle" else f"the round is {state.phase}"
-            dead = dataclasses.replace(state, dead_cards=(*state.dead_cards, card))
-            return dead, (CardDead(card=card, reason=f"no seat is owed a card: {why}"),)
+    def deal(self, state: GrandSlamState, card: Card) -> tuple[GrandSlamState, tuple[Effect, ...]]:
         if card.is_joker:
             raise RuleError(f"{card} has no place in Grand Slam: its shoe holds no jokers", field="card")
         nxt = _next_step(state)
@@ -481,33 +458,20 @@ class GrandSlam:
 
     # -- voiding ------------------------------------------------------------------------------
 
-    def _void(self, state: GrandSlamState, ev: VoidRound) -> tuple[GrandSlamState, tuple[Effect, ...]]:
-        if state.phase != "dealing":
-            raise RuleError("only a round being dealt can be voided", field="round")
-        if not ev.by.strip() or not ev.reason.strip():
-            raise RuleError("voiding a round needs who voids it and why", field="void")
-        returned = {s.seat: s.bet.total for s in state.seats}
-        new = dataclasses.replace(state, phase="void", void=Void(by=ev.by, reason=ev.reason))
-        return new, (RoundVoided(by=ev.by, reason=ev.reason, returned=returned),)
+    def returned(self, state: GrandSlamState) -> dict[int, int]:
+        return {s.seat: s.bet.total for s in state.seats}
 
     # -- settlement and round files -----------------------------------------------------------
 
-    def settlement(self, state: GrandSlamState) -> dict[str, JSON]:
-        """The round's settlement in REPLAY.md form (a void round: every wager returned)."""
-        if state.phase not in ("settled", "void"):
-            raise RuleError("the round is not finished", field="round")
+    def settled(self, state: GrandSlamState) -> dict[str, JSON]:
         seats = [settle_seat(state.rules, s, void=state.phase == "void") for s in state.seats]
-        out: dict[str, JSON] = {
-            "game": self.name,
+        return {
             "seats": seats,
             "blind": (
                 {"seat": state.blind.seat, "cards": [str(c) for c in state.blind.cards]} if state.blind else None
             ),
             "cards_used": len(state.dealt),
         }
-        if state.void:
-            out["void"] = {"by": state.void.by, "reason": state.void.reason}
-        return out
 
     def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Per seat of a settlement: what the dealer pays, takes, and the net."""
@@ -528,14 +492,9 @@ class GrandSlam:
 
     def round_file(self, state: GrandSlamState) -> dict[str, JSON]:
         """The round as a REPLAY.md round file: replaying it gives this round's settlement."""
-        rules = {
-            f.name: getattr(state.rules, f.name)
-            for f in dataclasses.fields(GrandSlamRules)
-            if getattr(state.rules, f.name) != getattr(_DEFAULT_RULES, f.name)
-        }
         return {
             "game": self.name,
-            "rules": {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in rules.items()},
+            "rules": changed_rules(state.rules),
             "seats": [
                 {
                     "seat": s.seat,
@@ -564,7 +523,6 @@ class GrandSlam:
 
 
 GAME = GrandSlam()
-_DEFAULT_RULES = GrandSlamRules()
 
 
 # --- validation ------------------------------------------------------------------------------
@@ -574,20 +532,15 @@ def validate_open(ev: OpenRound) -> None:
     """Raise RuleError (field, seat, rule) for any wager the table must refuse."""
     rules = ev.rules
     rules.validate()
-    table = table_seats(ev.table_seats, SEATS_MAX, "Grand Slam")
+    seating = Seating(ev.table_seats, SEATS_MAX, "Grand Slam")
     if not ev.seats:
         raise RuleError("a round needs at least one seat with a wager", field="seats")
-    seen: set[int] = set()
     for i, bet in enumerate(ev.seats):
         where = f"seats[{i}]"
-        if isinstance(bet.seat, bool) or not isinstance(bet.seat, int) or bet.seat not in table:
-            raise RuleError(seat_refused(bet.seat, table, SEATS_MAX, "Grand Slam"), field=f"{where}.seat")
-        if bet.seat in seen:
-            raise RuleError("the seat is listed twice", field=f"{where}.seat", seat=bet.seat)
-        seen.add(bet.seat)
+        seating.take(bet.seat, where)
         _validate_bet(rules, bet, where)
     if ev.blind_seat is not None:
-        _validate_blind(ev, seen, table)
+        _validate_blind(ev, seating.seen, seating.table)
 
 
 def _validate_bet(rules: GrandSlamRules, bet: SeatBet, where: str) -> None:

@@ -34,25 +34,20 @@ from typing import Any, Literal, get_args
 from controller.engine.base import (
     JSON,
     Awaiting,
-    CardDead,
-    CardDealt,
     Effect,
     Event,
     Phase,
     RoundInput,
-    RoundVoided,
     RuleError,
     Void,
-    VoidRound,
     effect,
     event,
     from_json,
     only_keys,
     rule_options,
-    seat_refused,
-    table_seats,
 )
 from controller.engine.cards import Card, Rank, ShoeComposition
+from controller.games.round_game import RoundGame, Seating, changed_rules
 
 Coverage = Literal["rotation", "collect-first"]
 Result = Literal["win", "win 2 to 1", "push", "lose", "surrender", "void"]
@@ -714,35 +709,22 @@ def time_collection(state: Jokers22State) -> list[dict[str, Any]]:
 # --- the game --------------------------------------------------------------------------------
 
 
-class Jokers22:
-    """The Jokers 22 rules as a pure state machine (see controller/engine/README.md)."""
+class Jokers22(RoundGame[Jokers22State, OpenRound, Decision]):
+    """The Jokers 22 rules as a pure state machine (see controller/engine/README.md); what every
+    game's rules share is `RoundGame`'s (controller/games/round_game.py)."""
 
     name = "jokers-22"
+    title = "Jokers 22"
+    nobody_owed = "no hand"
     state_type = Jokers22State
+    open_type = OpenRound
+    decision_type = Decision
     rules_type = Jokers22Rules
 
-    def initial(self) -> Jokers22State:
-        return Jokers22State()
-
-    def shoe(self, open_event: Event) -> ShoeComposition:
-        if not isinstance(open_event, OpenRound):
-            raise RuleError(f"a Jokers 22 round opens with {OpenRound.kind!r}, not {open_event.kind!r}", field="event")
+    def open_shoe(self, open_event: OpenRound) -> ShoeComposition:
         return open_event.rules.shoe
 
-    def apply(self, state: Jokers22State, ev: Event) -> tuple[Jokers22State, tuple[Effect, ...]]:
-        if isinstance(ev, OpenRound):
-            return self._open(state, ev)
-        if isinstance(ev, CardDealt):
-            return self._card(state, ev.card)
-        if isinstance(ev, Decision):
-            return self._decide(state, ev)
-        if isinstance(ev, VoidRound):
-            return self._void(state, ev)
-        raise RuleError(f"Jokers 22 has no event {ev.kind!r}", field="event")
-
-    def awaiting(self, state: Jokers22State) -> Awaiting:
-        if state.phase != "dealing":
-            return Awaiting("round")
+    def dealing(self, state: Jokers22State) -> Awaiting:
         need = _need(state)
         if need.kind == "decision":
             return Awaiting("decision", who=_who(state, need), allowed=need.allowed)
@@ -754,9 +736,7 @@ class Jokers22:
 
     # -- opening ------------------------------------------------------------------------------
 
-    def _open(self, state: Jokers22State, ev: OpenRound) -> tuple[Jokers22State, tuple[Effect, ...]]:
-        if state.phase == "dealing":
-            raise RuleError("a round is already being dealt; settle or void it first", field="round")
+    def open_round(self, state: Jokers22State, ev: OpenRound) -> tuple[Jokers22State, tuple[Effect, ...]]:
         validate_open(ev)
         spots = tuple(
             SpotState(
@@ -779,13 +759,10 @@ class Jokers22:
 
     # -- cards --------------------------------------------------------------------------------
 
-    def _card(self, state: Jokers22State, card: Card) -> tuple[Jokers22State, tuple[Effect, ...]]:
-        if state.phase != "dealing":
-            why = "no round is being dealt" if state.phase == "idle" else f"the round is {state.phase}"
-            return self._dead(state, card, f"no hand is owed a card: {why}")
+    def deal(self, state: Jokers22State, card: Card) -> tuple[Jokers22State, tuple[Effect, ...]]:
         need = _need(state)
         if need.kind != "card":
-            return self._dead(
+            return self.dead(
                 state, card, f"no hand is owed a card: spot {need.spot}, hand {need.hand} must decide first"
             )
         state = dataclasses.replace(state, dealt=(*state.dealt, card))
@@ -803,12 +780,9 @@ class Jokers22:
         effects.append(CardPlaced(need.spot, need.hand, card, str(hand.total)))
         return self._advance(state, effects)
 
-    def _dead(self, state: Jokers22State, card: Card, reason: str) -> tuple[Jokers22State, tuple[Effect, ...]]:
-        return dataclasses.replace(state, dead_cards=(*state.dead_cards, card)), (CardDead(card=card, reason=reason),)
-
     # -- decisions ----------------------------------------------------------------------------
 
-    def _decide(self, state: Jokers22State, ev: Decision) -> tuple[Jokers22State, tuple[Effect, ...]]:
+    def decide(self, state: Jokers22State, ev: Decision) -> tuple[Jokers22State, tuple[Effect, ...]]:
         where = f"decisions[{len(state.decisions)}]"
 
         def refuse(rule: str) -> SpotError:
@@ -835,7 +809,7 @@ class Jokers22:
                 stood = _log(stood, Decision(need.spot, "stand"))  # listed: see _listed
             forced: list[Effect] = [ForcedAction(need.spot, need.hand, "stand", str(self._hand(state, need).total))]
             stood, before = self._advance(stood, forced)
-            after, effects = self._decide(stood, ev)
+            after, effects = self.decide(stood, ev)
             return after, (*before, *effects)
         allowed = ", ".join(need.allowed)
         if ev.spot != need.spot:
@@ -967,27 +941,18 @@ class Jokers22:
 
     # -- voiding ------------------------------------------------------------------------------
 
-    def _void(self, state: Jokers22State, ev: VoidRound) -> tuple[Jokers22State, tuple[Effect, ...]]:
-        if state.phase != "dealing":
-            raise RuleError("only a round being dealt can be voided", field="round")
-        if not ev.by.strip() or not ev.reason.strip():
-            raise RuleError("voiding a round needs who voids it and why", field="void")
-        returned = {s.spot: sum(st.amount for hand in s.hands for st in hand.stakes) for s in state.spots}
-        new = dataclasses.replace(state, phase="void", void=Void(by=ev.by, reason=ev.reason))
-        return new, (RoundVoided(by=ev.by, reason=ev.reason, returned=returned),)
+    def returned(self, state: Jokers22State) -> dict[int, int]:
+        return {s.spot: sum(st.amount for hand in s.hands for st in hand.stakes) for s in state.spots}
 
     # -- settlement and round files -----------------------------------------------------------
 
-    def settlement(self, state: Jokers22State) -> dict[str, JSON]:
-        """The round's settlement in REPLAY.md form; players' nets and the banker's sum to zero.
-        The time collection is listed apart and is in no net."""
-        if state.phase not in ("settled", "void"):
-            raise RuleError("the round is not finished", field="round")
+    def settled(self, state: Jokers22State) -> dict[str, JSON]:
+        """The settlement's keys (REPLAY.md); players' nets and the banker's sum to zero. The time
+        collection is listed apart and is in no net."""
         wagers = settle_wagers(state)
         players = player_nets(state, wagers)
         banker_net = -sum(p["net"] for p in players)
-        out: dict[str, JSON] = {
-            "game": self.name,
+        return {
             "action_spot": action_spot(state)[1] if state.phase == "settled" else None,
             "coverage": state.rules.coverage,
             "players": [{"player": p["player"], "spot": p["spot"], "net": p["net"]} for p in players],
@@ -1026,9 +991,6 @@ class Jokers22:
             "time_collection": time_collection(state),
             "cards_used": len(state.dealt),
         }
-        if state.void:
-            out["void"] = {"by": state.void.by, "reason": state.void.reason}
-        return out
 
     def payouts(self, settlement: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Per player per spot: what the dealer pays, takes, and the net ("seat" is the spot)."""
@@ -1061,17 +1023,12 @@ class Jokers22:
 
     def round_file(self, state: Jokers22State) -> dict[str, JSON]:
         """The round as a REPLAY.md round file: replaying it gives this round's settlement."""
-        rules: dict[str, JSON] = {}
-        for f in dataclasses.fields(Jokers22Rules):
-            value = getattr(state.rules, f.name)
-            if value != getattr(_DEFAULT_RULES, f.name):
-                rules[f.name] = dict(value) if isinstance(value, Mapping) else value
         banker: dict[str, JSON] = {"stake": state.banker.stake}
         if state.banker.player is not None:
             banker["player"] = state.banker.player
         return {
             "game": self.name,
-            "rules": rules,
+            "rules": changed_rules(state.rules),
             "banker": banker,
             "spots": [
                 {"spot": s.spot, "wagers": [{"player": w.player, "amount": w.amount} for w in s.wagers]}
@@ -1103,7 +1060,6 @@ class Jokers22:
 
 
 GAME = Jokers22()
-_DEFAULT_RULES = Jokers22Rules()
 
 
 def _total_json(total: Total) -> dict[str, JSON]:
@@ -1167,7 +1123,7 @@ def validate_open(ev: OpenRound) -> None:
     """Raise RuleError (field, spot, rule) for any wager or stake the table must refuse."""
     rules = ev.rules
     rules.validate()
-    table = table_seats(ev.table_seats, SPOTS_MAX, "Jokers 22")
+    seating = Seating(ev.table_seats, SPOTS_MAX, "Jokers 22", "spot")
     stake = ev.banker.stake
     if isinstance(stake, bool) or not isinstance(stake, int) or stake < 1:
         raise RuleError(
@@ -1177,14 +1133,9 @@ def validate_open(ev: OpenRound) -> None:
         raise RuleError("the banker's name must be text", field="banker.player")
     if not ev.spots:
         raise RuleError("a round needs at least one spot with a wager", field="spots")
-    seen: set[int] = set()
     for i, bet in enumerate(ev.spots):
         where = f"spots[{i}]"
-        if isinstance(bet.spot, bool) or not isinstance(bet.spot, int) or bet.spot not in table:
-            raise RuleError(seat_refused(bet.spot, table, SPOTS_MAX, "Jokers 22", "spot"), field=f"{where}.spot")
-        if bet.spot in seen:
-            raise SpotError("the spot is listed twice", field=f"{where}.spot", spot=bet.spot)
-        seen.add(bet.spot)
+        seating.take(bet.spot, where)
         if not bet.wagers:
             raise SpotError("a spot in the round has at least one wager", field=f"{where}.wagers", spot=bet.spot)
         players: set[str] = set()

@@ -59,6 +59,28 @@ export const signed = (n) => (n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0");
 export const netClass = (n) => `net ${n > 0 ? "win" : n < 0 ? "loss" : ""}`;
 
 /**
+ * A payout's cells for the dealer: what to pay, what to take (a dash: nothing) and the net.
+ * @param {{pay?: number, collect?: number, net?: number}} p a payout row of GET /api/state
+ */
+export function payoutCells(p) {
+  const net = p.net ?? 0;
+  return [cell(p.pay ? String(p.pay) : "\u2013", "pay"), cell(p.collect ? String(p.collect) : "\u2013", "collect"), cell(signed(net), netClass(net))];
+}
+
+/**
+ * A payout's row for the dealer, `tr[data-seat]` where it names a seat: whom it pays (`who`), then
+ * `payoutCells`.
+ * @param {{seat?: number, pay?: number, collect?: number, net?: number}} p
+ * @param {string} who
+ */
+export function payoutRow(p, who) {
+  const row = make("tr");
+  if (p.seat != null) row.dataset.seat = String(p.seat);
+  row.append(cell(who, "seat"), ...payoutCells(p));
+  return row;
+}
+
+/**
  * Give `table` these column heads (kept when they are already these).
  * @param {HTMLTableElement} table
  * @param {string[]} names

@@ -66,6 +66,19 @@ export function prepare(svg, classes) {
 }
 
 /**
+ * Crop a table drawing to `cropped` while it shares the screen with the opening panel
+ * (`compact`: `svg.compact`), or show `all` of it.
+ * @param {SVGSVGElement} svg
+ * @param {boolean} compact
+ * @param {string} all the whole drawing's viewBox
+ * @param {string} cropped the viewBox beside the opening panel
+ */
+export function crop(svg, compact, all, cropped) {
+  svg.setAttribute("viewBox", compact ? cropped : all);
+  svg.classList.toggle("compact", compact);
+}
+
+/**
  * The drawing on one <svg>, for the game it shows: made again (on a clean <svg>) when the game
  * changes, so a screen never asks which game it draws.
  */

@@ -3,8 +3,8 @@
  * call, the street, pot and stack, and a big button for exactly each action the engine allows,
  * saying the chips it puts in; the table refuses anything else, naming the seat.
  */
-import { post } from "/static/js/api.js";
-import { $, act, setText } from "/static/js/dom.js";
+import { choiceButton, decisionDue, postDecision } from "/static/js/decisions.js";
+import { $, setText } from "/static/js/dom.js";
 
 /** The actions as the buttons say them (the chips each puts in are added). */
 const ACTION_WORDS = /** @type {Record<string, string>} */ ({
@@ -20,22 +20,10 @@ export class Decisions {
    * @param {any} state the GET /api/state document
    */
   render(state) {
-    const awaiting = state.awaiting ?? { kind: "nothing" };
-    const box = $("decisions");
-    const show = awaiting.kind === "decision" && !state.blocked;
-    box.hidden = !show;
-    document.body.classList.toggle("deciding", show);
-    $("decision-facts").hidden = !show;
-    if (!show) {
-      box.dataset.key = "";
-      return;
-    }
-    const who = awaiting.who ?? {};
-    const allowed = /** @type {string[]} */ (awaiting.allowed ?? []);
-    const key = JSON.stringify([state.round, who, allowed]);
-    if (box.dataset.key === key) return;
-    box.dataset.key = key;
-    $("decision-error").textContent = "";
+    const due = decisionDue(state, { key: [state.round] });
+    $("decision-facts").hidden = $("decisions").hidden;
+    if (!due) return;
+    const { who, allowed } = due;
     const toCall = who.to_call ?? 0;
     let what = toCall > 0 ? `${toCall} to call` : "nothing to call";
     if (who.for) what = `${who.for}, ${who.price} to pay`;
@@ -48,10 +36,7 @@ export class Decisions {
     $("decision-buttons").replaceChildren(
       ...allowed.map((action) => {
         const chips = amounts[action] ?? 0;
-        const button = document.createElement("button");
-        button.type = "button";
-        button.className = `decision decision-${action}`;
-        button.dataset.action = action;
+        const button = choiceButton(action, null, () => postDecision({ seat: who.seat, action }));
         button.dataset.amount = String(chips);
         const verb = document.createElement("span");
         verb.className = "verb";
@@ -64,21 +49,8 @@ export class Decisions {
           button.append(put);
         }
         button.setAttribute("aria-label", chips > 0 ? `${verb.textContent}: puts in ${chips} chips` : verb.textContent ?? action);
-        button.addEventListener("click", () => void actFor(who.seat, action));
         return button;
       }),
     );
   }
-}
-
-/**
- * Post a player's action; on a refusal the dealer may choose again.
- * @param {number} seat
- * @param {string} action
- */
-async function actFor(seat, action) {
-  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#decision-buttons button"));
-  buttons.forEach((b) => (b.disabled = true));
-  const ok = await act(post("/api/decisions", { seat, action }), $("decision-error"));
-  if (!ok) buttons.forEach((b) => (b.disabled = false));
 }

@@ -5,7 +5,7 @@
  * (games/README.md).
  */
 import { cardLabel } from "/static/js/cards.js";
-import { cell, make, netClass, signed, wideCell } from "/static/js/dom.js";
+import { cell, make, payoutRow, signed, wideCell } from "/static/js/dom.js";
 import { Decisions } from "./decisions.js";
 import * as describe from "./describe.js";
 import { BaseballDrawing, potName } from "./drawing.js";
@@ -67,13 +67,7 @@ export function payouts(payouts, settlement, round) {
     row.append(cell(name, "pot"), cell(String(pot.amount), "amount"), wideCell(`\u2192 ${to}`, 2, "winners"));
     return row;
   });
-  const seatRows = payouts.map((p) => {
-    const row = make("tr");
-    row.dataset.seat = String(p.seat);
-    row.append(cell(`Seat ${p.seat}`, "seat"), cell(p.pay ? String(p.pay) : "\u2013", "pay"),
-      cell(p.collect ? String(p.collect) : "\u2013", "collect"), cell(signed(p.net), netClass(p.net)));
-    return row;
-  });
+  const seatRows = payouts.map((p) => payoutRow(p, `Seat ${p.seat}`));
   return {
     columns: ["Seat", "Push", "Put in", "Net"],
     rows: [...potRows, ...seatRows],

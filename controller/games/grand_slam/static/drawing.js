@@ -13,7 +13,7 @@
  * the class `next` on the base that receives the next card. Seats are `g.seat[data-seat]`.
  */
 import { parseCard } from "/static/js/cards.js";
-import { SEATS, arcCentre, drawFelt, prepare } from "/static/js/felt.js";
+import { SEATS, arcCentre, crop, drawFelt, prepare } from "/static/js/felt.js";
 import { el, label } from "/static/js/svg.js";
 import { POSITIONS } from "./bases.js";
 
@@ -88,8 +88,7 @@ export class GrandSlamDrawing {
    * @param {boolean} compact
    */
   setCompact(compact) {
-    this.svg.setAttribute("viewBox", compact ? VIEW_SEATS : VIEW_ALL);
-    this.svg.classList.toggle("compact", compact);
+    crop(this.svg, compact, VIEW_ALL, VIEW_SEATS);
   }
 
   /**

@@ -3,7 +3,7 @@
  * `[camera]` section); the payouts seat by seat. The exports every game has (games/README.md).
  */
 import { cardLabel } from "/static/js/cards.js";
-import { cell, make, netClass, signed } from "/static/js/dom.js";
+import { make, payoutRow, signed } from "/static/js/dom.js";
 import { DealerCamera } from "./camera.js";
 import * as describe from "./describe.js";
 import { GrandSlamDrawing } from "./drawing.js";
@@ -44,13 +44,7 @@ export function liveExtras(state, _settlement, _notes, how = {}) {
  * @param {number | null} round
  */
 export function payouts(payouts, _settlement, round) {
-  const rows = payouts.map((p) => {
-    const row = make("tr");
-    row.dataset.seat = String(p.seat);
-    row.append(cell(`Seat ${p.seat}`, "seat"), cell(p.pay ? String(p.pay) : "\u2013", "pay"),
-      cell(p.collect ? String(p.collect) : "\u2013", "collect"), cell(signed(p.net), netClass(p.net)));
-    return row;
-  });
+  const rows = payouts.map((p) => payoutRow(p, `Seat ${p.seat}`));
   return { columns: ["Seat", "Pay", "Take", "Net"], rows, heading: payouts.length && round ? `Payouts, round ${round}` : "Payouts", note: null };
 }
 

@@ -3,8 +3,8 @@
  * big button for exactly each choice the engine allows; the table refuses anything else in its
  * own words.
  */
-import { post } from "/static/js/api.js";
-import { $, act, setText } from "/static/js/dom.js";
+import { choiceButton, decisionDue, postDecision } from "/static/js/decisions.js";
+import { $, setText } from "/static/js/dom.js";
 
 /** The choices as the buttons say them. */
 const DECISION_WORDS = /** @type {Record<string, string>} */ ({
@@ -19,50 +19,26 @@ export class Decisions {
    * @param {any} state the GET /api/state document
    */
   render(state) {
-    const awaiting = state.awaiting ?? { kind: "nothing" };
-    const box = $("decisions");
-    const show = awaiting.kind === "decision" && !state.blocked;
-    box.hidden = !show;
-    document.body.classList.toggle("deciding", show);
-    if (!show) {
-      box.dataset.key = "";
-      return;
-    }
-    const who = awaiting.who ?? {};
-    const allowed = /** @type {string[]} */ (awaiting.allowed ?? []);
-    const key = JSON.stringify([who, allowed]);
-    if (box.dataset.key === key) return;
-    box.dataset.key = key;
-    $("decision-error").textContent = "";
+    const due = decisionDue(state);
+    if (!due) return;
+    const { who, allowed } = due;
     const split = state.state?.spots?.find((/** @type {any} */ s) => s.spot === who.spot)?.hands?.length > 1;
     const hand = who.hand && (who.hand > 1 || split) ? `, hand ${who.hand}` : "";
     setText($("decision-who"), `Spot ${who.spot}${hand}: ${who.player ?? "the player"} on ${who.total ?? "?"}`);
     $("decision-buttons").replaceChildren(
-      ...allowed.map((action) => {
-        const button = document.createElement("button");
-        button.type = "button";
-        button.className = `decision decision-${action}`;
-        button.dataset.action = action;
-        button.textContent = DECISION_WORDS[action] ?? action;
-        button.addEventListener("click", () => void decide(who, action));
-        return button;
-      }),
+      ...allowed.map((action) => choiceButton(action, DECISION_WORDS[action] ?? action, () => postDecision(body(who, action)))),
     );
   }
 }
 
 /**
- * Post the player's choice; on a refusal the dealer may choose again.
+ * The player's choice as the table takes it: the spot's, or a named player's own.
  * @param {any} who the state's `awaiting.who`
  * @param {string} action
  */
-async function decide(who, action) {
+function body(who, action) {
   /** @type {Record<string, string | number>} */
-  const body = { spot: who.spot, action };
-  if (OWN_CHOICES.has(action) && who.player) body.player = who.player;
-  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#decision-buttons button"));
-  buttons.forEach((b) => (b.disabled = true));
-  const ok = await act(post("/api/decisions", body), $("decision-error"));
-  // On success the next state replaces the buttons.
-  if (!ok) buttons.forEach((b) => (b.disabled = false));
+  const chosen = { spot: who.spot, action };
+  if (OWN_CHOICES.has(action) && who.player) chosen.player = who.player;
+  return chosen;
 }

@@ -22,7 +22,7 @@
  */
 import { parseCard } from "/static/js/cards.js";
 import { signed } from "/static/js/dom.js";
-import { SEATS as SPOTS, arcCentre, drawFelt, prepare } from "/static/js/felt.js";
+import { SEATS as SPOTS, arcCentre, crop, drawFelt, prepare } from "/static/js/felt.js";
 import { el, label } from "/static/js/svg.js";
 
 const VIEW_ALL = "0 0 1000 560";
@@ -155,8 +155,7 @@ export class Jokers22Drawing {
    * @param {boolean} compact
    */
   setCompact(compact) {
-    this.svg.setAttribute("viewBox", compact ? VIEW_COMPACT : VIEW_ALL);
-    this.svg.classList.toggle("compact", compact);
+    crop(this.svg, compact, VIEW_ALL, VIEW_COMPACT);
   }
 
   /**

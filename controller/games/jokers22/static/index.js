@@ -4,7 +4,7 @@
  * the payouts per player from the round's settlement. The exports every game has (games/README.md).
  */
 import { cardLabel } from "/static/js/cards.js";
-import { cell, make, netClass, signed } from "/static/js/dom.js";
+import { cell, make, netClass, payoutCells, signed } from "/static/js/dom.js";
 import * as describe from "./describe.js";
 import { Decisions } from "./decisions.js";
 import { Jokers22Drawing } from "./drawing.js";
@@ -76,8 +76,7 @@ export function payouts(payouts, settlement, round) {
     row.dataset.spot = String(p.spot);
     row.dataset.player = p.player;
     row.append(cell(String(p.spot), "spot"), cell(p.player, "player"), cell(coveredText(settlement, p.spot, p.player), "covered"),
-      cell(p.pay ? String(p.pay) : "\u2013", "pay"), cell(p.collect ? String(p.collect) : "\u2013", "collect"),
-      cell(signed(p.net), netClass(p.net)));
+      ...payoutCells(p));
     return row;
   });
   const banker = settlement?.banker;

@@ -8,7 +8,8 @@
  */
 import { errorText, get, post } from "../../api.js";
 import { parseCard } from "../../cards.js";
-import { $, act, attempt, cell, make, netClass, setText, signed, wideCell } from "../../dom.js";
+import { decisionDue, postDecision } from "../../decisions.js";
+import { $, attempt, make, payoutRow, setText, wideCell } from "../../dom.js";
 import { arcCentre, drawFelt, prepare } from "../../felt.js";
 import { SchemaForm } from "../../schema-form.js";
 import { el, label } from "../../svg.js";
@@ -184,21 +185,9 @@ export class Decisions {
 
   /** @param {any} state GET /api/state */
   render(state) {
-    const awaiting = state.awaiting ?? { kind: "nothing" };
-    const box = $("decisions");
-    const show = awaiting.kind === "decision" && !state.blocked && this.decision !== null;
-    box.hidden = !show;
-    document.body.classList.toggle("deciding", show);
-    if (!show) {
-      box.dataset.key = "";
-      return;
-    }
-    const who = awaiting.who ?? {};
-    const allowed = /** @type {string[]} */ (awaiting.allowed ?? []);
-    const key = JSON.stringify([who, allowed]);
-    if (box.dataset.key === key) return;
-    box.dataset.key = key;
-    $("decision-error").textContent = "";
+    const due = decisionDue(state, { ready: this.decision !== null });
+    if (!due) return;
+    const { who, allowed } = due;
     setText($("decision-who"), String(state.prompt ?? "A player decides"));
     const facts = $("decision-facts");
     facts.hidden = allowed.length === 0;
@@ -215,8 +204,7 @@ export class Decisions {
     form.append(schema.node, submit);
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
-      submit.disabled = true;
-      void act(post("/api/decisions", schema.read()), $("decision-error")).then((ok) => (submit.disabled = ok));
+      void postDecision(schema.read(), [submit]);
     });
     $("decision-buttons").replaceChildren(form);
   }
@@ -229,14 +217,8 @@ export class Decisions {
  * @param {number | null} round
  */
 export function payouts(payouts, _settlement, round) {
-  const rows = payouts.map((p) => {
-    const row = make("tr");
-    if (p.seat != null) row.dataset.seat = String(p.seat);
-    const who = p.seat != null ? `Seat ${p.seat}` : p.spot != null ? `Spot ${p.spot}` : String(p.player ?? "");
-    row.append(cell(who, "seat"), cell(p.pay ? String(p.pay) : "\u2013", "pay"),
-      cell(p.collect ? String(p.collect) : "\u2013", "collect"), cell(signed(p.net ?? 0), netClass(p.net ?? 0)));
-    return row;
-  });
+  const rows = payouts.map((p) =>
+    payoutRow(p, p.seat != null ? `Seat ${p.seat}` : p.spot != null ? `Spot ${p.spot}` : String(p.player ?? "")));
   return { columns: ["Who", "Pay", "Take", "Net"], rows, heading: payouts.length && round ? `Payouts, round ${round}` : "Payouts", note: null };
 }
 
