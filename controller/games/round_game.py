@@ -3,12 +3,12 @@
 `RoundGame` is the engine's `Game` protocol with that shape written once; a game's `rules.py`
 subclasses it and gives only what its rules decide (`open_round`, `deal`, `decide`, `dealing`,
 `returned`, `settled`, `open_shoe`). It serves a game kept outside this tree as well as tablectl's
-own (`tests/fixtures/high_card_game/high_card/rules.py`). Like a game's rules, it imports only the
+own (the fourth-game test installs one from its own distribution). Like a game's rules, it imports only the
 engine: no device library, no clock, no I/O.
 
-    class HighCard(RoundGame[HighCardState, OpenRound, Event]):
-        name, title = "high-card", "High card"
-        state_type, open_type = HighCardState, OpenRound
+    class CoinToss(RoundGame[CoinTossState, OpenRound, Event]):
+        name, title = "coin-toss", "Coin toss"
+        state_type, open_type = CoinTossState, OpenRound
 """
 
 from __future__ import annotations
