@@ -32,7 +32,12 @@ def test_a_restart_mid_hand_continues_the_hand_from_the_cards_still_in_the_shoe(
         resumed = daemon.get("/api/state")
         _no_fault(resumed)
         hand = resumed["round"]
-        assert hand >= before["round"] and resumed["shoe"]["dealt"] >= before["shoe"]["dealt"], (before, resumed)
+        # The simulated dealer deals on until the stop takes effect and again as soon as the table
+        # is back, so on a busy machine the hand seen above may have ended before the stop or the
+        # first look after the start: the table never goes back, and within one hand never deals less.
+        assert hand >= before["round"], (before, resumed)
+        if hand == before["round"]:
+            assert resumed["shoe"]["dealt"] >= before["shoe"]["dealt"], (before, resumed)
 
         def next_hand_under_way(state: dict[str, Any]) -> bool:
             _no_fault(state)  # fails at once, with the fault's words
@@ -42,5 +47,6 @@ def test_a_restart_mid_hand_continues_the_hand_from_the_cards_still_in_the_shoe(
         rounds = daemon.get("/api/rounds?last=20")["rounds"]
     finally:
         assert daemon.stop() == 0, daemon.log()
-    finished = next(r for r in rounds if r["round"] == hand)
-    assert finished["status"] == "settled", finished
+    for number in sorted({before["round"], hand}):  # every hand the restart could have cut settled
+        finished = next(r for r in rounds if r["round"] == number)
+        assert finished["status"] == "settled", finished
