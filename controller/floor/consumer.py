@@ -45,6 +45,7 @@ backlog stays unacknowledged on the broker, not in this process's memory.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import queue
@@ -65,8 +66,10 @@ from controller.floor.store import FloorStore, StoredEntry, open_store, redact
 log = logging.getLogger("tablectl.floor.consumer")
 _paho_log = logging.getLogger("tablectl.floor.mqtt")
 
-#: At most this many queued messages are stored in one transaction.
+#: At most this many queued messages are stored in one transaction,
 BATCH = 1000
+#: and at most about this many bytes of them (a catch-up page holds hundreds of entries).
+BATCH_BYTES = 2_000_000
 #: How many unacknowledged messages the broker may have out to one consumer (MQTT 5 Receive
 #: Maximum): a batch is acknowledged after its commit, so this bounds what a batch can hold.
 RECEIVE_MAXIMUM = 4 * BATCH
@@ -74,6 +77,8 @@ RECEIVE_MAXIMUM = 4 * BATCH
 #: waits for room (and the broker keeps the rest, unacknowledged), so a consumer that cannot keep
 #: up holds a bounded backlog in memory, never the whole floor's. Nothing is dropped on the way.
 INBOX = BATCH
+#: The inbox holds at most about this many bytes too (pages are large).
+INBOX_BYTES = BATCH_BYTES
 #: With a group, how long a table may look behind before it is asked (another consumer of the
 #: group may hold the entries in between, not yet committed).
 GROUP_GRACE_S = 2.0
@@ -130,7 +135,7 @@ class FloorConsumer:
         self.asks = 0
         self.stored = 0  # messages stored and acknowledged
         self.connected = threading.Event()
-        self._inbox: queue.Queue[_Message | None] = queue.Queue(INBOX)
+        self._inbox = _Inbox(INBOX, INBOX_BYTES)
         self._dropping = threading.Event()  # the session is being dropped: what waits is never acknowledged
         self._behind: dict[Key, float] = {}  # table -> when it was last seen behind (or asked)
         self._known: set[Key] = set()
@@ -145,7 +150,8 @@ class FloorConsumer:
             protocol=mqtt.MQTTv5,
             manual_ack=True,  # a PUBACK only once the batch is committed (_work)
         )
-        client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
+        if _paho_log.isEnabledFor(logging.DEBUG):  # else paho formats a line a packet for nothing
+            client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
         if broker.tls:
             client.tls_set(ca_certs=ca_file, certfile=cert_file, keyfile=key_file)
         if username is not None:
@@ -253,11 +259,7 @@ class FloorConsumer:
 
     def _put(self, item: _Message | None, wait: float | None = None) -> bool:
         """Hand `item` to the worker, waiting for room (at most `wait` seconds: False if none came)."""
-        try:
-            self._inbox.put(item, timeout=wait)
-        except queue.Full:
-            return False
-        return True
+        return self._inbox.put(item, wait)
 
     @property
     def reply_name(self) -> str:
@@ -338,16 +340,18 @@ class FloorConsumer:
 
     def _take(self) -> tuple[list[_Message], bool]:
         batch: list[_Message] = []
+        size = 0
         try:
             item = self._inbox.get(timeout=0.2)
         except queue.Empty:
             return batch, False
         while item is not None:
             batch.append(item)
-            if len(batch) >= BATCH:
+            size += len(item.payload)
+            if len(batch) >= BATCH or size >= BATCH_BYTES:
                 return batch, False
             try:
-                item = self._inbox.get_nowait()
+                item = self._inbox.get(timeout=None)
             except queue.Empty:
                 return batch, False
         return batch, True
@@ -377,7 +381,11 @@ class FloorConsumer:
             key = (message.site, message.table)
             self._known.add(key)
             p = message.payload
-            if message.kind == "entry":
+            if message.kind == "page":  # a catch-up reply's entries, many to a message
+                site, table, boot = message.site, message.table, message.boot
+                replied.extend(StoredEntry(site, table, r["seq"], boot, r["at"], r.get("round"), r["kind"], r["body"])
+                               for r in p["entries"])  # fmt: skip
+            elif message.kind == "entry":
                 (replied if "/catchup/" in topic else entries).append(
                     StoredEntry(message.site, message.table, p["seq"], message.boot, p["at"], p.get("round"),
                                 p["kind"], p["body"])
@@ -486,7 +494,10 @@ class FloorConsumer:
         props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
         props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)
         props.CorrelationData = correlation
+        # Pages: a table of today answers PAGE entries a message, up to PAGED_LIMIT an ask; one
+        # from before pages ignores both and sends REPLY_LIMIT, an entry a message (read alike).
         payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": schema.REPLY_LIMIT,
+                                   "page": schema.PAGE, "page_limit": schema.PAGED_LIMIT,
                                    "store": store.store_id}  # fmt: skip
         if start is not None and start > after:
             payload["from"] = start
@@ -541,3 +552,40 @@ class FloorConsumer:
                 "floor store: %s/%s: stored through %d, the table has %d; asking it for the rest",
                 key[0], key[1], progress.contiguous, max(progress.highest, progress.reported_last),
             )  # fmt: skip
+
+
+class _Inbox:
+    """The worker's queue, bounded by messages and by bytes (a page is hundreds of entries):
+    `put` waits for room, `get(timeout=None)` never waits (queue.Empty when there is nothing)."""
+
+    def __init__(self, most: int, most_bytes: int) -> None:
+        self._items: collections.deque[_Message | None] = collections.deque()
+        self._bytes = 0
+        self._most, self._most_bytes = most, most_bytes
+        self._changed = threading.Condition()
+
+    def put(self, item: _Message | None, wait: float | None = None) -> bool:
+        size = len(item.payload) if item is not None else 0
+        with self._changed:
+            # One message is always let in, however large: a page bigger than the bound still passes.
+            room = lambda: not self._items or (len(self._items) < self._most and self._bytes + size <= self._most_bytes)  # noqa: E731
+            if item is not None and not self._changed.wait_for(room, wait):
+                return False
+            self._items.append(item)
+            self._bytes += size
+            self._changed.notify_all()
+        return True
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def get(self, timeout: float | None) -> _Message | None:
+        with self._changed:
+            if timeout is not None and not self._changed.wait_for(lambda: bool(self._items), timeout):
+                raise queue.Empty
+            if not self._items:
+                raise queue.Empty
+            item = self._items.popleft()
+            self._bytes -= len(item.payload) if item is not None else 0
+            self._changed.notify_all()
+            return item

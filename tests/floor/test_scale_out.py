@@ -117,7 +117,7 @@ class Spy:
         table = message.topic.split("/")[2]
         correlation = getattr(message.properties, "CorrelationData", None)
         kind = "request" if message.topic.endswith("/request") else payload["reply"]
-        if kind != "entry":
+        if kind not in ("entry", "page"):
             with self.lock:
                 self.seen.append((table, kind, payload, correlation))
 
@@ -130,6 +130,8 @@ def test_two_consumers_racing_on_a_catch_up_never_ask_a_table_twice_at_once_and_
     mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(schema, "REPLY_LIMIT", 40)  # a backlog of several chunks
+    monkeypatch.setattr(schema, "PAGED_LIMIT", 40)  # (in pages of 15)
+    monkeypatch.setattr(schema, "PAGE", 15)
     url = postgres.new_database()
     tables = [make_table(tmp_path / f"t{n}", f"GS-{n:02d}") for n in range(1, 4)]
     publishers = [make_publisher(floor_config(mosquitto.broker), t) for t in tables]
