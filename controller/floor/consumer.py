@@ -360,6 +360,7 @@ class FloorConsumer:
         entries: list[StoredEntry] = []
         replied: list[StoredEntry] = []
         ends: list[tuple[schema.FloorMessage, Any]] = []
+        answering: set[tuple[str, str, str]] = set()  # (site, table, correlation) of the pages stored
         statuses: dict[Key, int] = {}
         for topic, payload, props, _mid, _qos in batch:
             if topic.endswith("/history/request"):
@@ -385,6 +386,9 @@ class FloorConsumer:
                 site, table, boot = message.site, message.table, message.boot
                 replied.extend(StoredEntry(site, table, r["seq"], boot, r["at"], r.get("round"), r["kind"], r["body"])
                                for r in p["entries"])  # fmt: skip
+                correlation = getattr(props, "CorrelationData", None) if props is not None else None
+                if isinstance(correlation, bytes):
+                    answering.add((site, table, correlation.hex()))
             elif message.kind == "entry":
                 (replied if "/catchup/" in topic else entries).append(
                     StoredEntry(message.site, message.table, p["seq"], message.boot, p["at"], p.get("round"),
@@ -413,12 +417,21 @@ class FloorConsumer:
                     "floor store: %s sent %s the store lacked (lost by the broker, or sent while the store "
                     "was away)", ", ".join(tables), schema.entries(result.added),
                 )  # fmt: skip
+        if not (entries or replied):  # idle: the tables another consumer held at the last batch
+            behind.update(store.settle())
         now = time.monotonic()
+        for key in behind - {(e.site, e.table) for e in entries + replied}:
+            self._behind.setdefault(key, now)
         for key in {(e.site, e.table) for e in entries + replied}:  # the store's word after the batch
             if key in behind:
                 self._behind.setdefault(key, now)
             else:
                 self._behind.pop(key, None)
+        if answering:
+            # An answer still coming holds its claim: a table-day's answer outlasts `ask_timeout_s`
+            # on a busy floor server, and a claim that lapsed mid-answer let a second ask go out
+            # for what was on its way (and broke the chain of chunks).
+            store.extend_many(sorted(answering), self.ask_timeout_s)
         self._ended_many(store, ends)
 
     def _ended_many(self, store: FloorStore, ends: list[tuple[schema.FloorMessage, Any]]) -> None:

@@ -47,8 +47,6 @@ from urllib.parse import urlsplit, urlunsplit
 log = logging.getLogger("tablectl.floor.store")
 
 SCHEMA_VERSION = 5
-#: A batch's own entries are walked from memory when the walk covers at most this many.
-BATCH_WALK = 5000
 
 #: Each migration takes the store from the version before it to its index + 1. Plain SQL that
 #: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
@@ -261,8 +259,9 @@ class FloorStore:
         self.dialect = dialect  # "sqlite" or "postgresql"
         self._db = db
         self._lock = threading.Lock()
-        #: PostgreSQL: seconds a batch has waited for its tables' rows (other consumers' batches).
+        #: PostgreSQL: seconds spent taking the batches' tables' rows (SKIP LOCKED: never a wait).
         self.lock_wait_s = 0.0
+        self._deferred: set[tuple[str, str]] = set()  # tables whose rows another consumer held
         self._migrate()
         self.store_id = self._meta("store_id") or ""
         if dialect == "postgresql":  # where a batch's COPY lands: this session's own, emptied at each commit
@@ -387,14 +386,10 @@ class FloorStore:
         NOTHING in key order, RETURNING what went in), with no table's row locked: several
         consumers write at once (shared subscriptions spread one table's entries over all of
         them), and the rows they insert never collide unless both hold the same entry, which
-        then waits for the other's commit, in one order (never a deadlock). Only then are the
-        batch's tables' rows in floor_tables locked, in one order, for the part that must see
-        every other consumer's commit: an entry this batch did not insert is compared with the
-        one stored (a reuse), the contiguous mark moves and the chain is walked. The lock is held
-        for that part only (it once covered the whole batch, its insert included: two consumers
-        took turns, and four did worse than two)."""
+        then waits for the other's commit, in one order (never a deadlock). An entry the batch
+        did not insert is then compared with the one stored (a reuse is recorded and alerted).
+        Last, `_settle`: each table's contiguous mark and chain walk, under its row's lock."""
         keys = sorted(groups)
-        sites, tables = [k[0] for k in keys], [k[1] for k in keys]
         now = _now()
         with self._transaction():
             # A batch's second copy of an entry is compared with its first here, never inserted twice.
@@ -416,22 +411,9 @@ class FloorStore:
                         "FROM q AS q2({names})",
                     )
                 }
-            self._run(
-                "INSERT INTO floor_tables (site, table_id) "
-                "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text) ORDER BY 1, 2 "
-                "ON CONFLICT (site, table_id) DO NOTHING",
-                (_rows(site=sites, table_id=tables),),
-            )
-            waited = time.monotonic()
-            self._run(
-                "SELECT 1 FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
-                "ON t.site = b.site AND t.table_id = b.table_id ORDER BY t.site, t.table_id FOR UPDATE OF t",
-                (_rows(site=sites, table_id=tables),),
-            ).fetchall()
-            self.lock_wait_s += time.monotonic() - waited
-            there: dict[tuple[str, str, int], StoredEntry] = {}
             others = [e for e in fresh if (e.site, e.table, e.seq) not in inserted]
             if others:  # stored before (by this store, or another consumer): the same, or a reuse
+                there: dict[tuple[str, str, int], StoredEntry] = {}
                 for r in self._json_rows(
                     "SELECT e.site, e.table_id, e.seq, e.at, e.round, e.kind, e.body FROM floor_entries e "
                     "JOIN json_to_recordset(?::json) AS b(site text, table_id text, seq bigint) "
@@ -445,39 +427,92 @@ class FloorStore:
                 _, again, differ = self._sort_out(others, there, lambda e: (e.site, e.table, e.seq), now)
                 repeats += again
                 conflicts += differ
-            known = {k: e for k, e in first.items() if k in inserted}
-            added = len(inserted)
-            behind: list[tuple[str, str]] = []
-            # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
-            # the highest seq held, in one statement for the batch's tables.
-            runs = self._json_rows(
-                "SELECT site, table_id, contiguous, reported_last, "
-                "COALESCE(MAX(seq) FILTER (WHERE island = 0), contiguous), COALESCE(MAX(seq), contiguous) FROM ("
-                "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
-                "    e.seq - t.contiguous - row_number() OVER (PARTITION BY t.site, t.table_id ORDER BY e.seq) "
-                "      AS island "
-                "  FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
-                "    ON t.site = b.site AND t.table_id = b.table_id "
-                "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
-                ") x GROUP BY site, table_id, contiguous, reported_last",
-                6,
+            behind = self._settle(keys, {k: e for k, e in first.items() if k in inserted})
+        return AddResult(len(inserted), repeats, conflicts, behind)
+
+    def settle(self) -> tuple[tuple[str, str], ...]:
+        """PostgreSQL: move the marks and walk the chains of the tables an earlier batch found
+        locked by another consumer (`_settle`); the tables then held only in part (behind)."""
+        if not self._deferred:
+            return ()
+        with self._transaction():
+            return self._settle([], {})
+
+    @property
+    def unsettled(self) -> int:
+        """How many tables wait for `settle` (their rows were locked by another consumer)."""
+        return len(self._deferred)
+
+    def _settle(
+        self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry]
+    ) -> tuple[tuple[str, str], ...]:
+        """The tables' contiguous marks moved over what is stored and their chains walked, each
+        under its row in floor_tables, locked in one order (FOR UPDATE), so the mark and the walk
+        see every entry other consumers committed and no two consumers walk a table at once.
+
+        A row another consumer's batch holds is skipped (SKIP LOCKED), never waited for: with
+        every consumer's batch spanning most tables (the shared subscription deals a table's
+        entries to all of them), a wait here made them take turns, and four did worse than two.
+        A skipped table is settled by this store's next batch or `settle` (the consumer calls it
+        when idle); the other consumer's walk may already cover it. `known`: the batch's entries
+        (walked from memory). The tables held only in part after it are returned (behind)."""
+        wanted = sorted(set(keys) | self._deferred)
+        if not wanted:
+            return ()
+        sites, tables = [k[0] for k in wanted], [k[1] for k in wanted]
+        self._run(
+            "INSERT INTO floor_tables (site, table_id) "
+            "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text) ORDER BY 1, 2 "
+            "ON CONFLICT (site, table_id) DO NOTHING",
+            (_rows(site=sites, table_id=tables),),
+        )
+        waited = time.monotonic()
+        locked = {
+            (str(r[0]), str(r[1]))
+            for r in self._run(
+                "SELECT t.site, t.table_id FROM floor_tables t "
+                "JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+                "ON t.site = b.site AND t.table_id = b.table_id "
+                "ORDER BY t.site, t.table_id FOR UPDATE OF t SKIP LOCKED",
                 (_rows(site=sites, table_id=tables),),
+            ).fetchall()
+        }
+        self.lock_wait_s += time.monotonic() - waited
+        self._deferred = set(wanted) - locked
+        if not locked:
+            return ()
+        mine = sorted(locked)
+        behind: list[tuple[str, str]] = []
+        # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
+        # the highest seq held, in one statement for the batch's tables.
+        runs = self._json_rows(
+            "SELECT site, table_id, contiguous, reported_last, "
+            "COALESCE(MAX(seq) FILTER (WHERE island = 0), contiguous), COALESCE(MAX(seq), contiguous) FROM ("
+            "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
+            "    e.seq - t.contiguous - row_number() OVER (PARTITION BY t.site, t.table_id ORDER BY e.seq) "
+            "      AS island "
+            "  FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+            "    ON t.site = b.site AND t.table_id = b.table_id "
+            "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
+            ") x GROUP BY site, table_id, contiguous, reported_last",
+            6,
+            (_rows(site=[k[0] for k in mine], table_id=[k[1] for k in mine]),),
+        )
+        moved: list[tuple[str, str, int]] = []
+        for site, table, contiguous, reported_last, reach, highest in runs:
+            if int(reach) > int(contiguous):
+                moved.append((str(site), str(table), int(reach)))
+            if int(highest) > int(reach) or int(reported_last) > int(reach):
+                behind.append((str(site), str(table)))
+        if moved:
+            self._run(
+                "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
+                "FROM json_to_recordset(?::json) AS u(site text, table_id text, reach bigint) "
+                "WHERE t.site = u.site AND t.table_id = u.table_id",
+                (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
             )
-            moved: list[tuple[str, str, int]] = []
-            for site, table, contiguous, reported_last, reach, highest in runs:
-                if int(reach) > int(contiguous):
-                    moved.append((str(site), str(table), int(reach)))
-                if int(highest) > int(reach) or int(reported_last) > int(reach):
-                    behind.append((str(site), str(table)))
-            if moved:
-                self._run(
-                    "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
-                    "FROM json_to_recordset(?::json) AS u(site text, table_id text, reach bigint) "
-                    "WHERE t.site = u.site AND t.table_id = u.table_id",
-                    (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
-                )
-                self._check_chains([(site, table) for site, table, _ in moved], known)
-        return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
+            self._check_chains([(site, table) for site, table, _ in moved], known)
+        return tuple(sorted(behind))
 
     def _copy_in(self, fresh: Sequence[StoredEntry], now: str) -> None:
         """The batch's new rows into the session's floor_incoming (emptied at each commit), by COPY."""
@@ -581,6 +616,26 @@ class FloorStore:
                 (consumer, then, int(time.time() * 1000) + int(hold_s * 1000), site, table, correlation),
             ).rowcount
         return bool(moved)
+
+    def extend_many(self, asks: Sequence[tuple[str, str, str]], hold_s: float) -> None:
+        """The answers to these asks, (site, table, correlation) each, are arriving: each claim still
+        held by its ask is held `hold_s` seconds from now."""
+        expires = int(time.time() * 1000) + int(hold_s * 1000)
+        with self._transaction():
+            if self.dialect != "postgresql":
+                for site, table, correlation in asks:
+                    self._run(
+                        "UPDATE floor_claims SET expires_ms = ? WHERE site = ? AND table_id = ? AND correlation = ?",
+                        (expires, site, table, correlation),
+                    )
+                return
+            self._run(
+                "UPDATE floor_claims c SET expires_ms = ? FROM json_to_recordset(?::json) AS b(site text, "
+                "table_id text, correlation text) WHERE c.site = b.site AND c.table_id = b.table_id "
+                "AND c.correlation = b.correlation",
+                (expires, _rows(site=[a[0] for a in asks], table_id=[a[1] for a in asks],
+                                correlation=[a[2] for a in asks])),
+            )  # fmt: skip
 
     def release(self, site: str, table: str, correlation: str) -> bool:
         """The answer to the ask `correlation` came (to whichever consumer): its claim ends. False
@@ -718,7 +773,7 @@ class FloorStore:
         pending: dict[tuple[str, str], list[StoredEntry]] = {}
         for key, row in rows.items():
             first, last = int(row[1]) + 1, int(row[0])
-            if known and last - first < BATCH_WALK:
+            if known and last - first < len(known):  # (at most what the batch holds: never a long range built)
                 held = [known.get((key[0], key[1], seq)) for seq in range(first, last + 1)]
                 if all(e is not None for e in held):
                     pending[key] = [e for e in held if e is not None]
@@ -736,7 +791,12 @@ class FloorStore:
             8,
             (_rows(site=[k[0] for k in fetch], table_id=[k[1] for k in fetch]),),
         ):
-            pending[(site, table)].append(StoredEntry(site, table, seq, boot, at, rnd, kind, json.loads(body), body))
+            # An entry the batch holds (this consumer's share of a table another consumer also
+            # writes) is taken from it: only the others' bodies are decoded.
+            mine = known.get((site, table, seq)) if known else None
+            pending[(site, table)].append(
+                mine or StoredEntry(site, table, seq, boot, at, rnd, kind, json.loads(body), body)
+            )
         for key in fetch:
             pending[key].sort(key=lambda e: e.seq)
         ends = [(key, self._walk_chain(key[0], key[1], row[:5], pending[key], row[5])) for key, row in rows.items()]

@@ -272,3 +272,46 @@ def _sent_to(mosquitto: Mosquitto, client_id: str) -> int:
     """How many entries the broker has written to `client_id` (its log, log_type all)."""
     text = mosquitto.log.read_text()
     return sum(1 for line in text.splitlines() if f"Sending PUBLISH to {client_id} " in line and "/surveillance/" in line)
+
+
+def test_a_batch_never_waits_for_a_table_another_consumer_is_settling(postgres: Postgres) -> None:
+    """Consumers of a group each get a share of every table's entries, so their batches span the
+    same tables: a batch that waited for each table's row held by another consumer's batch made
+    them take turns. Now the entries go in at once; the mark moves and the chain is walked when
+    the row is free (the consumer's next batch, or `settle` when idle)."""
+    import psycopg
+
+    from controller.floor.store import StoredEntry
+
+    def entry(seq: int) -> StoredEntry:
+        return StoredEntry(SITE, "GS-01", seq, "boot-1", f"2026-12-02T10:00:0{seq}.000Z", None, "note", {"n": seq})
+
+    url = postgres.new_database()
+    store = open_store(url)
+    other = psycopg.connect(url, autocommit=True)  # another consumer, mid-batch on GS-01
+    done = threading.Event()
+    try:
+        store.add([entry(1), entry(2)])
+        other.execute("BEGIN")
+        other.execute("SELECT 1 FROM floor_tables WHERE site = %s AND table_id = 'GS-01' FOR UPDATE", (SITE,))
+
+        def add() -> None:
+            store.add([entry(3), entry(4)])
+            done.set()
+
+        threading.Thread(target=add, daemon=True).start()
+        assert done.wait(WAIT_S), "the batch waited for the row another consumer held"
+        assert store.count() == 4  # stored at once
+        assert store.progress(SITE, "GS-01").contiguous == 2  # not settled while the row is held
+        assert store.unsettled == 1
+        other.execute("ROLLBACK")
+        assert store.settle() == ()
+        assert store.progress(SITE, "GS-01").contiguous == 4
+        assert store.history(SITE, "GS-01")["seq"] == 4  # the chain walked over the four
+        assert store.unsettled == 0
+    finally:
+        if not done.is_set():
+            other.execute("ROLLBACK")  # let the waiting batch end
+            done.wait(WAIT_S)
+        other.close()
+        store.close()
