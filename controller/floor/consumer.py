@@ -92,6 +92,8 @@ class _Message(NamedTuple):
     properties: Any
     mid: int
     qos: int
+    connection: int  # which connection it came on: its mid means nothing on another
+
 
 
 class FloorConsumer:
@@ -136,6 +138,8 @@ class FloorConsumer:
         self.stored = 0  # messages stored and acknowledged
         self.connected = threading.Event()
         self._inbox = _Inbox(INBOX, INBOX_BYTES)
+        self._connection = 0  # counts connections (and their ends): see _new_connection
+        self._acking = threading.Lock()
         self._dropping = threading.Event()  # the session is being dropped: what waits is never acknowledged
         self._behind: dict[Key, float] = {}  # table -> when it was last seen behind (or asked)
         self._known: set[Key] = set()
@@ -217,6 +221,7 @@ class FloorConsumer:
     # -- paho's thread ------------------------------------------------------------------------------
 
     def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self._new_connection()
         if reason.is_failure:
             self._say(f"{self.broker} refused the connection: {reason}; retrying", logging.ERROR)
             return
@@ -239,10 +244,20 @@ class FloorConsumer:
         self.connected.set()
         self._ask_all.set()
 
+    def _new_connection(self) -> None:
+        """A connection ended or began: what came on the one before is never acknowledged on it.
+        A session's message ids are its own, so a batch of the last connection committed after a
+        reconnection acknowledged, by their ids, other messages of the new session, not yet
+        stored (and let the broker send that many more than the Receive Maximum allows). The
+        session is not kept (clean start), so the broker forgot them anyway."""
+        with self._acking:
+            self._connection += 1
+
     def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
         self._say(f"cannot reach {self.broker}; retrying", logging.WARNING)
 
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self._new_connection()
         self.connected.clear()
         if not self._stopping.is_set():
             self._say(f"lost {self.broker} ({reason}); reconnecting; the tables will be asked again", logging.WARNING)
@@ -252,7 +267,7 @@ class FloorConsumer:
         # Only a catch-up reply (its CorrelationData) and a history request (its ResponseTopic) are
         # read for their properties: an entry's are not kept while it waits (paho's objects are large).
         props = message.properties if "/catchup/" in topic or "/history/" in topic else None
-        item = _Message(topic, bytes(message.payload), props, message.mid, message.qos)
+        item = _Message(topic, bytes(message.payload), props, message.mid, message.qos, self._connection)
         while not self._put(item, 0.5):
             if self._dropping.is_set() or self._stopping.is_set():
                 return  # never acknowledged: the broker forgets it with the session, the tables are asked
@@ -294,9 +309,10 @@ class FloorConsumer:
                 if stop:
                     return
                 continue
-            for message in batch:  # committed: now, and only now, the broker may forget them
-                if message.qos:
-                    self._client.ack(message.mid, message.qos)
+            with self._acking:  # committed: now, and only now, the broker may forget them
+                for message in batch:
+                    if message.qos and message.connection == self._connection:
+                        self._client.ack(message.mid, message.qos)
             self.stored += len(batch)
             try:
                 now = time.monotonic()
@@ -362,7 +378,7 @@ class FloorConsumer:
         ends: list[tuple[schema.FloorMessage, Any]] = []
         answering: set[tuple[str, str, str]] = set()  # (site, table, correlation) of the pages stored
         statuses: dict[Key, int] = {}
-        for topic, payload, props, _mid, _qos in batch:
+        for topic, payload, props, _mid, _qos, _connection in batch:
             if topic.endswith("/history/request"):
                 self._answer_history(store, topic, props)
                 continue

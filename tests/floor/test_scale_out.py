@@ -315,3 +315,54 @@ def test_a_batch_never_waits_for_a_table_another_consumer_is_settling(postgres: 
             done.wait(WAIT_S)
         other.close()
         store.close()
+
+
+def test_a_batch_from_before_a_reconnection_is_stored_but_never_acknowledged_on_the_new_connection(
+    mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    """A message id means something only on the connection it came on. A batch whose store was
+    slow while the broker restarted was acknowledged, by its old ids, on the new connection:
+    the broker took those as acknowledgements of its new messages, not yet stored (and sent
+    more than the consumer's Receive Maximum). Now the batch is stored, and not acknowledged."""
+    path = tmp_path / "floor.db"
+    url = f"sqlite://{path}"
+    table = make_table(tmp_path / "t1", "GS-01")
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    consumer = make_consumer(mosquitto.broker, url, probe_s=600.0)
+    lock = None
+    try:
+        assert consumer.connected.wait(WAIT_S)
+        deal_rounds(table, 1)
+        assert wait_until(lambda: store_matches_journal(url, table))
+        lock = sqlite3.connect(path, isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")  # the store's writer waits (its busy timeout is 30 s)
+        deal_rounds(table, 3)
+        assert wait_until(lambda: _sent_to(mosquitto, "tablectl-floor-store-1") >= table.journal.last_seq)
+        publisher.stop()  # nothing new for the consumer on its next connection but the statuses
+        mosquitto.stop()
+        before = len(mosquitto.log.read_text())
+        mosquitto.start()
+        assert wait_until(lambda: consumer.connected.is_set() and "Received SUBSCRIBE from tablectl-floor-store-1"
+                          in mosquitto.log.read_text()[before:])  # fmt: skip
+        lock.execute("ROLLBACK")
+        lock.close()
+        lock = None
+        assert wait_until(lambda: store_matches_journal(url, table), WAIT_S * 2, every=0.2)
+        assert wait_until(lambda: consumer.stored >= table.journal.last_seq)
+        after = mosquitto.log.read_text()[before:].splitlines()
+        sent = {_mid(line) for line in after if "Sending PUBLISH to tablectl-floor-store-1 (" in line}
+        acked = [_mid(line) for line in after if "Received PUBACK from tablectl-floor-store-1 " in line]
+        assert set(acked) <= sent - {0}, (sorted(acked), sorted(sent))
+    finally:
+        if lock is not None:
+            lock.close()
+        consumer.stop()
+        publisher.stop()
+
+
+def _mid(line: str) -> int:
+    """The message id of a Mosquitto log line: `(d0, q1, r0, m7, ...` or `(Mid: 7, RC:0)`."""
+    if "Mid: " in line:
+        return int(line.split("Mid: ")[1].split(",")[0].split(")")[0])
+    return int(line.split(", m")[1].split(",")[0])
