@@ -14,7 +14,8 @@ seq), and it asks the tables themselves (catchup.py) for whatever the store does
   also tells the table how far this store holds everything (its floor-confirmed mark).
 
 A reply comes in journal order and says how far the table's journal goes; a long backlog comes in
-chunks, each asked for when the one before has been stored. An ask that gets no reply (the table
+chunks, each asked for when the one before has been stored, a chunk's entries in pages (hundreds
+to a message; a table from before pages sends them one a message, read alike). An ask that gets no reply (the table
 is offline, or the broker lost the request) is asked again after `ask_timeout_s`.
 
 **Several consumers, one store** (`group`, PostgreSQL): every consumer of a group subscribes to
@@ -30,7 +31,9 @@ the next chunk. The table's `end` names any hole in its own journal (`gaps`), so
 does not depend on which consumer stored which entry.
 
 **Acknowledged after the commit**: paho's automatic PUBACK is off; a message is acknowledged
-to the broker only once the transaction that stored it has committed. The session is not kept
+to the broker only once the transaction that stored it has committed, and only on the connection
+it came on (a message id is the session's own: one from before a reconnection is stored, never
+acknowledged on the new connection). The session is not kept
 (clean start, no session expiry): Mosquitto 2 does not hand a gone member's unacknowledged
 messages to the rest of the group (it keeps them in that client's session if it has one, and
 drops them with it if not), so a consumer killed mid-batch leaves a gap that the store fills
@@ -68,8 +71,9 @@ _paho_log = logging.getLogger("tablectl.floor.mqtt")
 
 #: At most this many queued messages are stored in one transaction,
 BATCH = 1000
-#: and at most about this many bytes of them (a catch-up page holds hundreds of entries).
-BATCH_BYTES = 2_000_000
+#: and at most about this many bytes of them (a catch-up page holds hundreds of entries): about
+#: 3,000 entries, so a batch of pages holds no more in memory than a few batches of live entries.
+BATCH_BYTES = 1_000_000
 #: How many unacknowledged messages the broker may have out to one consumer (MQTT 5 Receive
 #: Maximum): a batch is acknowledged after its commit, so this bounds what a batch can hold.
 RECEIVE_MAXIMUM = 4 * BATCH
