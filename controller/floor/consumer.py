@@ -42,8 +42,9 @@ the live feed for a consumer that may never come back.
 
 Threads: paho's network thread only queues what arrives; one worker thread owns the store, so a
 slow disk never stalls the network and every write is one transaction per batch. The queue holds
-at most `INBOX` messages: a worker that falls behind makes paho's thread wait for room, and the
-backlog stays unacknowledged on the broker, not in this process's memory.
+at most `INBOX` messages and about `INBOX_BYTES` bytes: a worker that falls behind makes paho's
+thread wait for room, and the backlog stays unacknowledged on the broker, not in this process's
+memory.
 """
 
 from __future__ import annotations
@@ -97,7 +98,6 @@ class _Message(NamedTuple):
     mid: int
     qos: int
     connection: int  # which connection it came on: its mid means nothing on another
-
 
 
 class FloorConsumer:
