@@ -163,6 +163,15 @@ def new_database(pattern: str, name: str) -> str:
     return pattern.format(db=name)
 
 
+def cpu_s(pid: int) -> float | None:
+    """The process's CPU time so far (user and system, every thread), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -288,6 +297,7 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
                     "live": f"{got} of {live_total} entries stored {PHASE_S:.0f} s after the live load ended: "
                             "the store did not keep up; the other phases were not run",
                     "stored_per_s": round(got / (time.time() - live_start)),
+                    "consumers_cpu_s": round(sum(cpu_s(p.pid) or 0.0 for p in procs), 1),
                     "offered_per_s": round(live_total / (live_end - live_start))}  # fmt: skip
         steady_last = round(LIVE_S)
         burst_last = steady_last + round(5 * BURST_S)
@@ -339,6 +349,7 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         day = _caught_up(db, [day_name], DAY, started, day_done)
         sampler.sample()
         count = stored()
+        cpu = sum(cpu_s(p.pid) or 0.0 for p in procs)
         expected = flood_total + HOUR_TABLES * HOUR + DAY
         dupes = db.execute(
             "SELECT COUNT(*) FROM (SELECT 1 FROM floor_entries GROUP BY site, table_id, seq HAVING COUNT(*) > 1) x"
@@ -358,6 +369,10 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
             "duplicates": int(dupes[0]) if dupes else None,
             "alerts": int(alerts[0]) if alerts else None,
             "consumer_rss": sampler.report(),
+            # Every consumer's CPU over the whole run, and a stored entry's share of it: the same
+            # a entry whatever the number of consumers means they take turns on the same cores.
+            "consumers_cpu_s": round(cpu, 1),
+            "consumers_cpu_us_an_entry": round(cpu / count * 1e6) if count else None,
         }
     finally:
         # The consumers first: the generator then takes its tables' retained statuses off the

@@ -14,7 +14,8 @@ seq), and it asks the tables themselves (catchup.py) for whatever the store does
   also tells the table how far this store holds everything (its floor-confirmed mark).
 
 A reply comes in journal order and says how far the table's journal goes; a long backlog comes in
-chunks, each asked for when the one before has been stored. An ask that gets no reply (the table
+chunks, each asked for when the one before has been stored, a chunk's entries in pages (hundreds
+to a message; a table from before pages sends them one a message, read alike). An ask that gets no reply (the table
 is offline, or the broker lost the request) is asked again after `ask_timeout_s`.
 
 **Several consumers, one store** (`group`, PostgreSQL): every consumer of a group subscribes to
@@ -30,7 +31,9 @@ the next chunk. The table's `end` names any hole in its own journal (`gaps`), so
 does not depend on which consumer stored which entry.
 
 **Acknowledged after the commit**: paho's automatic PUBACK is off; a message is acknowledged
-to the broker only once the transaction that stored it has committed. The session is not kept
+to the broker only once the transaction that stored it has committed, and only on the connection
+it came on (a message id is the session's own: one from before a reconnection is stored, never
+acknowledged on the new connection). The session is not kept
 (clean start, no session expiry): Mosquitto 2 does not hand a gone member's unacknowledged
 messages to the rest of the group (it keeps them in that client's session if it has one, and
 drops them with it if not), so a consumer killed mid-batch leaves a gap that the store fills
@@ -39,12 +42,14 @@ the live feed for a consumer that may never come back.
 
 Threads: paho's network thread only queues what arrives; one worker thread owns the store, so a
 slow disk never stalls the network and every write is one transaction per batch. The queue holds
-at most `INBOX` messages: a worker that falls behind makes paho's thread wait for room, and the
-backlog stays unacknowledged on the broker, not in this process's memory.
+at most `INBOX` messages and about `INBOX_BYTES` bytes: a worker that falls behind makes paho's
+thread wait for room, and the backlog stays unacknowledged on the broker, not in this process's
+memory.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import queue
@@ -65,8 +70,11 @@ from controller.floor.store import FloorStore, StoredEntry, open_store, redact
 log = logging.getLogger("tablectl.floor.consumer")
 _paho_log = logging.getLogger("tablectl.floor.mqtt")
 
-#: At most this many queued messages are stored in one transaction.
+#: At most this many queued messages are stored in one transaction,
 BATCH = 1000
+#: and at most about this many bytes of them (a catch-up page holds hundreds of entries): about
+#: 3,000 entries, so a batch of pages holds no more in memory than a few batches of live entries.
+BATCH_BYTES = 1_000_000
 #: How many unacknowledged messages the broker may have out to one consumer (MQTT 5 Receive
 #: Maximum): a batch is acknowledged after its commit, so this bounds what a batch can hold.
 RECEIVE_MAXIMUM = 4 * BATCH
@@ -74,6 +82,8 @@ RECEIVE_MAXIMUM = 4 * BATCH
 #: waits for room (and the broker keeps the rest, unacknowledged), so a consumer that cannot keep
 #: up holds a bounded backlog in memory, never the whole floor's. Nothing is dropped on the way.
 INBOX = BATCH
+#: The inbox holds at most about this many bytes too (pages are large).
+INBOX_BYTES = BATCH_BYTES
 #: With a group, how long a table may look behind before it is asked (another consumer of the
 #: group may hold the entries in between, not yet committed).
 GROUP_GRACE_S = 2.0
@@ -87,6 +97,7 @@ class _Message(NamedTuple):
     properties: Any
     mid: int
     qos: int
+    connection: int  # which connection it came on: its mid means nothing on another
 
 
 class FloorConsumer:
@@ -130,7 +141,9 @@ class FloorConsumer:
         self.asks = 0
         self.stored = 0  # messages stored and acknowledged
         self.connected = threading.Event()
-        self._inbox: queue.Queue[_Message | None] = queue.Queue(INBOX)
+        self._inbox = _Inbox(INBOX, INBOX_BYTES)
+        self._connection = 0  # counts connections (and their ends): see _new_connection
+        self._acking = threading.Lock()
         self._dropping = threading.Event()  # the session is being dropped: what waits is never acknowledged
         self._behind: dict[Key, float] = {}  # table -> when it was last seen behind (or asked)
         self._known: set[Key] = set()
@@ -145,7 +158,8 @@ class FloorConsumer:
             protocol=mqtt.MQTTv5,
             manual_ack=True,  # a PUBACK only once the batch is committed (_work)
         )
-        client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
+        if _paho_log.isEnabledFor(logging.DEBUG):  # else paho formats a line a packet for nothing
+            client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
         if broker.tls:
             client.tls_set(ca_certs=ca_file, certfile=cert_file, keyfile=key_file)
         if username is not None:
@@ -211,6 +225,7 @@ class FloorConsumer:
     # -- paho's thread ------------------------------------------------------------------------------
 
     def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self._new_connection()
         if reason.is_failure:
             self._say(f"{self.broker} refused the connection: {reason}; retrying", logging.ERROR)
             return
@@ -233,10 +248,20 @@ class FloorConsumer:
         self.connected.set()
         self._ask_all.set()
 
+    def _new_connection(self) -> None:
+        """A connection ended or began: what came on the one before is never acknowledged on it.
+        A session's message ids are its own, so a batch of the last connection committed after a
+        reconnection acknowledged, by their ids, other messages of the new session, not yet
+        stored (and let the broker send that many more than the Receive Maximum allows). The
+        session is not kept (clean start), so the broker forgot them anyway."""
+        with self._acking:
+            self._connection += 1
+
     def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
         self._say(f"cannot reach {self.broker}; retrying", logging.WARNING)
 
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self._new_connection()
         self.connected.clear()
         if not self._stopping.is_set():
             self._say(f"lost {self.broker} ({reason}); reconnecting; the tables will be asked again", logging.WARNING)
@@ -246,18 +271,14 @@ class FloorConsumer:
         # Only a catch-up reply (its CorrelationData) and a history request (its ResponseTopic) are
         # read for their properties: an entry's are not kept while it waits (paho's objects are large).
         props = message.properties if "/catchup/" in topic or "/history/" in topic else None
-        item = _Message(topic, bytes(message.payload), props, message.mid, message.qos)
+        item = _Message(topic, bytes(message.payload), props, message.mid, message.qos, self._connection)
         while not self._put(item, 0.5):
             if self._dropping.is_set() or self._stopping.is_set():
                 return  # never acknowledged: the broker forgets it with the session, the tables are asked
 
     def _put(self, item: _Message | None, wait: float | None = None) -> bool:
         """Hand `item` to the worker, waiting for room (at most `wait` seconds: False if none came)."""
-        try:
-            self._inbox.put(item, timeout=wait)
-        except queue.Full:
-            return False
-        return True
+        return self._inbox.put(item, wait)
 
     @property
     def reply_name(self) -> str:
@@ -292,9 +313,10 @@ class FloorConsumer:
                 if stop:
                     return
                 continue
-            for message in batch:  # committed: now, and only now, the broker may forget them
-                if message.qos:
-                    self._client.ack(message.mid, message.qos)
+            with self._acking:  # committed: now, and only now, the broker may forget them
+                for message in batch:
+                    if message.qos and message.connection == self._connection:
+                        self._client.ack(message.mid, message.qos)
             self.stored += len(batch)
             try:
                 now = time.monotonic()
@@ -338,16 +360,18 @@ class FloorConsumer:
 
     def _take(self) -> tuple[list[_Message], bool]:
         batch: list[_Message] = []
+        size = 0
         try:
             item = self._inbox.get(timeout=0.2)
         except queue.Empty:
             return batch, False
         while item is not None:
             batch.append(item)
-            if len(batch) >= BATCH:
+            size += len(item.payload)
+            if len(batch) >= BATCH or size >= BATCH_BYTES:
                 return batch, False
             try:
-                item = self._inbox.get_nowait()
+                item = self._inbox.get(timeout=None)
             except queue.Empty:
                 return batch, False
         return batch, True
@@ -356,8 +380,9 @@ class FloorConsumer:
         entries: list[StoredEntry] = []
         replied: list[StoredEntry] = []
         ends: list[tuple[schema.FloorMessage, Any]] = []
+        answering: set[tuple[str, str, str]] = set()  # (site, table, correlation) of the pages stored
         statuses: dict[Key, int] = {}
-        for topic, payload, props, _mid, _qos in batch:
+        for topic, payload, props, _mid, _qos, _connection in batch:
             if topic.endswith("/history/request"):
                 self._answer_history(store, topic, props)
                 continue
@@ -377,7 +402,14 @@ class FloorConsumer:
             key = (message.site, message.table)
             self._known.add(key)
             p = message.payload
-            if message.kind == "entry":
+            if message.kind == "page":  # a catch-up reply's entries, many to a message
+                site, table, boot = message.site, message.table, message.boot
+                replied.extend(StoredEntry(site, table, r["seq"], boot, r["at"], r.get("round"), r["kind"], r["body"])
+                               for r in p["entries"])  # fmt: skip
+                correlation = getattr(props, "CorrelationData", None) if props is not None else None
+                if isinstance(correlation, bytes):
+                    answering.add((site, table, correlation.hex()))
+            elif message.kind == "entry":
                 (replied if "/catchup/" in topic else entries).append(
                     StoredEntry(message.site, message.table, p["seq"], message.boot, p["at"], p.get("round"),
                                 p["kind"], p["body"])
@@ -405,12 +437,21 @@ class FloorConsumer:
                     "floor store: %s sent %s the store lacked (lost by the broker, or sent while the store "
                     "was away)", ", ".join(tables), schema.entries(result.added),
                 )  # fmt: skip
+        if not (entries or replied):  # idle: the tables another consumer held at the last batch
+            behind.update(store.settle())
         now = time.monotonic()
+        for key in behind - {(e.site, e.table) for e in entries + replied}:
+            self._behind.setdefault(key, now)
         for key in {(e.site, e.table) for e in entries + replied}:  # the store's word after the batch
             if key in behind:
                 self._behind.setdefault(key, now)
             else:
                 self._behind.pop(key, None)
+        if answering:
+            # An answer still coming holds its claim: a table-day's answer outlasts `ask_timeout_s`
+            # on a busy floor server, and a claim that lapsed mid-answer let a second ask go out
+            # for what was on its way (and broke the chain of chunks).
+            store.extend_many(sorted(answering), self.ask_timeout_s)
         self._ended_many(store, ends)
 
     def _ended_many(self, store: FloorStore, ends: list[tuple[schema.FloorMessage, Any]]) -> None:
@@ -486,7 +527,10 @@ class FloorConsumer:
         props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
         props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)
         props.CorrelationData = correlation
+        # Pages: a table of today answers PAGE entries a message, up to PAGED_LIMIT an ask; one
+        # from before pages ignores both and sends REPLY_LIMIT, an entry a message (read alike).
         payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": schema.REPLY_LIMIT,
+                                   "page": schema.PAGE, "page_limit": schema.PAGED_LIMIT,
                                    "store": store.store_id}  # fmt: skip
         if start is not None and start > after:
             payload["from"] = start
@@ -541,3 +585,40 @@ class FloorConsumer:
                 "floor store: %s/%s: stored through %d, the table has %d; asking it for the rest",
                 key[0], key[1], progress.contiguous, max(progress.highest, progress.reported_last),
             )  # fmt: skip
+
+
+class _Inbox:
+    """The worker's queue, bounded by messages and by bytes (a page is hundreds of entries):
+    `put` waits for room, `get(timeout=None)` never waits (queue.Empty when there is nothing)."""
+
+    def __init__(self, most: int, most_bytes: int) -> None:
+        self._items: collections.deque[_Message | None] = collections.deque()
+        self._bytes = 0
+        self._most, self._most_bytes = most, most_bytes
+        self._changed = threading.Condition()
+
+    def put(self, item: _Message | None, wait: float | None = None) -> bool:
+        size = len(item.payload) if item is not None else 0
+        with self._changed:
+            # One message is always let in, however large: a page bigger than the bound still passes.
+            room = lambda: not self._items or (len(self._items) < self._most and self._bytes + size <= self._most_bytes)  # noqa: E731
+            if item is not None and not self._changed.wait_for(room, wait):
+                return False
+            self._items.append(item)
+            self._bytes += size
+            self._changed.notify_all()
+        return True
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def get(self, timeout: float | None) -> _Message | None:
+        with self._changed:
+            if timeout is not None and not self._changed.wait_for(lambda: bool(self._items), timeout):
+                raise queue.Empty
+            if not self._items:
+                raise queue.Empty
+            item = self._items.popleft()
+            self._bytes -= len(item.payload) if item is not None else 0
+            self._changed.notify_all()
+            return item

@@ -38,7 +38,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,8 +47,6 @@ from urllib.parse import urlsplit, urlunsplit
 log = logging.getLogger("tablectl.floor.store")
 
 SCHEMA_VERSION = 5
-#: A batch's own entries are walked from memory when the walk covers at most this many.
-BATCH_WALK = 5000
 
 #: Each migration takes the store from the version before it to its index + 1. Plain SQL that
 #: SQLite and PostgreSQL both read (BIGINT is an INTEGER in SQLite).
@@ -165,6 +163,15 @@ class StoredEntry:
     round: int | None
     kind: str
     body: dict[str, Any]
+    #: The body as the journal writes it (`text`), kept once made: stored and walked, encoded once.
+    _text: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            object.__setattr__(self, "_text", _body_text(self.body))
+        assert self._text is not None
+        return self._text
 
     def to_json(self) -> dict[str, Any]:
         """The export's line: table, boot, seq, kind and the entry as the table journaled it."""
@@ -227,6 +234,13 @@ def _rows(**columns: Sequence[Any]) -> str:
     return json.dumps([dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)])
 
 
+def _copy_text(value: str) -> str:
+    """A text value in COPY's text format: its backslashes, tabs and line ends escaped."""
+    if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
+        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return value
+
+
 def redact(url: str) -> str:
     """The store URL as logs and errors show it: without a password."""
     parts = urlsplit(url)
@@ -245,8 +259,15 @@ class FloorStore:
         self.dialect = dialect  # "sqlite" or "postgresql"
         self._db = db
         self._lock = threading.Lock()
+        #: PostgreSQL: seconds spent taking the batches' tables' rows (SKIP LOCKED: never a wait).
+        self.lock_wait_s = 0.0
+        self._deferred: set[tuple[str, str]] = set()  # tables whose rows another consumer held
         self._migrate()
         self.store_id = self._meta("store_id") or ""
+        if dialect == "postgresql":  # where a batch's COPY lands: this session's own, emptied at each commit
+            self._run(
+                "CREATE TEMPORARY TABLE floor_incoming (LIKE floor_entries INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+            )
 
     # -- SQL in one spelling ----------------------------------------------------------------------
 
@@ -256,13 +277,15 @@ class FloorStore:
     def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._db.execute(self._sql(sql), params)
 
-    def _json_rows(self, sql: str, columns: int, params: Sequence[Any] = ()) -> list[list[Any]]:
+    def _json_rows(
+        self, sql: str, columns: int, params: Sequence[Any] = (),
+        wrap: str = "SELECT COALESCE(json_agg(json_build_array({names})), '[]') FROM ({sql}) AS q({names})",
+    ) -> list[list[Any]]:
         """PostgreSQL: the rows of `sql` (`columns` wide) as one JSON value, each row a list: a row
-        a table of 1,000 tables, read value by value, cost more in psycopg's Python than the query."""
+        a table of 1,000 tables, read value by value, cost more in psycopg's Python than the query.
+        (`wrap`: the statement around it; a statement that writes goes in a WITH.)"""
         names = ", ".join(f"c{n}" for n in range(columns))
-        row = self._run(
-            f"SELECT COALESCE(json_agg(json_build_array({names})), '[]') FROM ({sql}) AS q({names})", params
-        ).fetchone()
+        row = self._run(wrap.format(sql=sql, names=names), params).fetchone()
         return list(row[0]) if row is not None else []
 
     def _transaction(self) -> Any:
@@ -346,7 +369,7 @@ class FloorStore:
                             "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, table_id, seq) DO NOTHING"
                         ),
-                        [(site, table, e.seq, e.boot, e.at, e.round, e.kind, _body_text(e.body), now) for e in fresh],
+                        [(site, table, e.seq, e.boot, e.at, e.round, e.kind, e.text, now) for e in fresh],
                     )
                     added += inserted
                     repeats += len(fresh) - inserted
@@ -359,87 +382,149 @@ class FloorStore:
     def _add_batch(self, groups: dict[tuple[str, str], list[StoredEntry]]) -> AddResult:
         """PostgreSQL: the whole batch in a few set-wise statements, however many tables it spans.
 
-        Several consumers write at once (shared subscriptions spread one table's entries over all
-        of them), so each batch first locks its tables' rows in floor_tables, in one order (two
-        batches never deadlock): the contiguous mark and the chain walk of a table then see every
-        entry another consumer committed before, and no row is compared with a half-written one."""
+        First the entries go in (COPY into a temporary table, then one INSERT .. ON CONFLICT DO
+        NOTHING in key order, RETURNING what went in), with no table's row locked: several
+        consumers write at once (shared subscriptions spread one table's entries over all of
+        them), and the rows they insert never collide unless both hold the same entry, which
+        then waits for the other's commit, in one order (never a deadlock). An entry the batch
+        did not insert is then compared with the one stored (a reuse is recorded and alerted).
+        Last, `_settle`: each table's contiguous mark and chain walk, under its row's lock."""
         keys = sorted(groups)
-        sites, tables = [k[0] for k in keys], [k[1] for k in keys]
-        batch = [e for key in keys for e in groups[key]]
-        added = 0
         now = _now()
         with self._transaction():
-            self._run(
-                "INSERT INTO floor_tables (site, table_id) "
-                "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text) "
-                "ON CONFLICT (site, table_id) DO NOTHING",
-                (_rows(site=sites, table_id=tables),),
-            )
-            self._run(
-                "SELECT 1 FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
-                "ON t.site = b.site AND t.table_id = b.table_id ORDER BY t.site, t.table_id FOR UPDATE OF t",
-                (_rows(site=sites, table_id=tables),),
-            ).fetchall()
-            there = {
-                (str(r[0]), str(r[1]), int(r[2])): StoredEntry(
-                    str(r[0]), str(r[1]), int(r[2]), "", r[3], r[4], r[5], json.loads(r[6])
-                )
-                for r in self._run(
+            # A batch's second copy of an entry is compared with its first here, never inserted twice.
+            first: dict[tuple[str, str, int], StoredEntry] = {}
+            fresh, repeats, conflicts = self._sort_out(
+                (e for key in keys for e in sorted(groups[key], key=lambda e: e.seq)), first,
+                lambda e: (e.site, e.table, e.seq), now,
+            )  # fmt: skip
+            inserted: set[tuple[str, str, int]] = set()
+            if fresh:
+                self._copy_in(fresh, now)
+                inserted = {
+                    (str(r[0]), str(r[1]), int(r[2]))
+                    for r in self._json_rows(
+                        "INSERT INTO floor_entries SELECT * FROM floor_incoming ORDER BY site, table_id, seq "
+                        "ON CONFLICT (site, table_id, seq) DO NOTHING RETURNING site, table_id, seq",
+                        3,
+                        wrap="WITH q AS ({sql}) SELECT COALESCE(json_agg(json_build_array({names})), '[]') "
+                        "FROM q AS q2({names})",
+                    )
+                }
+            others = [e for e in fresh if (e.site, e.table, e.seq) not in inserted]
+            if others:  # stored before (by this store, or another consumer): the same, or a reuse
+                there: dict[tuple[str, str, int], StoredEntry] = {}
+                for r in self._json_rows(
                     "SELECT e.site, e.table_id, e.seq, e.at, e.round, e.kind, e.body FROM floor_entries e "
                     "JOIN json_to_recordset(?::json) AS b(site text, table_id text, seq bigint) "
                     "ON e.site = b.site AND e.table_id = b.table_id AND e.seq = b.seq",
-                    (
-                        _rows(
-                            site=[e.site for e in batch], table_id=[e.table for e in batch], seq=[e.seq for e in batch]
-                        ),
-                    ),
-                ).fetchall()
-            }
-            fresh, repeats, conflicts = self._sort_out(batch, there, lambda e: (e.site, e.table, e.seq), now)
-            if fresh:
-                columns = list(zip(*[(e.site, e.table, e.seq, e.boot, e.at, e.round, e.kind, _body_text(e.body), now)
-                                     for e in fresh], strict=True))  # fmt: skip
-                inserted = int(self._run(
-                    "INSERT INTO floor_entries (site, table_id, seq, boot, at, round, kind, body, received_at) "
-                    "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text, seq bigint, boot text, "
-                    "at text, round bigint, kind text, body text, received_at text) "
-                    "ON CONFLICT (site, table_id, seq) DO NOTHING",
-                    (_rows(**dict(zip(("site", "table_id", "seq", "boot", "at", "round", "kind", "body", "received_at"),
-                                      columns, strict=True))),),
-                ).rowcount)  # fmt: skip
-                added += inserted
-                repeats += len(fresh) - inserted
-            behind: list[tuple[str, str]] = []
-            # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
-            # the highest seq held, in one statement for the batch's tables.
-            runs = self._json_rows(
-                "SELECT site, table_id, contiguous, reported_last, "
-                "COALESCE(MAX(seq) FILTER (WHERE island = 0), contiguous), COALESCE(MAX(seq), contiguous) FROM ("
-                "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
-                "    e.seq - t.contiguous - row_number() OVER (PARTITION BY t.site, t.table_id ORDER BY e.seq) "
-                "      AS island "
-                "  FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
-                "    ON t.site = b.site AND t.table_id = b.table_id "
-                "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
-                ") x GROUP BY site, table_id, contiguous, reported_last",
-                6,
+                    7,
+                    (_rows(site=[e.site for e in others], table_id=[e.table for e in others],
+                           seq=[e.seq for e in others]),),
+                ):  # fmt: skip
+                    stored = StoredEntry(str(r[0]), str(r[1]), int(r[2]), "", r[3], r[4], r[5], json.loads(r[6]), r[6])
+                    there[(stored.site, stored.table, stored.seq)] = stored
+                _, again, differ = self._sort_out(others, there, lambda e: (e.site, e.table, e.seq), now)
+                repeats += again
+                conflicts += differ
+            behind = self._settle(keys, {k: e for k, e in first.items() if k in inserted})
+        return AddResult(len(inserted), repeats, conflicts, behind)
+
+    def settle(self) -> tuple[tuple[str, str], ...]:
+        """PostgreSQL: move the marks and walk the chains of the tables an earlier batch found
+        locked by another consumer (`_settle`); the tables then held only in part (behind)."""
+        if not self._deferred:
+            return ()
+        with self._transaction():
+            return self._settle([], {})
+
+    @property
+    def unsettled(self) -> int:
+        """How many tables wait for `settle` (their rows were locked by another consumer)."""
+        return len(self._deferred)
+
+    def _settle(
+        self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry]
+    ) -> tuple[tuple[str, str], ...]:
+        """The tables' contiguous marks moved over what is stored and their chains walked, each
+        under its row in floor_tables, locked in one order (FOR UPDATE), so the mark and the walk
+        see every entry other consumers committed and no two consumers walk a table at once.
+
+        A row another consumer's batch holds is skipped (SKIP LOCKED), never waited for: with
+        every consumer's batch spanning most tables (the shared subscription deals a table's
+        entries to all of them), a wait here made them take turns, and four did worse than two.
+        A skipped table is settled by this store's next batch or `settle` (the consumer calls it
+        when idle); the other consumer's walk may already cover it. `known`: the batch's entries
+        (walked from memory). The tables held only in part after it are returned (behind)."""
+        wanted = sorted(set(keys) | self._deferred)
+        if not wanted:
+            return ()
+        sites, tables = [k[0] for k in wanted], [k[1] for k in wanted]
+        self._run(
+            "INSERT INTO floor_tables (site, table_id) "
+            "SELECT * FROM json_to_recordset(?::json) AS b(site text, table_id text) ORDER BY 1, 2 "
+            "ON CONFLICT (site, table_id) DO NOTHING",
+            (_rows(site=sites, table_id=tables),),
+        )
+        waited = time.monotonic()
+        locked = {
+            (str(r[0]), str(r[1]))
+            for r in self._run(
+                "SELECT t.site, t.table_id FROM floor_tables t "
+                "JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+                "ON t.site = b.site AND t.table_id = b.table_id "
+                "ORDER BY t.site, t.table_id FOR UPDATE OF t SKIP LOCKED",
                 (_rows(site=sites, table_id=tables),),
+            ).fetchall()
+        }
+        self.lock_wait_s += time.monotonic() - waited
+        self._deferred = set(wanted) - locked
+        if not locked:
+            return ()
+        mine = sorted(locked)
+        behind: list[tuple[str, str]] = []
+        # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
+        # the highest seq held, in one statement for the batch's tables.
+        runs = self._json_rows(
+            "SELECT site, table_id, contiguous, reported_last, "
+            "COALESCE(MAX(seq) FILTER (WHERE island = 0), contiguous), COALESCE(MAX(seq), contiguous) FROM ("
+            "  SELECT t.site, t.table_id, t.contiguous, t.reported_last, e.seq, "
+            "    e.seq - t.contiguous - row_number() OVER (PARTITION BY t.site, t.table_id ORDER BY e.seq) "
+            "      AS island "
+            "  FROM floor_tables t JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
+            "    ON t.site = b.site AND t.table_id = b.table_id "
+            "  LEFT JOIN floor_entries e ON e.site = t.site AND e.table_id = t.table_id AND e.seq > t.contiguous"
+            ") x GROUP BY site, table_id, contiguous, reported_last",
+            6,
+            (_rows(site=[k[0] for k in mine], table_id=[k[1] for k in mine]),),
+        )
+        moved: list[tuple[str, str, int]] = []
+        for site, table, contiguous, reported_last, reach, highest in runs:
+            if int(reach) > int(contiguous):
+                moved.append((str(site), str(table), int(reach)))
+            if int(highest) > int(reach) or int(reported_last) > int(reach):
+                behind.append((str(site), str(table)))
+        if moved:
+            self._run(
+                "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
+                "FROM json_to_recordset(?::json) AS u(site text, table_id text, reach bigint) "
+                "WHERE t.site = u.site AND t.table_id = u.table_id",
+                (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
             )
-            moved: list[tuple[str, str, int]] = []
-            for site, table, contiguous, reported_last, reach, highest in runs:
-                if int(reach) > int(contiguous):
-                    moved.append((str(site), str(table), int(reach)))
-                if int(highest) > int(reach) or int(reported_last) > int(reach):
-                    behind.append((str(site), str(table)))
-            if moved:
-                self._run(
-                    "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
-                    "FROM json_to_recordset(?::json) AS u(site text, table_id text, reach bigint) "
-                    "WHERE t.site = u.site AND t.table_id = u.table_id",
-                    (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
-                )
-                self._check_chains([(site, table) for site, table, _ in moved], there)
-        return AddResult(added, repeats, conflicts, tuple(sorted(behind)))
+            self._check_chains([(site, table) for site, table, _ in moved], known)
+        return tuple(sorted(behind))
+
+    def _copy_in(self, fresh: Sequence[StoredEntry], now: str) -> None:
+        """The batch's new rows into the session's floor_incoming (emptied at each commit), by COPY."""
+        lines = []
+        for e in fresh:
+            rnd = "\\N" if e.round is None else str(e.round)
+            lines.append("\t".join((_copy_text(e.site), _copy_text(e.table), str(e.seq), _copy_text(e.boot),
+                                    _copy_text(e.at), rnd, _copy_text(e.kind), _copy_text(e.text), now)))  # fmt: skip
+        self._db.copy(
+            "COPY floor_incoming (site, table_id, seq, boot, at, round, kind, body, received_at) FROM STDIN",
+            ("\n".join(lines) + "\n").encode(),
+        )
 
     def _sort_out(
         self, entries: Iterable[StoredEntry], there: dict[Any, StoredEntry], key: Callable[[StoredEntry], Any], now: str
@@ -531,6 +616,26 @@ class FloorStore:
                 (consumer, then, int(time.time() * 1000) + int(hold_s * 1000), site, table, correlation),
             ).rowcount
         return bool(moved)
+
+    def extend_many(self, asks: Sequence[tuple[str, str, str]], hold_s: float) -> None:
+        """The answers to these asks, (site, table, correlation) each, are arriving: each claim still
+        held by its ask is held `hold_s` seconds from now."""
+        expires = int(time.time() * 1000) + int(hold_s * 1000)
+        with self._transaction():
+            if self.dialect != "postgresql":
+                for site, table, correlation in asks:
+                    self._run(
+                        "UPDATE floor_claims SET expires_ms = ? WHERE site = ? AND table_id = ? AND correlation = ?",
+                        (expires, site, table, correlation),
+                    )
+                return
+            self._run(
+                "UPDATE floor_claims c SET expires_ms = ? FROM json_to_recordset(?::json) AS b(site text, "
+                "table_id text, correlation text) WHERE c.site = b.site AND c.table_id = b.table_id "
+                "AND c.correlation = b.correlation",
+                (expires, _rows(site=[a[0] for a in asks], table_id=[a[1] for a in asks],
+                                correlation=[a[2] for a in asks])),
+            )  # fmt: skip
 
     def release(self, site: str, table: str, correlation: str) -> bool:
         """The answer to the ask `correlation` came (to whichever consumer): its claim ends. False
@@ -635,7 +740,7 @@ class FloorStore:
         for entry in entries:
             if entry.seq > contiguous:
                 break
-            problem = walk.add(entry.seq, entry.at, entry.round, entry.kind, entry.body)
+            problem = walk.add(entry.seq, entry.at, entry.round, entry.kind, entry.body, entry.text)
             if problem is not None:
                 self._alert(site, table, entry.seq, problem)
                 break
@@ -668,23 +773,32 @@ class FloorStore:
         pending: dict[tuple[str, str], list[StoredEntry]] = {}
         for key, row in rows.items():
             first, last = int(row[1]) + 1, int(row[0])
-            if known and last - first < BATCH_WALK:
+            if known and last - first < len(known):  # (at most what the batch holds: never a long range built)
                 held = [known.get((key[0], key[1], seq)) for seq in range(first, last + 1)]
                 if all(e is not None for e in held):
                     pending[key] = [e for e in held if e is not None]
         fetch = [key for key in rows if key not in pending]
         for key in fetch:
             pending[key] = []
-        for site, table, seq, boot, at, rnd, kind, body in () if not fetch else self._run(
+        # The rest read back in one JSON value (psycopg's pure-Python rows cost more than the query),
+        # each body's text as stored: the chain is walked over it, not over a second encoding.
+        for site, table, seq, boot, at, rnd, kind, body in [] if not fetch else self._json_rows(
             "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
             "JOIN floor_tables t ON e.site = t.site AND e.table_id = t.table_id "
             "JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
             "ON t.site = b.site AND t.table_id = b.table_id "
             "WHERE e.seq > t.chain_seq AND e.seq <= t.contiguous ORDER BY e.site, e.table_id, e.seq",
+            8,
             (_rows(site=[k[0] for k in fetch], table_id=[k[1] for k in fetch]),),
         ):
-            rnd = None if rnd is None else int(rnd)
-            pending[(site, table)].append(StoredEntry(site, table, int(seq), boot, at, rnd, kind, json.loads(body)))
+            # An entry the batch holds (this consumer's share of a table another consumer also
+            # writes) is taken from it: only the others' bodies are decoded.
+            mine = known.get((site, table, seq)) if known else None
+            pending[(site, table)].append(
+                mine or StoredEntry(site, table, seq, boot, at, rnd, kind, json.loads(body), body)
+            )
+        for key in fetch:
+            pending[key].sort(key=lambda e: e.seq)
         ends = [(key, self._walk_chain(key[0], key[1], row[:5], pending[key], row[5])) for key, row in rows.items()]
         self._run(
             "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "
@@ -954,6 +1068,10 @@ class _PgDb:
         with self._conn.cursor() as cursor:
             cursor.executemany(sql, rows)
             return int(cursor.rowcount)
+
+    def copy(self, sql: str, data: bytes) -> None:
+        with self._conn.cursor() as cursor, cursor.copy(sql) as copy:
+            copy.write(data)
 
     def begin(self) -> None:
         self._conn.execute("BEGIN")

@@ -209,8 +209,11 @@ class ChainWalk:
     key: str | None = None
     enrolled: str | None = None  # the fingerprint enrolled for the table on the floor
 
-    def add(self, seq: int, at: str, round_no: int | None, kind: str, body: Mapping[str, Any]) -> str | None:
-        text = body_text(body)
+    def add(
+        self, seq: int, at: str, round_no: int | None, kind: str, body: Mapping[str, Any], text: str | None = None
+    ) -> str | None:
+        """`text`: the body as the journal writes it (`body_text`), when the caller has it already."""
+        text = body_text(body) if text is None else text
         if seq != self.seq + 1:
             lost = body.get("lost") if kind == "journal-loss" else None
             if not (isinstance(lost, list) and lost == [self.seq + 1, seq - 1]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -250,3 +251,77 @@ def test_two_consumers_feeding_one_store_never_double_a_row(mosquitto: Mosquitto
     store = open_store(url)
     assert store.count() == table.journal.last_seq
     store.close()
+
+
+def test_a_table_asked_for_pages_answers_many_entries_a_message_in_journal_order(
+    mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    """A day's catch-up as a few large messages, not one message an entry (issue 32): a request
+    with `page` gets the entries `page` to a message, up to `page_limit` of them, then the end."""
+    table = make_table(tmp_path)
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    deal_rounds(table, 4)
+    last = table.journal.last_seq
+    assert last > 12
+    assert publisher.wait_acked(last, WAIT_S)
+    asker = Asker(mosquitto)
+    asker.ask({"v": 1, "after": 3, "limit": 5, "page": 3, "page_limit": 8, "store": "store-x"})
+    assert asker.wait_end()
+    publisher.stop()
+    asker.stop()
+
+    replies = [r for r, _ in asker.replies]
+    assert [r["reply"] for r in replies] == ["page", "page", "page", "end"]
+    assert [len(r["entries"]) for r in replies[:3]] == [3, 3, 2]
+    journal = [e.to_json() for e in table.journal.entries()]
+    assert [row for r in replies[:3] for row in r["entries"]] == journal[3:11]
+    assert all(schema.parse_reply(schema.reply_topic(SITE, "GS-01", "asker"), json.dumps(r).encode()) for r in replies)
+    end = replies[-1]
+    assert (end["after"], end["through"], end["last"], end["more"]) == (3, 11, last, True)
+
+
+def test_a_page_with_a_bad_entry_is_refused_naming_the_entry() -> None:
+    topic = schema.reply_topic(SITE, "GS-01", "store-1")
+    good = {"seq": 4, "at": "2026-12-02T10:00:00.000Z", "round": 1, "kind": "card", "body": {}}
+    page = {"v": 1, "site": SITE, "table": "GS-01", "boot": "b", "reply": "page"}
+    for rows, said in (
+        ([good, {**good, "seq": 4}], "entries[1] of the page: seq must be a journal sequence number after 4, not 4"),
+        ([good, {**good, "seq": 5, "body": "x"}], "entries[1]: entry 5: body must be a JSON object"),
+        ([], "a page's entries must be a list of entries"),
+    ):
+        with pytest.raises(schema.FloorMessageError, match=re.escape(said)):
+            schema.parse_reply(topic, json.dumps({**page, "entries": rows}).encode())
+
+
+def test_a_consumer_fills_its_store_from_a_table_from_before_pages(
+    mosquitto: Mosquitto, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table running the code from before pages ignores `page` and answers entry by entry, at
+    most REPLY_LIMIT an ask: the consumer, which asks for pages, reads that form as well."""
+    from controller.adapters.floor.catchup import CatchupResponder
+
+    monkeypatch.setattr(schema, "REPLY_LIMIT", 10)  # a backlog of several asks
+    heard = CatchupResponder._on_message
+
+    def before_pages(self: CatchupResponder, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        request = json.loads(message.payload)
+        assert request["page"] == schema.PAGE  # the consumer asked for pages
+        del request["page"], request["page_limit"]
+        message.payload = json.dumps(request).encode()
+        heard(self, client, userdata, message)
+
+    monkeypatch.setattr(CatchupResponder, "_on_message", before_pages)
+    table = make_table(tmp_path)
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    deal_rounds(table, 12)  # with no store on the floor: the broker keeps none of it
+    assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
+    assert table.journal.last_seq > 30
+    url = f"sqlite://{tmp_path}/floor.db"
+    consumer = make_consumer(mosquitto.broker, url)
+    try:
+        assert wait_until(lambda: store_matches_journal(url, table), WAIT_S * 2, every=0.2)
+    finally:
+        consumer.stop()
+        publisher.stop()

@@ -117,7 +117,7 @@ class Spy:
         table = message.topic.split("/")[2]
         correlation = getattr(message.properties, "CorrelationData", None)
         kind = "request" if message.topic.endswith("/request") else payload["reply"]
-        if kind != "entry":
+        if kind not in ("entry", "page"):
             with self.lock:
                 self.seen.append((table, kind, payload, correlation))
 
@@ -130,6 +130,8 @@ def test_two_consumers_racing_on_a_catch_up_never_ask_a_table_twice_at_once_and_
     mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(schema, "REPLY_LIMIT", 40)  # a backlog of several chunks
+    monkeypatch.setattr(schema, "PAGED_LIMIT", 40)  # (in pages of 15)
+    monkeypatch.setattr(schema, "PAGE", 15)
     url = postgres.new_database()
     tables = [make_table(tmp_path / f"t{n}", f"GS-{n:02d}") for n in range(1, 4)]
     publishers = [make_publisher(floor_config(mosquitto.broker), t) for t in tables]
@@ -270,3 +272,97 @@ def _sent_to(mosquitto: Mosquitto, client_id: str) -> int:
     """How many entries the broker has written to `client_id` (its log, log_type all)."""
     text = mosquitto.log.read_text()
     return sum(1 for line in text.splitlines() if f"Sending PUBLISH to {client_id} " in line and "/surveillance/" in line)
+
+
+def test_a_batch_never_waits_for_a_table_another_consumer_is_settling(postgres: Postgres) -> None:
+    """Consumers of a group each get a share of every table's entries, so their batches span the
+    same tables: a batch that waited for each table's row held by another consumer's batch made
+    them take turns. Now the entries go in at once; the mark moves and the chain is walked when
+    the row is free (the consumer's next batch, or `settle` when idle)."""
+    import psycopg
+
+    from controller.floor.store import StoredEntry
+
+    def entry(seq: int) -> StoredEntry:
+        return StoredEntry(SITE, "GS-01", seq, "boot-1", f"2026-12-02T10:00:0{seq}.000Z", None, "note", {"n": seq})
+
+    url = postgres.new_database()
+    store = open_store(url)
+    other = psycopg.connect(url, autocommit=True)  # another consumer, mid-batch on GS-01
+    done = threading.Event()
+    try:
+        store.add([entry(1), entry(2)])
+        other.execute("BEGIN")
+        other.execute("SELECT 1 FROM floor_tables WHERE site = %s AND table_id = 'GS-01' FOR UPDATE", (SITE,))
+
+        def add() -> None:
+            store.add([entry(3), entry(4)])
+            done.set()
+
+        threading.Thread(target=add, daemon=True).start()
+        assert done.wait(WAIT_S), "the batch waited for the row another consumer held"
+        assert store.count() == 4  # stored at once
+        assert store.progress(SITE, "GS-01").contiguous == 2  # not settled while the row is held
+        assert store.unsettled == 1
+        other.execute("ROLLBACK")
+        assert store.settle() == ()
+        assert store.progress(SITE, "GS-01").contiguous == 4
+        assert store.history(SITE, "GS-01")["seq"] == 4  # the chain walked over the four
+        assert store.unsettled == 0
+    finally:
+        if not done.is_set():
+            other.execute("ROLLBACK")  # let the waiting batch end
+            done.wait(WAIT_S)
+        other.close()
+        store.close()
+
+
+def test_a_batch_from_before_a_reconnection_is_stored_but_never_acknowledged_on_the_new_connection(
+    mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    """A message id means something only on the connection it came on. A batch whose store was
+    slow while the broker restarted was acknowledged, by its old ids, on the new connection:
+    the broker took those as acknowledgements of its new messages, not yet stored (and sent
+    more than the consumer's Receive Maximum). Now the batch is stored, and not acknowledged."""
+    path = tmp_path / "floor.db"
+    url = f"sqlite://{path}"
+    table = make_table(tmp_path / "t1", "GS-01")
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    consumer = make_consumer(mosquitto.broker, url, probe_s=600.0)
+    lock = None
+    try:
+        assert consumer.connected.wait(WAIT_S)
+        deal_rounds(table, 1)
+        assert wait_until(lambda: store_matches_journal(url, table))
+        lock = sqlite3.connect(path, isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")  # the store's writer waits (its busy timeout is 30 s)
+        deal_rounds(table, 3)
+        assert wait_until(lambda: _sent_to(mosquitto, "tablectl-floor-store-1") >= table.journal.last_seq)
+        publisher.stop()  # nothing new for the consumer on its next connection but the statuses
+        mosquitto.stop()
+        before = len(mosquitto.log.read_text())
+        mosquitto.start()
+        assert wait_until(lambda: consumer.connected.is_set() and "Received SUBSCRIBE from tablectl-floor-store-1"
+                          in mosquitto.log.read_text()[before:])  # fmt: skip
+        lock.execute("ROLLBACK")
+        lock.close()
+        lock = None
+        assert wait_until(lambda: store_matches_journal(url, table), WAIT_S * 2, every=0.2)
+        assert wait_until(lambda: consumer.stored >= table.journal.last_seq)
+        after = mosquitto.log.read_text()[before:].splitlines()
+        sent = {_mid(line) for line in after if "Sending PUBLISH to tablectl-floor-store-1 (" in line}
+        acked = [_mid(line) for line in after if "Received PUBACK from tablectl-floor-store-1 " in line]
+        assert set(acked) <= sent - {0}, (sorted(acked), sorted(sent))
+    finally:
+        if lock is not None:
+            lock.close()
+        consumer.stop()
+        publisher.stop()
+
+
+def _mid(line: str) -> int:
+    """The message id of a Mosquitto log line: `(d0, q1, r0, m7, ...` or `(Mid: 7, RC:0)`."""
+    if "Mid: " in line:
+        return int(line.split("Mid: ")[1].split(",")[0].split(")")[0])
+    return int(line.split(", m")[1].split(",")[0])

@@ -13,6 +13,11 @@ has not heard from a table) asks the table itself, over MQTT 5 request/response:
              then one {"reply": "end", "after", "through", "last", "more", "gaps"} (`last`: the
              journal's newest; `gaps`: [first, last] ranges of seqs between from and through that
              the journal does not hold, at most 10)
+    pages    a request with "page": N (1 to 2,000) asks for the entries N to a message, and may
+             ask for up to "page_limit" (at most 20,000) of them in one answer: each message
+             {"v", "site", "table", "boot", "reply": "page", "entries": [{"seq", "at", "round",
+             "kind", "body"}, ...]}, then the same end. A table from before pages ignores both
+             keys and answers entry by entry, `limit` of them; a consumer reads either form.
 
 `from` lets a consumer of a group (shared subscriptions: each reply entry may be stored by
 another consumer of the group, not yet committed when the `end` comes) ask for the next chunk
@@ -64,7 +69,9 @@ def new_client(config: FloorConfig, client_id: str, password: str | None) -> mqt
     because its PUBACK says when the broker refused a message (an ACL), and for request/response."""
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
     # paho's own lines at DEBUG only: paho 2.2 logs a routine end of its network loop as an error.
-    client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
+    # Only when DEBUG is on: paho formats every packet's line (its properties too) for on_log.
+    if _paho_log.isEnabledFor(logging.DEBUG):
+        client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
     if config.broker.tls:
         client.tls_set(ca_certs=config.ca_file, certfile=config.cert_file, keyfile=config.key_file)
     if config.username is not None:
@@ -214,6 +221,13 @@ class CatchupResponder:
             raise _Refused(f"from must be a journal seq, {after} (after) or more, not {start!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= schema.REPLY_LIMIT:
             raise _Refused(f"limit must be a whole number from 0 to {schema.REPLY_LIMIT}, not {limit!r}")
+        page = request.get("page")
+        if page is not None:
+            if isinstance(page, bool) or not isinstance(page, int) or not 1 <= page <= schema.PAGE_MAX:
+                raise _Refused(f"page must be a whole number from 1 to {schema.PAGE_MAX}, not {page!r}")
+            limit = request.get("page_limit", limit)
+            if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= schema.PAGED_LIMIT:
+                raise _Refused(f"page_limit must be a whole number from 0 to {schema.PAGED_LIMIT}, not {limit!r}")
         if store is not None:
             try:
                 check_level(str(store), "store")
@@ -241,13 +255,22 @@ class CatchupResponder:
         start = min(start, last)  # a consumer ahead of this journal gets its end at once
         through = start
         gaps: list[list[int]] = []
+        rows: list[dict[str, Any]] = []
         for entry in islice(reader.entries(after=start), limit):
             if entry.seq != through + 1 and len(gaps) < 10:
                 gaps.append([through + 1, entry.seq - 1])
-            payload = {**base, "reply": "entry", "seq": entry.seq, "at": entry.at, "round": entry.round,
-                       "kind": entry.kind, "body": entry.body}  # fmt: skip
-            infos.append(self._client.publish(response, schema.encode(payload), 1, properties=out))
+            row = {"seq": entry.seq, "at": entry.at, "round": entry.round, "kind": entry.kind, "body": entry.body}
             through = entry.seq
+            if page is None:
+                infos.append(self._client.publish(response, schema.encode({**base, "reply": "entry", **row}), 1,
+                                                  properties=out))  # fmt: skip
+                continue
+            rows.append(row)
+            if len(rows) >= page:
+                infos.append(self._page(response, base, rows, out))
+                rows = []
+        if rows:
+            infos.append(self._page(response, base, rows, out))
         last = max(last, through)
         end = {**base, "reply": "end", "after": after, "through": through, "last": last, "more": through < last,
                "gaps": gaps}  # fmt: skip
@@ -256,6 +279,12 @@ class CatchupResponder:
         if store is not None:
             self._confirm(str(store), after)
         self._wait(infos)
+
+    def _page(
+        self, response: str, base: dict[str, Any], rows: list[dict[str, Any]], out: Properties
+    ) -> mqtt.MQTTMessageInfo:
+        return self._client.publish(response, schema.encode({**base, "reply": "page", "entries": rows}), 1,
+                                    properties=out)  # fmt: skip
 
     def _wait(self, infos: list[mqtt.MQTTMessageInfo]) -> None:
         # Paced by the broker: the next request is read only when this reply is taken (or given up).

@@ -32,11 +32,15 @@ before, under a new boot, so a consumer can tell a restart's repeats from a faul
 End-to-end catch-up (MQTT 5 request/response) lives one level deeper, so a viewer subscribed to
 `tablectl/+/+/+` never sees it (its replies are whole entries, as on the surveillance topic):
 
-    tablectl/<site>/<table>/catchup/request            a floor consumer asks: {"v", "after", "limit", "store"}
-                                                       with a response topic and correlation data
+    tablectl/<site>/<table>/catchup/request            a floor consumer asks: {"v", "after", "limit", "store"
+                                                       [, "page", "page_limit"]} with a response topic
+                                                       and correlation data
     tablectl/<site>/<table>/catchup/reply/<consumer>   the table answers, in journal order: each entry
                                                        after `after` ({"reply": "entry", envelope,
-                                                       round, kind, body}) then {"reply": "end", "after",
+                                                       round, kind, body}), or, asked for pages, the
+                                                       entries `page` to a message ({"reply": "page",
+                                                       envelope without seq, "entries": [{seq, at, round,
+                                                       kind, body}, ...]}), then {"reply": "end", "after",
                                                        "through", "last", "more"}
 
 A starting table asks the floor store how far it holds the table's history (controller/adapters/floor/history.py):
@@ -71,6 +75,12 @@ SURVEILLANCE_FILTER = f"{ROOT}/+/+/{SURVEILLANCE}/entry"
 STATUS_FILTER = f"{ROOT}/+/+/status"
 #: At most this many entries in one catch-up reply; the consumer asks again for the rest.
 REPLY_LIMIT = 2000
+#: A request that asks for pages (`"page": N`, N entries a message, at most PAGE_MAX) may ask
+#: for up to PAGED_LIMIT entries in one answer (`"page_limit"`). A table from before pages
+#: ignores both and answers `limit` entries a message each, which every consumer still reads.
+PAGE = 500
+PAGE_MAX = 2000
+PAGED_LIMIT = 20_000
 
 
 class FloorMessageError(ValueError):
@@ -176,7 +186,8 @@ def _parse(topic_name: str, site: str, table: str, kind: str, data: bytes | byte
 
 
 def parse_reply(topic_name: str, data: bytes | bytearray) -> FloorMessage:
-    """Read one catch-up reply (kind "entry" or "end"); raise FloorMessageError naming the topic."""
+    """Read one catch-up reply (kind "entry", "page" or "end"); raise FloorMessageError naming the
+    topic (and, in a page, the entry)."""
     levels = topic_name.split("/")
     if len(levels) != 6 or levels[0] != ROOT or levels[3:5] != ["catchup", "reply"]:
         raise FloorMessageError(f"{topic_name}: not a tablectl/<site>/<table>/catchup/reply/<consumer> topic")
@@ -195,13 +206,29 @@ def parse_reply(topic_name: str, data: bytes | bytearray) -> FloorMessage:
         if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
             raise FloorMessageError(f"{topic_name}: seq must be a journal sequence number, not {seq!r}")
         check_entry(topic_name, payload)
+    elif kind == "page":
+        rows = payload.get("entries")
+        if not isinstance(rows, list) or not rows:
+            raise FloorMessageError(f"{topic_name}: a page's entries must be a list of entries, not {rows!r:.40}")
+        before = 0
+        for n, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise FloorMessageError(f"{topic_name}: entries[{n}] of the page is not a JSON object")
+            seq = row.get("seq")
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq <= before:
+                raise FloorMessageError(
+                    f"{topic_name}: entries[{n}] of the page: seq must be a journal sequence number after "
+                    f"{before}, not {seq!r}"
+                )
+            check_entry(f"{topic_name} entries[{n}]", row)
+            before = seq
     elif kind == "end":
         for key in ("after", "through", "last"):
             value = payload.get(key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise FloorMessageError(f"{topic_name}: {key} must be a whole number, not {value!r}")
     else:
-        raise FloorMessageError(f"{topic_name}: reply must be 'entry' or 'end', not {kind!r}")
+        raise FloorMessageError(f"{topic_name}: reply must be 'entry', 'page' or 'end', not {kind!r}")
     return FloorMessage(site, table, kind, payload)
 
 
