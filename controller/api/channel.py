@@ -19,7 +19,8 @@ What crosses the channel is the gate's work and nothing else (controller/api/gat
   table -> API   ("start", settings)                    what the API serves (first, once)
                  ("reply", id, ok, value)               a result, or the refusal raised
                  ("changed", version)                   the table changed since the last view
-                 ("feed", tick, message)                a live-feed message, before masking
+                 ("feed", tick, message)                a live-feed message, before masking (the
+                                                        state whole, or what changed since the last)
                  ("feed-lost",)                         messages were dropped: screens reconnect
 Each frame is a 4-byte length and a pickle. Pickle is safe here because both ends are this
 program's own processes over an inherited socketpair that nothing else can reach; a command is a
@@ -114,6 +115,7 @@ class TableServer:
         self._writer = writer
         self._told = 0
         self._lost = False
+        self.source.reset()  # a new API's side: it has no state to apply changes to
         self.listening.clear()
         self.failed = None
         try:
@@ -194,17 +196,20 @@ class TableServer:
             self._told = version  # told once; the next change after the API's next view is told again
             self._send(("changed", version))
 
-    def _deliver(self, tick: int, message: Unmasked) -> None:
+    def _deliver(self, tick: int, message: Unmasked) -> bool:
+        """Send a live-feed message to the API's side; False when it was dropped."""
         writer = self._writer
         if writer is None or writer.is_closing():
-            return
+            return False
         if writer.transport.get_write_buffer_size() > FEED_BACKLOG_LIMIT:
             self._lost = True  # the API's process is not reading: its screens catch up later
-            return
+            return False
         if self._lost:
             self._lost = False
             self._send(("feed-lost",))
+            message = (self.source.whole(message[0]), message[1])  # what was lost is not applied to
         self._send(("feed", tick, message))
+        return True
 
 
 # -- the daemon's handle on the API's process (on the table's loop) ---------------------------------

@@ -74,6 +74,7 @@ class RemoteGate:
                 elif kind == "feed":
                     self._live.fan_out(message[1], message[2])
                 elif kind == "feed-lost":
+                    self._live.reset()  # the next message carries the whole state
                     self._live.close_all()  # each screen reconnects with its last seq: nothing lost
                 else:
                     log.error("the table sent %r: not a message of the channel", kind)

@@ -42,7 +42,7 @@ def table_side(
     loop: asyncio.AbstractEventLoop | None,
     *,
     live: LiveFeed | None = None,
-    deliver: Callable[[int, Unmasked], None] | None = None,
+    deliver: Callable[[int, Unmasked], bool | None] | None = None,
     device_views: Mapping[str, Callable[[], Any]] | None = None,
     metrics: TableMetrics | None = None,
     sim: SimControls | None = None,
