@@ -2,20 +2,26 @@
 
 A screen connects to `/api/ws` and says `{"after": N}` (the last sequence number it has). It gets
 every entry after N from the journal, then the whole table state, then each new entry as it is
-journaled with the state after it. No gaps, no duplicates: the screen's subscription starts before
-the table reads the backlog, and the backlog says where it ends, so each live message is either
-in the backlog or after it.
+journaled with what it changed of the state (`"changes"`: `[[path, value], ...]`,
+controller/api/delta.py; the screen applies them to the state it has). No gaps, no duplicates: the
+screen's subscription starts before the table reads the backlog, and the backlog says where it
+ends, so each live message is either in the backlog or after it.
 
 Two halves share the work. On the table's loop (`FeedSource`) each message is only put together
-(the entry, its effects, the state after it) with the cards the dealer may not see in it, and
-handed over in one call (to the API's loop, or down the channel to the API's own process:
-controller/api/remote.py); on the API's loop (`LiveFeed`) it is masked and encoded once for each kind
-of audience (every card, or the dealer's sight: controller/visibility), not once a screen. The
+(the entry, its effects, what it changed of the state: worked out once, for every screen) with the
+cards the dealer may not see in it, and handed over in one call (to the API's loop, or down the
+channel to the API's own process: controller/api/remote.py); on the API's loop (`LiveFeed`) the
+changes are applied to the state the feed keeps, masked and encoded once for each kind of audience
+(every card, or the dealer's sight: controller/visibility; what changed of the dealer's sight is
+worked out again once the dealer's hidden cards are involved), not once a screen. A screen that
+joins gets the state as the last message left it, the state every connected screen has. The
 table's loop does no masking or encoding for the screens. On the API's loop each screen has a
 bounded queue; a screen that falls `QUEUE_LIMIT` messages behind is told to reconnect (it
 reconnects with its last seq and loses nothing), so a slow client costs memory only up to that
 bound and never slows the table. The backlog is read in slices, each a separate job on the
-table's loop, so a screen asking for a long history never holds up a card.
+table's loop, so a screen asking for a long history never holds up a card. Messages the API's
+side missed (its process was too slow to read them, or is new) are made good with the whole
+state in the next message.
 """
 
 from __future__ import annotations
@@ -315,6 +321,11 @@ class LiveFeed:
             said_rest = rest if everything else self._masked(rest, hidden)
             texts[everything] = _encode({**said_rest, **part})
         return texts
+
+    @property
+    def whole(self) -> dict[str, Any] | None:
+        """The table's state as the last message left it, every card shown (None: none yet)."""
+        return self._whole
 
     def _masked(self, doc: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
         if not hidden:
