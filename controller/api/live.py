@@ -53,7 +53,8 @@ QUEUE_LIMIT = 100  # messages a screen may fall behind before it is told to reco
 DEVICES_EVERY_S = 1.0  # the most often a change of devices alone sends the screens the state
 BACKLOG_SLICE = 100  # entries of a backlog read in one job on the table's loop (masked on the API's)
 PATIENCE_S = 15.0  # how long a connecting screen waits for room in the table's queue
-#: States of the last messages kept for screens joining (a screen further behind reconnects).
+#: States of the last messages kept while screens join (a screen further behind reconnects); with
+#: nobody joining, the last one only.
 KEPT_STATES = 2 * QUEUE_LIMIT
 CATCHING_UP = 4  # screens whose backlog slices are read and encoded at once (the others wait their turn)
 
@@ -225,11 +226,13 @@ class LiveFeed:
         self.source: FeedSource | None = None  # the table's half, when the table is in this process
         self.on_count: Callable[[int], None] | None = None  # told the number of screens (another process)
         # The state as the table's last message left it, whole (every card) and as the dealer sees
-        # it, and the cards hidden in the latter; by tick, the last few (a joining screen's start).
+        # it, and the cards hidden in the latter; by tick, those since a screen started joining
+        # (where its live messages take over).
         self._whole: dict[str, Any] | None = None
         self._seen: dict[str, Any] | None = None
         self._seen_hidden: frozenset[str] = frozenset()
         self._states: dict[int, tuple[int, dict[str, Any], dict[str, Any]]] = {}
+        self._joining = 0  # screens waiting for the table to say where their backlog ends
 
     def attach(self, table: Table, describe: Callable[[Table], dict[str, Any]]) -> FeedSource:
         """Follow `table` in this process (called once, before the table's loop runs the API's jobs)."""
@@ -309,6 +312,8 @@ class LiveFeed:
             seen = patched(self._seen, shown)
             parts = {True: {"changes": said}, False: {"changes": shown}}
         self._whole, self._seen, self._seen_hidden = whole, seen, hidden
+        if not self._joining:  # the last state only, unless a screen is joining
+            self._states.clear()
         self._states[tick] = (doc["seq"], whole, seen)
         while len(self._states) > KEPT_STATES:
             del self._states[next(iter(self._states))]
@@ -369,8 +374,12 @@ class LiveFeed:
         if self._catching_up is None:
             self._catching_up = asyncio.Semaphore(CATCHING_UP)
         async with self._catching_up:
-            joined: Joined = await _patiently(gate, "feed_join", self._whole is None)
-            kept = self._states.get(joined.tick)
+            self._joining += 1
+            try:
+                joined: Joined = await _patiently(gate, "feed_join", self._whole is None)
+                kept = self._states.get(joined.tick)
+            finally:
+                self._joining -= 1
             if kept is None:  # the feed moved on too far meanwhile (or lost messages): come again
                 raise TableBusy("the live feed moved on while this screen joined")
             seq, whole, seen = kept
