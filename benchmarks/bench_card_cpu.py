@@ -83,7 +83,16 @@ async def _session(
     shoe.start()
     config = f'[table]\nid = "CARD-CPU-1"\n[rules]\ndecks = {DECKS}\n[shoe]\nurl = "{shoe.port}"\n'
     argv = [*PROFILED, str(profile), "--"] if profile is not None else TABLECTL
-    daemon = Daemon(workdir, config, argv=argv, state_dir=state_dir, env={"PYTHONPATH": source} if source else {})
+    # The before copy runs from its own directory: the API's process (`python -m`) imports from the
+    # directory it runs in first, so run from this checkout it would be this code's, not the copy's.
+    daemon = Daemon(
+        workdir,
+        config,
+        argv=argv,
+        state_dir=state_dir,
+        env={"PYTHONPATH": source} if source else {},
+        cwd=Path(source) if source else None,
+    )
     daemon.spawn()
     fanout = Fanout()
     clients = [Screen(n, fanout) for n in range(screens)]

@@ -42,6 +42,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from benchmarks.bench_daemon import ROUND, TABLECTL, Api, _percentile, _sent_at, _source, _wait_connected
+from controller.api.delta import patched
 from controller.engine.cards import ShoeComposition
 from controller.testing import DEALER, Daemon
 from drivers.shoe.simulated import SimulatedShoe
@@ -240,19 +241,24 @@ def _ack_at(shoe: SimulatedShoe, mark: int) -> float:
 
 def _receipts(session: Session) -> dict[int, list[float]]:
     """seq -> each screen's receipt time; raises unless every screen got every entry once, in
-    order, gapless, each live entry with the state after it."""
+    order, gapless, each live entry with the state after it (whole, or its changes applied)."""
     out: dict[int, list[float]] = {}
     last = session.cards[-1][0]
     for number, received in enumerate(session.received):
         seqs: list[int] = []
+        state: Any = None  # as the screen has it: a message's whole state, or its changes applied
         for arrived, raw in received:
             message = json.loads(raw)
+            if "state" in message:
+                state = message["state"]
+            elif "changes" in message:
+                state = patched(state, message["changes"])
             if message["type"] != "entry":
                 continue
             match = _ENTRY_SEQ.match(raw)
             if match is None or int(match.group(1)) != message["seq"]:
                 raise RuntimeError(f"screen {number}: the seq read while dealing is not the message's")
-            if message["live"] and message["state"]["journal_seq"] != message["seq"]:
+            if message["live"] and state["journal_seq"] != message["seq"]:
                 raise RuntimeError(f"screen {number}: entry {message['seq']} carries another entry's state")
             seqs.append(message["seq"])
             out.setdefault(message["seq"], []).append(arrived)

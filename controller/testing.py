@@ -115,8 +115,10 @@ class Daemon:
         state_dir: Path | None = None,
         args: Sequence[str] = (),
         env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.workdir = workdir
+        self.cwd = cwd or ROOT  # where it runs: `python -m` (the API's process) imports from here first
         self.args = list(args)  # more of `tablectl run`'s flags, such as --demo
         self.env = dict(env or {})  # more of the environment, such as PYTHONPATH
         self.config = workdir / "table.toml"
@@ -147,7 +149,7 @@ class Daemon:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
-                cwd=ROOT,
+                cwd=self.cwd,
             )
 
     def wait_ready(self, timeout: float = 2 * PATIENCE_S, every: float = 0.05) -> float:

@@ -19,7 +19,11 @@ What crosses the channel is the gate's work and nothing else (controller/api/gat
   table -> API   ("start", settings)                    what the API serves (first, once)
                  ("reply", id, ok, value)               a result, or the refusal raised
                  ("changed", version)                   the table changed since the last view
-                 ("feed", tick, message)                a live-feed message, before masking
+                 ("feed", tick, message, told)          a live-feed message, before masking (the
+                                                        state whole, or what changed since the last),
+                                                        and the view beside it (gate.py's `Told`):
+                                                        the API's view is made from the feed while
+                                                        it flows, not asked for
                  ("feed-lost",)                         messages were dropped: screens reconnect
 Each frame is a 4-byte length and a pickle. Pickle is safe here because both ends are this
 program's own processes over an inherited socketpair that nothing else can reach; a command is a
@@ -105,6 +109,7 @@ class TableServer:
         self._writer: asyncio.StreamWriter | None = None
         self._told = 0  # the last version the API was told of
         self._lost = False  # live-feed messages were dropped since the API last caught up
+        self._changing = False  # a "changed" is to be told at the end of this turn of the loop
         gate.on_change = self._changed
         source.deliver = self._deliver
 
@@ -114,6 +119,7 @@ class TableServer:
         self._writer = writer
         self._told = 0
         self._lost = False
+        self.source.reset()  # a new API's side: it has no state to apply changes to
         self.listening.clear()
         self.failed = None
         try:
@@ -128,6 +134,8 @@ class TableServer:
                 await writer.wait_closed()
 
     def _send(self, message: Any) -> None:
+        if self._changing:  # a change is told before anything sent after it (a reply to a command)
+            self._tell_changed()
         writer = self._writer
         if writer is not None and not writer.is_closing():
             writer.write(frame(message))
@@ -190,21 +198,37 @@ class TableServer:
         return published
 
     def _changed(self, version: int) -> None:
+        # Told at the end of this turn of the loop, unless a feed message said it meanwhile (an
+        # entry's: the API makes its view from the feed, and the table writes to the channel once).
+        if self._writer is not None and self._told < version and not self._changing:
+            self._changing = True
+            asyncio.get_running_loop().call_soon(self._tell_changed)
+
+    def _tell_changed(self) -> None:
+        if not self._changing:
+            return
+        self._changing = False
+        version = self.gate.version
         if self._writer is not None and self._told < version:
             self._told = version  # told once; the next change after the API's next view is told again
             self._send(("changed", version))
 
-    def _deliver(self, tick: int, message: Unmasked) -> None:
+    def _deliver(self, tick: int, message: Unmasked) -> bool:
+        """Send a live-feed message to the API's side; False when it was dropped."""
         writer = self._writer
         if writer is None or writer.is_closing():
-            return
+            return False
         if writer.transport.get_write_buffer_size() > FEED_BACKLOG_LIMIT:
             self._lost = True  # the API's process is not reading: its screens catch up later
-            return
+            return False
         if self._lost:
             self._lost = False
             self._send(("feed-lost",))
-        self._send(("feed", tick, message))
+            message = (self.source.whole(message[0]), message[1])  # what was lost is not applied to
+        told = self.gate.told()
+        self._told = max(self._told, told.version)  # the API knows this much now
+        self._send(("feed", tick, message, told))
+        return True
 
 
 # -- the daemon's handle on the API's process (on the table's loop) ---------------------------------

@@ -190,8 +190,8 @@ class Commands:
 
     # -- the live feed --------------------------------------------------------------------------
 
-    def feed_join(self, table: Table) -> Joined:
-        return self._source().join(table)
+    def feed_join(self, table: Table, whole: bool = False) -> Joined:
+        return self._source().join(table, whole)
 
     def feed_backlog(self, table: Table, after: int, upto: int) -> tuple[list[Unmasked], int]:
         return self._source().backlog(table, after, upto)

@@ -105,6 +105,30 @@ class Published:
     meters: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Told:
+    """What a live-feed message handed to the API's process says of the view beside its state (the
+    gate's version after it, and what the state does not hold): with the feed's state, the view."""
+
+    version: int
+    journal_fault: str | None
+    hidden: frozenset[str]
+    meters: dict[str, Any]
+
+    def published(self, whole: dict[str, Any]) -> Published:
+        """The view of the table at this version, `whole` being the feed's state then."""
+        return Published(
+            version=self.version,
+            seq=whole["journal_seq"],
+            blocked=whole["blocked"],
+            journal_fault=self.journal_fault,
+            whole=whole,
+            words=whole["prompt"],
+            hidden=self.hidden,
+            meters=self.meters,
+        )
+
+
 class Gate(Protocol):
     """The API's handle on the table, wherever the table is: in this process (`TableGate`) or in
     the daemon's while the API has a process of its own (controller/api/remote.py's RemoteGate).
@@ -338,6 +362,21 @@ class TableGate:
             hidden=sight(table, None).current(),
             meters=table.meters.report(due=table.payouts_due()),
         )
+
+    def told(self) -> Told:
+        """On the table's loop: the view's part beside the state, now (sent with a feed message)."""
+        table = self._table
+        return Told(
+            version=self._version,
+            journal_fault=table.journal_fault.message if table.journal_fault is not None else None,
+            hidden=sight(table, None).current(),
+            meters=table.meters.report(due=table.payouts_due()),
+        )
+
+    @property
+    def version(self) -> int:
+        """The table's version as the gate counts it (on the table's loop)."""
+        return self._version
 
     def _masked(self, published: Published) -> TableView:
         return masked(published, self.adapter)

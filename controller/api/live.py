@@ -2,20 +2,26 @@
 
 A screen connects to `/api/ws` and says `{"after": N}` (the last sequence number it has). It gets
 every entry after N from the journal, then the whole table state, then each new entry as it is
-journaled with the state after it. No gaps, no duplicates: the screen's subscription starts before
-the table reads the backlog, and the backlog says where it ends, so each live message is either
-in the backlog or after it.
+journaled with what it changed of the state (`"changes"`: `[[path, value], ...]`,
+controller/api/delta.py; the screen applies them to the state it has). No gaps, no duplicates: the
+screen's subscription starts before the table reads the backlog, and the backlog says where it
+ends, so each live message is either in the backlog or after it.
 
 Two halves share the work. On the table's loop (`FeedSource`) each message is only put together
-(the entry, its effects, the state after it) with the cards the dealer may not see in it, and
-handed over in one call (to the API's loop, or down the channel to the API's own process:
-controller/api/remote.py); on the API's loop (`LiveFeed`) it is masked and encoded once for each kind
-of audience (every card, or the dealer's sight: controller/visibility), not once a screen. The
+(the entry, its effects, what it changed of the state: worked out once, for every screen) with the
+cards the dealer may not see in it, and handed over in one call (to the API's loop, or down the
+channel to the API's own process: controller/api/remote.py); on the API's loop (`LiveFeed`) the
+changes are applied to the state the feed keeps, masked and encoded once for each kind of audience
+(every card, or the dealer's sight: controller/visibility; what changed of the dealer's sight is
+worked out again once the dealer's hidden cards are involved), not once a screen. A screen that
+joins gets the state as the last message left it, the state every connected screen has. The
 table's loop does no masking or encoding for the screens. On the API's loop each screen has a
 bounded queue; a screen that falls `QUEUE_LIMIT` messages behind is told to reconnect (it
 reconnects with its last seq and loses nothing), so a slow client costs memory only up to that
 bound and never slows the table. The backlog is read in slices, each a separate job on the
-table's loop, so a screen asking for a long history never holds up a card.
+table's loop, so a screen asking for a long history never holds up a card. Messages the API's
+side missed (its process was too slow to read them, or is new) are made good with the whole
+state in the next message.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from controller.api.delta import changes, patched
 from controller.api.gate import TableBusy
 from controller.engine.base import Effect, to_json
 from controller.journal.log import Entry
@@ -46,6 +53,9 @@ QUEUE_LIMIT = 100  # messages a screen may fall behind before it is told to reco
 DEVICES_EVERY_S = 1.0  # the most often a change of devices alone sends the screens the state
 BACKLOG_SLICE = 100  # entries of a backlog read in one job on the table's loop (masked on the API's)
 PATIENCE_S = 15.0  # how long a connecting screen waits for room in the table's queue
+#: States of the last messages kept while screens join (a screen further behind reconnects); with
+#: nobody joining, the last one only.
+KEPT_STATES = 2 * QUEUE_LIMIT
 CATCHING_UP = 4  # screens whose backlog slices are read and encoded at once (the others wait their turn)
 
 #: (tick, text): tick orders every message the table hands over; None ends the feed.
@@ -70,7 +80,6 @@ class Joined:
 
     seq: int
     tick: int
-    state: Unmasked  # the state message
 
 
 class FeedSource:
@@ -82,7 +91,7 @@ class FeedSource:
     def __init__(
         self,
         describe: Callable[[Table], dict[str, Any]] = snapshot,
-        deliver: Callable[[int, Unmasked], None] | None = None,
+        deliver: Callable[[int, Unmasked], bool | None] | None = None,
     ) -> None:
         # What a screen is sent as "the state", every card shown; each role then masks it.
         self.describe = describe
@@ -92,6 +101,9 @@ class FeedSource:
         self._tick = 0  # the last tick handed over
         self._devices_due: asyncio.TimerHandle | None = None
         self._devices_told = float("-inf")
+        self._base: dict[str, Any] | None = None  # the state as the last message left it
+        self._told_hidden: frozenset[str] = frozenset()  # the cards the dealer could not see in it
+        self._delivered = False  # the last message reached the API's side
 
     def attach(self, table: Table) -> None:
         """Follow `table` (called once, before the table's loop runs the API's jobs)."""
@@ -120,27 +132,59 @@ class FeedSource:
     def _tell_devices(self, table: Table) -> None:
         self._devices_due = None
         self._devices_told = asyncio.get_running_loop().time()
-        state = {"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}
-        self._hand_over((state, sight(table, None).current()))
+        self._tell_state(table)
+
+    def _tell_state(self, table: Table) -> None:
+        """What changed of the table without an entry (a device, a screen joining), as a state message."""
+        hidden = sight(table, None).current()
+        state = self.describe(table)
+        message = {"type": "state", "seq": table.journal.last_seq, **self._state_part(state)}
+        self._hand_over((message, hidden))
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         if not self.count:
+            self._base = None  # nobody has the state: the next screen's message carries it whole
             return
         message = {**entry_message(entry), "live": True, "effects": [to_json(e) for e in effects]}
-        message["state"] = self.describe(table)
+        message.update(self._state_part(self.describe(table)))
         dealer = sight(table, None)
         self._hand_over((message, dealer.hidden(entry.round) | dealer.current()))
+
+    def _state_part(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The state after a message: what changed since the last message (once, for every screen),
+        or the whole of it when the API's side has nothing to apply changes to."""
+        base, self._base = self._base, state
+        return {"state": state} if base is None else {"changes": changes(base, state)}
+
+    def whole(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The message just handed over with the whole state instead of its changes (for an API's
+        side that missed messages)."""
+        if "changes" not in message or self._base is None:
+            return message
+        return {**{k: v for k, v in message.items() if k != "changes"}, "state": self._base}
+
+    def reset(self) -> None:
+        """A new API's side: the next message carries the whole state."""
+        self._base = None
 
     def _hand_over(self, message: Unmasked) -> None:
         if self.deliver is None:
             return
         self._tick = tick = next(self._ticks)
-        self.deliver(tick, message)
+        self._told_hidden = message[1]
+        self._delivered = self.deliver(tick, message) is not False
 
-    def join(self, table: Table) -> Joined:
-        """Where a new screen's backlog ends (a job on the table's loop, after it subscribed)."""
-        state = {"type": "state", "seq": table.journal.last_seq, "state": self.describe(table)}
-        return Joined(table.journal.last_seq, self._tick, (state, sight(table, None).current()))
+    def join(self, table: Table, whole: bool = False) -> Joined:
+        """Where a new screen's backlog ends (a job on the table's loop, after it subscribed): the
+        last message handed over, whose state (as the API's side has it, as every screen connected
+        has it) the screen gets; what changed since without a message comes with the next one. The
+        state is handed over first when that message did not reach the API's side, or the dealer's
+        sight changed since it, or the API's side asks for it `whole` (it has none yet)."""
+        if whole:
+            self._base = None
+        if self._base is None or not self._delivered or self._told_hidden != sight(table, None).current():
+            self._tell_state(table)
+        return Joined(table.journal.last_seq, self._tick)
 
     def backlog(self, table: Table, after: int, upto: int) -> tuple[list[Unmasked], int]:
         """Up to BACKLOG_SLICE entries after `after` (through `upto`), each with the cards the
@@ -181,6 +225,14 @@ class LiveFeed:
         self._catching_up: asyncio.Semaphore | None = None  # made on the API's loop, when first needed
         self.source: FeedSource | None = None  # the table's half, when the table is in this process
         self.on_count: Callable[[int], None] | None = None  # told the number of screens (another process)
+        # The state as the table's last message left it, whole (every card) and as the dealer sees
+        # it, and the cards hidden in the latter; by tick, those since a screen started joining
+        # (where its live messages take over).
+        self._whole: dict[str, Any] | None = None
+        self._seen: dict[str, Any] | None = None
+        self._seen_hidden: frozenset[str] = frozenset()
+        self._states: dict[int, tuple[int, dict[str, Any], dict[str, Any]]] = {}
+        self._joining = 0  # screens waiting for the table to say where their backlog ends
 
     def attach(self, table: Table, describe: Callable[[Table], dict[str, Any]]) -> FeedSource:
         """Follow `table` in this process (called once, before the table's loop runs the API's jobs)."""
@@ -196,13 +248,16 @@ class LiveFeed:
         self._adapter = adapter
         self.on_count = on_count
 
-    def _deliver(self, tick: int, message: Unmasked) -> None:
+    def _deliver(self, tick: int, message: Unmasked) -> bool:
         # On the table's loop, in one process with the API: to the API's loop in one call.
         loop = self._api_loop
         if loop is None or loop.is_closed():
-            return
-        with contextlib.suppress(RuntimeError):  # the API's loop has just closed: nobody listens
+            return False
+        try:
             loop.call_soon_threadsafe(self.fan_out, tick, message)
+        except RuntimeError:  # the API's loop has just closed: nobody listens
+            return False
+        return True
 
     # -- on the API's loop ----------------------------------------------------------------------
 
@@ -215,11 +270,11 @@ class LiveFeed:
         return _encode(doc)
 
     def fan_out(self, tick: int, message: Unmasked) -> None:
-        texts: dict[bool, str] = {}
+        texts = self._texts(tick, message)
         for sub in list(self.subscribers):
             text = texts.get(sub.everything)
-            if text is None:
-                text = texts[sub.everything] = self.text(message, sub.everything)
+            if text is None:  # nothing this audience does not have already
+                continue
             try:
                 sub.queue.put_nowait((tick, text))
             except asyncio.QueueFull:
@@ -227,6 +282,67 @@ class LiveFeed:
             else:
                 if sub.queue.qsize() > QUEUE_LIMIT:
                     self._drop(sub)
+
+    def _texts(self, tick: int, message: Unmasked) -> dict[bool, str]:
+        """A message from the table as each audience gets it, encoded once per audience: the state
+        it carries (whole, or what changed) applied to the feed's own, and sent as what changed of
+        it for that audience (whole only while the feed had none); a state message that changes
+        nothing an audience sees is not sent to it."""
+        doc, hidden = message
+        if "state" in doc:
+            whole = doc["state"]
+            said = None if self._whole is None else changes(self._whole, whole)
+        elif "changes" in doc and self._whole is not None:
+            said = doc["changes"]
+            whole = patched(self._whole, said)
+        else:  # changes to a state the feed never had: a bug; every screen starts again, whole
+            log.error("the table sent changes to a state the live feed does not have; screens reconnect")
+            self.reset()
+            self.close_all()
+            return {}
+        rest = {k: v for k, v in doc.items() if k not in ("state", "changes")}
+        parts: dict[bool, dict[str, Any]]
+        if said is None or self._seen is None:
+            seen = self._masked(whole, hidden)
+            parts = {True: {"state": whole}, False: {"state": seen}}
+        else:
+            # Nothing hidden, before or now: the same changes; else what the dealer sees, as masked
+            # now, whatever changed.
+            shown = said if not hidden and not self._seen_hidden else changes(self._seen, self._masked(whole, hidden))
+            seen = patched(self._seen, shown)
+            parts = {True: {"changes": said}, False: {"changes": shown}}
+        self._whole, self._seen, self._seen_hidden = whole, seen, hidden
+        if not self._joining:  # the last state only, unless a screen is joining
+            self._states.clear()
+        self._states[tick] = (doc["seq"], whole, seen)
+        while len(self._states) > KEPT_STATES:
+            del self._states[next(iter(self._states))]
+        texts: dict[bool, str] = {}
+        if not self.subscribers:
+            return texts
+        for everything, part in parts.items():
+            if doc.get("type") == "state" and part.get("changes") == []:
+                continue
+            said_rest = rest if everything else self._masked(rest, hidden)
+            texts[everything] = _encode({**said_rest, **part})
+        return texts
+
+    @property
+    def whole(self) -> dict[str, Any] | None:
+        """The table's state as the last message left it, every card shown (None: none yet)."""
+        return self._whole
+
+    def _masked(self, doc: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+        if not hidden:
+            return doc
+        assert self._adapter is not None, "attach the feed to its table first"
+        return mask_cards(doc, hidden, self._adapter)
+
+    def reset(self) -> None:
+        """The table's messages were lost: the feed's state is none until one comes whole."""
+        self._whole = self._seen = None
+        self._seen_hidden = frozenset()
+        self._states.clear()
 
     def _drop(self, sub: Subscriber) -> None:
         sub.overflowed = True
@@ -258,8 +374,16 @@ class LiveFeed:
         if self._catching_up is None:
             self._catching_up = asyncio.Semaphore(CATCHING_UP)
         async with self._catching_up:
-            joined: Joined = await _patiently(gate, "feed_join")
-            state = self.text(joined.state, sub.everything)  # held as text, not as the table's documents
+            self._joining += 1
+            try:
+                joined: Joined = await _patiently(gate, "feed_join", self._whole is None)
+                kept = self._states.get(joined.tick)
+            finally:
+                self._joining -= 1
+            if kept is None:  # the feed moved on too far meanwhile (or lost messages): come again
+                raise TableBusy("the live feed moved on while this screen joined")
+            seq, whole, seen = kept
+            state = _encode({"type": "state", "seq": seq, "state": whole if sub.everything else seen})
         at = after
         while at < joined.seq:
             # A few screens' slices are read and encoded at a time: a crowd reconnecting at once is

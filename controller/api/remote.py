@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.api.channel import frame, read_frame
 from controller.api.commands import Recalled
-from controller.api.gate import AccessKind, Published, TableView, masked
+from controller.api.gate import AccessKind, Published, TableView, Told, masked
 from controller.journal.log import Entry
 from controller.table import TableError
 from controller.table.visibility import mask_cards
@@ -52,6 +52,7 @@ class RemoteGate:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._known = 0  # the newest version of the table the API has been told of
         self._view: TableView | None = None
+        self._fed: tuple[Told, dict[str, Any]] | None = None  # the feed's last view part and state
         self._building: asyncio.Future[Any] | None = None
         self.closed = asyncio.Event()
         live.serve(self.adapter, self._count)
@@ -72,8 +73,14 @@ class RemoteGate:
                 elif kind == "changed":
                     self._known = max(self._known, message[1])
                 elif kind == "feed":
-                    self._live.fan_out(message[1], message[2])
+                    _, tick, unmasked, told = message
+                    self._live.fan_out(tick, unmasked)
+                    whole = self._live.whole
+                    self._fed = (told, whole) if whole is not None else None
+                    self._known = max(self._known, told.version)
                 elif kind == "feed-lost":
+                    self._fed = None
+                    self._live.reset()  # the next message carries the whole state
                     self._live.close_all()  # each screen reconnects with its last seq: nothing lost
                 else:
                     log.error("the table sent %r: not a message of the channel", kind)
@@ -106,6 +113,11 @@ class RemoteGate:
             raise TableError("the table is not answering (the daemon is stopping)", kind="unavailable")
         view = self._view
         if view is not None and view.version >= self._known:
+            return view
+        fed = self._fed
+        if fed is not None and fed[0].version >= self._known:
+            # The live feed's last message is the table as it stands: the view, without asking.
+            view = self._view = masked(fed[0].published(fed[1]), self.adapter)
             return view
         building = self._building
         if building is None or building.done():

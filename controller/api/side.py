@@ -42,7 +42,7 @@ def table_side(
     loop: asyncio.AbstractEventLoop | None,
     *,
     live: LiveFeed | None = None,
-    deliver: Callable[[int, Unmasked], None] | None = None,
+    deliver: Callable[[int, Unmasked], bool | None] | None = None,
     device_views: Mapping[str, Callable[[], Any]] | None = None,
     metrics: TableMetrics | None = None,
     sim: SimControls | None = None,
@@ -69,23 +69,23 @@ def table_side(
         snap["devices"] = devices
         return snap
 
-    if live is not None:
-        source = live.attach(table, whole_state)
-    else:
-        source = FeedSource(whole_state, deliver)
-        source.attach(table)
+    source = live.attach(table, whole_state) if live is not None else FeedSource(whole_state, deliver)
     kept = metrics if metrics is not None else TableMetrics(table)
 
     def metrics_text() -> tuple[str, bytes]:
         return CONTENT_TYPE_LATEST, generate_latest(kept.registry)
 
-    return TableGate(
+    gate = TableGate(
         table,
         loop,
         describe=whole_state,
         commands=Commands(source, metrics_text=metrics_text, accept_config=accept_config),
         controls=sim_controls(sim, sim_pins, sim_scene, recalibrate, authenticate),
     )
+    # Told after the gate: a feed message handed to another process's API says the gate's version
+    # after its entry (controller/api/channel.py: the API's view is then made from the feed).
+    source.attach(table)
+    return gate
 
 
 class _LastSnapshot:

@@ -331,6 +331,21 @@ class HostLink:
             )
         ]
 
+    def due(self) -> float | None:
+        """When `tick` next has something to do (the clock `tick` is given): a frame's bytes stopped
+        coming, the shoe fell silent, a HELLO_REQUEST to send; None while the port is closed. Bytes
+        read before then are handed to `receive` at once whatever this says."""
+        if self._phase is Phase.CLOSED:
+            return None
+        times = []
+        if self._decoder.inside_frame:
+            times.append(self._last_byte + self.inter_byte_timeout)
+        if not self._silent:
+            times.append(self._last_heard + self.heartbeat_timeout)
+        if self._phase is Phase.AWAITING_HELLO or self._silent:
+            times.append(self._next_hello)
+        return min(times) if times else None
+
     def tick(self, now: float) -> list[Output]:
         """Call often: silence, the inter-byte timeout, and HELLO_REQUEST while none is heard."""
         out: list[Output] = []

@@ -11,7 +11,10 @@ the journal commit, nothing the shoe sent is lost when the daemon dies: the shoe
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import select
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -25,10 +28,15 @@ from drivers.shoe.protocol import LinkState
 log = logging.getLogger(__name__)
 
 DEFAULT_BAUDRATE = 115200
-#: How long a read waits for bytes before the link's clocks are looked at (a frame's bytes end the
-#: wait at once: this is no card's latency). A quarter second keeps every deadline the link keeps
-#: (inter-byte 0.5 s, HELLO every 1 s, silence 3 s) and wakes an idle table 4 times a second, not 20.
+#: How long a read waits for bytes before the link's clocks are looked at, on a port the reader
+#: cannot wait on (no file descriptor: `loop://`, `rfc2217://`). A quarter second keeps every
+#: deadline the link keeps (inter-byte 0.5 s, HELLO every 1 s, silence 3 s). On a port with a file
+#: descriptor (a device, a pty, `socket://`) the reader waits for bytes until the link's next
+#: deadline (`HostLink.due`) or `stop`, and no longer: an idle table's reader wakes when the shoe
+#: says something (its heartbeat, once a second), and its silence is noticed as it falls due.
 POLL_INTERVAL_S = 0.25
+#: A deadline is met this long after it falls due (the link's timeouts are "more than").
+DUE_LATE_S = 0.001
 
 
 class ShoeConfigError(ValueError):
@@ -86,6 +94,7 @@ class ShoeReader:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._woken: tuple[int, int] | None = None  # a pipe: `stop` ends a wait for bytes at once
 
     @property
     def link_state(self) -> LinkState | None:
@@ -96,6 +105,7 @@ class ShoeReader:
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError("this shoe reader is already started")
+        self._woken = os.pipe()
         self._thread = threading.Thread(
             target=self._run, name=f"shoe-reader {self.url}", daemon=True
         )
@@ -103,6 +113,9 @@ class ShoeReader:
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
+        if self._woken is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._woken[1], b"x")
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -117,6 +130,14 @@ class ShoeReader:
         self.stop()
 
     def _run(self) -> None:
+        try:
+            self._open_and_converse()
+        finally:
+            woken, self._woken = self._woken, None
+            for fd in woken or ():
+                os.close(fd)
+
+    def _open_and_converse(self) -> None:
         delay = self._reconnect_delay[0]
         while not self._stop.is_set():
             try:
@@ -138,8 +159,15 @@ class ShoeReader:
 
     def _converse(self, port: serial.Serial) -> None:
         self._emit(self._link.opened(time.monotonic()), port)
+        fd = _fileno(port)
         while not self._stop.is_set():
-            data = port.read(port.in_waiting or 1)
+            if fd is not None and self._woken is not None and not port.in_waiting:
+                due = self._link.due()
+                wait = None if due is None else max(due - time.monotonic(), 0.0) + DUE_LATE_S
+                ready, _, _ = select.select([fd, self._woken[0]], [], [], wait)
+                data = port.read(port.in_waiting or 1) if fd in ready else b""
+            else:
+                data = port.read(port.in_waiting or 1)
             now = time.monotonic()
             if data:
                 self._emit(self._link.receive(data, now), port)
@@ -169,6 +197,15 @@ class ShoeReader:
                     self._on_event(out)
                 except Exception:
                     log.exception("shoe event handler failed on %s", out)
+
+
+def _fileno(port: serial.Serial) -> int | None:
+    """The port's file descriptor to wait on, or None (a port pyserial gives none for)."""
+    try:
+        fd = port.fileno()
+    except (AttributeError, OSError, NotImplementedError, serial.SerialException):
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
 
 
 def _reason(exc: BaseException) -> str:

@@ -3,6 +3,7 @@ config and replay routes: each route tried with no token, a bad token and the wr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from controller.api.app import create_app
 from controller.api.auth import LoginLimiter, Tokens
+from controller.api.delta import patched
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
 from controller.games.replay import settle_round_file
@@ -220,7 +222,11 @@ def test_the_live_feed_sends_what_was_missed_then_every_new_entry_in_order(clien
         assert current["type"] == "state" and current["seq"] == 3 and current["state"]["last_card"] == "5H"
         table.card(parse_card("2C"), {"via": "test"})  # 4
         live = ws.receive_json()
-        assert (live["seq"], live["kind"], live["live"], live["state"]["round_status"]) == (4, "card", True, "settled")
+        # A live entry carries what it changed of the state (the screen applies it to the one it has).
+        after = patched(current["state"], live["changes"])
+        assert (live["seq"], live["kind"], live["live"], after["round_status"]) == (4, "card", True, "settled")
+        assert after == client.get("/api/state", headers=bearer(DEALER)).json()
+        assert "state" not in live and "game_info" not in json.dumps(live["changes"])  # not the whole state again
         assert any(e["kind"] == "grand-slam.seat-settled" for e in live["effects"])
     # Reconnecting after seq 4 misses nothing and repeats nothing.
     table.button("confirm", by="dealer")  # 5

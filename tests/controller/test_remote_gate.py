@@ -18,6 +18,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from controller.api import channel
 from controller.api.app import create_app
 from controller.api.auth import Tokens
 from controller.api.channel import TableServer, read_frame
@@ -124,6 +125,79 @@ def test_requests_reach_the_table_only_as_named_commands_run_on_its_loop(table: 
     assert table.writers and set(table.writers) == {"table"}, table.writers
     kinds = [e.kind for e in table.journal.entries(after=0)]
     assert "round-open" in kinds and "login" in kinds, kinds
+
+
+def test_while_screens_listen_the_state_read_is_the_feeds_not_a_job_on_the_table(table: TableProcess) -> None:
+    """With a screen on the live feed, each entry's message carries the view beside its changes:
+    GET /api/state answers from it (the table as a fresh view of it reads, no job on the table's
+    loop and no round trip); with nobody listening, the API asks the table as before."""
+    publish = table.gate.publish
+    asked: list[int] = []
+
+    def counted(t: Table) -> Any:
+        asked.append(1)
+        return publish(t)
+
+    table.gate.publish = counted  # type: ignore[method-assign]
+    ours, theirs = socket.socketpair()
+    served = table.serve(ours)
+
+    async def fresh() -> dict[str, Any]:
+        return await asyncio.wrap_future(table.gate.submit(lambda t: publish(t).whole))
+
+    async def scenario() -> None:
+        client, gate, running = await _api(theirs)
+        async with client:
+            screen = gate._live.subscribe("dealer")  # a screen listens (told to the table first)
+            opened = await client.post("/api/rounds", json=ROUND, headers=_auth(DEALER))
+            assert opened.status_code == 201, opened.text
+            before = len(asked)  # the view before the round (no message yet) was asked for
+            state = (await client.get("/api/state", headers=_auth(DEALER))).json()
+            assert state["round"] == 1 and state["prompt"] == "Deal to seat 1, first base"
+            assert state == await fresh() and len(asked) == before
+            gate._live.unsubscribe(screen)  # nobody listens: the table is asked again
+            voided = await client.post("/api/rounds/current/void", json={"reason": "test"}, headers=_auth(SUPERVISOR))
+            assert voided.status_code == 200, voided.text
+            assert (await client.get("/api/state", headers=_auth(DEALER))).json() == await fresh()
+            assert len(asked) == before + 1
+        gate.close()
+        running.cancel()
+
+    asyncio.run(scenario())
+    served.result(30)
+
+
+def test_feed_messages_the_api_missed_are_made_good_with_the_whole_state(
+    table: TableProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's process falls behind and the table drops live messages (their changes are lost):
+    its screens are told to reconnect, and the next message carries the whole state, so the
+    feed's state, and the reads made from it, are the table's again."""
+    ours, theirs = socket.socketpair()
+    served = table.serve(ours)
+
+    async def fresh() -> dict[str, Any]:
+        return await asyncio.wrap_future(table.gate.submit(lambda t: table.gate.publish(t).whole))
+
+    async def scenario() -> None:
+        client, gate, running = await _api(theirs)
+        async with client:
+            screen = gate._live.subscribe("supervisor")
+            monkeypatch.setattr(channel, "FEED_BACKLOG_LIMIT", -1)  # every message is dropped
+            opened = await client.post("/api/rounds", json=ROUND, headers=_auth(DEALER))
+            assert opened.status_code == 201, opened.text
+            monkeypatch.setattr(channel, "FEED_BACKLOG_LIMIT", 16 * 1024 * 1024)
+            voided = await client.post("/api/rounds/current/void", json={"reason": "test"}, headers=_auth(SUPERVISOR))
+            assert voided.status_code == 200, voided.text
+            queued = [screen.queue.get_nowait() for _ in range(screen.queue.qsize())]
+            assert queued[-1] is None  # the screen was told to reconnect (it catches up from its seq)
+            assert gate._live.whole == await fresh()
+            assert (await client.get("/api/state", headers=_auth(SUPERVISOR))).json() == await fresh()
+        gate.close()
+        running.cancel()
+
+    asyncio.run(scenario())
+    served.result(30)
 
 
 def test_without_the_table_every_request_is_a_503_in_words(table: TableProcess) -> None:

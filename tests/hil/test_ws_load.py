@@ -25,6 +25,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from controller.api.delta import patched
 from controller.journal.log import Journal
 from controller.testing import DEALER, PATIENCE_S, Daemon
 
@@ -220,9 +221,18 @@ def test_each_live_entry_carries_the_table_state_after_it(session: Session) -> N
     for screen in session.screens:
         live = [m for m in screen.entries if m["live"]]
         assert live, f"screen {screen.number} got nothing live"
-        assert [m["state"]["journal_seq"] for m in live] == [m["seq"] for m in live], f"screen {screen.number}"
-        # The state a card entry carries shows that card as the last one out of the shoe.
-        assert all(m["state"]["last_card"] == m["body"]["card"] for m in live if m["kind"] == "card")
+        for received in screen.connections:
+            # Each live entry carries what it changed of the state, applied to the screen's state.
+            state: dict[str, Any] | None = None
+            for m in received:
+                if m["type"] == "state":
+                    state = m["state"] if "state" in m else patched(state, m["changes"])
+                elif m["live"]:
+                    assert "state" not in m, f"screen {screen.number}: entry {m['seq']} sent the whole state"
+                    state = patched(state, m["changes"])
+                    assert state["journal_seq"] == m["seq"], f"screen {screen.number}"
+                    # The state after a card entry shows that card as the last one out of the shoe.
+                    assert m["kind"] != "card" or state["last_card"] == m["body"]["card"], f"screen {screen.number}"
 
 
 def test_each_connection_gets_its_backlog_then_the_state_at_its_end_then_live_entries(session: Session) -> None:

@@ -37,7 +37,8 @@ HELLO = 'send {"after": N} first: N is the last sequence number you have, 0 for 
 @router.websocket("/ws")
 async def live(ws: WebSocket) -> None:
     """Send `{"after": N}` first (with `"token"` when there is no session cookie); then every
-    entry after N, the state, and each new entry as it is journaled."""
+    entry after N, the whole state, and each new entry as it is journaled with what it changed of
+    the state."""
     rt: Runtime = ws.app.state.rt
     await ws.accept()
     origin = ws.headers.get("origin")

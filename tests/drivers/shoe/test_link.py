@@ -143,6 +143,23 @@ def test_the_host_keeps_asking_for_hello_until_it_comes() -> None:
     assert link.tick(2.5) == []
 
 
+def test_the_link_says_when_its_next_deadline_falls_and_each_falls_then() -> None:
+    # The reader waits for bytes until `due` and no longer (drivers/shoe/serial_backend.py): each
+    # thing the link does on its clock must fall due exactly when `due` says.
+    link = HostLink("/dev/shoe", heartbeat_timeout=3.0, hello_interval=1.0, inter_byte_timeout=0.5)
+    assert link.due() is None  # closed: nothing to wait for but the port
+    link.opened(0.0)
+    assert link.due() == 1.0 and link.tick(0.99) == [] and link.tick(1.0) == [encode_message(HelloRequest())]
+    drive(link, HELLO, now=1.2)
+    assert link.due() == 1.2 + 3.0  # ready: the shoe's silence
+    drive(link, card(1, "AS")[:3], now=2.0)  # a frame's bytes stop coming
+    assert link.due() == 2.0 + 0.5
+    assert link.tick(2.5) == [] and isinstance(link.tick(2.5 + 1e-6)[0], DamagedFrame)
+    assert link.due() == 1.2 + 3.0  # no intact frame since the HELLO
+    assert link.tick(4.2) == [] and isinstance(link.tick(4.2 + 1e-6)[0], ShoeFault)
+    assert link.due() == 4.2 + 1e-6 + 1.0  # silent: it asks for HELLO again, a second after the last
+
+
 def test_a_lost_port_is_reported_once_and_cleared_when_it_reopens() -> None:
     link = hello_link()
     (fault,) = link.lost("cable pulled")

@@ -3,8 +3,9 @@
  *
  * The feed remembers the last journal seq it has seen and, on every (re)connect, sends
  * `{"after": lastSeq}`: the server answers with every entry after it, then the whole state, then
- * live entries, each with the state after it. So a dropped connection loses nothing and repeats
- * nothing. Reconnects back off (0.5 s doubling to 10 s). Only when the socket cannot connect at
+ * live entries, each with what it changed of the state (`changes`: [[path, value], ...], applied
+ * here to the state the feed has, `patched`), or the whole state after it. So a dropped
+ * connection loses nothing and repeats nothing. Reconnects back off (0.5 s doubling to 10 s). Only when the socket cannot connect at
  * all does the feed fall back to polling GET /api/state, and it stops polling as soon as the
  * socket is back. The link's state shows in the page's #connection indicator.
  */
@@ -22,8 +23,11 @@ import { get } from "./api.js";
  * @property {any} body
  * @property {any[]} effects
  * @property {boolean} live
- * @property {any} [state]
+ * @property {any} [state] the whole state after it
+ * @property {Changes} [changes] or what it changed of the state
  */
+
+/** @typedef {[(string | number)[], any][]} Changes what changed: each path from the top, and its value */
 
 /**
  * @typedef {object} FeedHandlers
@@ -44,6 +48,8 @@ export class LiveFeed {
   constructor(handlers) {
     this.handlers = handlers;
     this.lastSeq = 0;
+    /** @type {any} the state as the socket's messages left it (null: none yet on this socket) */
+    this.state = null;
     /** whether `lastSeq` is the feed's own (set by the first start) */
     this.resumes = false;
     this.failures = 0;
@@ -82,6 +88,7 @@ export class LiveFeed {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const socket = new WebSocket(`${scheme}//${location.host}/api/ws`);
     this.socket = socket;
+    this.state = null; // the server sends the whole state before any changes to it
     socket.addEventListener("open", () => socket.send(JSON.stringify({ after: this.lastSeq })));
     socket.addEventListener("message", (ev) => this.receive(ev.data));
     socket.addEventListener("close", (ev) => this.closed(socket, ev.code));
@@ -99,15 +106,36 @@ export class LiveFeed {
       if (typeof msg.seq !== "number" || msg.seq <= this.lastSeq) return;
       this.lastSeq = msg.seq;
       this.handlers.onEntry(msg);
-      if (msg.live && msg.state) this.handlers.onState(msg.state);
+      if (msg.live && this.take(msg)) this.handlers.onState(this.state);
     } else if (msg.type === "state") {
       if (typeof msg.seq === "number") this.lastSeq = Math.max(this.lastSeq, msg.seq);
       // The socket works: forget the failures and stop any fallback polling.
       this.failures = 0;
       this.stopPolling();
       showLink("live");
-      this.handlers.onState(msg.state);
+      if (this.take(msg)) this.handlers.onState(this.state);
     }
+  }
+
+  /**
+   * The state a message carries, whole or as changes to the one the feed has: whether it has one.
+   * @param {{state?: any, changes?: Changes}} msg
+   */
+  take(msg) {
+    if (msg.state) {
+      this.state = msg.state;
+      return true;
+    }
+    if (!msg.changes || !this.state) return false; // changes to nothing: the next whole state puts it right
+    try {
+      this.state = patched(this.state, msg.changes);
+    } catch {
+      // Changes that do not fit the state the feed has: start again from the whole state.
+      this.state = null;
+      this.socket?.close(4000, "reconnect for the whole state");
+      return false;
+    }
+    return true;
   }
 
   /**
@@ -150,6 +178,37 @@ export class LiveFeed {
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
   }
+}
+
+/**
+ * `state` with `changes` applied: a new document that shares what did not change (the screens keep
+ * the state they drew last and compare with it; neither is changed). The server's
+ * controller/api/delta.py makes the changes: a path names only keys and indexes already there.
+ * @param {any} state
+ * @param {Changes} changes
+ * @returns {any}
+ */
+export function patched(state, changes) {
+  for (const [path, value] of changes) state = path.length ? setIn(state, path, 0, value) : value;
+  return state;
+}
+
+/**
+ * @param {any} node
+ * @param {(string | number)[]} path
+ * @param {number} at
+ * @param {any} value
+ * @returns {any}
+ */
+function setIn(node, path, at, value) {
+  const key = path[at];
+  const has = Array.isArray(node)
+    ? typeof key === "number" && key >= 0 && key < node.length
+    : node !== null && typeof node === "object" && Object.prototype.hasOwnProperty.call(node, key);
+  if (!has) throw new Error(`no ${key} at ${path.slice(0, at).join(".")}`);
+  const copy = Array.isArray(node) ? node.slice() : { ...node };
+  copy[key] = at === path.length - 1 ? value : setIn(node[key], path, at + 1, value);
+  return copy;
 }
 
 /**
