@@ -617,7 +617,9 @@ class Reader:
         found = find_stack(seen, covered, g, colours, view.gain, self.felt, self.ink, t)
         if not isinstance(found, Blob):
             return _ZoneResult(found)  # empty, blocked, or unsure
-        height = measure_height(found, score, g, self.height, self.layout.max_stack_chips, conditions, t)
+        height = measure_height(
+            found, score, g, self.height, self.layout.max_stack_chips, conditions, t, view, self.felt_rgb
+        )
         if isinstance(height, str):
             return _ZoneResult(ZoneReading.unsure(height))
         outline = check_outline(found, height, g, self.height, t)

@@ -187,11 +187,14 @@ def measure_height(
     max_chips: int,
     cond: FrameConditions,
     t: Tuning,
+    view: FrameView | None = None,
+    felt: tuple[float, float, float] | None = None,
 ) -> Height | str:
     """The stack's base from its outline's near half, its top from the far edge, and so its
     count, corrected for what the far edge still reads long (the pixel's size, the frame's blur,
     the outline's growth; on a smeared frame the blur along and across the stack; on JPEG, the
-    colour's halved resolution); why unsure when no count can be trusted."""
+    colour's halved resolution, by the top's colour against the felt's (`view` and `felt`, RGB,
+    given: `top_chroma`)); why unsure when no count can be trusted."""
     stack = _measure(blob.mask, score, g.v_min, g.half_width, g.distance, eye_height, g.stretch, t.far_edge_columns)
     if stack is None:
         return "the outline is not one upright stack"
@@ -209,7 +212,12 @@ def measure_height(
         bias += (
             t.motion_bias_per_mm_along * (along - cond.blur_px) + t.motion_bias_per_mm_across * (across - cond.blur_px)
         ) / g.px_per_mm
-    chips_f = height / CHIP_THICKNESS_MM - bias - (t.jpeg_count_bias if cond.compressed else 0.0)
+    if cond.compressed:
+        bias += t.jpeg_count_bias
+        if view is not None and felt is not None:
+            cb, cr = top_chroma(g.to_table(u0, v0), height, g, view, felt)
+            bias += t.jpeg_count_bias_per_cb * cb + t.jpeg_count_bias_per_cr * cr
+    chips_f = height / CHIP_THICKNESS_MM - bias
     n = round(chips_f)
     if n < 1:
         return "something flat lies in the zone, not chips"
@@ -231,6 +239,24 @@ def measure_height(
     if abs(chips_f - n) > doubt:
         return f"the stack's height ({height:.1f} mm) is between {math.floor(chips_f)} and {math.ceil(chips_f)} chips"
     return Height(u0, v0, k, grown, height, chips_f, n, blur)
+
+
+_RIM_ANGLES = np.linspace(-0.25, 0.25, 5)  # radians either side of straight away from the camera
+_RIM_MM = (R - 5.0, R - 3.0)  # from the top's centre
+
+
+def top_chroma(
+    centre: FloatArray, height_mm: float, g: ZoneGeometry, view: FrameView, felt: tuple[float, float, float]
+) -> tuple[float, float]:
+    """How far the stack's top, just inside its far edge (the edge its height is taken from),
+    is from the felt in JPEG's colour axes (Cb, Cr; RGB levels, white-balanced by the felt):
+    JPEG's halved and coarsely quantised colour moves that edge by them (`Tuning.jpeg_count_bias_per_cb`)."""
+    dirs = np.cos(_RIM_ANGLES)[:, None] * g.away + np.sin(_RIM_ANGLES)[:, None] * g.across
+    ring = np.concatenate([centre + r * dirs for r in _RIM_MM])
+    pts = np.column_stack([ring, np.full(len(ring), height_mm)])
+    rgb = view.sample(view.in_frame(view.project(pts)))[:, ::-1].mean(axis=0)
+    d = _YCC[1:] @ (rgb - np.asarray(felt, dtype=np.float64))
+    return float(d[0]), float(d[1])
 
 
 # -- 3. one upright stack? --------------------------------------------------------------------
@@ -331,6 +357,17 @@ def check_square(
         )
     elif closer >= (t.short_band_margin if lenient else 0.0):
         why = rival_reason
+    elif (
+        lenient
+        and rival is not None
+        and closer >= -t.rival_near
+        and (rival - n) * (height.chips_f - n) > t.rival_height
+    ):
+        # two weak signs agreeing: the side does not tell n from the rival, and the height leans to it
+        why = (
+            f"the stack is not square (its height, {height.chips_f:.2f} chips, leans toward the {rival} chips "
+            f"its side's edges fit about as well as {n}: a chip pushed along the line of sight moves its top)"
+        )
     return Squareness(centre, square, bands, sliver, rival, closer, why, rival_reason)
 
 

@@ -24,5 +24,14 @@ def calibration(layout: Layout) -> Calibration:
 
 
 @pytest.fixture(scope="session")
-def reader(layout: Layout, calibration: Calibration) -> Reader:
+def _one_reader(layout: Layout, calibration: Calibration) -> Reader:
     return Reader(layout, calibration)
+
+
+@pytest.fixture
+def reader(_one_reader: Reader) -> Reader:
+    """One reader for the session (making one costs 0.35 s), with no memory of another test's
+    frames: the reader skips what looks unchanged and follows the markers and pucks it saw, so
+    without forgetting, a test's reading would depend on which tests ran before it on its worker."""
+    _one_reader.forget(markers=True)
+    return _one_reader
