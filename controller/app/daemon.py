@@ -988,9 +988,17 @@ class Daemon:
                 log.exception("demo dealer: an unexpected error; dealing on")
 
 
+#: How long after a round's end its chain head is signed (HeadSigner). The shoe's thread, woken when
+#: the round's last card is journaled, needs the interpreter lock to acknowledge the card: signed at
+#: once, the signing and its commit held the lock meanwhile and delayed that acknowledgement by up
+#: to a millisecond (benchmarks/bench_card_path.py). A dealer's next card comes hundreds of ms later.
+SIGN_AFTER_S = 0.02
+
+
 class HeadSigner:
     """A table listener: once a round has ended, the chain's head is signed and journaled, soon
-    after, on the table's loop (never inside the card's own commit)."""
+    after (SIGN_AFTER_S), on the table's loop (never inside the card's own commit, nor while the
+    shoe's thread acknowledges the card)."""
 
     def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
         self.table = table
@@ -999,10 +1007,7 @@ class HeadSigner:
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         if table.now.ended_by(entry.seq) and self.loop is not None:
-            # Two hops: the card's own completion (which lets the shoe's thread acknowledge it) is
-            # queued after this call, and the signing's commit (an fsync) goes after that.
-            loop = self.loop
-            loop.call_soon(loop.call_soon, self.sign)
+            self.loop.call_later(SIGN_AFTER_S, self.sign)
 
     def redrive(self, table: Table) -> None:
         return
