@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from controller.security import authentication
@@ -56,9 +57,15 @@ class Checker:
     """Runs the software check in a child process, one process per run (several may run at once:
     the periodic check and one asked on demand); `stop()` ends every run under way."""
 
-    def __init__(self, timeout: float = CHECK_TIMEOUT_S, command: tuple[str, ...] = COMMAND) -> None:
+    def __init__(
+        self,
+        timeout: float = CHECK_TIMEOUT_S,
+        command: tuple[str, ...] = COMMAND,
+        started: Callable[[int], None] | None = None,
+    ) -> None:
         self.timeout = timeout
         self.command = command
+        self.started = started  # told each run's pid (its process group's too) once it runs
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[str]] = set()
         self._stopped = False
@@ -85,6 +92,8 @@ class Checker:
         # its own or its children's; what the child starts inherits it).
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE))
+        if self.started is not None:
+            self.started(proc.pid)
         try:
             try:
                 out, err = proc.communicate(request, timeout=self.timeout)
