@@ -84,7 +84,7 @@ from drivers.display.device import open_display
 from drivers.indicators.base_indicators import BaseIndicators
 from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1000"))  # rounds of each arm
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "600"))  # rounds of each arm
 DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
@@ -206,7 +206,7 @@ class RoundEndTimer:
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         if table.now.ended_by(entry.seq):
-            self.loop.call_later(SIGN_AFTER_S, self.fire)
+            self.loop.call_soon(self.loop.call_later, SIGN_AFTER_S, self.fire)
 
     def fire(self) -> None:
         self.arm.begun.set()

@@ -988,11 +988,12 @@ class Daemon:
                 log.exception("demo dealer: an unexpected error; dealing on")
 
 
-#: How long after a round's end its chain head is signed (HeadSigner). The shoe's thread, woken when
-#: the round's last card is journaled, needs the interpreter lock to acknowledge the card: signed at
-#: once, the signing and its commit held the lock meanwhile and delayed that acknowledgement by up
-#: to a millisecond (benchmarks/bench_card_path.py). A dealer's next card comes hundreds of ms later.
-SIGN_AFTER_S = 0.02
+#: How long after the job that ended a round its chain head is signed (HeadSigner). The shoe's
+#: thread, woken when the round's last card is journaled, needs the interpreter lock to acknowledge
+#: the card: signed at once, the signing and its commit held the lock meanwhile and delayed that
+#: acknowledgement (benchmarks/bench_card_path.py: by up to a millisecond, more on a busy disk). A
+#: dealer's next card comes hundreds of ms later.
+SIGN_AFTER_S = 0.05
 
 
 class HeadSigner:
@@ -1007,7 +1008,10 @@ class HeadSigner:
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         if table.now.ended_by(entry.seq) and self.loop is not None:
-            self.loop.call_later(SIGN_AFTER_S, self.sign)
+            # Counted from the end of the job (the card's commit, the round's snapshot and every
+            # output), not from the entry: on a slow disk those alone may take tens of ms.
+            loop = self.loop
+            loop.call_soon(loop.call_later, SIGN_AFTER_S, self.sign)
 
     def redrive(self, table: Table) -> None:
         return
