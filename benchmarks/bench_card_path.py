@@ -3,36 +3,55 @@
 The `daemon` benchmark's p99 moves more from run to run on a shared machine (3.9 vs 7.0 ms on the
 same commit) than the 0.2 ms issue 31 allows, so two runs of it, before and after, cannot show
 the difference. Here the card path runs in one process, three tables side by side on one table
-loop, their rounds INTERLEAVED (a round of each in turn), so whatever the machine does hits the
-three alike:
+loop, their rounds INTERLEAVED (a round of each in turn, the order rotated), so whatever the
+machine does hits the three alike:
 
-  off       the table as before issue 31: its journal (on the disk, every entry fsync'd), the
-            lamps (a 74HC595 chain on mock pins, the blinker thread), the pole display, the API's
-            table side (the gate and the live feed, each message pickled down a socket as the
-            channel sends it to the API's process) and the floor publisher to a Mosquitto broker
-            on 127.0.0.1 (its own threads)
+  off       the table as before issue 31: its journal (every entry fsync'd), the lamps (a
+            74HC595 chain on mock pins, the blinker thread), the pole display, the API's table
+            side (the gate and the live feed, each message pickled down a socket as the channel
+            sends it to the API's process) and the floor publisher to a Mosquitto broker on
+            127.0.0.1 (its own threads)
   signing   the same, and issue 31's head signing: at each round's end the chain's head is
             signed (Ed25519) and journaled as a `chain-head` entry (fsync'd), which the floor
             publisher then publishes
-  checking  the same as signing, while the periodic software authentication runs (a signed
-            release of this code in a temporary directory, every file hashed against the signed
-            manifest) back to back in a thread: the worst case, every card dealt during a check
-            (a table runs one every `[security] verify_every` hours, 24 by default)
+  checking  the same as signing, while the software check runs back to back as the table runs
+            it (controller/security/checker.py: a child process at nice +10 checking a signed
+            release of this code, its bytecode compiled as an install compiles it): every card of
+            this arm is dealt while a check runs (a table runs one every `[security]
+            verify_every` hours, 24 by default, and on demand)
 
 Each card is handed to the table's loop from a thread, as the shoe's reader does
 (run_coroutine_threadsafe, then waiting for the result), and timed from the hand-over until the
 table has journaled it and told every output (the moment the shoe's thread acknowledges it).
-Per card: the wall time (p50/p99) and the CPU time of the loop's thread from the card until the
-next card (so the signing its round's last card causes is counted with that card). The
-difference of each arm from `off`, with a 95% bootstrap interval (cards resampled within each arm).
+
+The p99 of a card's wall time is what a dealer could meet, but its tail is the machine's (another
+process taking the core for a few ms), so it is resolved by numbers: many rounds (BENCH_ROUNDS),
+and a 95% interval of the difference from `off` by a bootstrap over TURNS (a turn: one round of
+each arm, played within a few tens of ms of each other, kept together in every resample, so the
+arms share the noise of their moment). Beside it, what cannot be noise:
+
+  direct    per card, the time the loop spent signing (any arm's signing) between the card's
+            hand-over and its acknowledgement: the only way the signing, which runs SIGN_AFTER_S
+            after the round's last card (controller/app/daemon.py), can make a card wait; its p99
+            over every card
+  worst     a card that ARRIVES DURING THE SIGNING: as the signing begins, the shoe's thread hands
+            a card to a fourth table (a plain one, its round open), which waits behind the signing
+            on the loop; `off` has the same timer, and hands the same card at the same moment,
+            which waits for nothing. A shoe cannot do this (its next card comes a dealer's draw
+            later, hundreds of ms), but it is the worst case a dealer could meet (at one table a
+            loop, only an API command's job could be what waits)
 """
 
 from __future__ import annotations
 
 import asyncio
+import compileall
+import contextlib
 import os
+import py_compile
 import random
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -40,10 +59,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from benchmarks.bench_daemon import ROUND, _source
 from benchmarks.bench_floor import mosquitto
@@ -52,10 +73,10 @@ from controller.adapters.floor.publisher import FloorPublisher, loop_mark
 from controller.adapters.outputs import DisplayOutput, LampOutput
 from controller.api.channel import frame
 from controller.api.side import table_side
-from controller.app.daemon import SWITCH_INTERVAL_S, HeadSigner
+from controller.app.daemon import SIGN_AFTER_S, SWITCH_INTERVAL_S, HeadSigner
 from controller.engine.cards import Card
 from controller.journal.log import Journal
-from controller.security.authentication import authenticate
+from controller.security.checker import Checker, CheckStopped
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import ROOT
@@ -63,11 +84,11 @@ from drivers.display.device import open_display
 from drivers.indicators.base_indicators import BaseIndicators
 from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "100"))  # rounds of each arm
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "600"))  # rounds of each arm
 DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
-BOOTSTRAP = 2000
+BOOTSTRAP = 4000
 LIMIT_MS = 0.2  # issue 31: nothing slows the card path by more than this at p99
 
 
@@ -105,12 +126,30 @@ class Arm:
         gate = table_side(self.table, loop, deliver=deliver)
         assert gate.commands.feed is not None
         gate.commands.feed.count = 1  # one screen listens
+        self.signings: list[tuple[float, float]] = []  # (start, end) of each signing on the loop
+        # At each round's end, SIGN_AFTER_S later: the signing begins (`begun`, for the shoe's thread
+        # to hand a card that arrives during it) and ends (`over`); `off` has the same timer and
+        # events with nothing to sign, so that both arms' probe cards are handed at the same moment.
+        self.begun = threading.Event()
+        self.over = asyncio.Event()
         self.signer: HeadSigner | None = None
-        if name != "off":
+        if name in ("signing", "checking"):
             from controller.security.chainhead import table_key
 
-            self.signer = HeadSigner(self.table, table_key(home / name / "table.key"), loop)
-            self.table.listeners.append(self.signer)
+            signer = self.signer = HeadSigner(self.table, table_key(home / name / "table.key"), loop)
+            sign = signer.sign
+
+            def timed_sign() -> None:  # the daemon's own signing, its time on the loop noted
+                self.begun.set()
+                started = time.perf_counter()
+                sign()
+                self.signings.append((started, time.perf_counter()))
+                self.over.set()
+
+            signer.sign = timed_sign  # type: ignore[method-assign]
+            self.table.listeners.append(signer)
+        else:
+            self.table.listeners.append(RoundEndTimer(self, loop))
         publisher = FloorPublisher(
             FloorConfig(broker=broker, site="bench"),
             self.journal.path,
@@ -124,9 +163,13 @@ class Arm:
         stack.callback(publisher.stop)
         self.publisher = publisher
         self.rng = random.Random(SEED)
-        self.wall: list[float] = []
+        self.pool: list[Card] = []
+        self.rounds: list[list[float]] = []  # the wall time of each card, a list a turn
+        self.spans: list[tuple[float, float]] = []  # each card's (hand-over, acknowledgement)
         self.cpu: list[float] = []
         self.ends: list[float] = []  # the loop CPU of each round's last card
+        self.probes: list[float] = []  # the wall of the card handed at once after this arm's round end
+        self.probe_spans: list[tuple[float, float]] = []
         self.heads = 0
 
     def next_cards(self) -> list[Card]:
@@ -138,26 +181,90 @@ class Arm:
         self.rng.shuffle(pool)
         return pool
 
+    def open(self) -> None:
+        """A round open and waiting for its cards (untimed, on the loop)."""
+        table = self.table
+        if table.payouts_due():
+            table.button("confirm", by="bench")
+        self.pool = self.next_cards()
+        table.open_round(ROUND, by="bench")
 
-async def _round(arm: Arm, shoe_thread: ShoeThread) -> None:
+    def clear(self) -> None:
+        for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings):
+            kept.clear()
+
+    @property
+    def walls(self) -> list[float]:
+        return [wall for turn in self.rounds for wall in turn]
+
+
+class RoundEndTimer:
+    """A table listener for `off`: the signer's timer at each round's end, signing nothing."""
+
+    def __init__(self, arm: Arm, loop: asyncio.AbstractEventLoop) -> None:
+        self.arm, self.loop = arm, loop
+
+    def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
+        if table.now.ended_by(entry.seq):
+            self.loop.call_soon(self.loop.call_later, SIGN_AFTER_S, self.fire)
+
+    def fire(self) -> None:
+        self.arm.begun.set()
+        self.arm.over.set()
+
+    def redrive(self, table: Table) -> None:
+        return
+
+
+async def _round(arm: Arm, shoe_thread: ShoeThread, probe: Arm | None) -> None:
+    """A round of `arm`, every card timed; with `probe`, a card handed to the probe table as the
+    signing begins (or, for `off`, when it would begin), timed too. Returns once the round's end
+    is signed: a signing never runs into another arm's round (a table's next card comes a dealer's
+    draw later, hundreds of ms)."""
     table = arm.table
-    if table.payouts_due():
-        table.button("confirm", by="bench")
-    pool = arm.next_cards()
-    table.open_round(ROUND, by="bench")
+    arm.open()
+    arm.over.clear()
+    if probe is not None and probe.table.awaiting.kind != "card":
+        probe.open()
     await asyncio.sleep(0)
+    walls: list[float] = []
     while table.awaiting.kind == "card":
-        card = pool.pop()
+        card = arm.pool.pop()
         started_cpu = time.thread_time()
-        wall = await shoe_thread.hand(lambda c=card: table.card(c, {"via": "bench"}))  # type: ignore[misc]
-        # Whatever the card set going on the loop (the head signing, two hops after it) runs now,
-        # before the next card, and is counted with it.
-        for _ in range(3):
-            await asyncio.sleep(0)
-        arm.wall.append(wall)
+
+        def deal(c: Card = card) -> bool:
+            table.card(c, {"via": "bench"})
+            return table.awaiting.kind != "card"  # the round's last card: its round end is signed
+
+        then = None
+        if probe is not None:
+            probe_card = probe.pool.pop()
+
+            def deal_probe(c: Card = probe_card) -> None:
+                assert probe is not None
+                probe.table.card(c, {"via": "bench probe"})
+
+            then = (arm.begun, deal_probe)
+
+        span, probe_span = await shoe_thread.hand(deal, then)
+        if table.awaiting.kind != "card":
+            await arm.over.wait()  # the round's end signed: counted with its last card
+        walls.append(span[1] - span[0])
+        arm.spans.append(span)
         arm.cpu.append(time.thread_time() - started_cpu)
-        if table.awaiting.kind != "card":  # the round's last card: the one whose round end is signed
+        if table.awaiting.kind != "card":
             arm.ends.append(arm.cpu[-1])
+            if probe_span is not None:
+                arm.probes.append(probe_span[1] - probe_span[0])
+                arm.probe_spans.append(probe_span)
+            elif probe is not None:  # not handed: the probe's card goes back
+                probe.pool.append(probe_card)
+        elif probe is not None:
+            probe.pool.append(probe_card)
+    arm.rounds.append(walls)
+
+
+Span = tuple[float, float]
 
 
 class ShoeThread:
@@ -166,56 +273,101 @@ class ShoeThread:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
-    async def hand(self, job: Callable[[], Any]) -> float:
-        def in_thread() -> float:
+    async def hand(
+        self, job: Callable[[], bool], then: tuple[threading.Event, Callable[[], None]] | None
+    ) -> tuple[Span, Span | None]:
+        """(hand-over, acknowledgement) of `job`; when `job` says its round ended and `then` is
+        given, then's job is handed as soon as its event is set, and its own span too."""
+
+        def in_thread() -> tuple[Span, Span | None]:
+            async def on_loop() -> bool:
+                return job()
+
+            if then is not None:
+                then[0].clear()
             started = time.perf_counter()
+            ended = asyncio.run_coroutine_threadsafe(on_loop(), self.loop).result(timeout=60)
+            acked = time.perf_counter()
+            if not ended or then is None:
+                return (started, acked), None
 
-            async def on_loop() -> None:
-                job()
+            async def then_on_loop() -> None:
+                then[1]()
 
-            asyncio.run_coroutine_threadsafe(on_loop(), self.loop).result(timeout=60)
-            return time.perf_counter() - started
+            if not then[0].wait(timeout=60):
+                raise RuntimeError("the round's end was not signed within 60 s")
+            handed = time.perf_counter()
+            asyncio.run_coroutine_threadsafe(then_on_loop(), self.loop).result(timeout=60)
+            return (started, acked), (handed, time.perf_counter())
 
         return await asyncio.to_thread(in_thread)
 
 
-@contextmanager
-def _checking(
-    release: Path, key: Path, running: threading.Event, idle: threading.Event
-) -> Iterator[list[float]]:
-    """The software check, back to back in a thread while `running` is set (`idle` while no run
-    is under way): each run's CPU."""
-    done = threading.Event()
-    runs: list[float] = []
-    failed: list[str] = []
+class Checking:
+    """The software check as the table runs it (a child process, controller/security/checker.py),
+    back to back, its processes running only while the `checking` arm deals: stopped (SIGSTOP to
+    the check's process group) as soon as that arm's round ends, continued (SIGCONT) when its next
+    round begins, so that no check runs into another arm's round and every card of that arm is
+    dealt while a check runs. `runs`: each finished run's process (pid, nice, CPU seconds)."""
 
-    def loop() -> None:
-        while not done.is_set():
-            if not running.wait(0.05):
-                continue
-            idle.clear()
-            started = time.thread_time()
-            report = authenticate(key, root=release)
-            runs.append(time.thread_time() - started)
-            idle.set()
-            if report.ok is not True:
-                failed.append(report.summary())
+    def __init__(self, release: Path, key: Path) -> None:
+        self.release, self.key = release, key
+        self.runs: list[dict[str, Any]] = []
+        self.failed: list[str] = []
+        self._lock = threading.Lock()
+        self._live: set[int] = set()
+        self._going = False
+        self._done = threading.Event()
+        self._checker = Checker(started=self._started)
+        self._thread = threading.Thread(target=self._loop, name="software-check", daemon=True)
+
+    def _started(self, pid: int) -> None:
+        with self._lock:
+            self._live.add(pid)
+            if not self._going:
+                self._signal(pid, signal.SIGSTOP)
+
+    def _loop(self) -> None:
+        while not self._done.is_set():
+            try:
+                report = self._checker.run(self.key, root=self.release)
+            except CheckStopped:
                 return
+            with self._lock:
+                self._live.clear()
+            if report.ok is not True or report.process is None:
+                if not self._done.is_set():
+                    self.failed.append(report.summary())
+                return
+            self.runs.append(report.process)
 
-    thread = threading.Thread(target=loop, name="software-check", daemon=True)
-    thread.start()
-    try:
-        yield runs
-    finally:
-        done.set()
-        thread.join(timeout=120)
-    if failed:
-        raise RuntimeError(f"the benchmark's release did not authenticate: {failed[0]}")
+    @staticmethod
+    def _signal(pid: int, sig: signal.Signals) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(pid, sig)
+
+    def go(self, going: bool) -> None:
+        with self._lock:
+            self._going = going
+            for pid in self._live:
+                self._signal(pid, signal.SIGCONT if going else signal.SIGSTOP)
+
+    def __enter__(self) -> Checking:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._checker.stop()
+        self._thread.join(timeout=300)
+        if self.failed:
+            raise RuntimeError(f"the benchmark's release did not authenticate: {self.failed[0]}")
 
 
 def _release(home: Path) -> tuple[Path, Path]:
     """A signed release of this code in `home` (the package's files and a signed manifest, as
-    `make release` makes one): (its root, the release's public key)."""
+    `make release` makes one, compiled in checked-hash mode as the install compiles it): (its
+    root, the release's public key)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -239,6 +391,12 @@ def _release(home: Path) -> tuple[Path, Path]:
     public.write_bytes(
         key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     )
+    for package in ("controller", "drivers", "vision"):
+        compiled = compileall.compile_dir(
+            root / package, quiet=1, force=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+        )
+        if not compiled:
+            raise RuntimeError(f"the benchmark's release did not compile: {root / package}")
     return root, public
 
 
@@ -255,91 +413,181 @@ def _stats(values: list[float]) -> dict[str, float]:
     }
 
 
+def _ms(value: float) -> float:
+    return round(value * 1e3, 4)
+
+
+class Turns:
+    """Each card's value and its turn, for quantiles of resampled turns (a turn taken k times
+    counts each of its cards k times; `_percentile`'s nearest rank on the repeated values)."""
+
+    def __init__(self, rounds: list[list[float]]) -> None:
+        turn = np.repeat(np.arange(len(rounds)), [len(r) for r in rounds])
+        values = np.array([v for r in rounds for v in r])
+        order = np.argsort(values, kind="stable")
+        self.values, self.turn = values[order], turn[order]
+
+    def quantile(self, q: float, counts: np.ndarray) -> float:
+        weights = counts[self.turn]
+        cumulative = np.cumsum(weights)
+        rank = round(q * (int(cumulative[-1]) - 1))
+        return float(self.values[np.searchsorted(cumulative, rank, side="right")])
+
+
+def _paired(arm: list[list[float]], base: list[list[float]], q: float) -> dict[str, Any]:
+    """quantile q of arm - quantile q of base in ms, with a 95% interval from BOOTSTRAP resamples
+    of the turns (the two arms' rounds of a turn kept together)."""
+    turns = len(base)
+    assert len(arm) == turns
+    ours, theirs = Turns(arm), Turns(base)
+    rng = np.random.default_rng(SEED)
+    ones = np.ones(turns, dtype=np.int64)
+    diffs = []
+    for _ in range(BOOTSTRAP):
+        counts = np.bincount(rng.integers(0, turns, turns), minlength=turns)
+        diffs.append(ours.quantile(q, counts) - theirs.quantile(q, counts))
+    diffs.sort()
+    return {
+        "ms": _ms(ours.quantile(q, ones) - theirs.quantile(q, ones)),
+        "ci95_ms": [_ms(diffs[int(0.025 * BOOTSTRAP)]), _ms(diffs[int(0.975 * BOOTSTRAP)])],
+    }
+
+
 def _difference(arm: list[float], base: list[float], measure: Callable[[list[float]], float]) -> dict[str, Any]:
-    """measure(arm) - measure(base) in ms, with a 95% bootstrap interval."""
+    """measure(arm) - measure(base) in ms, with a 95% bootstrap interval (values resampled)."""
     rng = random.Random(SEED)
     diffs = sorted(
         measure(rng.choices(arm, k=len(arm))) - measure(rng.choices(base, k=len(base))) for _ in range(BOOTSTRAP)
     )
     return {
-        "ms": round((measure(arm) - measure(base)) * 1e3, 4),
-        "ci95_ms": [round(diffs[int(0.025 * BOOTSTRAP)] * 1e3, 4), round(diffs[int(0.975 * BOOTSTRAP)] * 1e3, 4)],
+        "ms": _ms(measure(arm) - measure(base)),
+        "ci95_ms": [_ms(diffs[int(0.025 * BOOTSTRAP)]), _ms(diffs[int(0.975 * BOOTSTRAP)])],
     }
 
 
-async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tuple[dict[str, Arm], list[float]]:
+def _waited_for_signing(spans: list[Span], signings: list[Span]) -> list[float]:
+    """Per card, how long of its span (hand-over to acknowledgement) the loop spent signing."""
+    starts = np.array([s for s, _ in signings]) if signings else np.zeros(0)
+    ends = np.array([e for _, e in signings]) if signings else np.zeros(0)
+    out = []
+    for began, acked in spans:
+        overlap = np.clip(np.minimum(ends, acked) - np.maximum(starts, began), 0.0, None)
+        out.append(float(overlap.sum()))
+    return out
+
+
+async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tuple[dict[str, Arm], list[dict[str, Any]]]:
     loop = asyncio.get_running_loop()
     sys.setswitchinterval(SWITCH_INTERVAL_S)  # as the daemon's table loop runs
-    running, idle = threading.Event(), threading.Event()
-    idle.set()
     with ExitStack() as stack:
-        arms = {name: Arm(name, home, broker, loop, stack) for name in ARMS}
-        for arm in arms.values():
+        arms = {name: Arm(name, home, broker, loop, stack) for name in (*ARMS, "probe")}
+        probe = arms.pop("probe")
+        for arm in (*arms.values(), probe):
             arm.writer = (await asyncio.open_unix_connection(sock=arm.channel))[1]
-        checks = stack.enter_context(_checking(release, key, running, idle))
+        checking = stack.enter_context(Checking(release, key))
         shoe_thread = ShoeThread(loop)
         for _ in range(3):  # warm up: every code path loaded and run once
             for arm in arms.values():
-                await _round(arm, shoe_thread)
+                await _round(arm, shoe_thread, probe if arm.name != "checking" else None)
         for arm in arms.values():
-            arm.wall.clear()
-            arm.cpu.clear()
-            arm.ends.clear()
+            arm.clear()
         order = list(arms)
         for turn in range(ROUNDS):
             # Each arm in turn, the order rotated every time: none always follows another.
             for name in order[turn % len(order) :] + order[: turn % len(order)]:
-                if name == "checking":
-                    running.set()
-                    await asyncio.sleep(0.02)  # the check is under way
-                await _round(arms[name], shoe_thread)
-                running.clear()
-                await asyncio.to_thread(idle.wait)  # no check runs into the next arm's round
-        for arm in arms.values():
+                checking.go(name == "checking")
+                await _round(arms[name], shoe_thread, probe if name != "checking" else None)
+                checking.go(False)  # no check runs into the next arm's round
+        for arm in (*arms.values(), probe):
             arm.publisher.wait_acked(arm.journal.last_seq, 30.0)
-            arm.heads = len(arm.journal.last_of_kinds(("chain-head",), 10_000))
+            arm.heads = len(arm.journal.last_of_kinds(("chain-head",), 100_000))
             await asyncio.to_thread(arm.publisher.stop)
         await asyncio.sleep(0.1)  # the publishers' last marks are written before the journals close
-        return arms, list(checks)
+        return arms, list(checking.runs)
 
 
-def _summary(arms: dict[str, Arm], checks: list[float]) -> dict[str, Any]:
+def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[float, float]) -> dict[str, Any]:
     base = arms["off"]
+    signings = [span for arm in arms.values() for span in arm.signings]
     results: dict[str, Any] = {}
     for name, arm in arms.items():
+        waited = _waited_for_signing(arm.spans, signings)
         results[name] = {
-            "cards": len(arm.wall),
+            "cards": len(arm.walls),
+            "rounds": len(arm.rounds),
             "chain_heads_signed": arm.heads,
-            "card_wall": _stats(arm.wall),
+            "card_wall": _stats(arm.walls),
             "card_loop_cpu": _stats(arm.cpu),
             "round_end_card_loop_cpu": _stats(arm.ends),
+            "waited_for_a_signing": {
+                "p99_ms": _ms(_percentile(waited, 0.99)),
+                "max_ms": _ms(max(waited)),
+                "cards": sum(1 for w in waited if w > 0),
+            },
         }
+        if arm.signings:
+            results[name]["signing_on_the_loop"] = _stats([e - s for s, e in arm.signings])
         if arm is not base:
             results[name]["more_than_off"] = {
-                "wall_p99": _difference(arm.wall, base.wall, lambda v: _percentile(v, 0.99)),
-                "wall_p50": _difference(arm.wall, base.wall, statistics.median),
+                "wall_p99": _paired(arm.rounds, base.rounds, 0.99),
+                "wall_p50": _paired(arm.rounds, base.rounds, 0.5),
                 "loop_cpu_mean": _difference(arm.cpu, base.cpu, statistics.fmean),
                 "round_end_card_loop_cpu_mean": _difference(arm.ends, base.ends, statistics.fmean),
             }
+    signing, off = arms["signing"], base
+    probe_waited = _waited_for_signing(signing.probe_spans, signings)
+    results["card_arriving_during_the_signing"] = {
+        "cards": len(signing.probes),
+        "after_signing_round_end": _stats(signing.probes),
+        "after_off_round_end": _stats(off.probes),
+        "waited_for_the_signing": _stats(probe_waited),
+        "more_than_off": {
+            "wall_p99": _difference(signing.probes, off.probes, lambda v: _percentile(v, 0.99)),
+            "wall_p50": _difference(signing.probes, off.probes, statistics.median),
+        },
+    }
+    cpu = [float(run["cpu_s"]) for run in checks]
     results["software_check"] = {
         "runs_while_checking": len(checks),
-        "cpu_s_per_run_median": round(statistics.median(checks), 4) if checks else None,
+        "process_cpu_s_median": round(statistics.median(cpu), 3) if cpu else None,
+        "process_nice": sorted({int(run["nice"]) for run in checks}),
     }
+    results["load_average"] = {"before": load[0], "after": load[1]}
     return results
 
 
-def _verdict(signing: dict[str, Any]) -> str:
-    """What the signing arm's differences show against the 0.2 ms bound, in words."""
-    words = []
-    for key, label in (("wall_p50", "p50"), ("wall_p99", "p99")):
-        low, high = signing[key]["ci95_ms"]
-        if high <= LIMIT_MS:
-            words.append(f"{label}: within {LIMIT_MS} ms (95% interval {low} to {high} ms)")
-        elif low > LIMIT_MS:
-            words.append(f"{label}: MORE than {LIMIT_MS} ms (95% interval {low} to {high} ms)")
-        else:
-            words.append(f"{label}: not resolved to {LIMIT_MS} ms on this machine (95% interval {low} to {high} ms)")
-    return "; ".join(words)
+def _met(label: str, diff: dict[str, Any]) -> str:
+    """What a difference's interval shows against the 0.2 ms bound, in words."""
+    low, high = diff["ci95_ms"]
+    if high <= LIMIT_MS:
+        return f"{label}: MET, within {LIMIT_MS} ms (95% interval {low:+.3f} to {high:+.3f} ms)"
+    if low > LIMIT_MS:
+        return f"{label}: NOT MET, more than {LIMIT_MS} ms (95% interval {low:+.3f} to {high:+.3f} ms)"
+    return f"{label}: not resolved to {LIMIT_MS} ms (95% interval {low:+.3f} to {high:+.3f} ms)"
+
+
+def _verdict(results: dict[str, Any]) -> dict[str, str]:
+    on = results["journal_on_tmpfs"]
+    disk = results["journal_on_disk"]
+    worst = on["card_arriving_during_the_signing"]
+    return {
+        "signing": _met("card p99, signing against off (tmpfs)", on["signing"]["more_than_off"]["wall_p99"])
+        + "; "
+        + _met("on the disk", disk["signing"]["more_than_off"]["wall_p99"])
+        + f"; cards that waited for a signing: {on['signing']['waited_for_a_signing']['cards']} of "
+        f"{on['signing']['cards']}",
+        "checking": _met(
+            "card p99 while the software check runs, against off (tmpfs)", on["checking"]["more_than_off"]["wall_p99"]
+        )
+        + "; "
+        + _met("on the disk", disk["checking"]["more_than_off"]["wall_p99"]),
+        "worst_case": _met(
+            "a card arriving during the signing, p99 against one arriving after off's round end (tmpfs)",
+            worst["more_than_off"]["wall_p99"],
+        )
+        + f"; p50 {worst['more_than_off']['wall_p50']['ms']:+.3f} ms: it waits for the signing "
+        f"(p50 {on['signing']['signing_on_the_loop']['p50_ms']:.3f} ms on the loop)",
+    }
 
 
 def run() -> dict[str, Any]:
@@ -351,34 +599,42 @@ def run() -> dict[str, Any]:
             home = Path(tmp)
             release, key = _release(home)
             with mosquitto(home) as broker:
+                before = os.getloadavg()[0]
                 arms, checks = asyncio.run(_session(home, broker, release, key))
-            results[f"journal_on_{where}"] = _summary(arms, checks)
+                after = os.getloadavg()[0]
+            results[f"journal_on_{where}"] = _summary(arms, checks, (round(before, 2), round(after, 2)))
     signing = results["journal_on_tmpfs"]["signing"]["more_than_off"]
-    results["verdict"] = _verdict(signing)
+    checking = results["journal_on_tmpfs"]["checking"]["more_than_off"]
+    results["verdict"] = _verdict(results)
     results["how"] = {
         "order": (
             f"a round of each arm in turn ({', '.join(ARMS)}), the order rotated each turn, {ROUNDS} rounds each "
-            "after 3 to warm up; a software check never runs into another arm's round"
+            "after 3 to warm up; the software check's processes run only during the checking arm's rounds "
+            "(stopped by SIGSTOP between them)"
         ),
         "card": "handed from a thread to the table's loop (run_coroutine_threadsafe) until journaled and told",
         "cpu": "thread CPU of the table's loop from the card until the next card (the signing counted)",
-        "ci": f"95% bootstrap interval, {BOOTSTRAP} resamples of the cards of each arm",
-        "machine": "shared with other engineers' builds and tests (load varied); the arms share the noise",
+        "ci": (
+            f"95% bootstrap interval, {BOOTSTRAP} resamples: of the turns for the wall p50/p99 (a turn's rounds of "
+            "every arm kept together), of the cards for the CPU means and the probe cards"
+        ),
+        "waited_for_a_signing": "per card, the loop's time spent signing between its hand-over and its acknowledgement",
+        "machine": "shared with other engineers' builds and tests (load average before and after each session)",
     }
     return {
         "name": "card_path",
         "what": (
             "the card path (handed from the shoe's thread until journaled, fsync'd and told to lamps, display, "
             "the API's feed and the floor publisher) with and without issue 31's work (head signing at each "
-            "round's end and its publish; and with the software check running), interleaved round by round "
-            "in one process: wall p50/p99 and loop CPU per card, the difference from `off` with a 95% interval "
-            "(lower is better)"
+            "round's end and its publish; and with the software check running in its own process), interleaved "
+            "round by round in one process: wall p50/p99 and loop CPU per card, the difference from `off` with "
+            "a 95% interval (lower is better); a card arriving during the signing, the worst case"
         ),
         "reference": (
-            f"issue 31's bound: at most {LIMIT_MS} ms more at p99; ratio = the upper end of the 95% interval "
-            f"of the signing arm's p99 difference (journal on the tmpfs) / {LIMIT_MS} ms: at most 1 shows the "
-            "bound held"
+            f"issue 31's bound: at most {LIMIT_MS} ms more at p99; ratio = the larger upper end of the 95% "
+            f"intervals of the card's p99 difference, signing and checking (journal on the tmpfs) / {LIMIT_MS} "
+            "ms: at most 1 shows the bound held for both"
         ),
-        "ratio": round(signing["wall_p99"]["ci95_ms"][1] / LIMIT_MS, 3),
+        "ratio": round(max(signing["wall_p99"]["ci95_ms"][1], checking["wall_p99"]["ci95_ms"][1]) / LIMIT_MS, 3),
         "results": results,
     }

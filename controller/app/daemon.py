@@ -47,6 +47,7 @@ from controller.engine.cards import Card, ShoeComposition
 from controller.games import adapter
 from controller.journal.log import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.security.authentication import Component, Report, authenticate
+from controller.security.checker import Checker, CheckStopped
 from controller.table import Output, Table, TableError, TableUnavailable
 from controller.table.view import SHOE_EMPTY, prompt
 from controller.table.visibility import sight
@@ -203,6 +204,7 @@ class Daemon:
         self._unjournaled_check: tuple[Report, str] | None = None  # a software check the full disk kept out
         self._software: dict[str, Any] = {"release": "not a signed release (a checkout)"}
         self._accepted_config: str | None = None  # the config file's digest the supervisor accepted
+        self.checker = Checker()  # the periodic and on-demand software checks, each in a process of its own
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -227,6 +229,7 @@ class Daemon:
             self._close_all()
             raise
         self._closers.append(journal.close)
+        self._closers.append(self.checker.stop)  # a check under way is ended with the table, not waited for
         # The API's process starts now (or started before this module was loaded: `tablectl run`),
         # loading its libraries while the table opens (it is handed the table's side once there is
         # one); ended with the daemon on any way out.
@@ -270,7 +273,7 @@ class Daemon:
                 sim_scene=self.sim_scene,
                 recalibrate=self.camera_feed.recalibrate if self.camera_feed is not None else None,
                 metrics=self.metrics,
-                authenticate=self._software_report,
+                authenticate=self._report_on_demand,
                 accept_config=self.accept_config,
             )
             # Before the API answers: a SIGTERM from the moment a client can see the table stops it
@@ -501,11 +504,15 @@ class Daemon:
             "installs": {str(e.seq): installs.describe(e) for e in installs.history(table.journal, 50)},
         }
 
-    def _software_report(self, seed: bytes | None = None) -> Report:
+    def _software_report(self, seed: bytes | None = None, *, here: bool = False) -> Report:
         """The software authentication (controller/security/authentication.py), and the configuration file
         against the digest the supervisor accepted; a copy that is not a signed release fails it
-        on a live table (a simulated one runs it, and says so)."""
-        report = authenticate(Path(self.config.security.release_key), seed)
+        on a live table (a simulated one runs it, and says so). The files are hashed in a process
+        of its own at a lower priority (controller/security/checker.py: the card path never waits
+        for it; blocks, so never on the loop), or `here`, in this one, before the table opens.
+        CheckStopped when the table stops meanwhile."""
+        key = Path(self.config.security.release_key)
+        report = authenticate(key, seed) if here else self.checker.run(key, seed)
         if report.ok is None and not self.simulated:
             report.ok = False
         config = self._config_file()
@@ -522,6 +529,14 @@ class Daemon:
             report.components.append(component)
             report.ok = report.ok and component.ok
         return report
+
+    def _report_on_demand(self, seed: bytes | None = None) -> Report:
+        """The check the API asks for (POST /api/verify), on a thread of the channel's: as
+        _software_report; the table's stop meanwhile is a refusal, not a result."""
+        try:
+            return self._software_report(seed)
+        except CheckStopped:
+            raise TableError("the table is stopping: its software check was ended", kind="unavailable") from None
 
     def _config_file(self) -> Path | None:
         path = Path(self.config.source)
@@ -563,7 +578,7 @@ class Daemon:
     def _authenticate(self, table: Table, trigger: str) -> None:
         """Run the software check now and journal it, whatever its result (a failure is the blocking
         `software-authentication` fault: play stops, the screens and the pole display say why)."""
-        report = self._software_report()
+        report = self._software_report(here=True)  # no card can come yet: nothing to make wait
         self._software_checked(table, report, trigger)
 
     def _software_checked(self, table: Table, report: Report, trigger: str) -> None:
@@ -591,12 +606,14 @@ class Daemon:
         self._unjournaled_check = None
 
     async def _periodic_check(self) -> None:
-        """Every `[security] verify_every` hours: hashed off the loop, journaled on it."""
+        """Every `[security] verify_every` hours: hashed in a process of its own, journaled on the loop."""
         table = self.table
         assert table is not None
         hours = self.config.security.verify_every
         try:
             report = await asyncio.to_thread(self._software_report)
+        except CheckStopped:
+            return
         except Exception:  # never the end of the table's loop: said, and tried at the next interval
             log.exception("the periodic software check could not run")
             return
@@ -914,7 +931,7 @@ class Daemon:
         checks: set[asyncio.Task[None]] = set()
         while True:
             self.notifier.watchdog()
-            if time.monotonic() - verified > self.config.security.verify_every * 3600:
+            if not checks and time.monotonic() - verified > self.config.security.verify_every * 3600:
                 verified = time.monotonic()
                 check = asyncio.create_task(self._periodic_check(), name="software-check")
                 checks.add(check)
@@ -971,9 +988,18 @@ class Daemon:
                 log.exception("demo dealer: an unexpected error; dealing on")
 
 
+#: How long after the job that ended a round its chain head is signed (HeadSigner). The shoe's
+#: thread, woken when the round's last card is journaled, needs the interpreter lock to acknowledge
+#: the card: signed at once, the signing and its commit held the lock meanwhile and delayed that
+#: acknowledgement (benchmarks/bench_card_path.py: by up to a millisecond, more on a busy disk). A
+#: dealer's next card comes hundreds of ms later.
+SIGN_AFTER_S = 0.05
+
+
 class HeadSigner:
     """A table listener: once a round has ended, the chain's head is signed and journaled, soon
-    after, on the table's loop (never inside the card's own commit)."""
+    after (SIGN_AFTER_S), on the table's loop (never inside the card's own commit, nor while the
+    shoe's thread acknowledges the card)."""
 
     def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
         self.table = table
@@ -982,10 +1008,10 @@ class HeadSigner:
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         if table.now.ended_by(entry.seq) and self.loop is not None:
-            # Two hops: the card's own completion (which lets the shoe's thread acknowledge it) is
-            # queued after this call, and the signing's commit (an fsync) goes after that.
+            # Counted from the end of the job (the card's commit, the round's snapshot and every
+            # output), not from the entry: on a slow disk those alone may take tens of ms.
             loop = self.loop
-            loop.call_soon(loop.call_soon, self.sign)
+            loop.call_soon(loop.call_later, SIGN_AFTER_S, self.sign)
 
     def redrive(self, table: Table) -> None:
         return

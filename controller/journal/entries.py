@@ -201,12 +201,15 @@ class JournalLoss(TableEntry):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SoftwareChecked(TableEntry):
     """`software-check`: a run of the software authentication (controller/security/authentication.py):
-    `ok` True passed, False failed (a blocking fault until a check passes), None not a release."""
+    `ok` True passed, False failed (a blocking fault until a check passes), None not a release.
+    `unfinished`: how the check's own process ended without a report (controller/security/checker.py),
+    when that is why it failed."""
 
     kind: ClassVar[str] = "software-check"
     ok: bool | None
     summary: str
     trigger: str = ""
+    unfinished: str = ""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -385,9 +388,12 @@ def parse_entry(entry: Entry) -> TableEntry:
     if kind == "journal-loss":
         return JournalLoss(**head, lost=_lost(body.get("lost")), by=body.get("by", ""), reason=body.get("reason", ""))
     if kind == "software-check":
+        process = body.get("process")
+        unfinished = str(process.get("failed") or "") if isinstance(process, Mapping) else ""
         return SoftwareChecked(
-            **head, ok=body.get("ok"), summary=body.get("summary", ""), trigger=body.get("trigger", "")
-        )
+            **head, ok=body.get("ok"), summary=body.get("summary", ""), trigger=body.get("trigger", ""),
+            unfinished=unfinished,
+        )  # fmt: skip
     if kind == "dealer-list":
         listed = body.get("dealers") or []
         return DealerListed(

@@ -95,6 +95,9 @@ class Report:
     seed: str | None = None
     hmac: str | None = None
     problem: str | None = None  # why there was nothing to check file by file (unsigned, no key)
+    # The process that ran the check, when not the caller's own (controller/security/checker.py):
+    # its pid, nice value and CPU seconds, or "failed" saying how it ended without an answer.
+    process: dict[str, Any] | None = None
 
     def failed_files(self) -> list[str]:
         return [f for c in self.components for f, _ in c.failed]
@@ -120,7 +123,26 @@ class Report:
             "hmac": self.hmac,
             "problem": self.problem,
             "summary": self.summary(),
-        }
+        } | ({"process": self.process} if self.process is not None else {})
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Report:
+        """The report `to_json` made (in the check's own process); ValueError for anything else."""
+        try:
+            components = [
+                Component(str(c["name"]), int(c["files"]), [(str(f["file"]), str(f["why"])) for f in c["failed"]])
+                for c in doc["components"]
+            ]
+            ok = doc["ok"]
+            if ok not in (True, False, None) or (ok is True and any(c.failed for c in components)):
+                raise ValueError(f"ok is {ok!r}")
+            text = {k: doc[k] if doc[k] is None else str(doc[k])
+                    for k in ("version", "manifest", "digest", "seed", "hmac", "problem")}  # fmt: skip
+            process = doc.get("process")
+            return cls(ok=ok, root=str(doc["root"]), components=components,
+                       process=dict(process) if process is not None else None, **text)  # fmt: skip
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a software check's report: {exc!r}") from None
 
     def lines(self) -> Iterator[str]:
         """What `tablectl verify` prints: one line per component, then the digests and the result."""

@@ -397,10 +397,18 @@ class TableState:
 
     def _software_checked(self, entry: SoftwareChecked) -> tuple[Effect, ...]:
         """A failed check latches the software fault (the latest failure's words replace an earlier
-        one's); a passing check ends it, and the cards held meanwhile are dealt."""
-        if entry.ok is None:
-            return ()
+        one's); a passing check ends it, and the cards held meanwhile are dealt. So does one that ran
+        to its end on a simulated table run from a checkout (`ok` None: no release to check, journaled
+        only there), after a check whose own process failed."""
         self.latch.take_code("software-authentication")
+        if entry.ok is False and entry.unfinished:
+            message = (
+                f"{entry.summary}. Stop play: the software could not be checked. Ask for a check again "
+                "(POST /api/verify or tablectl verify); if it does not finish either, restart the table "
+                "and tell surveillance (hardware/authentication.md). A check that passes ends this fault."
+            )
+            self._latch(entry, "software-authentication", message, None)
+            return ()
         if entry.ok is False:
             message = (
                 f"{entry.summary}. Stop play: the software is not the approved release; reinstall it "

@@ -1,0 +1,166 @@
+"""The table's periodic and on-demand software checks run in a process of their own (issue 31:
+nothing here slows the card path), and a check whose process gives no answer is a failed check
+that stops play in plain words, never silence (controller/security/checker.py).
+
+The failing cases check a small signed release in a temp dir in which one listed file is a FIFO
+that nobody writes: the check's process blocks reading it, as a process stuck on a dying disk
+would, until the test kills it or the check's timeout ends it."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.app.config import parse
+from controller.app.daemon import Daemon as TableDaemon
+from controller.journal.log import Journal
+from controller.security.release import MANIFEST, SIGNATURE, manifest_text
+from controller.table import Table
+from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
+
+STUCK = "controller/stuck.py"
+
+
+def nice_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+
+
+def test_a_check_asked_of_the_running_table_runs_in_a_process_of_its_own_below_the_tables_priority(
+    tmp_path: Path,
+) -> None:
+    daemon = Daemon(tmp_path, "")
+    daemon.start()
+    try:
+        assert daemon.proc is not None
+        table_pid, api_pid = daemon.proc.pid, daemon.api_pid()
+        status, answer = daemon.post("/api/verify", {"seed": "5eed"}, token=SUPERVISOR)
+        assert status == 200, answer
+        # A checkout is no release (`ok` None), but the check ran, and ran elsewhere.
+        assert answer["ok"] is None and "holds no signed release" in answer["summary"], answer
+        process = answer["process"]
+        assert process["pid"] not in (table_pid, api_pid, None), (process, table_pid, api_pid)
+        assert process["nice"] >= nice_of(table_pid) + 10, (process, nice_of(table_pid))
+        # The journal keeps the same: which process checked, at what priority.
+        journal = Journal(daemon.state_dir / "journal.sqlite3", readonly=True)
+        try:
+            entry = next(e for e in journal.entries(after=answer["seq"] - 1) if e.seq == answer["seq"])
+        finally:
+            journal.close()
+        assert entry.kind == "software-check" and entry.body["process"] == process, entry
+        assert entry.body["trigger"] == "on demand by the API"
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
+def signed_release(root: Path) -> Path:
+    """A signed release at `root` whose file STUCK is a FIFO: its release key's public half."""
+    files = [("controller/__init__.py", b'"""a release"""\n'), (STUCK, b"STUCK = True\n")]
+    for path, data in files:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
+    (root / STUCK).unlink()
+    os.mkfifo(root / STUCK)
+    info = root / "tablectl-9.9.9.dist-info"
+    info.mkdir()
+    manifest = manifest_text(files).encode()
+    key = Ed25519PrivateKey.generate()
+    (info / MANIFEST).write_bytes(manifest)
+    (info / SIGNATURE).write_bytes(key.sign(manifest))
+    public = root.parent / "release-key.pub"
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    assert hashlib.sha256(b"STUCK = True\n").hexdigest() in manifest.decode()
+    return public
+
+
+@pytest.fixture
+def table_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TableDaemon:
+    """The daemon's software checks (the rest of it not started) on a simulated table, checking the
+    release at tmp_path/site: the folder its code is imported from, as far as the check knows."""
+    (tmp_path / "site").mkdir()
+    key = signed_release(tmp_path / "site")
+    monkeypatch.setattr("controller.security.authentication.installed_root", lambda: tmp_path / "site")
+    config = parse({"security": {"release_key": str(key)}}, "the test's", simulated=True)
+    daemon = TableDaemon(config, simulated=True, state_dir=tmp_path, host="127.0.0.1", port=0)
+    daemon.table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    return daemon
+
+
+def checking_process(stuck: Path) -> int:
+    """The pid of this test's software-check process, once it runs (the FIFO holds it)."""
+    deadline = time.monotonic() + PATIENCE_S
+    while time.monotonic() < deadline:
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if b"controller.security.checker" in cmdline.read_bytes() and _parent(cmdline.parent) == os.getpid():
+                    return int(cmdline.parent.name)
+            except (OSError, ValueError):
+                continue  # a process that ended while we looked
+        time.sleep(0.02)
+    # Not found: the check is not in a process of its own. Let it read the FIFO and end, so the
+    # test fails on its assertions instead of hanging.
+    with open(stuck, "wb"):
+        pass
+    raise AssertionError("no software-check process was started")
+
+
+def _parent(proc: Path) -> int:
+    return int((proc / "stat").read_text().rpartition(")")[2].split()[1])
+
+
+def software_fault(table: Table) -> str:
+    faults = [f for f in table.faults.values() if f.code == "software-authentication"]
+    assert len(faults) == 1, table.faults
+    return faults[0].message
+
+
+def last_check(table: Table) -> dict[str, object]:
+    (entry,) = table.journal.last_of_kinds(("software-check",), 1)
+    return dict(entry.body)
+
+
+def test_a_periodic_check_whose_process_is_killed_stops_play_naming_it(
+    table_daemon: TableDaemon, tmp_path: Path
+) -> None:
+    table = table_daemon.table
+    assert table is not None
+
+    async def check_and_kill() -> int:
+        checking = asyncio.create_task(table_daemon._periodic_check())
+        pid = await asyncio.to_thread(checking_process, tmp_path / "site" / STUCK)
+        assert pid != os.getpid()
+        os.kill(pid, signal.SIGKILL)
+        await checking
+        return pid
+
+    pid = asyncio.run(check_and_kill())
+    said = f"the software check's process (pid {pid}) was killed by signal 9 (SIGKILL) before it answered"
+    message = software_fault(table)
+    assert f"software authentication failed: {said}: nothing was authenticated" in message, message
+    assert "Stop play: the software could not be checked" in message, message
+    body = last_check(table)
+    assert body["ok"] is False and body["trigger"] == "every 24 h", body
+    assert body["process"] == {"pid": pid, "failed": "was killed by signal 9 (SIGKILL)"}, body
+    assert table.blocked  # play is stopped until a check passes
+
+
+def test_a_check_whose_process_does_not_answer_is_ended_and_stops_play(table_daemon: TableDaemon) -> None:
+    table = table_daemon.table
+    assert table is not None
+    table_daemon.checker.timeout = 2.0  # the FIFO holds it for ever: it never answers, however long
+    asyncio.run(table_daemon._periodic_check())
+    body = last_check(table)
+    process = body["process"]
+    assert isinstance(process, dict) and process["failed"] == "did not answer within 2 s and was ended", body
+    assert f"the software check's process (pid {process['pid']}) did not answer within 2 s" in software_fault(table)
+    with pytest.raises(ProcessLookupError):  # ended, and reaped
+        os.kill(int(process["pid"]), 0)
