@@ -86,13 +86,20 @@ class Fault:
 
     @classmethod
     def from_json(cls, data: dict[str, JSON]) -> Fault:
-        """The fault `to_json` wrote (its title, actions and blocking follow from its code)."""
+        """The fault `to_json` wrote (its title and blocking follow from its code; a fault whose code
+        allows a confirm but whose written actions did not was unconfirmable, and stays so)."""
+        code = str(data["code"])
+        actions = data.get("actions")
+        unconfirmable = (
+            isinstance(actions, list) and "confirm" in FAULTS[code][1] and "confirm" not in actions
+        )
         return cls(
             int(data["id"]),
-            str(data["code"]),
+            code,
             str(data["message"]),
             str(data["at"]),
             None if data["round"] is None else int(data["round"]),
             None if data["card"] is None else str(data["card"]),
             None if data["acknowledged_by"] is None else str(data["acknowledged_by"]),
+            unconfirmable=unconfirmable,
         )

@@ -162,3 +162,18 @@ def test_synth_takes_over_a_journal_left_mid_round(tmp_path: Path) -> None:
     journal = synthesize(tmp_path, 2, seed=2)
     table = Table(journal, game="grand-slam", rules={})
     assert table.round_no == 6 and table.meters.voids == 1 and table.meters.rounds + table.meters.voids == 6
+
+
+def test_a_fault_read_back_from_a_snapshot_offers_the_supervisor_the_same_actions() -> None:
+    from controller.table.faults import Fault
+    from controller.table.latch import FaultLatch
+
+    # A joker in a shoe without jokers cannot be confirmed (dealing it would stop play again); an
+    # ordinary impossible card can. Each must read back from the snapshot's JSON as it was written.
+    joker = Fault(7, "impossible-card", "JK cannot come from this shoe", "t", 3, "JK", unconfirmable=True)
+    eight = Fault(9, "impossible-card", "8C cannot come from this shoe", "t", 3, "8C")
+    latch = FaultLatch({7: joker, 9: eight}, [])
+    back = FaultLatch.from_json(latch.faults_json(), latch.held_json())
+    assert [f.actions for _, f in sorted(back.faults.items())] == [joker.actions, eight.actions]
+    assert "confirm" not in back.faults[7].actions and "confirm" in back.faults[9].actions
+    assert back.faults_json() == latch.faults_json()
