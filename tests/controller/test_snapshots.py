@@ -16,6 +16,8 @@ from controller.cli.main import main
 from controller.cli.synth import synthesize
 from controller.journal.log import Journal, JournalCorrupt
 from controller.table import Table, TableSetup, TableState, parse_entry
+from controller.table.faults import Fault
+from controller.table.latch import FaultLatch
 from controller.table.snapshots import snapshot_state
 
 GAMES = ("grand-slam", "jokers-22", "baseball-poker")
@@ -165,9 +167,6 @@ def test_synth_takes_over_a_journal_left_mid_round(tmp_path: Path) -> None:
 
 
 def test_a_fault_read_back_from_a_snapshot_offers_the_supervisor_the_same_actions() -> None:
-    from controller.table.faults import Fault
-    from controller.table.latch import FaultLatch
-
     # A joker in a shoe without jokers cannot be confirmed (dealing it would stop play again); an
     # ordinary impossible card can. Each must read back from the snapshot's JSON as it was written.
     joker = Fault(7, "impossible-card", "JK cannot come from this shoe", "t", 3, "JK", unconfirmable=True)
