@@ -47,7 +47,7 @@ from controller.engine.cards import Card, ShoeComposition
 from controller.games import adapter
 from controller.journal.log import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.security.authentication import Component, Report, authenticate
-from controller.security.checker import Checker, CheckStopped
+from controller.security.checker import Checker, CheckStopped, RoundHold
 from controller.table import Output, Table, TableError, TableUnavailable
 from controller.table.view import SHOE_EMPTY, prompt
 from controller.table.visibility import sight
@@ -252,6 +252,7 @@ class Daemon:
             if history is not None:
                 table.device_status("history", history)
             self._start_head_signer(table)
+            RoundHold(self.checker, self.loop, CHECK_AFTER_S).attach(table)  # no check runs while a round is dealt
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
@@ -994,6 +995,9 @@ class Daemon:
 #: acknowledgement (benchmarks/bench_card_path.py: by up to a millisecond, more on a busy disk). A
 #: dealer's next card comes hundreds of ms later.
 SIGN_AFTER_S = 0.05
+#: How long after the job that ended a round the software check held while it was dealt goes on
+#: (controller/security/checker.py, RoundHold): after the round's end is signed.
+CHECK_AFTER_S = 2 * SIGN_AFTER_S
 
 
 class HeadSigner:
