@@ -1003,7 +1003,9 @@ CHECK_AFTER_S = 2 * SIGN_AFTER_S
 class HeadSigner:
     """A table listener: once a round has ended, the chain's head is signed and journaled, soon
     after (SIGN_AFTER_S), on the table's loop (never inside the card's own commit, nor while the
-    shoe's thread acknowledges the card)."""
+    shoe's thread acknowledges the card), in the dealer's paying time: never while a round is
+    dealt, so no card of a round waits for it (a round opened sooner, which a dealer cannot do,
+    has the head signed at its own end, covering both)."""
 
     def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
         self.table = table
@@ -1021,6 +1023,9 @@ class HeadSigner:
         return
 
     def sign(self) -> None:
+        record = self.table.now.current
+        if record is not None and record.status == "open":
+            return  # a round is being dealt: its end signs the head
         try:
             self.table.sign_head(self.key)
         except TableUnavailable:  # the disk is full: the next round's end signs the head again
