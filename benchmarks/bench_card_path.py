@@ -14,10 +14,12 @@ machine does hits the three alike:
   signing   the same, and issue 31's head signing: at each round's end the chain's head is
             signed (Ed25519) and journaled as a `chain-head` entry (fsync'd), which the floor
             publisher then publishes
-  checking  the same as signing, while the software check runs back to back as the table runs
+  checking  the same as signing, with the software check run back to back as the table runs
             it (controller/security/checker.py: a child process at nice +10 checking a signed
-            release of this code, its bytecode compiled as an install compiles it): every card of
-            this arm is dealt while a check runs (a table runs one every `[security]
+            release of this code, its bytecode compiled as an install compiles it), HELD while
+            this arm's round is dealt, by the table's own listener (RoundHold: the run under way
+            SIGSTOPped, none started) and let go CHECK_AFTER_S after its end; the bench holds
+            it again before the next arm's round (a table runs a check every `[security]
             verify_every` hours, 24 by default, and on demand)
 
 Each card is handed to the table's loop from a thread, as the shoe's reader does
@@ -40,18 +42,24 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             which waits for nothing. A shoe cannot do this (its next card comes a dealer's draw
             later, hundreds of ms), but it is the worst case a dealer could meet (at one table a
             loop, only an API command's job could be what waits)
+  paying    the dealer's paying time after each round: CHECK_AFTER_S after every arm's round
+            end, PAYING_CARDS cards are handed one after another to the fourth table (a dead
+            card between rounds is the only card a table deals then): after the `checking`
+            arm's round, while its check runs (let go); after `off`'s, with nothing running.
+            Their difference is what a card dealt while a check runs waits for it
+
+Per arm, from the loop's own timestamps, how many of its cards were dealt (hand-over to
+acknowledgement) while a signing ran on the loop, and while a check's process was let run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import compileall
-import contextlib
 import os
 import py_compile
 import random
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -73,10 +81,10 @@ from controller.adapters.floor.publisher import FloorPublisher, loop_mark
 from controller.adapters.outputs import DisplayOutput, LampOutput
 from controller.api.channel import frame
 from controller.api.side import table_side
-from controller.app.daemon import SIGN_AFTER_S, SWITCH_INTERVAL_S, HeadSigner
+from controller.app.daemon import CHECK_AFTER_S, SIGN_AFTER_S, SWITCH_INTERVAL_S, HeadSigner
 from controller.engine.cards import Card
 from controller.journal.log import Journal
-from controller.security.checker import Checker, CheckStopped
+from controller.security.checker import Checker, CheckStopped, RoundHold
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import ROOT
@@ -89,6 +97,7 @@ DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
 BOOTSTRAP = 4000
+PAYING_CARDS = 4  # dead cards handed to the fourth table in each paying time
 LIMIT_MS = 0.2  # issue 31: nothing slows the card path by more than this at p99
 
 
@@ -132,6 +141,7 @@ class Arm:
         # events with nothing to sign, so that both arms' probe cards are handed at the same moment.
         self.begun = threading.Event()
         self.over = asyncio.Event()
+        self.paying = asyncio.Event()  # CHECK_AFTER_S after the round's end (for `checking`: its check let go)
         self.signer: HeadSigner | None = None
         if name in ("signing", "checking"):
             from controller.security.chainhead import table_key
@@ -150,6 +160,8 @@ class Arm:
             self.table.listeners.append(signer)
         else:
             self.table.listeners.append(RoundEndTimer(self, loop))
+        if name != "checking":  # `checking`'s paying time begins when the table lets its check go
+            self.table.listeners.append(PayingTimer(self, loop))
         publisher = FloorPublisher(
             FloorConfig(broker=broker, site="bench"),
             self.journal.path,
@@ -170,6 +182,9 @@ class Arm:
         self.ends: list[float] = []  # the loop CPU of each round's last card
         self.probes: list[float] = []  # the wall of the card handed at once after this arm's round end
         self.probe_spans: list[tuple[float, float]] = []
+        self.paid: list[float] = []  # the wall of each dead card handed in this arm's paying time
+        self.paid_spans: list[tuple[float, float]] = []
+        self.check_spans: list[tuple[float, float]] = []  # when a software check's process was let run
         self.heads = 0
 
     def next_cards(self) -> list[Card]:
@@ -190,12 +205,28 @@ class Arm:
         table.open_round(ROUND, by="bench")
 
     def clear(self) -> None:
-        for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings):
+        for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
+                     self.paid, self.paid_spans):  # fmt: skip
             kept.clear()
 
     @property
     def walls(self) -> list[float]:
         return [wall for turn in self.rounds for wall in turn]
+
+
+class PayingTimer:
+    """A table listener: the arm's paying time begins CHECK_AFTER_S after its round's end, when a
+    table lets its software check go (controller/security/checker.py, RoundHold)."""
+
+    def __init__(self, arm: Arm, loop: asyncio.AbstractEventLoop) -> None:
+        self.arm, self.loop = arm, loop
+
+    def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
+        if table.now.ended_by(entry.seq):
+            self.loop.call_soon(self.loop.call_later, CHECK_AFTER_S, self.arm.paying.set)
+
+    def redrive(self, table: Table) -> None:
+        return
 
 
 class RoundEndTimer:
@@ -224,6 +255,7 @@ async def _round(arm: Arm, shoe_thread: ShoeThread, probe: Arm | None) -> None:
     table = arm.table
     arm.open()
     arm.over.clear()
+    arm.paying.clear()
     if probe is not None and probe.table.awaiting.kind != "card":
         probe.open()
     await asyncio.sleep(0)
@@ -262,6 +294,24 @@ async def _round(arm: Arm, shoe_thread: ShoeThread, probe: Arm | None) -> None:
         elif probe is not None:
             probe.pool.append(probe_card)
     arm.rounds.append(walls)
+
+
+async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
+    """The arm's paying time: once it begins (CHECK_AFTER_S after its round's end; `checking`'s
+    check then runs), PAYING_CARDS dead cards handed to the probe table one after another."""
+    await arm.paying.wait()
+    for _ in range(PAYING_CARDS):
+        if probe.table.awaiting.kind != "card":
+            probe.open()
+        card = probe.pool.pop()
+
+        def deal(c: Card = card) -> bool:
+            probe.table.card(c, {"via": "bench paying"})
+            return False
+
+        span, _ = await shoe_thread.hand(deal, None)
+        arm.paid.append(span[1] - span[0])
+        arm.paid_spans.append(span)
 
 
 Span = tuple[float, float]
@@ -303,54 +353,78 @@ class ShoeThread:
         return await asyncio.to_thread(in_thread)
 
 
+class TimedChecker(Checker):
+    """The table's Checker, noting (on the loop's clock) when it is held and let go, and each run's
+    process: when it started and when its run returned."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(started=self._started)
+        self.loop = loop
+        self.freed: list[list[float]] = []  # [let go, held again (inf while let go)]
+        self.live: list[list[float]] = []  # [a run's process started, its run returned (inf until then)]
+        self.let_go_event: asyncio.Event | None = None  # set when let go (on the loop)
+        self.hold()  # as a table whose round is dealt: the bench lets it go in `checking`'s paying time
+
+    def _started(self, pid: int) -> None:
+        self.live.append([time.perf_counter(), float("inf")])
+
+    def returned(self) -> None:
+        if self.live and self.live[-1][1] == float("inf"):
+            self.live[-1][1] = time.perf_counter()
+
+    def hold(self) -> None:
+        was = self.held
+        super().hold()
+        if not was and self.freed:
+            self.freed[-1][1] = time.perf_counter()
+
+    def let_go(self) -> None:
+        was = self.held
+        super().let_go()
+        if was:
+            self.freed.append([time.perf_counter(), float("inf")])
+            if self.let_go_event is not None:
+                self.let_go_event.set()
+
+    def running(self) -> list[Span]:
+        """When a check's process was let run: its run's span within a let-go span."""
+        spans = []
+        for start, end in self.live:
+            for free_start, free_end in self.freed:
+                low, high = max(start, free_start), min(end, free_end)
+                if low < high:
+                    spans.append((low, high))
+        return spans
+
+
 class Checking:
     """The software check as the table runs it (a child process, controller/security/checker.py),
-    back to back, its processes running only while the `checking` arm deals: stopped (SIGSTOP to
-    the check's process group) as soon as that arm's round ends, continued (SIGCONT) when its next
-    round begins, so that no check runs into another arm's round and every card of that arm is
-    dealt while a check runs. `runs`: each finished run's process (pid, nice, CPU seconds)."""
+    back to back on a thread, held while the `checking` arm's round is dealt (the table's own
+    RoundHold), let go CHECK_AFTER_S after its end, and held again by the bench when that arm's
+    paying time is over: no check runs into another arm's round. `runs`: each finished run's
+    process (pid, nice, CPU seconds, seconds held)."""
 
-    def __init__(self, release: Path, key: Path) -> None:
+    def __init__(self, release: Path, key: Path, loop: asyncio.AbstractEventLoop) -> None:
         self.release, self.key = release, key
         self.runs: list[dict[str, Any]] = []
         self.failed: list[str] = []
-        self._lock = threading.Lock()
-        self._live: set[int] = set()
-        self._going = False
         self._done = threading.Event()
-        self._checker = Checker(started=self._started)
+        self.checker = TimedChecker(loop)
         self._thread = threading.Thread(target=self._loop, name="software-check", daemon=True)
-
-    def _started(self, pid: int) -> None:
-        with self._lock:
-            self._live.add(pid)
-            if not self._going:
-                self._signal(pid, signal.SIGSTOP)
 
     def _loop(self) -> None:
         while not self._done.is_set():
             try:
-                report = self._checker.run(self.key, root=self.release)
+                report = self.checker.run(self.key, root=self.release)
             except CheckStopped:
                 return
-            with self._lock:
-                self._live.clear()
+            finally:
+                self.checker.returned()
             if report.ok is not True or report.process is None:
                 if not self._done.is_set():
                     self.failed.append(report.summary())
                 return
             self.runs.append(report.process)
-
-    @staticmethod
-    def _signal(pid: int, sig: signal.Signals) -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(pid, sig)
-
-    def go(self, going: bool) -> None:
-        with self._lock:
-            self._going = going
-            for pid in self._live:
-                self._signal(pid, signal.SIGCONT if going else signal.SIGSTOP)
 
     def __enter__(self) -> Checking:
         self._thread.start()
@@ -358,7 +432,7 @@ class Checking:
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
-        self._checker.stop()
+        self.checker.stop()
         self._thread.join(timeout=300)
         if self.failed:
             raise RuntimeError(f"the benchmark's release did not authenticate: {self.failed[0]}")
@@ -484,31 +558,47 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
         probe = arms.pop("probe")
         for arm in (*arms.values(), probe):
             arm.writer = (await asyncio.open_unix_connection(sock=arm.channel))[1]
-        checking = stack.enter_context(Checking(release, key))
+        checking = stack.enter_context(Checking(release, key, loop))
+        checker = checking.checker
+        checker.let_go_event = arms["checking"].paying
+        RoundHold(checker, loop, CHECK_AFTER_S).attach(arms["checking"].table)  # as the daemon attaches it
         shoe_thread = ShoeThread(loop)
+
+        async def turn_of(arm: Arm) -> None:
+            await _round(arm, shoe_thread, probe if arm.name != "checking" else None)
+            await _paying(arm, shoe_thread, probe)
+            checker.hold()  # the paying time is over: no check runs into the next arm's round
+
         for _ in range(3):  # warm up: every code path loaded and run once
             for arm in arms.values():
-                await _round(arm, shoe_thread, probe if arm.name != "checking" else None)
-        for arm in arms.values():
+                await turn_of(arm)
+        for arm in (*arms.values(), probe):
             arm.clear()
+        checker.freed.clear()
+        checker.live[:] = checker.live[-1:]
         order = list(arms)
         for turn in range(ROUNDS):
             # Each arm in turn, the order rotated every time: none always follows another.
             for name in order[turn % len(order) :] + order[: turn % len(order)]:
-                checking.go(name == "checking")
-                await _round(arms[name], shoe_thread, probe if name != "checking" else None)
-                checking.go(False)  # no check runs into the next arm's round
+                await turn_of(arms[name])
         for arm in (*arms.values(), probe):
             arm.publisher.wait_acked(arm.journal.last_seq, 30.0)
             arm.heads = len(arm.journal.last_of_kinds(("chain-head",), 100_000))
             await asyncio.to_thread(arm.publisher.stop)
         await asyncio.sleep(0.1)  # the publishers' last marks are written before the journals close
+        arms["checking"].check_spans = checker.running()
         return arms, list(checking.runs)
+
+
+def _during(spans: list[Span], busy: list[Span]) -> int:
+    """How many of `spans` (a card's hand-over to acknowledgement) overlap one of `busy`."""
+    return sum(1 for w in _waited_for_signing(spans, busy) if w > 0)
 
 
 def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[float, float]) -> dict[str, Any]:
     base = arms["off"]
     signings = [span for arm in arms.values() for span in arm.signings]
+    check_spans = arms["checking"].check_spans
     results: dict[str, Any] = {}
     for name, arm in arms.items():
         waited = _waited_for_signing(arm.spans, signings)
@@ -516,6 +606,8 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
             "cards": len(arm.walls),
             "rounds": len(arm.rounds),
             "chain_heads_signed": arm.heads,
+            "cards_dealt_during_a_signing": sum(1 for w in waited if w > 0),
+            "cards_dealt_while_a_check_ran": _during(arm.spans, check_spans),
             "card_wall": _stats(arm.walls),
             "card_loop_cpu": _stats(arm.cpu),
             "round_end_card_loop_cpu": _stats(arm.ends),
@@ -534,10 +626,11 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
                 "loop_cpu_mean": _difference(arm.cpu, base.cpu, statistics.fmean),
                 "round_end_card_loop_cpu_mean": _difference(arm.ends, base.ends, statistics.fmean),
             }
-    signing, off = arms["signing"], base
+    signing, off, checking = arms["signing"], base, arms["checking"]
     probe_waited = _waited_for_signing(signing.probe_spans, signings)
     results["card_arriving_during_the_signing"] = {
         "cards": len(signing.probes),
+        "during_a_signing": sum(1 for w in probe_waited if w > 0),
         "after_signing_round_end": _stats(signing.probes),
         "after_off_round_end": _stats(off.probes),
         "waited_for_the_signing": _stats(probe_waited),
@@ -546,11 +639,23 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
             "wall_p50": _difference(signing.probes, off.probes, statistics.median),
         },
     }
+    results["dead_card_while_the_check_runs"] = {
+        "cards": len(checking.paid),
+        "while_a_check_ran": _during(checking.paid_spans, check_spans),
+        "in_checking_paying_time": _stats(checking.paid),
+        "in_off_paying_time": _stats(off.paid),
+        "off_while_a_check_ran": _during(off.paid_spans, check_spans),
+        "more_than_off": {
+            "wall_p99": _difference(checking.paid, off.paid, lambda v: _percentile(v, 0.99)),
+            "wall_p50": _difference(checking.paid, off.paid, statistics.median),
+        },
+    }
     cpu = [float(run["cpu_s"]) for run in checks]
     results["software_check"] = {
         "runs_while_checking": len(checks),
         "process_cpu_s_median": round(statistics.median(cpu), 3) if cpu else None,
         "process_nice": sorted({int(run["nice"]) for run in checks}),
+        "let_run_s": round(sum(e - s for s, e in check_spans), 3),
     }
     results["load_average"] = {"before": load[0], "after": load[1]}
     return results
@@ -567,27 +672,33 @@ def _met(label: str, diff: dict[str, Any]) -> str:
 
 
 def _verdict(results: dict[str, Any]) -> dict[str, str]:
-    on = results["journal_on_tmpfs"]
-    disk = results["journal_on_disk"]
-    worst = on["card_arriving_during_the_signing"]
-    return {
-        "signing": _met("card p99, signing against off (tmpfs)", on["signing"]["more_than_off"]["wall_p99"])
-        + "; "
-        + _met("on the disk", disk["signing"]["more_than_off"]["wall_p99"])
-        + f"; cards that waited for a signing: {on['signing']['waited_for_a_signing']['cards']} of "
-        f"{on['signing']['cards']}",
-        "checking": _met(
-            "card p99 while the software check runs, against off (tmpfs)", on["checking"]["more_than_off"]["wall_p99"]
+    out: dict[str, str] = {}
+    for where in ("tmpfs", "disk"):
+        on = results[f"journal_on_{where}"]
+        signing, checking = on["signing"], on["checking"]
+        worst, dead = on["card_arriving_during_the_signing"], on["dead_card_while_the_check_runs"]
+        out[f"signing_{where}"] = (
+            f"cards of a round dealt during a signing: {signing['cards_dealt_during_a_signing']} of "
+            f"{signing['cards']}; "
+            + _met("card p99, signing against off", signing["more_than_off"]["wall_p99"])
+            + "; "
+            + _met("a (dead) card arriving during the signing, p99", worst["more_than_off"]["wall_p99"])
+            + f", p50 {worst['more_than_off']['wall_p50']['ms']:+.3f} ms "
+            f"(the signing: p50 {signing['signing_on_the_loop']['p50_ms']:.3f} ms on the loop)"
         )
-        + "; "
-        + _met("on the disk", disk["checking"]["more_than_off"]["wall_p99"]),
-        "worst_case": _met(
-            "a card arriving during the signing, p99 against one arriving after off's round end (tmpfs)",
-            worst["more_than_off"]["wall_p99"],
+        out[f"checking_{where}"] = (
+            f"cards of a round dealt while a check ran: {checking['cards_dealt_while_a_check_ran']} of "
+            f"{checking['cards']}; "
+            + _met("card p99, checking (held while dealt) against off", checking["more_than_off"]["wall_p99"])
+            + "; "
+            + _met(
+                f"a dead card dealt while the check runs ({dead['while_a_check_ran']} of {dead['cards']} overlapped "
+                "a running check), p99",
+                dead["more_than_off"]["wall_p99"],
+            )
+            + f", p50 {dead['more_than_off']['wall_p50']['ms']:+.3f} ms"
         )
-        + f"; p50 {worst['more_than_off']['wall_p50']['ms']:+.3f} ms: it waits for the signing "
-        f"(p50 {on['signing']['signing_on_the_loop']['p50_ms']:.3f} ms on the loop)",
-    }
+    return out
 
 
 def run() -> dict[str, Any]:
@@ -603,14 +714,18 @@ def run() -> dict[str, Any]:
                 arms, checks = asyncio.run(_session(home, broker, release, key))
                 after = os.getloadavg()[0]
             results[f"journal_on_{where}"] = _summary(arms, checks, (round(before, 2), round(after, 2)))
-    signing = results["journal_on_tmpfs"]["signing"]["more_than_off"]
-    checking = results["journal_on_tmpfs"]["checking"]["more_than_off"]
+    upper = [
+        results[f"journal_on_{where}"][arm]["more_than_off"]["wall_p99"]["ci95_ms"][1]
+        for where in ("tmpfs", "disk")
+        for arm in ("signing", "checking")
+    ]
     results["verdict"] = _verdict(results)
     results["how"] = {
         "order": (
             f"a round of each arm in turn ({', '.join(ARMS)}), the order rotated each turn, {ROUNDS} rounds each "
-            "after 3 to warm up; the software check's processes run only during the checking arm's rounds "
-            "(stopped by SIGSTOP between them)"
+            f"after 3 to warm up, each followed by its paying time ({PAYING_CARDS} dead cards to a fourth table, "
+            f"{CHECK_AFTER_S * 1e3:g} ms after the round's end); the software check held while the checking arm's "
+            "round is dealt (by the table's own RoundHold) and let go in its paying time only"
         ),
         "card": "handed from a thread to the table's loop (run_coroutine_threadsafe) until journaled and told",
         "cpu": "thread CPU of the table's loop from the card until the next card (the signing counted)",
@@ -619,6 +734,10 @@ def run() -> dict[str, Any]:
             "every arm kept together), of the cards for the CPU means and the probe cards"
         ),
         "waited_for_a_signing": "per card, the loop's time spent signing between its hand-over and its acknowledgement",
+        "during": (
+            "a card dealt during a signing / while a check ran: its hand-over to acknowledgement overlaps a signing "
+            "on the loop / a check's process let run (its run's span within a let-go span), perf_counter on the loop"
+        ),
         "machine": "shared with other engineers' builds and tests (load average before and after each session)",
     }
     return {
@@ -626,15 +745,17 @@ def run() -> dict[str, Any]:
         "what": (
             "the card path (handed from the shoe's thread until journaled, fsync'd and told to lamps, display, "
             "the API's feed and the floor publisher) with and without issue 31's work (head signing at each "
-            "round's end and its publish; and with the software check running in its own process), interleaved "
-            "round by round in one process: wall p50/p99 and loop CPU per card, the difference from `off` with "
-            "a 95% interval (lower is better); a card arriving during the signing, the worst case"
+            "round's end and its publish; and with the software check in its own process, held while a round is "
+            "dealt), interleaved round by round in one process: wall p50/p99 and loop CPU per card, the difference "
+            "from `off` with a 95% interval (lower is better), the cards dealt during a signing or while a check ran; "
+            "the worst cases: a card arriving during the signing, a dead card dealt in the paying time while the "
+            "check runs"
         ),
         "reference": (
-            f"issue 31's bound: at most {LIMIT_MS} ms more at p99; ratio = the larger upper end of the 95% "
-            f"intervals of the card's p99 difference, signing and checking (journal on the tmpfs) / {LIMIT_MS} "
-            "ms: at most 1 shows the bound held for both"
+            f"issue 31's bound: at most {LIMIT_MS} ms more at p99; ratio = the largest upper end of the 95% "
+            "intervals of the card's p99 difference from off, signing and checking, journal on the tmpfs and on the "
+            f"disk / {LIMIT_MS} ms: at most 1 shows the bound held for all four"
         ),
-        "ratio": round(max(signing["wall_p99"]["ci95_ms"][1], checking["wall_p99"]["ci95_ms"][1]) / LIMIT_MS, 3),
+        "ratio": round(max(upper) / LIMIT_MS, 3),
         "results": results,
     }

@@ -47,7 +47,7 @@ from controller.engine.cards import Card, ShoeComposition
 from controller.games import adapter
 from controller.journal.log import Entry, Journal, JournalCorrupt, JournalError, JournalUnwritable, utc_now
 from controller.security.authentication import Component, Report, authenticate
-from controller.security.checker import Checker, CheckStopped
+from controller.security.checker import Checker, CheckStopped, RoundHold
 from controller.table import Output, Table, TableError, TableUnavailable
 from controller.table.view import SHOE_EMPTY, prompt
 from controller.table.visibility import sight
@@ -252,6 +252,7 @@ class Daemon:
             if history is not None:
                 table.device_status("history", history)
             self._start_head_signer(table)
+            RoundHold(self.checker, self.loop, CHECK_AFTER_S).attach(table)  # no check runs while a round is dealt
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
@@ -994,12 +995,17 @@ class Daemon:
 #: acknowledgement (benchmarks/bench_card_path.py: by up to a millisecond, more on a busy disk). A
 #: dealer's next card comes hundreds of ms later.
 SIGN_AFTER_S = 0.05
+#: How long after the job that ended a round the software check held while it was dealt goes on
+#: (controller/security/checker.py, RoundHold): after the round's end is signed.
+CHECK_AFTER_S = 2 * SIGN_AFTER_S
 
 
 class HeadSigner:
     """A table listener: once a round has ended, the chain's head is signed and journaled, soon
     after (SIGN_AFTER_S), on the table's loop (never inside the card's own commit, nor while the
-    shoe's thread acknowledges the card)."""
+    shoe's thread acknowledges the card), in the dealer's paying time: never while a round is
+    dealt, so no card of a round waits for it (a round opened sooner, which a dealer cannot do,
+    has the head signed at its own end, covering both)."""
 
     def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
         self.table = table
@@ -1017,6 +1023,9 @@ class HeadSigner:
         return
 
     def sign(self) -> None:
+        record = self.table.now.current
+        if record is not None and record.status == "open":
+            return  # a round is being dealt: its end signs the head
         try:
             self.table.sign_head(self.key)
         except TableUnavailable:  # the disk is full: the next round's end signs the head again

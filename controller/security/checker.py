@@ -11,14 +11,28 @@ request on stdin (the release key, the seed, the folder to check: the one the ta
 imported from) and writes the report as JSON on stdout, with its pid, nice value and CPU time.
 The table's loop journals it as before (controller/app/daemon.py).
 
+A lower priority is not enough while a round is dealt: a card journaled on a disk waits for its
+fsync, and the check's process then takes the core; when the fsync ends the table's loop waits to
+get it back, up to the kernel's time slice (benchmarks/bench_card_path.py, before this: a card
+dealt while a check ran waited p50 +3.0 ms, p99 +33 ms on the disk). So no check runs while a
+round is being dealt: the table HOLDS its checker when a round opens and LETS IT GO after the
+round's end (controller/app/daemon.py, CheckerHold): a run under way is stopped (SIGSTOP to its
+process group) and continued (SIGCONT) after, and a run asked meanwhile (on demand, or the
+periodic one) starts only then. Its report's `process["held_s"]` says how long it waited. A
+dealer's paying time between rounds is seconds; a check needs about a second of CPU on a Pi 4.
+(`SCHED_IDLE` would also serve the loop first, but a process may not leave it again without
+privileges, and it starves the check for as long as the cores are busy.)
+
 A check whose process gives no report is itself a failed check, in plain words (a report with
 `ok` False and `process["failed"]` saying how it ended), never silence: a process that cannot be
 started, exits or is killed (a signal) without a report, answers something that is not one, or
-does not answer within CHECK_TIMEOUT_S (then it is killed, with whatever it started). A check the
-table's own stop ends (`Checker.stop`) is no result: CheckStopped, and nothing is journaled.
+does not answer within CHECK_TIMEOUT_S of the time it was let run (then it is killed, with
+whatever it started; the time it was held does not count). A check the table's own stop ends
+(`Checker.stop`) is no result: CheckStopped, and nothing is journaled.
 
     checker = Checker()
     report = checker.run(Path("/etc/tablectl/release-key.pub"), seed=None)   # blocks; any thread
+    checker.hold(); checker.let_go()                                         # a round dealt between
     checker.stop()                                                           # ends the runs
 """
 
@@ -26,17 +40,27 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import resource
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from controller.security import authentication
 from controller.security.authentication import Report, authenticate
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from controller.table import Table
+
+log = logging.getLogger("tablectl.checker")
 
 #: The child's nice value above the table's (the API's process runs at +5: controller/api/channel.py).
 NICE = 10
@@ -44,6 +68,9 @@ NICE = 10
 #: of a release costs about a second of CPU on a Pi 4, and a busy table's cores go to the card
 #: path first; the bytecode comparison alone may take up to 600 s (authentication.py).
 CHECK_TIMEOUT_S = 900.0
+#: While a run is held, how often its thread looks whether its deadline (which the holding moves
+#: on) has come: a backstop only, the deadline is computed from the times held and let go.
+HELD_LOOK_S = 5.0
 #: How the table starts the child: this Python, the same code, without the working directory on
 #: sys.path (-P: a `controller` folder where the table was started must not be what runs).
 COMMAND = (sys.executable, "-P", "-m", "controller.security.checker")
@@ -55,7 +82,8 @@ class CheckStopped(Exception):
 
 class Checker:
     """Runs the software check in a child process, one process per run (several may run at once:
-    the periodic check and one asked on demand); `stop()` ends every run under way."""
+    the periodic check and one asked on demand); `hold()` stops them and keeps new ones from
+    starting until `let_go()`; `stop()` ends every run under way."""
 
     def __init__(
         self,
@@ -69,6 +97,40 @@ class Checker:
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[str]] = set()
         self._stopped = False
+        self._free = threading.Event()  # set while not held
+        self._free.set()
+        self._held_since: float | None = None  # time.monotonic() of the hold under way
+        self._held_total = 0.0  # seconds held before it, since this checker was made
+
+    def hold(self) -> None:
+        """A round is being dealt: every run under way stops (SIGSTOP to its process group) and no
+        run starts until `let_go()`. Cheap: the table's loop calls it as the round opens."""
+        with self._lock:
+            if self._held_since is not None:
+                return
+            self._held_since = time.monotonic()
+            self._free.clear()
+            for proc in self._running:
+                _signal(proc, signal.SIGSTOP)
+
+    def let_go(self) -> None:
+        """The round has ended: the runs held go on (SIGCONT), the runs asked meanwhile start."""
+        with self._lock:
+            if self._held_since is None:
+                return
+            self._held_total += time.monotonic() - self._held_since
+            self._held_since = None
+            for proc in self._running:
+                _signal(proc, signal.SIGCONT)
+            self._free.set()
+
+    @property
+    def held(self) -> bool:
+        return self._held_since is not None
+
+    def _held_so_far(self) -> float:
+        """Seconds held since this checker was made (the hold under way too); under the lock."""
+        return self._held_total + (time.monotonic() - self._held_since if self._held_since is not None else 0.0)
 
     def run(self, release_key: Path, seed: bytes | None = None, root: Path | None = None) -> Report:
         """The check of the release at `root` (default: where this code is imported from), as the
@@ -78,16 +140,25 @@ class Checker:
         hex_seed = seed.hex() if seed is not None else None
         request = json.dumps({"release_key": str(release_key), "seed": hex_seed, "root": str(root)})
         with self._lock:
-            if self._stopped:
-                raise CheckStopped("the table is stopping")
-            try:
-                proc = subprocess.Popen(
-                    self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    text=True, process_group=0, cwd="/",
-                )  # fmt: skip
-            except OSError as exc:
-                return _failed(root, seed, None, f"could not be started ({exc.strerror or exc})")
-            self._running.add(proc)
+            held_before = self._held_so_far()
+        if not self._free.is_set():
+            log.info("the software check waits for the round being dealt to end")
+        while True:  # not started while a round is dealt: it starts once the round has ended
+            self._free.wait()
+            with self._lock:
+                if self._stopped:
+                    raise CheckStopped("the table is stopping")
+                if self._held_since is not None:
+                    continue
+                try:
+                    proc = subprocess.Popen(
+                        self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        text=True, process_group=0, cwd="/",
+                    )  # fmt: skip
+                except OSError as exc:
+                    return _failed(root, seed, None, f"could not be started ({exc.strerror or exc})")
+                self._running.add(proc)
+                break
         # Below the table's own priority from its first instructions on (a process may always lower
         # its own or its children's; what the child starts inherits it).
         with contextlib.suppress(OSError):
@@ -95,12 +166,23 @@ class Checker:
         if self.started is not None:
             self.started(proc.pid)
         try:
-            try:
-                out, err = proc.communicate(request, timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                _end(proc)
-                proc.communicate()
-                return _failed(root, seed, proc.pid, f"did not answer within {self.timeout:g} s and was ended")
+            began = time.monotonic()
+            with self._lock:
+                held_at_start = self._held_so_far()
+            given: str | None = request
+            while True:
+                with self._lock:
+                    ran = time.monotonic() - began - (self._held_so_far() - held_at_start)
+                    look = HELD_LOOK_S if self._held_since is not None else self.timeout - ran
+                if ran >= self.timeout:
+                    _end(proc)
+                    proc.communicate()
+                    return _failed(root, seed, proc.pid, f"did not answer within {self.timeout:g} s and was ended")
+                try:
+                    out, err = proc.communicate(given, timeout=max(look, 0.0))
+                    break
+                except subprocess.TimeoutExpired:
+                    given = None  # sent: the next wait goes on from where this one was
         finally:
             with self._lock:
                 self._running.discard(proc)
@@ -118,6 +200,10 @@ class Checker:
             return _failed(root, seed, proc.pid, f"answered something that is not a report ({exc})", err)
         if report.root != str(root):
             return _failed(root, seed, proc.pid, f"checked {report.root}, not {root}")
+        with self._lock:
+            held = self._held_so_far() - held_before
+        if report.process is not None:
+            report.process["held_s"] = round(held, 3)  # waited to start, and stopped, while rounds were dealt
         return report
 
     def stop(self) -> None:
@@ -125,8 +211,53 @@ class Checker:
         with self._lock:
             self._stopped = True
             running = list(self._running)
+            self._free.set()  # the runs waiting for a round's end: none starts
         for proc in running:
             _end(proc)
+
+
+class RoundHold:
+    """A table listener: holds `checker` while a round is being dealt (from its opening entry on)
+    and lets it go `after` seconds after the round has ended (after the round's end is signed:
+    controller/app/daemon.py's SIGN_AFTER_S), counted from the end of the job that ended it.
+    A table restarted mid-round holds it from the start."""
+
+    def __init__(self, checker: Checker, loop: asyncio.AbstractEventLoop | None, after: float) -> None:
+        self.checker = checker
+        self.loop = loop
+        self.after = after
+        self._due: object | None = None  # the round's end whose let-go is due (a stale timer does nothing)
+
+    def attach(self, table: Table) -> RoundHold:
+        table.listeners.append(self)
+        self.update(table, None, ())
+        return self
+
+    def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
+        record = table.now.current
+        if record is not None and record.status == "open":
+            self._due = None
+            self.checker.hold()
+        elif self.checker.held and self._due is None:
+            due = self._due = object()
+            if self.loop is None:
+                self._let_go(due)
+            else:
+                self.loop.call_soon(self.loop.call_later, self.after, self._let_go, due)
+
+    def _let_go(self, due: object) -> None:
+        if due is self._due:
+            self._due = None
+            self.checker.let_go()
+
+    def redrive(self, table: Table) -> None:
+        return
+
+
+def _signal(proc: subprocess.Popen[str], sig: signal.Signals) -> None:
+    """`sig` to the child's own process group (the check's process and what it started)."""
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, sig)
 
 
 def _end(proc: subprocess.Popen[str]) -> None:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,9 +23,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from controller.app.config import parse
 from controller.app.daemon import Daemon as TableDaemon
 from controller.journal.log import Journal
+from controller.security.checker import RoundHold
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
+
+ROUND = {"seats": [{"seat": 1, "wagers": {"first": 10}}], "blind_seat": None}
 
 STUCK = "controller/stuck.py"
 
@@ -56,6 +60,38 @@ def test_a_check_asked_of_the_running_table_runs_in_a_process_of_its_own_below_t
             journal.close()
         assert entry.kind == "software-check" and entry.body["process"] == process, entry
         assert entry.body["trigger"] == "on demand by the API"
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
+def test_a_check_asked_while_a_round_is_dealt_runs_once_the_round_has_ended(tmp_path: Path) -> None:
+    """No check runs while a round is dealt (a card journaled on a disk would wait for the core the
+    check's process took during its fsync): one asked meanwhile waits, says so, and runs after."""
+    daemon = Daemon(tmp_path, "")
+    daemon.start()
+    try:
+        status, opened = daemon.post("/api/rounds", ROUND)
+        assert status == 201, opened
+        with ThreadPoolExecutor(1) as pool:
+            asked = pool.submit(daemon.post, "/api/verify", {}, token=SUPERVISOR)
+            deadline = time.monotonic() + PATIENCE_S
+            while "the software check waits for the round being dealt to end" not in daemon.log():
+                assert not asked.done(), f"the check ran while the round was dealt: {asked.result()}"
+                assert time.monotonic() < deadline, daemon.log()
+                time.sleep(0.05)
+            status, voided = daemon.post("/api/rounds/current/void", {"reason": "misdeal", "name": "Kim"},
+                                         token=SUPERVISOR)  # fmt: skip
+            assert status == 200, voided
+            status, answer = asked.result()
+        assert status == 200, answer
+        journal = Journal(daemon.state_dir / "journal.sqlite3", readonly=True)
+        try:
+            kinds = {e.seq: e.kind for e in journal.entries(after=0)}
+        finally:
+            journal.close()
+        void = max(seq for seq, kind in kinds.items() if kind == "void")
+        assert kinds[answer["seq"]] == "software-check" and answer["seq"] > void, (answer, kinds)
+        assert answer["process"]["held_s"] > 0, answer
     finally:
         assert daemon.stop() == 0, daemon.log()
 
@@ -164,3 +200,42 @@ def test_a_check_whose_process_does_not_answer_is_ended_and_stops_play(table_dae
     assert f"the software check's process (pid {process['pid']}) did not answer within 2 s" in software_fault(table)
     with pytest.raises(ProcessLookupError):  # ended, and reaped
         os.kill(int(process["pid"]), 0)
+
+
+def state_of(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+
+def wait_state(pid: int, wanted: str) -> None:
+    deadline = time.monotonic() + PATIENCE_S
+    while state_of(pid) != wanted:
+        assert time.monotonic() < deadline, f"pid {pid} stayed {state_of(pid)}, not {wanted}"
+        time.sleep(0.02)
+
+
+def test_a_check_under_way_is_stopped_while_a_round_is_dealt_and_goes_on_after(
+    table_daemon: TableDaemon, tmp_path: Path
+) -> None:
+    table = table_daemon.table
+    assert table is not None
+    RoundHold(table_daemon.checker, None, 0.0).attach(table)
+    stuck = tmp_path / "site" / STUCK
+
+    async def check_across_a_round() -> int:
+        checking = asyncio.create_task(table_daemon._periodic_check())
+        pid = await asyncio.to_thread(checking_process, stuck)
+        await asyncio.to_thread(wait_state, pid, "S")  # blocked on its FIFO: running, as far as we let it
+        table.open_round(ROUND, by="dealer")
+        await asyncio.to_thread(wait_state, pid, "T")  # stopped for the round
+        table.void(by="supervisor", reason="misdeal")
+        await asyncio.to_thread(wait_state, pid, "S")  # going on
+        await asyncio.to_thread(stuck.write_bytes, b"STUCK = True\n")  # the file it reads, as listed
+        await checking
+        return pid
+
+    pid = asyncio.run(check_across_a_round())
+    body = last_check(table)
+    process = body["process"]
+    assert isinstance(process, dict) and process["pid"] == pid, body
+    assert float(process["held_s"]) > 0, body  # it was held, and said so
+    assert body["trigger"] == "every 24 h" and "software-authentication" not in {f.code for f in table.faults.values()}
