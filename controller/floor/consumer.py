@@ -24,8 +24,10 @@ through MQTT 5 shared subscriptions (`$share/<group>/...`), so the broker hands 
 one of them; each stores what it got, and the store's key (table, seq) makes any repeat a no-op.
 A table's entries are spread over the group, so a consumer sees gaps that another consumer is
 filling: a table counts as behind only when the store, whoever wrote it, still lacks an entry
-`grace_s` seconds later. An ask takes the table's claim row in the store first (`floor_claims`,
-lapsing after `ask_timeout_s`), so no two consumers ask a table for the same gap at once; the
+`grace_s` seconds later, unless it lacks more than `FAR_BEHIND` entries (its status or its next
+entries say so), more than other consumers could hold uncommitted: that table is asked at once.
+An ask takes the table's claim row in the store first (`floor_claims`, lapsing after
+`ask_timeout_s`), so no two consumers ask a table for the same gap at once; the
 reply goes to the group, and whichever consumer reads its `end` releases the claim and asks for
 the next chunk. The table's `end` names any hole in its own journal (`gaps`), so the floor alert
 does not depend on which consumer stored which entry.
