@@ -11,7 +11,7 @@ goes into the store another way.
 
 The entries go out through `RawPublisher`: its own MQTT 5 connection to the same broker, each
 entry one PUBLISH packet at QoS 1 built from parts encoded once per table and seq (the topic, the
-envelope, the template's kind and body) and the wall clock's `at` (formatted once a millisecond),
+envelope, the template's kind and body) and the wall clock's `at` (formatted once a tick),
 a tick's packets written to the socket at once, at most the broker's Receive Maximum of them
 unacknowledged (its PUBACKs read on a thread of their own; a refused one is counted and said).
 paho took about 200 us of CPU an entry (its publish and its network thread): at most about 5,000
@@ -223,7 +223,7 @@ class Floor:
         self.heads = {t: f'{{"v":{schema.VERSION},"site":{self.site_text},"table":"{t}","boot":"{BOOT}","seq":'
                       for t in tables}  # fmt: skip
         self.tails = [f',"kind":{kind},"body":{body}}}' for kind, body, _ in self.texts]
-        self._ms = -1
+        self._stamped_at = -1.0
         self._stamped = ""
         self.last: dict[str, int] = dict.fromkeys(tables, 0)
         #: When each table's entries were "journaled" (published, or put behind): the `at` a
@@ -297,10 +297,12 @@ class Floor:
 
     def next_packet(self, table: str, now: float) -> tuple[bytes, bytes]:
         """The table's next entry as `RawPublisher.send` takes it: `encoded(table, seq, now)`, byte
-        for byte, from the parts encoded once (`at` formatted once a millisecond)."""
-        ms = int(now * 1000)
-        if ms != self._ms:
-            self._ms, self._stamped = ms, stamp(ms / 1000)
+        for byte, from the parts encoded once (`at` formatted once for a tick's `now`: exactly as a
+        catch-up answer formats it again from the `now` kept in `times`; formatted from the
+        millisecond instead, about one entry in a thousand came back a millisecond apart, and the
+        store rightly alerted a sequence number reused)."""
+        if now != self._stamped_at:
+            self._stamped_at, self._stamped = now, stamp(now)
         with self.lock:
             seq = self.last[table] + 1
             self.last[table] = seq
