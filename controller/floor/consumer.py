@@ -24,8 +24,10 @@ through MQTT 5 shared subscriptions (`$share/<group>/...`), so the broker hands 
 one of them; each stores what it got, and the store's key (table, seq) makes any repeat a no-op.
 A table's entries are spread over the group, so a consumer sees gaps that another consumer is
 filling: a table counts as behind only when the store, whoever wrote it, still lacks an entry
-`grace_s` seconds later. An ask takes the table's claim row in the store first (`floor_claims`,
-lapsing after `ask_timeout_s`), so no two consumers ask a table for the same gap at once; the
+`grace_s` seconds later, unless it lacks more than `FAR_BEHIND` entries (its status or its next
+entries say so), more than other consumers could hold uncommitted: that table is asked at once.
+An ask takes the table's claim row in the store first (`floor_claims`, lapsing after
+`ask_timeout_s`), so no two consumers ask a table for the same gap at once; the
 reply goes to the group, and whichever consumer reads its `end` releases the claim and asks for
 the next chunk. The table's `end` names any hole in its own journal (`gaps`), so the floor alert
 does not depend on which consumer stored which entry.
@@ -87,6 +89,12 @@ INBOX_BYTES = BATCH_BYTES
 #: With a group, how long a table may look behind before it is asked (another consumer of the
 #: group may hold the entries in between, not yet committed).
 GROUP_GRACE_S = 2.0
+#: A table that says it has more than this many entries the store lacks is asked at once, grace or
+#: not: the grace is for live entries another consumer of the group holds uncommitted, and those are
+#: at most its Receive Maximum of all tables together (a table deals 1-5 entries a second), so an
+#: early ask sends again at most a small share of the answer, which the store keeps once anyway. A
+#: table a day behind (86,400 entries) waited the whole grace before its first chunk was asked for.
+FAR_BEHIND = RECEIVE_MAXIMUM
 
 Key = tuple[str, str]  # (site, table)
 
@@ -333,6 +341,13 @@ class FloorConsumer:
             if stop:
                 return
 
+    def _found_behind(self, key: Key, lacking: int, now: float) -> None:
+        """The store holds `key` only in part (`lacking` entries past its mark): it is asked after
+        the grace, or at once if it lacks more than FAR_BEHIND (only when newly found behind: a
+        table whose answer is arriving is not looked at again at every batch)."""
+        if key not in self._behind:
+            self._behind[key] = now - self.grace_s if lacking > FAR_BEHIND else now
+
     def _ask_behind(self, store: FloorStore, now: float) -> None:
         """Ask each table the store has held only in part for `grace_s` (at most once an interval:
         the claim keeps a second ask from going out while one is answered)."""
@@ -420,14 +435,16 @@ class FloorConsumer:
                 statuses[key] = max(statuses.get(key, 0), int(p["last"]))
         if statuses:  # the tables' own word on how far their journals go, for the batch at once
             now = time.monotonic()
-            for key in store.reported_many(statuses):
-                self._behind.setdefault(key, now)
+            for key, count in store.reported_many(statuses).items():
+                self._found_behind(key, count, now)
         behind: set[Key] = set()
+        lacking: dict[Key, int] = {}
         for group in (entries, replied):
             if not group:
                 continue
             result = store.add(group)
             behind.update(result.behind)
+            lacking.update(result.lacking)
             if result.conflicts:
                 differ = "entry differs" if result.conflicts == 1 else "entries differ"
                 self._say(f"{result.conflicts} {differ} from the ones stored; see floor_conflicts", 40)
@@ -438,13 +455,14 @@ class FloorConsumer:
                     "was away)", ", ".join(tables), schema.entries(result.added),
                 )  # fmt: skip
         if not (entries or replied):  # idle: the tables another consumer held at the last batch
-            behind.update(store.settle())
+            lacking.update(store.settle())
+            behind.update(lacking)
         now = time.monotonic()
         for key in behind - {(e.site, e.table) for e in entries + replied}:
-            self._behind.setdefault(key, now)
+            self._found_behind(key, lacking.get(key, 0), now)
         for key in {(e.site, e.table) for e in entries + replied}:  # the store's word after the batch
             if key in behind:
-                self._behind.setdefault(key, now)
+                self._found_behind(key, lacking.get(key, 0), now)
             else:
                 self._behind.pop(key, None)
         if answering:

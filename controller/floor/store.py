@@ -37,7 +37,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -196,6 +196,9 @@ class AddResult:
     #: The tables of the batch that the store holds only in part after it (a gap, or the table
     #: said it has more): whoever wrote the rest may not have committed yet, or it was lost.
     behind: tuple[tuple[str, str], ...] = ()
+    #: PostgreSQL: each of those tables with how many entries past its contiguous mark it lacks or
+    #: holds only in part (the consumer asks at once for a table far behind; consumer.FAR_BEHIND).
+    lacking: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -223,8 +226,13 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: json.dumps(body, separators=(",", ":"), sort_keys=True), the journal's spelling, with its encoder
+#: made once (json.dumps builds one a call with these options: a fifth of a table-day's encoding).
+_BODY_ENCODER = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
+
+
 def _body_text(body: dict[str, Any]) -> str:
-    return json.dumps(body, separators=(",", ":"), sort_keys=True)  # as the journal writes it
+    return _BODY_ENCODER.encode(body)  # as the journal writes it
 
 
 def _rows(**columns: Sequence[Any]) -> str:
@@ -427,14 +435,15 @@ class FloorStore:
                 _, again, differ = self._sort_out(others, there, lambda e: (e.site, e.table, e.seq), now)
                 repeats += again
                 conflicts += differ
-            behind = self._settle(keys, {k: e for k, e in first.items() if k in inserted})
-        return AddResult(len(inserted), repeats, conflicts, behind)
+            lacking = self._settle(keys, {k: e for k, e in first.items() if k in inserted})
+        return AddResult(len(inserted), repeats, conflicts, tuple(sorted(lacking)), lacking)
 
-    def settle(self) -> tuple[tuple[str, str], ...]:
+    def settle(self) -> dict[tuple[str, str], int]:
         """PostgreSQL: move the marks and walk the chains of the tables an earlier batch found
-        locked by another consumer (`_settle`); the tables then held only in part (behind)."""
+        locked by another consumer (`_settle`); the tables then held only in part (behind), each
+        with how many entries it lacks or holds only in part."""
         if not self._deferred:
-            return ()
+            return {}
         with self._transaction():
             return self._settle([], {})
 
@@ -445,7 +454,7 @@ class FloorStore:
 
     def _settle(
         self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry]
-    ) -> tuple[tuple[str, str], ...]:
+    ) -> dict[tuple[str, str], int]:
         """The tables' contiguous marks moved over what is stored and their chains walked, each
         under its row in floor_tables, locked in one order (FOR UPDATE), so the mark and the walk
         see every entry other consumers committed and no two consumers walk a table at once.
@@ -455,10 +464,11 @@ class FloorStore:
         entries to all of them), a wait here made them take turns, and four did worse than two.
         A skipped table is settled by this store's next batch or `settle` (the consumer calls it
         when idle); the other consumer's walk may already cover it. `known`: the batch's entries
-        (walked from memory). The tables held only in part after it are returned (behind)."""
+        (walked from memory). The tables held only in part after it are returned (behind), each with
+        how many entries past its mark it lacks or holds only in part."""
         wanted = sorted(set(keys) | self._deferred)
         if not wanted:
-            return ()
+            return {}
         sites, tables = [k[0] for k in wanted], [k[1] for k in wanted]
         self._run(
             "INSERT INTO floor_tables (site, table_id) "
@@ -480,9 +490,9 @@ class FloorStore:
         self.lock_wait_s += time.monotonic() - waited
         self._deferred = set(wanted) - locked
         if not locked:
-            return ()
+            return {}
         mine = sorted(locked)
-        behind: list[tuple[str, str]] = []
+        behind: dict[tuple[str, str], int] = {}
         # Each table's run of stored seqs from its contiguous mark up (gaps and islands), and
         # the highest seq held, in one statement for the batch's tables.
         runs = self._json_rows(
@@ -503,7 +513,7 @@ class FloorStore:
             if int(reach) > int(contiguous):
                 moved.append((str(site), str(table), int(reach)))
             if int(highest) > int(reach) or int(reported_last) > int(reach):
-                behind.append((str(site), str(table)))
+                behind[(str(site), str(table))] = max(int(highest), int(reported_last)) - int(reach)
         if moved:
             self._run(
                 "UPDATE floor_tables t SET contiguous = GREATEST(t.contiguous, u.reach) "
@@ -512,15 +522,21 @@ class FloorStore:
                 (_rows(site=[m[0] for m in moved], table_id=[m[1] for m in moved], reach=[m[2] for m in moved]),),
             )
             self._check_chains([(site, table) for site, table, _ in moved], known)
-        return tuple(sorted(behind))
+        return behind
 
     def _copy_in(self, fresh: Sequence[StoredEntry], now: str) -> None:
-        """The batch's new rows into the session's floor_incoming (emptied at each commit), by COPY."""
+        """The batch's new rows into the session's floor_incoming (emptied at each commit), by COPY.
+        A row is joined as it is and escaped field by field only if it holds a character COPY's
+        text format escapes (a tab beyond its eight separators, a backslash but a null round's `\\N`,
+        a line end): most rows need none, and the check is a few passes over the line."""
         lines = []
         for e in fresh:
             rnd = "\\N" if e.round is None else str(e.round)
-            lines.append("\t".join((_copy_text(e.site), _copy_text(e.table), str(e.seq), _copy_text(e.boot),
-                                    _copy_text(e.at), rnd, _copy_text(e.kind), _copy_text(e.text), now)))  # fmt: skip
+            line = "\t".join((e.site, e.table, str(e.seq), e.boot, e.at, rnd, e.kind, e.text, now))
+            if line.count("\\") != (e.round is None) or "\n" in line or "\r" in line or line.count("\t") != 8:
+                line = "\t".join((_copy_text(e.site), _copy_text(e.table), str(e.seq), _copy_text(e.boot),
+                                  _copy_text(e.at), rnd, _copy_text(e.kind), _copy_text(e.text), now))  # fmt: skip
+            lines.append(line)
         self._db.copy(
             "COPY floor_incoming (site, table_id, seq, boot, at, round, kind, body, received_at) FROM STDIN",
             ("\n".join(lines) + "\n").encode(),
@@ -671,13 +687,15 @@ class FloorStore:
                 (site, table, last),
             )
 
-    def reported_many(self, lasts: dict[tuple[str, str], int]) -> list[tuple[str, str]]:
+    def reported_many(self, lasts: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
         """`reported` for many tables in one transaction (a batch's status messages); the tables
-        whose journal goes further than the store holds them whole."""
+        whose journal goes further than the store holds them whole, each with how many entries
+        past its contiguous mark the store lacks or holds only in part."""
         if self.dialect != "postgresql":
             for (site, table), last in lasts.items():
                 self.reported(site, table, last)
-            return [key for key in lasts if self.progress(*key).behind]
+            progress = [self.progress(*key) for key in lasts]
+            return {(p.site, p.table): max(p.highest, p.reported_last) - p.contiguous for p in progress if p.behind}
         keys = sorted(lasts)
         with self._transaction():
             rows = self._run(
@@ -688,7 +706,7 @@ class FloorStore:
                 "RETURNING site, table_id, contiguous, reported_last",
                 (_rows(site=[k[0] for k in keys], table_id=[k[1] for k in keys], last=[lasts[k] for k in keys]),),
             ).fetchall()
-        return [(str(r[0]), str(r[1])) for r in rows if int(r[3]) > int(r[2])]
+        return {(str(r[0]), str(r[1])): int(r[3]) - int(r[2]) for r in rows if int(r[3]) > int(r[2])}
 
     def _advance(self, site: str, table: str) -> None:
         row = self._run("SELECT contiguous FROM floor_tables WHERE site = ? AND table_id = ?", (site, table)).fetchone()

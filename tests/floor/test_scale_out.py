@@ -305,7 +305,7 @@ def test_a_batch_never_waits_for_a_table_another_consumer_is_settling(postgres: 
         assert store.progress(SITE, "GS-01").contiguous == 2  # not settled while the row is held
         assert store.unsettled == 1
         other.execute("ROLLBACK")
-        assert store.settle() == ()
+        assert store.settle() == {}
         assert store.progress(SITE, "GS-01").contiguous == 4
         assert store.history(SITE, "GS-01")["seq"] == 4  # the chain walked over the four
         assert store.unsettled == 0
@@ -366,3 +366,38 @@ def _mid(line: str) -> int:
     if "Mid: " in line:
         return int(line.split("Mid: ")[1].split(",")[0].split(")")[0])
     return int(line.split(", m")[1].split(",")[0])
+
+
+def test_a_table_that_says_it_is_far_behind_is_asked_at_once_not_after_the_groups_grace(
+    mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The grace (another consumer may hold the entries in between, uncommitted) is an hour here,
+    # and no probe comes within the test: the backlog comes in only if the store asks the table
+    # as soon as it sees how far behind it is (its status, or its next entries' seqs).
+    monkeypatch.setattr(consumer_module, "FAR_BEHIND", 20)
+    url = postgres.new_database()
+    table = make_table(tmp_path)
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    deal_rounds(table, 6)  # played with no store on the floor: the broker keeps none of it
+    assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
+    publisher.stop()
+    table.listeners.remove(publisher)
+    eraser = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)  # its retained status gone
+    eraser.connect("127.0.0.1", mosquitto.port)
+    eraser.loop_start()
+    eraser.publish(schema.topic(SITE, table.table_id, "status"), b"", 1, retain=True).wait_for_publish(WAIT_S)
+    eraser.disconnect()
+    eraser.loop_stop()
+    consumer = group_consumer(mosquitto, url, "store-1", probe_s=3600.0, grace_s=3600.0)
+    back = make_publisher(floor_config(mosquitto.broker), table)
+    try:
+        assert consumer.connected.wait(WAIT_S)
+        assert wait_until(lambda: not consumer._ask_all.is_set())  # its probe at connection: no table known yet
+        back.start()  # the table comes back and deals on
+        deal_rounds(table, 1)
+        assert wait_until(lambda: store_matches_journal(url, table), WAIT_S * 2, every=0.2)
+    finally:
+        consumer.stop()
+        back.stop()
+    assert table.journal.last_seq > 20

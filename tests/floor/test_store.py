@@ -184,3 +184,22 @@ def test_the_store_check_counts_entries_in_words(tmp_path: Path, again: list[int
     assert done.returncode != 0, done.stdout
     lines = done.stdout.splitlines()
     assert lines[-1] == f"main/GS-01: {said} different (floor_conflicts): {', '.join(map(str, again))}", lines
+
+
+def test_entries_with_tabs_backslashes_and_line_ends_come_back_as_stored(store_url: str) -> None:
+    # PostgreSQL takes a batch by COPY, whose text format escapes these characters; the store
+    # must give back exactly what the table sent, whichever field holds them.
+    store = open_store(store_url)
+    at = "2026-12-01T08:00:0{}.000Z".format
+    odd = [  # each with one character COPY escapes, in one field
+        StoredEntry("main", "GS-01", 1, "boot-a", at(1), None, "note", {"text": "a\tb\\c\nd\re\\N"}),
+        StoredEntry("main", "GS-01", 2, "boot\ta", at(2), 3, "note", {"n": 2}),
+        StoredEntry("main", "GS-01", 3, "boot-a", at(3) + "\n", 3, "note", {"n": 3}),
+        StoredEntry("main", "GS-01", 4, "boot-a", at(4), 3, "note\rx", {"n": 4}),
+        StoredEntry("main", "GS-01", 5, "boot-a", at(5), None, "card", {"card": "AS"}),
+    ]
+    assert store.add(odd).added == 5
+    assert [(e.seq, e.boot, e.at, e.round, e.kind, e.body) for e in store.entries("main", "GS-01")] == [
+        (e.seq, e.boot, e.at, e.round, e.kind, e.body) for e in odd
+    ]
+    store.close()
