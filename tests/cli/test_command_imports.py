@@ -155,9 +155,9 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
         "from controller.cli.main import main\n"
         "at_launch = []\n"
         "started = launch.launch\n"
-        "async def launched(sockets):\n"
+        "async def launched(sockets, **how):\n"
         "    at_launch.extend(sorted(sys.modules))\n"
-        "    return await started(sockets)\n"
+        "    return await started(sockets, **how)\n"
         "launch.launch = launched\n"
         "def healthy():\n"
         "    while True:\n"
@@ -195,3 +195,10 @@ def test_run_starts_its_api_process_before_it_loads_the_table(ran: dict[str, lis
     assert heavy(ran["at_launch"], (
         "controller.app.daemon", "controller.table", "controller.api.channel", "drivers", "pydantic", "fastapi",
     )) == []  # fmt: skip
+
+
+def test_run_loads_cryptography_only_to_check_a_signed_release_or_sign(ran: dict[str, list[str]]) -> None:
+    """The table's process loads cryptography only for what uses it (issue 35 point 5: its memory):
+    checking a signed release's manifest, or signing the chain's heads for a floor. A checkout's
+    `run --sim` without a [floor] does neither."""
+    assert heavy(ran["healthy"], ("cryptography",)) == []

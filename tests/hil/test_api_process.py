@@ -110,3 +110,20 @@ def _answers(daemon: Daemon) -> bool:
         return bool(daemon.get("/api/health", timeout=5)["status"])
     except OSError:
         return False
+
+
+def test_the_api_process_is_forked_from_the_daemon_and_one_started_again_is_executed(daemon: Daemon) -> None:
+    """The first API process is a fork of the daemon's, made before the table's code loads (their
+    common pages shared, controller/api/launch.py): `tablectl-api` in ps and top. One started again
+    after it ended is executed (`python -m controller.app.api_process`): the table's process has its
+    threads and its journal open by then."""
+    first = daemon.api_pid()
+    assert first is not None
+    assert Path(f"/proc/{first}/comm").read_text().strip() == "tablectl-api"
+    assert b"controller.app.api_process" not in Path(f"/proc/{first}/cmdline").read_bytes()
+    os.kill(first, signal.SIGKILL)
+    until("a new API process", lambda: (pid := daemon.api_pid()) is not None and pid != first)
+    again = daemon.api_pid()
+    assert again is not None
+    assert b"controller.app.api_process" in Path(f"/proc/{again}/cmdline").read_bytes()
+    until("the new API process answering", lambda: _answers(daemon))
