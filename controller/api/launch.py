@@ -115,6 +115,8 @@ def _fork(ours: socket.socket, theirs: socket.socket, sockets: Sequence[socket.s
         try:
             ours.close()
             asyncio.events._set_running_loop(None)  # the table's loop is the other process's: one of its own
+            signal.set_wakeup_fd(-1)  # and its signals: the handlers as in a fresh process until asyncio's own
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             with contextlib.suppress(OSError):
                 devnull = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(devnull, 0)
