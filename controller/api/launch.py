@@ -109,6 +109,9 @@ def _fork(ours: socket.socket, theirs: socket.socket, sockets: Sequence[socket.s
     # What this process made so far lives as long as it does: out of the collector's sight for good,
     # in both processes, so neither's collections write to the pages they share.
     gc.freeze()
+    for stream in (sys.stdout, sys.stderr):  # what was written before is written once, not once a process
+        with contextlib.suppress(Exception):
+            stream.flush()
     pid = os.fork()
     if pid == 0:  # the API's process: never returns into the table's code
         code = 1
