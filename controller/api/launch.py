@@ -4,7 +4,7 @@ imports nothing of the table's, so `tablectl run` starts it before it loads the 
 
 Two ways, one process either way (controller/app/api_process.py's `serve_api` on one end of a
 socketpair and the sockets the daemon bound):
-- forked (`fork=True`: `tablectl run`'s first start, controller/app/early.py): a copy of the
+- forked (`launch(fork=...)`: `tablectl run`'s first start, controller/app/early.py): a copy of the
   table's process as it is before the table's code is loaded, with no thread and no journal open
   yet. The interpreter and what both processes use (asyncio and ssl, pydantic, the table's code and
   the channel: `PRELOAD`) are loaded once, and their pages shared by the two until one writes them
@@ -162,10 +162,13 @@ class ForkedProcess:
         return await asyncio.shield(self._ended)
 
     def _reap(self) -> None:
-        _, status = os.waitpid(self.pid, os.WNOHANG)
-        if _ == 0:
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped by someone else: ended, its status unknown
+            pid, status = self.pid, -1
+        if pid == 0:
             return  # not yet (a spurious wake)
-        self._code = os.waitstatus_to_exitcode(status)
+        self._code = os.waitstatus_to_exitcode(status) if status >= 0 else -1
         loop = asyncio.get_running_loop()
         loop.remove_reader(self._pidfd)
         os.close(self._pidfd)

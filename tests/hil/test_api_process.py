@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.api.channel import NICE
 from controller.testing import PATIENCE_S, Daemon
 
 CONFIG = '[table]\nid = "API-PROC-1"\ngame = "grand-slam"\n'
@@ -105,6 +106,10 @@ def test_killing_the_daemon_takes_its_api_process_with_it(tmp_path: Path) -> Non
         assert daemon.stop() == 0, daemon.log()
 
 
+def nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+
+
 def _answers(daemon: Daemon) -> bool:
     try:
         return bool(daemon.get("/api/health", timeout=5)["status"])
@@ -121,6 +126,8 @@ def test_the_api_process_is_forked_from_the_daemon_and_one_started_again_is_exec
     assert first is not None
     assert Path(f"/proc/{first}/comm").read_text().strip() == "tablectl-api"
     assert b"controller.app.api_process" not in Path(f"/proc/{first}/cmdline").read_bytes()
+    table = daemon.proc.pid  # type: ignore[union-attr]  # started by the fixture
+    assert nice(first) == min(19, nice(table) + NICE), "the API's process runs below the table's"
     os.kill(first, signal.SIGKILL)
     until("a new API process", lambda: (pid := daemon.api_pid()) is not None and pid != first)
     again = daemon.api_pid()
