@@ -373,6 +373,9 @@ def _profiled(argv: list[str]) -> int:
         return await spawn(program, *args, **kwargs)
 
     asyncio.create_subprocess_exec = through_here  # type: ignore[assignment]  # how channel.py starts it
+    from controller.api import launch
+
+    launch.FORK = False  # executed, through the line above, not forked (controller/api/launch.py)
     return main(rest)
 
 

@@ -17,7 +17,11 @@ the same commands on a copy of the table.toml the daemon has not started on (its
 `run --sim` starts on a fresh copy of the journal each time (a start journals its own entries),
 from exec until the first 200 from /api/health; its CPU is the table's process's own at that
 moment (/proc, in clock ticks), `api_cpu_s` its API's process's, and `api_started_s` how long
-after the table's process the API's was started (/proc start times, in clock ticks).
+after the table's process the API's was started (/proc start times, in clock ticks). Since the API's
+process is forked from the table's (controller/api/launch.py), what both use is loaded once, in the
+table's process, and counted in its CPU (`api_cpu_s` is the API's own work after the fork: compare
+the two summed), and `run`'s `-X importtime` lists both processes' imports (the fork inherits the
+flag), a module loaded before the fork once.
 
 Each command runs as its own process, in turns (one of each a turn, after a warm-up turn not
 counted, which also leaves the bytecode caches written), seven turns, medians. The cores are
@@ -339,6 +343,14 @@ def _summary(figures: dict[str, Any]) -> dict[str, Any]:
     return kept | {"import_ms": imports["total_ms"], "modules": imports["modules"], "heavy": imports["heavy"]}
 
 
+def _commit_of(tree: Path) -> str:
+    """The commit a checkout is at (a tree without git: its directory's name)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() if done.returncode == 0 else tree.name
+
+
 def run(before: Path | None = None) -> dict[str, Any]:
     """The figures now, against REFERENCE; with `before` (a checkout of REFERENCE_COMMIT's tree),
     that tree measured too, in turns alternating with this one, and compared against that instead."""
@@ -348,6 +360,7 @@ def run(before: Path | None = None) -> dict[str, Any]:
     load_after = os.getloadavg()
     figures = measured["after"]
     reference: dict[str, dict[str, Any]] = REFERENCE if before is None else measured["before"]
+    commit = REFERENCE_COMMIT if before is None else _commit_of(before)
     now = ", ".join(f"{NAMES[k]} {v['wall_s']} s wall / {v['cpu_s']} s CPU" for k, v in figures.items())
     result: dict[str, Any] = {
         "name": "commands",
@@ -361,7 +374,7 @@ def run(before: Path | None = None) -> dict[str, Any]:
     }
     both = [k for k in figures if k in reference]
     result["reference"] = (
-        f"the same figures on main at {REFERENCE_COMMIT}, before"
+        f"the same figures on main at {commit}, before"
         + (" (measured in the same turns)" if before is not None else f" ({REFERENCE_LOAD})")
         + ": "
         + ", ".join(f"{NAMES[k]} {reference[k]['wall_s']} s wall / {reference[k]['cpu_s']} s CPU" for k in both)
@@ -369,13 +382,19 @@ def run(before: Path | None = None) -> dict[str, Any]:
     )
     result["before"] = {k: _summary(v) for k, v in reference.items()}
     result["cpu_after_over_before"] = {k: round(figures[k]["cpu_s"] / reference[k]["cpu_s"], 3) for k in both}
+    if "api_cpu_s" in figures["run"] and "api_cpu_s" in reference.get("run", {}):
+        # `run`'s two processes together: what both load is counted in the table's since the API's is forked.
+        result["run_both_processes_cpu_s"] = {
+            "after": round(figures["run"]["cpu_s"] + figures["run"]["api_cpu_s"], 3),
+            "before": round(reference["run"]["cpu_s"] + reference["run"]["api_cpu_s"], 3),
+        }
     result["ratio"] = round(sum(figures[k]["cpu_s"] for k in both) / sum(reference[k]["cpu_s"] for k in both), 3)
     result["ratio_is"] = f"the {len(both)} commands' CPU time after / before, summed (lower is faster)"
     return result
 
 
 if __name__ == "__main__":
-    # python -m benchmarks.bench_commands [--before DIR]: DIR a checkout of REFERENCE_COMMIT's tree
-    # (`git archive REFERENCE_COMMIT | tar -x -C DIR`), measured in the same turns.
+    # python -m benchmarks.bench_commands [--before DIR]: DIR a checkout of the tree to compare with
+    # (REFERENCE_COMMIT's: `git archive REFERENCE_COMMIT | tar -x -C DIR`; or main's), measured in the same turns.
     args = sys.argv[1:]
     print(json.dumps(run(Path(args[1]) if args[:1] == ["--before"] else None), indent=2))

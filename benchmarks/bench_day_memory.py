@@ -155,8 +155,10 @@ async def _day(workdir: Path, entries: int) -> dict[str, Any]:
 
 def run(entries: int = PLAYED) -> dict[str, Any]:
     source = _source()  # before the run: the code the daemon starts with
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="tablectl-day-") as tmp:
         day = asyncio.run(_day(Path(tmp), entries))
+    load_after = os.getloadavg()
     after = day["after_the_day"]
     return {
         "name": "day_memory",
@@ -169,5 +171,6 @@ def run(entries: int = PLAYED) -> dict[str, Any]:
         "reference": f"issue 35 point 5: under {GOAL_MB:g} MB after the day, no growth; ratio = PSS of both processes "
         f"after the day / {GOAL_MB:g} MB",
         "ratio": round(after["pss_mb"] / GOAL_MB, 3),
+        "load_average": {"before": [round(x, 1) for x in load_before], "after": [round(x, 1) for x in load_after]},
         "results": {"daemon_source": source, **day},
     }

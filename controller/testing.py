@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from controller.api.launch import NAME as API_NAME
+
 ROOT = Path(__file__).resolve().parent.parent
 DEALER = "rig-dealer-token-0123456789"
 SUPERVISOR = "rig-supervisor-token-0123456789"
@@ -265,9 +267,12 @@ class Daemon:
         return out
 
     def api_pid(self) -> int | None:
-        """The PID of the daemon's API process (`python -m controller.app.api_process`), if it runs."""
+        """The PID of the daemon's API process, if it runs: forked from the daemon's (named
+        `tablectl-api`, controller/api/launch.py) or executed (`python -m controller.app.api_process`)."""
         for pid in self._children():
             try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == API_NAME:
+                    return pid
                 if b"controller.app.api_process" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     return pid
             except OSError:

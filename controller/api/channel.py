@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.api.commands import Controls
 from controller.api.gate import Published, TableBusy, TableGate
-from controller.api.launch import Launched, launch
+from controller.api.launch import ApiChild, Launched, launch
 
 if TYPE_CHECKING:
     from controller.api.live import FeedSource, Unmasked
@@ -252,7 +252,7 @@ class ApiProcess:
         self.sockets = list(sockets)
         self.server: TableServer | None = None
         self.settings: dict[str, Any] = {}
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: ApiChild | None = None
         self.stopping = False
         self.starts = 0
         self._ours: socket.socket | None = None

@@ -1,32 +1,84 @@
-"""Starting the API's own process (`python -m controller.app.api_process`, controller/api/channel.py
-says why it has one): from here, which imports nothing of the table's, so `tablectl run` starts it
-before it loads the table's code (controller/app/early.py) and the two processes load their
-libraries at once."""
+"""Starting the API's own process (controller/api/channel.py says why it has one): from here, which
+imports nothing of the table's, so `tablectl run` starts it before it loads the table's code
+(controller/app/early.py) and the two processes load their libraries at once.
+
+Two ways, one process either way (controller/app/api_process.py's `serve_api` on one end of a
+socketpair and the sockets the daemon bound):
+- forked (`launch(fork=...)`: `tablectl run`'s first start, controller/app/early.py): a copy of the
+  table's process as it is before the table's code is loaded, with no thread and no journal open
+  yet. The interpreter and what both processes use (asyncio and ssl, pydantic, the table's code and
+  the channel: `PRELOAD`) are loaded once, and their pages shared by the two until one writes them
+  (`gc.freeze()` first, so neither's collector writes them all): the second interpreter costs less
+  memory, and no start of its own.
+  Seen as `tablectl-api` (its name in /proc/PID/comm, `ps -o comm`, `top`); its command line is
+  the daemon's.
+- executed (`python -m controller.app.api_process`): an API process started again after one
+  ended (the table's process has threads and its journal open by then, which a fork would copy),
+  or when forking is not possible here.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import importlib
 import os
+import signal
 import socket
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+#: The API's process's name as the kernel shows it (/proc/PID/comm: at most 15 bytes).
+NAME = "tablectl-api"
+#: `tablectl run` forks its first API process (False: every start executes a fresh interpreter,
+#: as a profiler wrapping `python -m controller.app.api_process` needs).
+FORK = True
+#: Loaded before the fork, once for both processes (each imports them anyway: the table's code and
+#: the channel, the journal's entries, pydantic's models, whose pages the two then share).
+PRELOAD = ("pydantic.main", "controller.journal.log", "controller.table", "controller.api.channel")
+
+
+class ApiChild(Protocol):
+    """What the daemon does with its API's process (asyncio's Process, or a forked one)."""
+
+    pid: int
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def kill(self) -> None: ...
+
+    def send_signal(self, sig: int) -> None: ...
 
 
 @dataclass
 class Launched:
     """The API's process just started, and the table's end of its channel."""
 
-    proc: asyncio.subprocess.Process
+    proc: ApiChild
     channel: socket.socket
 
 
-async def launch(sockets: Sequence[socket.socket]) -> Launched:
+#: What a forked API process runs (controller/app/api_process.py's `run`): (the daemon's PID, its
+#: end of the channel, the listening sockets) -> its exit status.
+Serve = Callable[[int, socket.socket, list[socket.socket]], int]
+
+
+async def launch(sockets: Sequence[socket.socket], *, fork: Serve | None = None) -> Launched:
     """Start the API's process with the listening `sockets` and one end of a socketpair; it loads
-    FastAPI and the app, then waits on the channel for what it serves."""
+    FastAPI and the app, then waits on the channel for what it serves. With `fork`, forked from
+    this process when it has no other thread (module docstring), running `fork`; else executed."""
     ours, theirs = socket.socketpair()
-    fds = [theirs.fileno(), *(s.fileno() for s in sockets)]
     try:
+        if fork is not None and FORK and _can_fork():
+            return Launched(_fork(ours, theirs, sockets, fork), ours)
+        fds = [theirs.fileno(), *(s.fileno() for s in sockets)]
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -42,3 +94,93 @@ async def launch(sockets: Sequence[socket.socket]) -> Launched:
     finally:
         theirs.close()
     return Launched(proc, ours)
+
+
+def _can_fork() -> bool:
+    # Another thread could hold a lock the copy would wait on forever; a process without pidfds
+    # (Linux before 5.3) is not waited for this way.
+    return threading.active_count() == 1 and hasattr(os, "pidfd_open") and hasattr(os, "fork")
+
+
+def _fork(ours: socket.socket, theirs: socket.socket, sockets: Sequence[socket.socket], serve: Serve) -> ForkedProcess:
+    parent = os.getpid()
+    for name in PRELOAD:
+        importlib.import_module(name)
+    # What this process made so far lives as long as it does: out of the collector's sight for good,
+    # in both processes, so neither's collections write to the pages they share.
+    gc.freeze()
+    for stream in (sys.stdout, sys.stderr):  # what was written before is written once, not once a process
+        with contextlib.suppress(Exception):
+            stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the API's process: never returns into the table's code
+        code = 1
+        try:
+            ours.close()
+            asyncio.events._set_running_loop(None)  # the table's loop is the other process's: one of its own
+            signal.set_wakeup_fd(-1)  # and its signals: the handlers as in a fresh process until asyncio's own
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(devnull, 0)
+                os.close(devnull)
+            code = serve(parent, theirs, list(sockets))
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                import traceback
+
+                traceback.print_exc()
+        finally:
+            with contextlib.suppress(BaseException):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+    return ForkedProcess(pid)
+
+
+class ForkedProcess:
+    """A forked API process as the daemon handles one (asyncio's Process's part it uses): waited
+    for through its pidfd on the running loop, reaped here."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._pidfd = os.pidfd_open(pid)
+        self._code: int | None = None
+        self._ended: asyncio.Future[int] | None = None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._code
+
+    async def wait(self) -> int:
+        if self._code is not None:
+            return self._code
+        if self._ended is None:
+            loop = asyncio.get_running_loop()
+            self._ended = loop.create_future()
+            loop.add_reader(self._pidfd, self._reap)
+        return await asyncio.shield(self._ended)
+
+    def _reap(self) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped by someone else: ended, its status unknown
+            pid, status = self.pid, -1
+        if pid == 0:
+            return  # not yet (a spurious wake)
+        self._code = os.waitstatus_to_exitcode(status) if status >= 0 else -1
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(self._code)
+
+    def send_signal(self, sig: int) -> None:
+        if self._code is None:
+            os.kill(self.pid, sig)  # not reaped yet: the PID is still this child's
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)

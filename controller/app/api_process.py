@@ -150,11 +150,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) < 3:
         print("controller.app.api_process is started by `tablectl run`, not by hand", file=sys.stderr)
         return 2
-    _die_with_parent(int(args[0]))
-    with contextlib.suppress(OSError):  # below the table's process: the card path comes first
-        os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE))
     channel = socket.socket(fileno=int(args[1]))
     listening = [socket.socket(fileno=int(fd)) for fd in args[2:]]
+    return run(int(args[0]), channel, listening)
+
+
+def run(parent: int, channel: socket.socket, listening: Sequence[socket.socket], *, name: str | None = None) -> int:
+    """The API's process, executed (`main`) or forked from the daemon's (controller/api/launch.py),
+    `name` then its name as the kernel shows it (the command line is the daemon's)."""
+    _die_with_parent(parent)
+    if name is not None:
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None, use_errno=True).prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+    with contextlib.suppress(OSError):  # below the table's process: the card path comes first
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE))
     return asyncio.run(serve_api(channel, listening))
 
 

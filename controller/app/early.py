@@ -39,8 +39,9 @@ class EarlyStart:
 async def start_early(config: Config, state_dir: Path, host: str, port: int, *, api: bool = True) -> EarlyStart:
     """Before anything is written or printed (controller/app/startup.py): the address may be served
     (plain HTTP off loopback only when allowed), the state directory can be one, the port is ours
-    (bound here, served by the API's process); then, with `api`, the API's process started, so it
-    loads FastAPI and the app while the table's process loads the table and opens its journal."""
+    (bound here, served by the API's process); then, with `api`, the API's process started (forked
+    from this one: what both use is loaded once, controller/api/launch.py), so it loads FastAPI and
+    the app while the table's process loads the table and opens its journal."""
     from controller.api import launch
     from controller.app.config import check_listen
     from controller.app.startup import bind_http, check_state_path
@@ -50,8 +51,16 @@ async def start_early(config: Config, state_dir: Path, host: str, port: int, *, 
     early = EarlyStart(bind_http(host, port), None)
     if api:
         try:
-            early.api = await launch.launch(early.sockets)
+            early.api = await launch.launch(early.sockets, fork=_serve_forked)
         except BaseException:
             await early.close()
             raise
     return early
+
+
+def _serve_forked(parent: int, channel: socket.socket, listening: list[socket.socket]) -> int:
+    """The API's process forked from `tablectl run`'s (controller/api/launch.py): its app, loaded now."""
+    from controller.api.launch import NAME
+    from controller.app import api_process
+
+    return api_process.run(parent, channel, listening, name=NAME)

@@ -31,14 +31,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 import controller
 from controller.security.release import MANIFEST, SIGNATURE
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 #: Where a table trusts the release key's public half (root's, readable by all; install.md).
 DEFAULT_RELEASE_KEY = Path("/etc/tablectl/release-key.pub")
@@ -178,6 +177,12 @@ def _component(path: str, info_dir: str) -> str:
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """The release key's public half (PEM, Ed25519); ValueError saying what is wrong."""
+    # cryptography is loaded when a release is checked, not with this module: a checkout (no signed
+    # release) never loads it, and the table's process does not hold it for nothing.
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         key = serialization.load_pem_public_key(path.read_bytes())
     except FileNotFoundError:
@@ -227,6 +232,8 @@ def authenticate(release_key: Path, seed: bytes | None = None, root: Path | None
     signature = Component("release signature", files=1, passed=signed)
     report.components.append(signature)
     manifest = manifest_path.read_bytes()
+    from cryptography.exceptions import InvalidSignature
+
     try:
         load_public_key(release_key).verify((manifest_path.parent / SIGNATURE).read_bytes(), manifest)
     except ValueError as exc:

@@ -28,10 +28,10 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 MANIFEST = "MANIFEST.sha256"
 SIGNATURE = "MANIFEST.sha256.sig"
@@ -54,6 +54,11 @@ class SignedRelease:
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
     """The release key at `path` (PEM, Ed25519); ReleaseError saying what is wrong with it."""
+    # cryptography is loaded when a key is: the table's process reads MANIFEST and SIGNATURE from here.
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except OSError as exc:

@@ -146,7 +146,8 @@ def test_a_table_toml_changed_since_the_daemon_checked_it_is_checked_again(
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     """`tablectl run --sim` until healthy, then stopped: what the table's process had loaded when
-    it started its API's process (`at_launch`) and once the API answered (`healthy`)."""
+    it started its API's process (`at_launch`: forked, as `tablectl run` does, controller/api/launch.py)
+    and once the API answered (`healthy`)."""
     state = tmp_path_factory.mktemp("run")
     port = free_port()
     probe = (
@@ -155,9 +156,12 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
         "from controller.cli.main import main\n"
         "at_launch = []\n"
         "started = launch.launch\n"
-        "async def launched(sockets):\n"
+        "async def launched(sockets, **how):\n"
         "    at_launch.extend(sorted(sys.modules))\n"
-        "    return await started(sockets)\n"
+        "    done = await started(sockets, **how)\n"
+        # The asking thread starts once the API's process has: a process with a thread is not forked.
+        "    threading.Thread(target=healthy, daemon=True).start()\n"
+        "    return done\n"
         "launch.launch = launched\n"
         "def healthy():\n"
         "    while True:\n"
@@ -169,7 +173,6 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
         "        print(json.dumps({'healthy': sorted(sys.modules), 'at_launch': at_launch}), flush=True)\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
         "        return\n"
-        "threading.Thread(target=healthy, daemon=True).start()\n"
         f"sys.exit(main(['run', '--sim', '--state-dir', {str(state)!r}, '--http', '127.0.0.1:{port}']))\n"
     )
     env = {**os.environ, "TABLECTL_DEALER_TOKEN": DEALER, "TABLECTL_SUPERVISOR_TOKEN": SUPERVISOR}
@@ -190,8 +193,16 @@ def test_run_without_a_floor_loads_no_mqtt_client(ran: dict[str, list[str]]) -> 
 
 def test_run_starts_its_api_process_before_it_loads_the_table(ran: dict[str, list[str]]) -> None:
     """The API's process is started first, so it loads FastAPI while the table's process loads the
-    table, the devices and pydantic (issue 35 point 3): at that moment none of them is loaded."""
+    table's own code and the devices (issue 35 point 3): when it is asked for, none of them is
+    loaded (the fork then loads what both use once, launch.PRELOAD, before it forks)."""
     assert ran["at_launch"], "the API's process was started through controller/api/launch.py"
     assert heavy(ran["at_launch"], (
         "controller.app.daemon", "controller.table", "controller.api.channel", "drivers", "pydantic", "fastapi",
     )) == []  # fmt: skip
+
+
+def test_run_loads_cryptography_only_to_check_a_signed_release_or_sign(ran: dict[str, list[str]]) -> None:
+    """The table's process loads cryptography only for what uses it (issue 35 point 5: its memory):
+    checking a signed release's manifest, or signing the chain's heads for a floor. A checkout's
+    `run --sim` without a [floor] does neither."""
+    assert heavy(ran["healthy"], ("cryptography",)) == []

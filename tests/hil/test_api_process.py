@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.api.channel import NICE
 from controller.testing import PATIENCE_S, Daemon
 
 CONFIG = '[table]\nid = "API-PROC-1"\ngame = "grand-slam"\n'
@@ -105,8 +106,31 @@ def test_killing_the_daemon_takes_its_api_process_with_it(tmp_path: Path) -> Non
         assert daemon.stop() == 0, daemon.log()
 
 
+def nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+
+
 def _answers(daemon: Daemon) -> bool:
     try:
         return bool(daemon.get("/api/health", timeout=5)["status"])
     except OSError:
         return False
+
+
+def test_the_api_process_is_forked_from_the_daemon_and_one_started_again_is_executed(daemon: Daemon) -> None:
+    """The first API process is a fork of the daemon's, made before the table's code loads (their
+    common pages shared, controller/api/launch.py): `tablectl-api` in ps and top. One started again
+    after it ended is executed (`python -m controller.app.api_process`): the table's process has its
+    threads and its journal open by then."""
+    first = daemon.api_pid()
+    assert first is not None
+    assert Path(f"/proc/{first}/comm").read_text().strip() == "tablectl-api"
+    assert b"controller.app.api_process" not in Path(f"/proc/{first}/cmdline").read_bytes()
+    table = daemon.proc.pid  # type: ignore[union-attr]  # started by the fixture
+    assert nice(first) == min(19, nice(table) + NICE), "the API's process runs below the table's"
+    os.kill(first, signal.SIGKILL)
+    until("a new API process", lambda: (pid := daemon.api_pid()) is not None and pid != first)
+    again = daemon.api_pid()
+    assert again is not None
+    assert b"controller.app.api_process" in Path(f"/proc/{again}/cmdline").read_bytes()
+    until("the new API process answering", lambda: _answers(daemon))
