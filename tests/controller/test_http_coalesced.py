@@ -1,0 +1,120 @@
+"""An answer's head and body reach the socket in one write (controller/api/http.py), in order, and
+nothing held is lost: sent with the next write, on the loop's next turn, or before a close; and the
+API's HTTP protocol serves a real client over it (an answer, a second on the same connection, a
+WebSocket upgrade)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import Any
+
+import uvicorn
+from starlette.types import Receive, Scope, Send
+
+from controller.api.http import Coalesced, H11Coalesced
+
+
+class Recorded:
+    """A transport that records each write it is asked for, and its close."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.writes.append(b"<close>")
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+async def _turn() -> None:
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+
+
+def test_head_and_body_are_one_write_and_a_lone_write_goes_on_the_next_turn() -> None:
+    async def run() -> None:
+        real = Recorded()
+        t = Coalesced(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+        t.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        assert real.writes == []
+        t.write(b"")  # (h11's end of a sized body) nothing, and nothing sent
+        t.write(b'{"a":1}')
+        assert real.writes == [b'HTTP/1.1 200 OK\r\n\r\n{"a":1}']
+        t.write(b"lone")
+        assert t.get_write_buffer_size() == 4
+        await _turn()
+        assert real.writes[1:] == [b"lone"]
+        t.write(b"last words")
+        t.close()
+        assert real.writes[2:] == [b"last words", b"<close>"]
+
+    asyncio.run(run())
+
+
+async def _app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "websocket":
+        await receive()
+        await send({"type": "websocket.accept"})
+        message = await receive()
+        await send({"type": "websocket.send", "text": "echo " + message["text"]})
+        await send({"type": "websocket.close", "code": 1000})
+        return
+    body = json.dumps({"path": scope["path"]}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_a_client_gets_each_answer_whole_and_a_websocket_upgrade_works() -> None:
+    from websockets.asyncio.client import connect
+
+    async def run() -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(_app, http=H11Coalesced, log_level="warning", lifespan="off", ws="websockets-sansio")
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.01)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            answers: list[Any] = []
+            for path in ("/one", "/two"):  # kept alive: the second answer on the same connection
+                writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                head = await reader.readuntil(b"\r\n\r\n")
+                assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+                length = int(
+                    next(
+                        line.split(b":")[1]
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    )
+                )
+                answers.append(json.loads(await reader.readexactly(length)))
+            assert answers == [{"path": "/one"}, {"path": "/two"}]
+            writer.close()
+            async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+                await ws.send("hello")
+                assert await ws.recv() == "echo hello"
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
