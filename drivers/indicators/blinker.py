@@ -69,13 +69,13 @@ class Blinker:
                 for pattern, started in self._playing.values()
                 if (due := pattern.next_change(now - started)) is not None
             ]
-            due = min(deadlines) / 1000 if deadlines else None
+            next_at = min(deadlines) / 1000 if deadlines else None
             # The thread sleeps until its next change: woken only when one now comes sooner (a
             # tick at the time it wakes renders whatever else changed meanwhile).
             sleeping = self._sleeping_until
-            if sleeping is not None and due is not None and due < sleeping:
+            if sleeping is not None and next_at is not None and next_at < sleeping:
                 self._wake.notify_all()
-            return due
+            return next_at
 
     def start(self) -> None:
         """Run `tick()` in a daemon thread at every change until `stop()`."""
