@@ -15,6 +15,9 @@ import asyncio
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
 
 class Coalesced:
@@ -84,3 +87,43 @@ class H11Coalesced(H11Protocol):
             coalesced.flush()
             self.transport = coalesced.real  # the feed's messages are one write each already
         super().handle_websocket_upgrade(event)
+
+
+#: The ASGI scope's extension under which a WebSocket offers `WebSocketFrames.send_frame`.
+FRAMES = "tablectl.websocket.frames"
+
+
+def text_frame(text: str) -> bytes:
+    """`text` as one unmasked, uncompressed WebSocket text frame (a server's), byte for byte what
+    the protocol would write for it: made once, written to every screen of an audience."""
+    return Frame(Opcode.TEXT, text.encode()).serialize(mask=False)
+
+
+class WebSocketFrames(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol offering the app `send_frame` (in the scope's extensions under
+    FRAMES): a frame made once (`text_frame`) written as it is, with no task, ASGI message or
+    encoding a screen. (uvicorn.Config(ws=WebSocketFrames).)"""
+
+    async def run_asgi(self) -> None:
+        extensions: dict[str, Any] = dict(self.scope.get("extensions") or {})
+        extensions[FRAMES] = self.send_frame
+        self.scope["extensions"] = extensions
+        await super().run_asgi()
+
+    def send_frame(self, frame: bytes) -> bool:
+        """Write `frame` now if the connection is open and writable with nothing of its own in the
+        way (no compression, no fragment, not closing, not paused); False: send it the ASGI way."""
+        if (
+            not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or self.initial_response is not None
+            or not self.writable.is_set()
+            or self.conn.state is not State.OPEN
+            or self.conn.extensions
+            or self.conn.expect_continuation_frame
+            or self.transport.is_closing()
+        ):
+            return False
+        self.transport.write(frame)
+        return True

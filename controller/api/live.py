@@ -72,6 +72,13 @@ class Subscriber:
         self.everything = role in SEES_EVERY_CARD
         self.queue: asyncio.Queue[Message] = asyncio.Queue(maxsize=QUEUE_LIMIT + 1)
         self.overflowed = False
+        # Once the screen's backlog is sent (routes/live.py): the frame writer its connection offers
+        # (controller/api/http.py's `send_frame`), the last tick the backlog covered, and whether
+        # the screen's task holds a message it has not written yet. While its queue is empty and it
+        # holds none, a message is written straight to it, the frame made once for its audience.
+        self.write: Callable[[bytes], bool] | None = None
+        self.since = 0
+        self.busy = False
 
 
 @dataclass(frozen=True)
@@ -271,10 +278,17 @@ class LiveFeed:
 
     def fan_out(self, tick: int, message: Unmasked) -> None:
         texts = self._texts(tick, message)
+        frames: dict[bool, bytes] = {}
         for sub in list(self.subscribers):
             text = texts.get(sub.everything)
             if text is None:  # nothing this audience does not have already
                 continue
+            if sub.write is not None and not sub.busy and tick > sub.since and sub.queue.empty():
+                frame = frames.get(sub.everything)
+                if frame is None:
+                    frame = frames[sub.everything] = _text_frame(text)
+                if sub.write(frame):  # in order: nothing of this screen's is queued or being sent
+                    continue
             try:
                 sub.queue.put_nowait((tick, text))
             except asyncio.QueueFull:
@@ -434,6 +448,12 @@ async def _patiently(gate: Gate, name: str, *args: Any) -> Any:
 
 def _effects(told: dict[int, tuple[Effect, ...]], seq: int) -> dict[str, Any]:
     return {"effects": [to_json(e) for e in told[seq]]} if seq in told else {}
+
+
+def _text_frame(text: str) -> bytes:
+    from controller.api.http import text_frame  # the API's process only: uvicorn's, websockets'
+
+    return text_frame(text)
 
 
 def _encode(message: dict[str, Any]) -> str:

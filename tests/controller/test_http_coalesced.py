@@ -1,7 +1,8 @@
-"""An answer's head and body reach the socket in one write (controller/api/http.py), in order, and
-nothing held is lost: sent with the next write, on the loop's next turn, or before a close; and the
-API's HTTP protocol serves a real client over it (an answer, a second on the same connection, a
-WebSocket upgrade)."""
+"""The API's own HTTP and WebSocket protocols (controller/api/http.py): an answer's head and body
+reach the socket in one write, in order, and nothing held is lost (sent with the next write, on the
+loop's next turn, or before a close); a real client is served over them (an answer, a second on
+the same connection, a WebSocket upgrade); a frame made once and written as it is reaches the
+client as the same text as one sent the ASGI way, in order, and is refused once the screen closed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from controller.api.http import Coalesced, H11Coalesced
+from controller.api.http import FRAMES, Coalesced, H11Coalesced, WebSocketFrames, text_frame
 
 
 class Recorded:
@@ -113,6 +114,52 @@ def test_a_client_gets_each_answer_whole_and_a_websocket_upgrade_works() -> None
             async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
                 await ws.send("hello")
                 assert await ws.recv() == "echo hello"
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
+
+
+async def _frames_app(scope: Scope, receive: Receive, send: Send) -> None:
+    assert scope["type"] == "websocket"
+    await receive()
+    await send({"type": "websocket.accept"})
+    write = scope["extensions"][FRAMES]
+    for n in range(6):  # made once, written as is; and the ASGI way, in turn
+        text = json.dumps({"n": n, "card": "5♦"})
+        if n % 2:
+            await send({"type": "websocket.send", "text": text})
+        else:
+            assert write(text_frame(text))
+    message = await receive()  # the client closes
+    assert message["type"] == "websocket.disconnect"
+    assert not write(text_frame("too late"))
+
+
+def test_a_frame_made_once_reaches_the_screen_as_the_same_text_in_order() -> None:
+    from websockets.asyncio.client import connect
+
+    async def run() -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            _frames_app,
+            http=H11Coalesced,
+            ws=WebSocketFrames,
+            ws_per_message_deflate=False,  # as the API's process serves the feed
+            log_level="warning",
+            lifespan="off",
+        )
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.01)
+        try:
+            async with connect(f"ws://127.0.0.1:{port}/api/ws") as ws:
+                got = [json.loads(await ws.recv()) for _ in range(6)]
+            assert got == [{"n": n, "card": "5♦"} for n in range(6)]
         finally:
             server.should_exit = True
             await serving
