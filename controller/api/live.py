@@ -13,7 +13,10 @@ cards the dealer may not see in it, and handed over in one call (to the API's lo
 channel to the API's own process: controller/api/remote.py); on the API's loop (`LiveFeed`) the
 changes are applied to the state the feed keeps, masked and encoded once for each kind of audience
 (every card, or the dealer's sight: controller/visibility; what changed of the dealer's sight is
-worked out again once the dealer's hidden cards are involved), not once a screen. A screen that
+worked out again once the dealer's hidden cards are involved), not once a screen; in the API's own
+process each message is then one WebSocket frame made once per audience and written as it is to
+every screen of that audience that has nothing queued (controller/api/http.py's `send_frame`),
+with no task woken a screen. A screen that
 joins gets the state as the last message left it, the state every connected screen has. The
 table's loop does no masking or encoding for the screens. On the API's loop each screen has a
 bounded queue; a screen that falls `QUEUE_LIMIT` messages behind is told to reconnect (it
