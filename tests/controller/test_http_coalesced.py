@@ -165,3 +165,48 @@ def test_a_frame_made_once_reaches_the_screen_as_the_same_text_in_order() -> Non
             await serving
 
     asyncio.run(run())
+
+
+def test_the_feed_writes_a_waiting_screen_its_frame_and_queues_in_order_otherwise() -> None:
+    """LiveFeed.fan_out: a screen with nothing queued or being sent gets the message written
+    straight (one frame made once for its audience, the same bytes for each such screen); one
+    that is sending, has messages queued, or whose connection refuses the frame, gets it queued
+    behind them, as before, so no screen gets its messages out of order."""
+    from controller.api.live import LiveFeed
+
+    async def run() -> None:
+        feed = LiveFeed()
+        written: dict[str, list[bytes]] = {"a": [], "b": [], "c": []}
+        refuse = {"c": True}
+        subs = {}
+        for name in written:
+            sub = feed.subscribe("supervisor")
+
+            def write(frame: bytes, name: str = name) -> bool:
+                if refuse.get(name):
+                    return False
+                written[name].append(frame)
+                return True
+
+            sub.write = write
+            subs[name] = sub
+
+        def message(seq: int) -> tuple[dict[str, Any], frozenset[str]]:
+            return ({"type": "entry", "seq": seq, "state": {"n": seq}}, frozenset())
+
+        feed.fan_out(1, message(1))
+        first = written["a"][0]
+        assert written["a"] == written["b"] == [first]
+        assert first == text_frame(subs["c"].queue.get_nowait()[1])  # c refused: queued, the same text
+        subs["b"].busy = True  # b's task holds a message it has not written yet
+        feed.fan_out(2, message(2))
+        assert len(written["a"]) == 2 and len(written["b"]) == 1
+        assert subs["b"].queue.qsize() == 1
+        subs["b"].busy = False
+        feed.fan_out(3, message(3))  # b still has 2 queued: 3 goes behind it
+        assert len(written["b"]) == 1
+        assert [subs["b"].queue.get_nowait()[0] for _ in range(2)] == [2, 3]
+        feed.fan_out(4, message(4))  # b's queue is empty again: written
+        assert len(written["a"]) == len(written["b"]) + 2 == 4
+
+    asyncio.run(run())
