@@ -28,8 +28,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -45,9 +47,10 @@ from controller.testing import Daemon
 from drivers.shoe.simulated import SimulatedShoe
 
 IDLE_S = 5.0
-REPEATS = 2
+REPEATS = int(os.environ.get("BENCH_REPEATS", "2"))  # sessions of each kind (more on a noisy machine)
 TOP = 10
 SAMPLE_S = 0.001
+SPY_RATE = 500  # py-spy's samples a second, per process
 PROFILED = [sys.executable, "-m", "benchmarks.bench_card_cpu", "profiled"]
 #: The goals of issue 35 point 1 (ms of CPU a card; ms of CPU a second idle).
 GOAL_ONE_SCREEN_MS = 1.0
@@ -75,7 +78,13 @@ def _cpu(daemon: Daemon) -> dict[str, int]:
 
 
 async def _session(
-    workdir: Path, state_dir: Path, screens: int, *, profile: Path | None = None, source: str | None = None
+    workdir: Path,
+    state_dir: Path,
+    screens: int,
+    *,
+    profile: Path | None = None,
+    source: str | None = None,
+    spy: Path | None = None,
 ) -> dict[str, Any]:
     shoe = SimulatedShoe(
         seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="CARD-CPU-SHOE"
@@ -114,10 +123,15 @@ async def _session(
         if profile is not None:
             for pid in pids:
                 os.kill(pid, signal.SIGUSR1)
+        spies = _spies(spy, daemon) if spy is not None else []
         started = time.monotonic()
         await _deal(session, shoe, api, fanout, clients)
         dealing = time.monotonic() - started
         after = _cpu(daemon)
+        for running in spies:
+            running.send_signal(signal.SIGINT)  # py-spy writes its samples as it stops
+        for running in spies:
+            running.wait(timeout=60)
         if profile is not None:
             for pid in pids:
                 os.kill(pid, signal.SIGUSR2)
@@ -137,6 +151,64 @@ async def _session(
     if code != 0:
         raise RuntimeError(f"the daemon exited {code}: {daemon.log()}")
     return out
+
+
+def _py_spy() -> str | None:
+    """py-spy, if this machine has it (BENCH_PYSPY names it, else PATH): not a dependency."""
+    return os.environ.get("BENCH_PYSPY") or shutil.which("py-spy")
+
+
+def _spies(spy: Path, daemon: Daemon) -> list[subprocess.Popen[bytes]]:
+    """py-spy sampling each of the daemon's processes (every thread, only while it runs: py-spy's
+    own test of idleness) into spy.table / spy.api, until sent SIGINT."""
+    program = _py_spy()
+    assert program is not None and daemon.proc is not None
+    out = []
+    for name, pid in (("table", daemon.proc.pid), ("api", daemon.api_pid())):
+        argv = [program, "record", "--pid", str(pid), "--rate", str(SPY_RATE), "--format", "raw"]
+        argv += ["--threads", "--function", "--nonblocking", "-o", f"{spy}.{name}"]
+        out.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(1.0)  # py-spy attaches before the first card
+    return out
+
+
+def _spied(path: Path) -> dict[str, Any]:
+    """py-spy's samples (collapsed stacks): each thread's share, and the TOP functions by own
+    samples and by samples within them (the share of the process's samples)."""
+    own: dict[str, int] = {}
+    within: dict[str, int] = {}
+    threads: dict[str, int] = {}
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        thread, *frames = stack.split(";")
+        total += n
+        name = thread.partition(": ")[2] or thread
+        threads[name] = threads.get(name, 0) + n
+        if frames:
+            own[frames[-1]] = own.get(frames[-1], 0) + n
+        for frame in set(frames):
+            within[frame] = within.get(frame, 0) + n
+
+    def rows(table: dict[str, int], keep: Callable[[str], bool]) -> list[dict[str, Any]]:
+        ranked = sorted(((n, where) for where, n in table.items() if keep(where)), reverse=True)[:TOP]
+        return [{"function": where, "share": round(n / total, 3)} for n, where in ranked]
+
+    if not total:
+        return {"samples": 0}
+
+    def ours(where: str) -> bool:
+        return ("(controller/" in where or "(drivers/" in where) and "<module>" not in where
+
+    return {
+        "samples": total,
+        "threads_share": {name: round(n / total, 3) for name, n in sorted(threads.items())},
+        "top_own": rows(own, lambda where: True),
+        "top_within_own_code": rows(within, ours),
+    }
 
 
 def _idle(sessions: dict[str, list[dict[str, Any]]], *, before: bool) -> float:
@@ -191,9 +263,11 @@ def run() -> dict[str, Any]:
         prefix="tablectl-card-cpu-", dir="/dev/shm"
     ) as shm:
         n = 0
-        for _ in range(REPEATS):
+        for repeat in range(REPEATS):
             for screens in (1, 50):
-                for code, where, source in plan:
+                # Every other turn in the other order, so a machine getting busier or quieter
+                # over a turn does not favour whichever code runs first in it.
+                for code, where, source in plan if repeat % 2 == 0 else plan[::-1]:
                     n += 1
                     work = Path(tmp) / f"s{n}"
                     work.mkdir()
@@ -205,6 +279,17 @@ def run() -> dict[str, Any]:
         work.mkdir()
         profiled = asyncio.run(_session(work, Path(shm) / "profiled", 50, profile=work / "profile"))
         tops = {name: _top(work / f"profile.{name}", profiled["cards"]) for name in ("table", "api")}
+        spied: dict[str, Any] = {"py_spy": "not on this machine (BENCH_PYSPY=PATH or py-spy on PATH)"}
+        if _py_spy() is not None:
+            spied = {}
+            for screens in (1, 50):
+                work = Path(tmp) / f"spied{screens}"
+                work.mkdir()
+                run = asyncio.run(_session(work, Path(shm) / f"spied{screens}", screens, spy=work / "spy"))
+                spied[f"screens_{screens}"] = {
+                    "cpu_ms_per_card": run["cpu_ms_per_card"],
+                    **{name: _spied(work / f"spy.{name}") for name in ("table", "api")},
+                }
     figures: dict[str, Any] = {}
     for name, runs in sessions.items():
         figures[name] = {
@@ -258,11 +343,12 @@ def run() -> dict[str, Any]:
             "sessions": figures,
             "profiled_session": profiled,
             "profile_top": tops,
+            "profile_py_spy": spied,
             "how": {
                 "cpu": "sum over /proc/PID/task/*/schedstat of both processes (ns), dealing only",
                 "order": (
                     "sessions in turn: 1 screen (disk, tmpfs, the before copy on tmpfs), then 50 screens the same; "
-                    f"{REPEATS} times; medians"
+                    f"{REPEATS} times (BENCH_REPEATS), every other time in the reverse order; medians"
                 ),
                 "profile": (
                     f"Sampler: every {SAMPLE_S * 1e3:g} ms each thread's CPU clock is read and the CPU since the "
@@ -270,6 +356,12 @@ def run() -> dict[str, Any]:
                     "to SIGUSR2 after the last); a thread that ran and then blocked has its CPU given to where it "
                     "blocks (a socket write, select), so the functions 'within' are the better guide; the sampler "
                     "slows the daemon (the profiled session's own figures are not the measurement)"
+                ),
+                "py_spy": (
+                    f"one more session each with 1 and 50 screens, each process sampled by py-spy at {SPY_RATE} Hz "
+                    "(--threads --function; a thread counted only while py-spy finds it running, in a system call "
+                    "too) over the dealing: the share of each process's samples in each function (own) and "
+                    "within it; its cpu_ms_per_card is that session's, slowed by the sampling"
                 ),
                 "machine": "shared with other engineers' work (load varied); CPU time, not wall",
             },

@@ -25,7 +25,8 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from controller.api.deps import caller
+from controller.api.access import roles_for
+from controller.api.deps import caller, granted_quietly
 from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
 from controller.api.gate import json_bytes
 from controller.api.routes import analytics, camera, live, metrics, play, reads, session, sim, software
@@ -62,6 +63,7 @@ def create_app(rt: Runtime) -> FastAPI:
     )
     app.state.rt = rt
 
+    app.add_middleware(StateReads, rt=rt)  # inside Guard: the same security headers
     app.add_middleware(Guard, rt=rt)
 
     @app.exception_handler(ApiError)
@@ -173,6 +175,36 @@ class Guard:
                 await refusal(scope, receive, send_with_headers)
                 return
         await self.app(scope, receive, send_with_headers)
+
+
+class StateReads:
+    """`GET /api/state`, the read every screen and script repeats after each card, answered before
+    FastAPI's routing, dependencies and response handling: the same caller check (`granted_quietly`:
+    a valid token from a client not locked out, or a live session), the same body (the view's
+    bytes, encoded once per change of the table and audience) and the same headers as the route in
+    routes/reads.py. Anything else (no or a wrong token, a locked-out client, a role the access
+    table does not open it to, the table not answering) goes on to FastAPI, which answers and
+    journals it as before."""
+
+    PATH = "/api/state"
+
+    def __init__(self, app: ASGIApp, rt: Runtime) -> None:
+        self.app = app
+        self.rt = rt
+        self.allowed = roles_for("GET", self.PATH)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("method") == "GET" and scope.get("path") == self.PATH:
+            granted = granted_quietly(self.rt, Request(scope))
+            if granted is not None and (self.allowed is None or granted in self.allowed):
+                try:
+                    body = await self.rt.snapshot_json(granted)
+                except TableError:
+                    pass  # the route says so in its words
+                else:
+                    await Response(body, media_type="application/json")(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 def _page(name: str) -> FileResponse:

@@ -99,6 +99,24 @@ async def identify(request: Request) -> Role | None:
     return granted
 
 
+def granted_quietly(rt: Runtime, request: Request) -> Role | None:
+    """The caller's role when `identify` would grant it with nothing to record or refuse (a valid
+    bearer token from a client not locked out, or a live session cookie on a GET); None in every
+    other case, which `identify` then answers in full (a refusal, a failed login journaled). For the
+    hot reads answered before FastAPI's routing (controller/api/app.py's `StateReads`)."""
+    header = request.headers.get("authorization", "")
+    if header:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        if rt.limiter.retry_after(client_of(request)) > 0:
+            return None
+        return rt.tokens.role_of(token.strip())
+    if request.method != "GET":
+        return None
+    return rt.sessions.role_of(request.cookies.get(Sessions.COOKIE))
+
+
 async def caller(conn: HTTPConnection) -> Role | None:
     """The role of whoever calls this route, checked against the access table (None: a public
     route called without credentials). The live feed checks its own hello (routes/live.py)."""

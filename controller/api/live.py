@@ -13,7 +13,10 @@ cards the dealer may not see in it, and handed over in one call (to the API's lo
 channel to the API's own process: controller/api/remote.py); on the API's loop (`LiveFeed`) the
 changes are applied to the state the feed keeps, masked and encoded once for each kind of audience
 (every card, or the dealer's sight: controller/visibility; what changed of the dealer's sight is
-worked out again once the dealer's hidden cards are involved), not once a screen. A screen that
+worked out again once the dealer's hidden cards are involved), not once a screen; in the API's own
+process each message is then one WebSocket frame made once per audience and written as it is to
+every screen of that audience that has nothing queued (controller/api/http.py's `send_frame`),
+with no task woken a screen. A screen that
 joins gets the state as the last message left it, the state every connected screen has. The
 table's loop does no masking or encoding for the screens. On the API's loop each screen has a
 bounded queue; a screen that falls `QUEUE_LIMIT` messages behind is told to reconnect (it
@@ -72,6 +75,13 @@ class Subscriber:
         self.everything = role in SEES_EVERY_CARD
         self.queue: asyncio.Queue[Message] = asyncio.Queue(maxsize=QUEUE_LIMIT + 1)
         self.overflowed = False
+        # Once the screen's backlog is sent (routes/live.py): the frame writer its connection offers
+        # (controller/api/http.py's `send_frame`), the last tick the backlog covered, and whether
+        # the screen's task holds a message it has not written yet. While its queue is empty and it
+        # holds none, a message is written straight to it, the frame made once for its audience.
+        self.write: Callable[[bytes], bool] | None = None
+        self.since = 0
+        self.busy = False
 
 
 @dataclass(frozen=True)
@@ -271,10 +281,17 @@ class LiveFeed:
 
     def fan_out(self, tick: int, message: Unmasked) -> None:
         texts = self._texts(tick, message)
+        frames: dict[bool, bytes] = {}
         for sub in list(self.subscribers):
             text = texts.get(sub.everything)
             if text is None:  # nothing this audience does not have already
                 continue
+            if sub.write is not None and not sub.busy and tick > sub.since and sub.queue.empty():
+                frame = frames.get(sub.everything)
+                if frame is None:
+                    frame = frames[sub.everything] = _text_frame(text)
+                if sub.write(frame):  # in order: nothing of this screen's is queued or being sent
+                    continue
             try:
                 sub.queue.put_nowait((tick, text))
             except asyncio.QueueFull:
@@ -434,6 +451,12 @@ async def _patiently(gate: Gate, name: str, *args: Any) -> Any:
 
 def _effects(told: dict[int, tuple[Effect, ...]], seq: int) -> dict[str, Any]:
     return {"effects": [to_json(e) for e in told[seq]]} if seq in told else {}
+
+
+def _text_frame(text: str) -> bytes:
+    from controller.api.http import text_frame  # the API's process only: uvicorn's, websockets'
+
+    return text_frame(text)
 
 
 def _encode(message: dict[str, Any]) -> str:

@@ -40,6 +40,7 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     from controller.adapters.logs import configure
     from controller.api.app import create_app
     from controller.api.auth import Sessions
+    from controller.api.http import H11Coalesced, WebSocketFrames
     from controller.api.live import LiveFeed
     from controller.api.runtime import Runtime
 
@@ -65,6 +66,8 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     server = _Server(
         uvicorn.Config(
             create_app(rt),
+            http=H11Coalesced,  # an answer's head and body in one write (controller/api/http.py)
+            ws=WebSocketFrames,  # the feed's frames made once, written to each screen as they are
             log_level="warning",
             access_log=False,
             lifespan="off",

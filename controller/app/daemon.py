@@ -15,6 +15,7 @@ posts the settled view to the loop; the table journals only its changes (control
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import logging
@@ -853,12 +854,32 @@ class Daemon:
             self.loop.call_soon_threadsafe(self._latch_once, "shoe-duplicate", message)
             return
         handed = time.perf_counter()  # the card-to-lamp latency of GET /metrics starts here
-        future = asyncio.run_coroutine_threadsafe(self._shoe_event(event, handed), self.loop)
+        # A plain call on the loop, answered the moment it returns (no task, and no turn of the loop
+        # between the commit and the shoe's acknowledgement, as a coroutine's future would take).
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def on_the_loop() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                self._take_shoe_event(event, handed)
+            except BaseException as exc:
+                future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
+            else:
+                future.set_result(None)
+
+        self.loop.call_soon_threadsafe(on_the_loop)
         future.result(timeout=JOURNAL_WAIT_S)
         if isinstance(event, CardRead | Misread | RefusedMessage | ShoeEvent):
             self._repeats.delivered(event.seq)
 
     async def _shoe_event(self, event: DriverEvent, handed: float | None = None) -> None:
+        self._take_shoe_event(event, handed)
+
+    def _take_shoe_event(self, event: DriverEvent, handed: float | None = None) -> None:
+        """What the shoe said, taken on the table's loop (journaled before this returns)."""
         table = self.table
         assert table is not None
         sequenced = CardRead | Misread | RefusedMessage | ShoeEvent

@@ -36,6 +36,8 @@ def _shows(char: str, code_page: CodePage) -> bool:
 
 def displayable(text: str, code_page: CodePage) -> str:
     """`text` with every character the display cannot show replaced (accents dropped first)."""
+    if text.isascii() and text.isprintable():
+        return text  # 0x20-0x7E: each shown as itself in both code pages (most of what a table says)
     out: list[str] = []
     for char in text:
         if char in "\t\r\n":

@@ -36,6 +36,8 @@ class Blinker:
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
         self._stopping = False
+        # When the thread's sleep ends (inf: until woken), while it sleeps; None while it runs.
+        self._sleeping_until: float | None = None
         self.last_error: str | None = None
 
     def _now_ms(self) -> int:
@@ -67,8 +69,13 @@ class Blinker:
                 for pattern, started in self._playing.values()
                 if (due := pattern.next_change(now - started)) is not None
             ]
-            self._wake.notify_all()
-            return min(deadlines) / 1000 if deadlines else None
+            next_at = min(deadlines) / 1000 if deadlines else None
+            # The thread sleeps until its next change: woken only when one now comes sooner (a
+            # tick at the time it wakes renders whatever else changed meanwhile).
+            sleeping = self._sleeping_until
+            if sleeping is not None and next_at is not None and next_at < sleeping:
+                self._wake.notify_all()
+            return next_at
 
     def start(self) -> None:
         """Run `tick()` in a daemon thread at every change until `stop()`."""
@@ -101,5 +108,7 @@ class Blinker:
                 else:
                     self.last_error = None
                 timeout = None if deadline is None else max(deadline - self._clock(), 0.001)
-                # tick() from another thread (a new pattern) notifies: recompute the deadline.
+                # tick() from another thread notifies when a new pattern's change comes sooner.
+                self._sleeping_until = float("inf") if timeout is None else self._clock() + timeout
                 self._wake.wait(timeout)
+                self._sleeping_until = None

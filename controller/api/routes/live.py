@@ -24,6 +24,7 @@ from controller.api.auth import Role, Sessions
 from controller.api.deps import check_token
 from controller.api.errors import ApiError
 from controller.api.gate import TableBusy
+from controller.api.http import FRAMES
 from controller.api.runtime import Runtime
 from controller.table import TableError
 
@@ -89,6 +90,10 @@ async def live(ws: WebSocket) -> None:
         except TableError:  # the table is not answering (the daemon is stopping)
             await _refuse(ws, 1012, "the table is restarting; reconnect with your last seq")
             return
+        # From now on the feed may write a message straight to this screen, as one frame made once
+        # for its audience, while nothing of its own is queued or being sent (controller/api/live.py).
+        sub.since = since
+        sub.write = ws.scope.get("extensions", {}).get(FRAMES)
         while True:
             live_message = await sub.queue.get()
             if live_message is None:  # too far behind, or the daemon is stopping: reconnect
@@ -96,7 +101,11 @@ async def live(ws: WebSocket) -> None:
                 return
             tick, text = live_message
             if tick > since:  # older ones are in the backlog already
-                await ws.send_text(text)
+                sub.busy = True
+                try:
+                    await ws.send_text(text)
+                finally:
+                    sub.busy = False
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:

@@ -1,0 +1,129 @@
+"""uvicorn's HTTP/1.1 protocol (h11) with each answer's head and body written together.
+
+uvicorn writes an answer's status line and headers to the socket as soon as the app starts it,
+and its body in a second write: two system calls and two TCP segments an answer, each waking the
+client, where one would do. On a busy Pi these writes are most of what `GET /api/state` after a
+card costs the API's process. `Coalesced` holds a lone write until the next one (the body, a
+moment later in the same turn of the loop) and sends both in one; one left alone is sent on the
+loop's next turn. A connection upgraded to a WebSocket gets the socket's own transport back: each
+feed message is one write already. What is sent, and in what order, is unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+
+
+class Coalesced:
+    """A transport that holds a lone write until the next write (sent together), a close, or the
+    loop's next turn; everything else is the real transport's."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.real = transport
+        self._loop = loop
+        self._held: bytes | None = None
+        self._due: asyncio.Handle | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        if self._held is None:
+            self._held = bytes(data)
+            if self._due is None:
+                self._due = self._loop.call_soon(self._flush_due)
+            return
+        held, self._held = self._held, None
+        self.real.write(held + bytes(data))
+
+    def writelines(self, lines: Any) -> None:
+        self.write(b"".join(lines))
+
+    def flush(self) -> None:
+        """Send what is held now."""
+        held, self._held = self._held, None
+        if held is not None:
+            self.real.write(held)
+
+    def _flush_due(self) -> None:
+        self._due = None
+        if not self.real.is_closing():
+            self.flush()
+
+    def get_write_buffer_size(self) -> int:
+        return self.real.get_write_buffer_size() + len(self._held or b"")
+
+    def close(self) -> None:
+        if not self.real.is_closing():
+            self.flush()
+        self.real.close()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self.real.write_eof()
+
+    def abort(self) -> None:
+        self._held = None
+        self.real.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+class H11Coalesced(H11Protocol):
+    """uvicorn's h11 protocol over a `Coalesced` transport (uvicorn.Config(http=H11Coalesced))."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(Coalesced(transport, self.loop))  # type: ignore[arg-type]
+
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        coalesced = self.transport
+        if isinstance(coalesced, Coalesced):
+            coalesced.flush()
+            self.transport = coalesced.real  # the feed's messages are one write each already
+        super().handle_websocket_upgrade(event)
+
+
+#: The ASGI scope's extension under which a WebSocket offers `WebSocketFrames.send_frame`.
+FRAMES = "tablectl.websocket.frames"
+
+
+def text_frame(text: str) -> bytes:
+    """`text` as one unmasked, uncompressed WebSocket text frame (a server's), byte for byte what
+    the protocol would write for it: made once, written to every screen of an audience."""
+    return Frame(Opcode.TEXT, text.encode()).serialize(mask=False)
+
+
+class WebSocketFrames(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol offering the app `send_frame` (in the scope's extensions under
+    FRAMES): a frame made once (`text_frame`) written as it is, with no task, ASGI message or
+    encoding a screen. (uvicorn.Config(ws=WebSocketFrames).)"""
+
+    async def run_asgi(self) -> None:
+        extensions: dict[str, Any] = dict(self.scope.get("extensions") or {})
+        extensions[FRAMES] = self.send_frame
+        self.scope["extensions"] = extensions
+        await super().run_asgi()
+
+    def send_frame(self, frame: bytes) -> bool:
+        """Write `frame` now if the connection is open and writable with nothing of its own in the
+        way (no compression, no fragment, not closing, not paused); False: send it the ASGI way."""
+        if (
+            not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or self.initial_response is not None
+            or not self.writable.is_set()
+            or self.conn.state is not State.OPEN
+            or self.conn.extensions
+            or self.conn.expect_continuation_frame
+            or self.transport.is_closing()
+        ):
+            return False
+        self.transport.write(frame)
+        return True
