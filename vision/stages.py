@@ -344,9 +344,10 @@ def check_square(
     sharp = (along if cond.smeared else cond.spread_px) <= t.sharp_enough_px
     lenient = n < t.leaning_chips and not cond.compressed and sharp
     # on JPEG the side's chip edges (a period of 2.5-2.8 px) are what the 8 x 8 blocks quantise
-    # away: a rival fitting them as well says little there, and the colours decide (`Colours.sure`)
-    # when the height is near a whole count
-    washed = cond.compressed and sharp and abs(height.chips_f - n) <= t.jpeg_rival_doubt
+    # away: a rival fitting them as well says little there, and on a short stack (a lean needs
+    # height to move a top by a chip) whose height is near a whole count the colours decide
+    # (`Colours.sure`)
+    washed = cond.compressed and sharp and n < t.leaning_chips and abs(height.chips_f - n) <= t.jpeg_rival_doubt
     why = ""
     # a blur slanted to the stack's axis (motion) moves its outline's row middles across near its ends
     if square[1] > t.max_stray_mm + (height.blur.slant / g.px_per_mm if cond.smeared else 0.0):

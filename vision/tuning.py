@@ -170,14 +170,7 @@ class Tuning:
         0.00227, "chips a level of the top's Cr less the felt's on JPEG frames; the same fit (issue 36)"
     )
     jpeg_count_doubt: float = _tuned(
-        0.3,
-        "on JPEG a count must fall this near a whole number: 0.2 (8f53d0a) while JPEG's count read long by its "
-        "top's colour (spread 0.18 chip); with that taken off by the top's chroma (jpeg_count_bias_per_cb, "
-        "_per_cr) the JPEG 75 count's error is +0.000 +- 0.158 chip (p99 0.39; clean +0.005 +- 0.072) and "
-        "no count within 0.41 of a whole number was wrong (JPEG 75 and JPEG 75 + noise 6 + vignette, tuning "
-        "seeds 0-12, 30 fresh exposures each, 1979 stack readings), so a raw frame's 0.3 (max_count_doubt): "
-        "per wager, tuning seeds 0-12, JPEG 75 85 -> 92 of 169 wagers known, no wrong reading (issue 36, fourth "
-        "round)",
+        0.2, "on JPEG a count must fall this near a whole number (its spread: 0.18 chip); 8f53d0a"
     )
     jpeg_colour_margin: float = _tuned(
         1.5,
@@ -221,19 +214,21 @@ class Tuning:
     )
     jpeg_rival_doubt: float = _tuned(
         0.2,
-        "on JPEG a stack whose side's edges fit n +- 1 chips as well is not called not square when its height is "
-        "this near a whole count (and the frame sharp): its colours decide (jpeg_sure_colours). JPEG 75 quantises "
-        "away the side's chip edges (2.5-2.8 px a chip): on tuning seeds 0-15, 30 fresh exposures each, 481 of "
-        "555 JPEG 75 stack readings stopped by that rule had the right count and colours (issue 36, fourth round)",
+        "on a sharp JPEG frame a stack under leaning_chips whose side's edges fit n +- 1 chips as well is not "
+        "called not square when its height is this near a whole count: its colours decide (jpeg_sure_colours). "
+        "JPEG 75 quantises away the side's chip edges (2.5-2.8 px a chip): on tuning seeds 0-17 and 28-29, 30 fresh "
+        "exposures each, 481 of 555 JPEG 75 stack readings stopped by the plain rule had the right count and "
+        "colours. Taller stacks keep the plain rule: JPEG 75 + sloppy 1 + lean 0.2, tuning seed 40, sixteen 25s "
+        "read fifteen (15.20 chips) with it waived (issue 36, fourth round)",
     )
     jpeg_sure_colours: float = _tuned(
         1.2,
-        "... counted when the weakest chip's margin is this many times the margin asked on JPEG: of the readings "
-        "that rule stopped, those with the wrong count or colours reached at most 1.01 times (JPEG 75 + sloppy 1 + "
-        "lean 0.2; 0.92 under JPEG 75), those right up to 2.3; with the height within 0.2 of a whole count, "
-        "right / wrong readings passed at 1.0 / 1.2 / 1.5: JPEG 75 142 / 84 / 42 of 481 and 0 wrong, JPEG 75 + "
-        "sloppy 1 + lean 0.2 23 / 20 / 15 of 69 and 1 / 0 / 0 of 51 (tuning seeds 0-17 and 28-29; issue 36, "
-        "fourth round)",
+        "... counted when the weakest chip's margin is this many times the margin asked on JPEG (itself "
+        "jpeg_colour_margin times a raw frame's): of the readings the plain rule stopped, those with the wrong "
+        "count or colours reached at most 1.01 times (JPEG 75 + sloppy 1 + lean 0.2; 0.92 under JPEG 75), right "
+        "ones up to 2.3; with the height within 0.2 of a whole count, right / wrong readings passed at 1.0 / 1.2 "
+        "/ 1.5: JPEG 75 142 / 84 / 42 of 481 and none wrong, JPEG 75 + sloppy 1 + lean 0.2 23 / 20 / 15 of 69 "
+        "and 1 / 0 / 0 of 51 (tuning seeds 0-17 and 28-29, every stack; issue 36, fourth round)",
     )
     rival_near: float = _tuned(
         0.03,
