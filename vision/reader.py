@@ -633,8 +633,9 @@ class Reader:
         )
         evidence = StackEvidence(height, square, colours_named)
         doubt = check_colours(colours_named, conditions, t)
-        if doubt is None and square.closer >= 0.0 and not colours_named.sure(t):
-            # a short stack whose side fits n +- 1 within noise: counted only when its colours are sure
+        if doubt is None and square.closer >= 0.0 and not colours_named.sure(t, conditions.compressed):
+            # a short stack whose side fits n +- 1 within noise (any stack on JPEG, near a whole
+            # count): counted only when its colours are sure
             return _ZoneResult(ZoneReading.unsure(square.rival_reason), evidence=evidence)
         # the hull on the felt, centred on the stack; the scaling is about the camera's foot
         outline_px = np.round(project(self.camera, self.pose, outline.on_felt(height, g))).astype(np.int32)

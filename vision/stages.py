@@ -343,6 +343,11 @@ def check_square(
     # the chips' edges wash out with the blur along the stack's axis (across it they stay)
     sharp = (along if cond.smeared else cond.spread_px) <= t.sharp_enough_px
     lenient = n < t.leaning_chips and not cond.compressed and sharp
+    # on JPEG the side's chip edges (a period of 2.5-2.8 px) are what the 8 x 8 blocks quantise
+    # away: a rival fitting them as well says little there, and on a short stack (a lean needs
+    # height to move a top by a chip) whose height is near a whole count the colours decide
+    # (`Colours.sure`)
+    washed = cond.compressed and sharp and n < t.leaning_chips and abs(height.chips_f - n) <= t.jpeg_rival_doubt
     why = ""
     # a blur slanted to the stack's axis (motion) moves its outline's row middles across near its ends
     if square[1] > t.max_stray_mm + (height.blur.slant / g.px_per_mm if cond.smeared else 0.0):
@@ -355,7 +360,7 @@ def check_square(
             f"the stack is not square (a band of its side {sliver[1]:.1f} chips up is as plain as a chip's top: "
             "a chip pushed off the one below shows a sliver of that chip's top face, which the height counts)"
         )
-    elif closer >= (t.short_band_margin if lenient else 0.0):
+    elif closer >= (t.short_band_margin if lenient else 0.0) and not washed:
         why = rival_reason
     elif (
         lenient
@@ -456,9 +461,10 @@ class Colours:
         """Each chip's value, bottom to top."""
         return tuple(self.values[i] for i in self.named.colours)
 
-    def sure(self, t: Tuning) -> bool:
-        """Sure enough that a rival count fitting the side as well may be overruled (`Tuning.sure_colours`)."""
-        return not self.margin < t.sure_colours * self.wanted
+    def sure(self, t: Tuning, compressed: bool = False) -> bool:
+        """Sure enough that a rival count fitting the side as well may be overruled (`Tuning.sure_colours`;
+        `jpeg_sure_colours` on a JPEG frame, whose margin asked is already `jpeg_colour_margin` times more)."""
+        return not self.margin < (t.jpeg_sure_colours if compressed else t.sure_colours) * self.wanted
 
     def to_dict(self) -> dict[str, Any]:
         named = self.named

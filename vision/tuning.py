@@ -212,6 +212,24 @@ class Tuning:
         "... or as well while its colours are not sure: the weakest chip's margin under this many times the "
         "margin asked; 2e36d66",
     )
+    jpeg_rival_doubt: float = _tuned(
+        0.2,
+        "on a sharp JPEG frame a stack under leaning_chips whose side's edges fit n +- 1 chips as well is not "
+        "called not square when its height is this near a whole count: its colours decide (jpeg_sure_colours). "
+        "JPEG 75 quantises away the side's chip edges (2.5-2.8 px a chip): on tuning seeds 0-17 and 28-29, 30 fresh "
+        "exposures each, 481 of 555 JPEG 75 stack readings stopped by the plain rule had the right count and "
+        "colours. Taller stacks keep the plain rule: JPEG 75 + sloppy 1 + lean 0.2, tuning seed 40, sixteen 25s "
+        "read fifteen (15.20 chips) with it waived (issue 36, fourth round)",
+    )
+    jpeg_sure_colours: float = _tuned(
+        1.2,
+        "... counted when the weakest chip's margin is this many times the margin asked on JPEG (itself "
+        "jpeg_colour_margin times a raw frame's): of the readings the plain rule stopped, those with the wrong "
+        "count or colours reached at most 1.01 times (JPEG 75 + sloppy 1 + lean 0.2; 0.92 under JPEG 75), right "
+        "ones up to 2.3; with the height within 0.2 of a whole count, right / wrong readings passed at 1.0 / 1.2 "
+        "/ 1.5: JPEG 75 142 / 84 / 42 of 481 and none wrong, JPEG 75 + sloppy 1 + lean 0.2 23 / 20 / 15 of 69 "
+        "and 1 / 0 / 0 of 51 (tuning seeds 0-17 and 28-29, every stack; issue 36, fourth round)",
+    )
     rival_near: float = _tuned(
         0.03,
         "a short stack on a sharp raw frame whose rival count's side fit is within this of its own's (`closer`) "

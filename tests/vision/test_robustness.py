@@ -373,6 +373,32 @@ def test_a_jpeg_frames_red_and_orange_stacks_are_counted_not_left_between_two_co
     assert len(between) <= 8, between  # 4 now
 
 
+def test_a_jpeg_frames_short_upright_stacks_are_counted_by_their_colours_where_the_blocks_wash_out_the_side(
+    layout: Layout, left: Layout
+) -> None:
+    """JPEG 75 quantises away the side's chip edges (2.5-2.8 px a chip), so the edges down an
+    upright stack's side often fit a chip more or less as well as its count: on a sharp JPEG frame
+    such a stack under 6 chips whose height is within 0.2 of a whole count is counted when its
+    colours are sure (Tuning.jpeg_rival_doubt, jpeg_sure_colours), as a short stack on a raw frame
+    is. Of these 30 upright stacks of 2-5 chips of every colour, 9 were "not square" by their
+    side's edges and 18 read before; none is read wrong."""
+    zones = [z.name for z in left.chip_zones()][:30]
+    colours = (5, 1000, 1, 25, 100, 500)
+    stacks = {z: (colours[i % 6],) * (2 + i % 4) for i, z in enumerate(zones)}
+    scene = CONDITIONS["jpeg 75"].apply(
+        Scene(camera=LEFT_MOUNT, seed=7, blur=0.3, noise=2.0, zones={z: (Stack(c),) for z, c in stacks.items()})
+    )
+    empty = CONDITIONS["jpeg 75"].apply(Scene(camera=LEFT_MOUNT, seed=8, blur=0.3, noise=2.0))
+    reader = Reader(left, Calibration.from_frame(render(empty, layout), left, camera=LEFT_MOUNT.model()))
+    reading = _read(reader, render(scene, layout))
+    assert reader.conditions.compressed
+    assert _wrong(reading, scene) == []
+    side = [n for n in zones if "edges down its side" in (reading.zones[n].why or "")]
+    assert len(side) <= 3, side  # 1 now
+    read = [n for n in _exact(reading, scene) if scene.value_of(n)]
+    assert len(read) >= 21, {n: reading.zones[n].why for n in zones if n not in read}  # 23 now
+
+
 # The camera, light and stack of a tuning scene (seed 59 of the robustness benchmark, the right
 # half) where two green chips worn lighter were named white: the namer's one light level for
 # the stack then fitted a dim white.
