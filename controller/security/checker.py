@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.security import authentication
 from controller.security.authentication import Report, authenticate
@@ -58,7 +58,15 @@ from controller.security.authentication import Report, authenticate
 if TYPE_CHECKING:
     import asyncio
 
-    from controller.table import Table
+
+class Table(Protocol):
+    """What RoundHold reads of the table it listens to (controller.table's Table; security sits
+    below the table, so it names only what it uses)."""
+
+    listeners: list[Any]
+
+    @property
+    def now(self) -> Any: ...
 
 log = logging.getLogger("tablectl.checker")
 
