@@ -350,8 +350,10 @@ class FloorConsumer:
 
     def _ask_behind(self, store: FloorStore, now: float) -> None:
         """Ask each table the store has held only in part for `grace_s` (at most once an interval:
-        the claim keeps a second ask from going out while one is answered)."""
-        interval = self.grace_s if self.grace_s > 0 else 0.2
+        the claim keeps a second ask from going out while one is answered). An ask the broker lost,
+        or sent before the table's responder had subscribed, is sent again once its claim lapses
+        (`ask_timeout_s`), however long the grace: the grace is for the first ask only."""
+        interval = min(self.grace_s, self.ask_timeout_s) if self.grace_s > 0 else 0.2
         for key, since in sorted(self._behind.items()):
             if now - since < self.grace_s:
                 continue

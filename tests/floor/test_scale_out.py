@@ -401,3 +401,32 @@ def test_a_table_that_says_it_is_far_behind_is_asked_at_once_not_after_the_group
         consumer.stop()
         back.stop()
     assert table.journal.last_seq > 20
+
+
+def test_an_ask_nobody_answered_is_sent_again_once_its_claim_lapses_however_long_the_grace(
+    mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The table's retained status says it is far behind, but the table is off the floor: the first
+    # ask goes nowhere (as one sent before a starting table's responder has subscribed). With an
+    # hour's grace and no probe in the test, the table is caught up only if the lost ask is sent
+    # again once its claim lapses (ask_timeout_s), as the consumer's docstring promises.
+    monkeypatch.setattr(consumer_module, "FAR_BEHIND", 5)
+    url = postgres.new_database()
+    table = make_table(tmp_path)
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    deal_rounds(table, 6)  # played with no store on the floor: the broker keeps none of it
+    assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
+    publisher.stop()
+    table.listeners.remove(publisher)
+    consumer = group_consumer(mosquitto, url, "store-1", probe_s=3600.0, grace_s=3600.0, ask_timeout_s=1.0)
+    back = make_publisher(floor_config(mosquitto.broker), table)
+    try:
+        assert wait_until(lambda: consumer.asks >= 1)  # asked at once (far behind), and nobody answered
+        back.start()
+        assert wait_until(lambda: store_matches_journal(url, table), WAIT_S * 2, every=0.2)
+        assert consumer.asks >= 2
+    finally:
+        consumer.stop()
+        back.stop()
+    assert table.journal.last_seq > 5
