@@ -21,6 +21,7 @@ from controller.adapters.floor import schema
 from controller.floor import consumer as consumer_module
 from controller.floor.consumer import FloorConsumer
 from controller.floor.store import open_store
+from controller.table import Table
 
 from .conftest import (
     SITE,
@@ -368,6 +369,19 @@ def _mid(line: str) -> int:
     return int(line.split(", m")[1].split(",")[0])
 
 
+def _played_with_no_store(mosquitto: Mosquitto, tmp_path: Path) -> Table:
+    """A table that dealt 6 rounds with no store on the floor (the broker keeps none of it), then
+    left the floor: its publisher stopped and no longer listening."""
+    table = make_table(tmp_path)
+    publisher = make_publisher(floor_config(mosquitto.broker), table)
+    publisher.start()
+    deal_rounds(table, 6)
+    assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
+    publisher.stop()
+    table.listeners.remove(publisher)
+    return table
+
+
 def test_a_table_that_says_it_is_far_behind_is_asked_at_once_not_after_the_groups_grace(
     mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -376,13 +390,7 @@ def test_a_table_that_says_it_is_far_behind_is_asked_at_once_not_after_the_group
     # as soon as it sees how far behind it is (its status, or its next entries' seqs).
     monkeypatch.setattr(consumer_module, "FAR_BEHIND", 20)
     url = postgres.new_database()
-    table = make_table(tmp_path)
-    publisher = make_publisher(floor_config(mosquitto.broker), table)
-    publisher.start()
-    deal_rounds(table, 6)  # played with no store on the floor: the broker keeps none of it
-    assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
-    publisher.stop()
-    table.listeners.remove(publisher)
+    table = _played_with_no_store(mosquitto, tmp_path)
     eraser = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)  # its retained status gone
     eraser.connect("127.0.0.1", mosquitto.port)
     eraser.loop_start()
@@ -412,13 +420,7 @@ def test_an_ask_nobody_answered_is_sent_again_once_its_claim_lapses_however_long
     # again once its claim lapses (ask_timeout_s), as the consumer's docstring promises.
     monkeypatch.setattr(consumer_module, "FAR_BEHIND", 5)
     url = postgres.new_database()
-    table = make_table(tmp_path)
-    publisher = make_publisher(floor_config(mosquitto.broker), table)
-    publisher.start()
-    deal_rounds(table, 6)  # played with no store on the floor: the broker keeps none of it
-    assert publisher.wait_acked(table.journal.last_seq, WAIT_S)
-    publisher.stop()
-    table.listeners.remove(publisher)
+    table = _played_with_no_store(mosquitto, tmp_path)
     consumer = group_consumer(mosquitto, url, "store-1", probe_s=3600.0, grace_s=3600.0, ask_timeout_s=1.0)
     back = make_publisher(floor_config(mosquitto.broker), table)
     try:
