@@ -108,7 +108,27 @@ class WebSocketFrames(WebSocketsSansIOProtocol):
         extensions: dict[str, Any] = dict(self.scope.get("extensions") or {})
         extensions[FRAMES] = self.send_frame
         self.scope["extensions"] = extensions
-        await super().run_asgi()
+        try:
+            await super().run_asgi()
+        finally:
+            self._let_go()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """The scope's `send_frame` is this connection's own bound method: a reference cycle
+        (connection -> scope -> its extensions -> send_frame -> connection) that kept every closed
+        screen's connection, its scope and its buffers until one of the API's rare full collections
+        (controller/app/heap.py). Taken out once the connection is lost or the app is done with it,
+        the connection is freed by its reference counts as it closes
+        (tests/controller/test_screens_let_go.py); a writer the app kept says False from then on."""
+        scope = getattr(self, "scope", None)  # none yet: the connection went before its handshake
+        if scope is not None:
+            extensions = scope.get("extensions")
+            if extensions is not None:
+                extensions.pop(FRAMES, None)
 
     def send_frame(self, frame: bytes) -> bool:
         """Write `frame` now if the connection is open and writable with nothing of its own in the

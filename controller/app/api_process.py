@@ -40,7 +40,6 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     from controller.adapters.logs import configure
     from controller.api.app import create_app
     from controller.api.auth import Sessions
-    from controller.api.http import H11Coalesced, WebSocketFrames
     from controller.api.live import LiveFeed
     from controller.api.runtime import Runtime
 
@@ -62,25 +61,7 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
         live=live,
         tls=bool(settings.get("tls")),
     )
-    http: dict[str, Any] = settings["http"]
-    server = _Server(
-        uvicorn.Config(
-            create_app(rt),
-            http=H11Coalesced,  # an answer's head and body in one write (controller/api/http.py)
-            ws=WebSocketFrames,  # the feed's frames made once, written to each screen as they are
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            log_config=None,  # uvicorn's lines go through tablectl's (controller/adapters/logs.py)
-            proxy_headers=bool(http.get("trusted_proxies")),
-            forwarded_allow_ips=list(http.get("trusted_proxies") or []),
-            ssl_certfile=http.get("tls_cert"),
-            ssl_keyfile=http.get("tls_key"),
-            # Each screen's messages compressed one by one cost the API more than the rest of the
-            # feed: a table's LAN carries them as they are.
-            ws_per_message_deflate=False,
-        )
-    )
+    server = _Server(server_config(create_app(rt), settings["http"]))
     loop = asyncio.get_running_loop()
     reading = asyncio.create_task(gate.run(), name="channel")
 
@@ -109,6 +90,28 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     for task in (trimming, reading, watching):
         task.cancel()
     return 0
+
+
+def server_config(app: Any, http: dict[str, Any]) -> uvicorn.Config:
+    """How the API's process serves `app` (`http`: the daemon's [http] settings it was started with)."""
+    from controller.api.http import H11Coalesced, WebSocketFrames
+
+    return uvicorn.Config(
+        app,
+        http=H11Coalesced,  # an answer's head and body in one write (controller/api/http.py)
+        ws=WebSocketFrames,  # the feed's frames made once, written to each screen as they are
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        log_config=None,  # uvicorn's lines go through tablectl's (controller/adapters/logs.py)
+        proxy_headers=bool(http.get("trusted_proxies")),
+        forwarded_allow_ips=list(http.get("trusted_proxies") or []),
+        ssl_certfile=http.get("tls_cert"),
+        ssl_keyfile=http.get("tls_key"),
+        # Each screen's messages compressed one by one cost the API more than the rest of the
+        # feed: a table's LAN carries them as they are.
+        ws_per_message_deflate=False,
+    )
 
 
 class _Server(uvicorn.Server):

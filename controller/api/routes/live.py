@@ -12,6 +12,7 @@ one with no `Origin` (a script, not a browser) is not. Each refusal is first sen
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -25,6 +26,7 @@ from controller.api.deps import check_token
 from controller.api.errors import ApiError
 from controller.api.gate import TableBusy
 from controller.api.http import FRAMES
+from controller.api.live import Subscriber
 from controller.api.runtime import Runtime
 from controller.table import TableError
 
@@ -75,6 +77,7 @@ async def live(ws: WebSocket) -> None:
         await _refuse(ws, 4400, f'"after" must be the last sequence number seen, from 0 to {MAX_SEQ}, not {said}')
         return
     sub = rt.live.subscribe(granted)
+    leaving = asyncio.create_task(_until_gone(ws, sub), name="screen")
     try:
         since = 0
         try:
@@ -109,7 +112,20 @@ async def live(ws: WebSocket) -> None:
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:
+        leaving.cancel()
         rt.live.unsubscribe(sub)
+
+
+async def _until_gone(ws: WebSocket, sub: Subscriber) -> None:
+    """Ends `sub`'s feed as soon as its screen goes (its `None`: the screen's task closes and
+    returns), not at the next message the table hands over: at an idle table that could be hours,
+    the screen's task, subscription and connection kept meanwhile (tests/controller/test_screens_let_go.py).
+    A screen says nothing after its hello: whatever else it sends is read and ignored."""
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+        while (await ws.receive())["type"] != "websocket.disconnect":
+            pass
+    with contextlib.suppress(asyncio.QueueFull):  # full: the screen's task has messages to fail on
+        sub.queue.put_nowait(None)
 
 
 async def _hello(ws: WebSocket) -> dict[str, Any] | None:
