@@ -38,8 +38,14 @@ NAME = "tablectl-api"
 #: as a profiler wrapping `python -m controller.app.api_process` needs).
 FORK = True
 #: Loaded before the fork, once for both processes (each imports them anyway: the table's code and
-#: the channel, the journal's entries, pydantic's models, whose pages the two then share).
-PRELOAD = ("pydantic.main", "controller.journal.log", "controller.table", "controller.api.channel")
+#: the channel, the journal's entries, pydantic's models, whose pages the two then share), and what
+#: the API's process would otherwise import at its first request (anyio's asyncio backend, which
+#: starlette loads when it first answers): the first request, /api/health included, is answered
+#: sooner. The table's game (its rules and adapter, found through its entry point) is loaded too,
+#: when `launch` is told it: the API's process gets the game's adapter in its start message.
+PRELOAD = (
+    "pydantic.main", "controller.journal.log", "controller.table", "controller.api.channel", "anyio._backends._asyncio",
+)  # fmt: skip
 
 
 class ApiChild(Protocol):
@@ -70,14 +76,15 @@ class Launched:
 Serve = Callable[[int, socket.socket, list[socket.socket]], int]
 
 
-async def launch(sockets: Sequence[socket.socket], *, fork: Serve | None = None) -> Launched:
+async def launch(sockets: Sequence[socket.socket], *, fork: Serve | None = None, game: str | None = None) -> Launched:
     """Start the API's process with the listening `sockets` and one end of a socketpair; it loads
     FastAPI and the app, then waits on the channel for what it serves. With `fork`, forked from
-    this process when it has no other thread (module docstring), running `fork`; else executed."""
+    this process when it has no other thread (module docstring), running `fork`, the table's `game`
+    loaded first; else executed."""
     ours, theirs = socket.socketpair()
     try:
         if fork is not None and FORK and _can_fork():
-            return Launched(_fork(ours, theirs, sockets, fork), ours)
+            return Launched(_fork(ours, theirs, sockets, fork, game), ours)
         fds = [theirs.fileno(), *(s.fileno() for s in sockets)]
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -102,10 +109,17 @@ def _can_fork() -> bool:
     return threading.active_count() == 1 and hasattr(os, "pidfd_open") and hasattr(os, "fork")
 
 
-def _fork(ours: socket.socket, theirs: socket.socket, sockets: Sequence[socket.socket], serve: Serve) -> ForkedProcess:
+def _fork(
+    ours: socket.socket, theirs: socket.socket, sockets: Sequence[socket.socket], serve: Serve, game: str | None
+) -> ForkedProcess:
     parent = os.getpid()
     for name in PRELOAD:
         importlib.import_module(name)
+    if game is not None:
+        with contextlib.suppress(Exception):  # a game not installed is said where the table loads it
+            from controller.games import adapter
+
+            adapter(game)
     # What this process made so far lives as long as it does: out of the collector's sight for good,
     # in both processes, so neither's collections write to the pages they share.
     gc.freeze()

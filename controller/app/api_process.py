@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import importlib
 import os
 import signal
 import socket
@@ -37,6 +38,7 @@ def _die_with_parent(parent: int) -> None:
 
 async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) -> int:
     """The API's process: the app over a RemoteGate, served on the sockets the daemon bound."""
+    openapi_models_built_on_first_use()
     from controller.adapters.logs import configure
     from controller.api.app import create_app
     from controller.api.auth import Sessions
@@ -90,6 +92,27 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     for task in (trimming, reading, watching):
         task.cancel()
     return 0
+
+
+def openapi_models_built_on_first_use() -> None:
+    """Import FastAPI with the pydantic models of its OpenAPI document (fastapi.openapi.models,
+    33 classes, which FastAPI imports with itself) built on first use (pydantic's `defer_build`):
+    they are used only to write /api/openapi.json, which the screens never ask for, and building
+    them is a third of FastAPI's import. Each is the same model, built when first used (by the
+    first /api/openapi.json), so the document is the same (tests/controller/test_openapi_deferred.py).
+    Only those models: the setting is pydantic's BaseModel's own while that module is imported
+    (every model defined meanwhile inherits it), as it was before and after. Nothing if FastAPI's
+    models are loaded already."""
+    if "fastapi.openapi.models" in sys.modules:
+        return
+    from pydantic import BaseModel
+
+    was = BaseModel.model_config
+    BaseModel.model_config = {**was, "defer_build": True}
+    try:
+        importlib.import_module("fastapi.openapi.models")
+    finally:
+        BaseModel.model_config = was
 
 
 def server_config(app: Any, http: dict[str, Any]) -> uvicorn.Config:

@@ -51,7 +51,7 @@ async def start_early(config: Config, state_dir: Path, host: str, port: int, *, 
     early = EarlyStart(bind_http(host, port), None)
     if api:
         try:
-            early.api = await launch.launch(early.sockets, fork=_serve_forked)
+            early.api = await launch.launch(early.sockets, fork=_serve_forked, game=config.game)
         except BaseException:
             await early.close()
             raise
