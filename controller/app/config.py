@@ -281,14 +281,18 @@ _AS_WRITTEN = ("rules", "floor")
 
 def remember_checked(path: Path, state_dir: Path) -> bool:
     """Write what the table.toml at `path` reads as to `state_dir`'s `CHECKED_FILE` (the daemon, at
-    start, holding the state directory): checked by the models now, whatever they said before.
-    False (nothing written) when the file does not check, or holds what JSON cannot keep (a TOML
-    date): the commands then check it themselves, as before."""
-    from controller.app.config_schema import ConfigStyle, TableToml
-    from vision.documents import check
-
+    start, holding the state directory): checked by the models now, unless the form there is of
+    these very bytes and this very code already (what the models say of them is that form: a
+    restart's daemon loads no file's models, `load` having read it from that form too). False
+    (nothing written) when the file does not check, or holds what JSON cannot keep (a TOML date):
+    the commands then check it themselves, as before."""
     try:
         data = path.read_bytes()
+        if _kept_for(state_dir / CHECKED_FILE, data):
+            return True
+        from controller.app.config_schema import ConfigStyle, TableToml
+        from vision.documents import check
+
         doc = tomllib.loads(_text(data))
         form: dict[str, Any] = check(TableToml, doc, str(path), ConfigError, ConfigStyle()).model_dump()
         if form["floor"] is not None:
@@ -310,6 +314,15 @@ def remember_checked(path: Path, state_dir: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def _kept_for(kept_file: Path, data: bytes) -> bool:
+    """Whether `kept_file` is a form kept for exactly the bytes `data` by this code."""
+    try:
+        kept = json.loads(kept_file.read_text(encoding="utf-8"))
+        return bool(kept["sha256"] == _digest(data) and kept["code"] == _code_digest() and kept["form"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return False
 
 
 def _checked_before(doc: dict[str, Any], data: bytes) -> dict[str, Any] | None:

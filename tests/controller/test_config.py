@@ -123,6 +123,43 @@ def test_the_form_the_daemon_kept_reads_as_the_file_does_and_only_for_its_bytes_
         load(path, simulated=False)
 
 
+def test_a_daemon_started_again_on_the_same_file_keeps_its_form_without_the_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`remember_checked` at each start: the file's models read it only when the kept form is not of
+    these very bytes and this code (a first start, the file edited, another version), and the kept
+    form then reads as the file does; the same file again is not read by the models at all."""
+    import controller.app.config as config
+    import vision.documents
+
+    state = tmp_path / "state"
+    state.mkdir()
+    path = write(tmp_path, EVERY_SECTION.format(state=state))
+    fresh = load(path, simulated=False)
+    assert config.remember_checked(path, state)
+    kept = (state / config.CHECKED_FILE).read_text()
+
+    def models(*_: object, **__: object) -> None:
+        raise AssertionError("read by the models")
+
+    monkeypatch.setattr(vision.documents, "check", models)
+    assert config.remember_checked(path, state)  # started again: nothing to check
+    assert (state / config.CHECKED_FILE).read_text() == kept
+    assert load(path, simulated=False) == fresh
+    path.write_text(EVERY_SECTION.format(state=state).replace("GS-07", "GS-08"))  # edited since
+    with pytest.raises(AssertionError, match="read by the models"):
+        config.remember_checked(path, state)
+    (state / config.CHECKED_FILE).write_text(kept.replace('"code": "', '"code": "0'))  # another version kept it
+    path.write_text(EVERY_SECTION.format(state=state))
+    with pytest.raises(AssertionError, match="read by the models"):
+        config.remember_checked(path, state)
+    monkeypatch.undo()
+    path.write_text(EVERY_SECTION.format(state=state).replace("port = 8080", "port = 70000"))
+    with pytest.raises(ConfigError, match=r"http\.port: must be a whole number from 1 to 65535"):
+        load(path, simulated=False)  # a bad file still gives the error naming the key
+    assert not config.remember_checked(path, state)
+
+
 def test_a_file_the_models_refuse_or_json_cannot_keep_leaves_no_form(tmp_path: Path) -> None:
     import controller.app.config as config
 
