@@ -12,7 +12,8 @@ and with no table.toml: `recall --sim --state-dir D` (as `make run`'s journal is
 `replay` settles round 400's file as `recall --round 400 --export` wrote it; `hand` is REPLAY.md's
 seven cards with 3s and 9s wild. The state directory holds what an installed table's does: the
 daemon's checked form of that table.toml (controller/app/config.py's CHECKED_FILE, written here as the
-daemon writes it at its start), which code before it ignores; `recall_first` and `verify_first` are
+daemon writes it at its start: by each code measured, in a copy of the journal of its own, since a
+form is kept for the code that checked it and another code's is not used); `recall_first` and `verify_first` are
 the same commands on a copy of the table.toml the daemon has not started on (its models read it).
 `run --sim` starts on a fresh copy of the journal each time (a start journals its own entries),
 from exec until the first 200 from /api/health; its CPU is the table's process's own at that
@@ -131,6 +132,18 @@ def _config(root: Path, state: Path) -> Path:
     return path
 
 
+def _remember(config: Path, state: Path, code: Path | None) -> None:
+    """The checked form of `config` in `state`, as the daemon of `code` writes it at its start."""
+    said = (
+        "import sys; from pathlib import Path; from controller.app.config import remember_checked; "
+        "sys.exit(0 if remember_checked(Path(sys.argv[1]), Path(sys.argv[2])) else 1)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", said, str(config), str(state)], env=_env(code), cwd=code or HERE, check=False
+    )
+    assert done.returncode == 0, "the daemon's checked form of table.toml"
+
+
 def _port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -230,7 +243,9 @@ def importtime_top(stderr: str) -> dict[str, Any]:
             rows.append((m.group(4), len(m.group(3)) // 2, int(m.group(1)), int(m.group(2))))
     total = sum(cumulative for _, depth, _, cumulative in rows if depth == 0)
     top = sorted(rows, key=lambda r: -r[3])[:TOP]
-    names = {name for name, *_ in rows}
+    # Each module's package (a package imported as the parent of its first submodule has no line
+    # of its own: FastAPI's, in the API's process, reached first through fastapi.openapi.models).
+    names = {name.split(".")[0] for name, *_ in rows}
     return {
         "total_ms": round(total / 1000, 1),
         "modules": len(rows),
@@ -248,28 +263,35 @@ def measure(
     """The figures of each of `codes` (label -> the checkout whose `controller` the commands run;
     None: this one), measured in turns that alternate between them, so a busy machine weighs on
     each alike."""
-    from controller.app.config import remember_checked
-
     codes = dict(codes or {"after": None})
     work = Path(tempfile.mkdtemp(prefix="tablectl-bench-commands-"))
     try:
         journal = build(work)
-        config = _config(work, journal)
-        assert remember_checked(config, journal), "the daemon's checked form of table.toml"
-        first = work / "table-first.toml"  # another file (one comment more): the daemon has not checked it
-        first.write_text("# a table.toml the daemon has not started on\n" + config.read_text(encoding="utf-8"))
         round_file = work / "round.json"
-        _timed(["recall", "--config", str(config), "--round", str(ROUND), "--export", str(round_file)])
-        commands: dict[str, list[str]] = {
-            "recall": ["recall", "--config", str(config)],
-            "recall_first": ["recall", "--config", str(first)],
-            "recall_sim": ["recall", "--sim", "--state-dir", str(journal)],
-            "verify": ["journal", "verify", "--config", str(config)],
-            "verify_first": ["journal", "verify", "--config", str(first)],
-            "verify_copy": ["journal", "verify", "--state-dir", str(journal)],
-            "replay": ["replay", str(round_file)],
-            "hand": ["hand", *HAND],
-        }
+        # Each code its own table: the journal's copy, its table.toml and the checked form of it
+        # that code's daemon writes (a form is keyed by the code that checked it: another code's
+        # would not be used, and its commands would read the file through the models).
+        tables: dict[str, dict[str, list[str]]] = {}
+        for label, code in codes.items():
+            state = work / label / "journal"
+            shutil.copytree(journal, state)
+            config = _config(work / label, state)
+            _remember(config, state, code)
+            first = work / label / "table-first.toml"  # another file (one comment more): not checked
+            first.write_text("# a table.toml the daemon has not started on\n" + config.read_text(encoding="utf-8"))
+            if not round_file.exists():
+                _timed(["recall", "--config", str(config), "--round", str(ROUND), "--export", str(round_file)])
+            tables[label] = {
+                "recall": ["recall", "--config", str(config)],
+                "recall_first": ["recall", "--config", str(first)],
+                "recall_sim": ["recall", "--sim", "--state-dir", str(state)],
+                "verify": ["journal", "verify", "--config", str(config)],
+                "verify_first": ["journal", "verify", "--config", str(first)],
+                "verify_copy": ["journal", "verify", "--state-dir", str(state)],
+                "replay": ["replay", str(round_file)],
+                "hand": ["hand", *HAND],
+            }
+        commands = tables[next(iter(codes))]
         names = ["run", *commands]
         walls: dict[str, dict[str, list[float]]] = {label: {name: [] for name in names} for label in codes}
         cpus: dict[str, dict[str, list[float]]] = {label: {name: [] for name in names} for label in codes}
@@ -283,7 +305,7 @@ def measure(
                     cpus[label]["run"].append(cpu)
                     for key, value in api.items():
                         apis[label][key].append(value)
-                for name, argv in commands.items():
+                for name, argv in tables[label].items():
                     wall, cpu, out, _ = _timed(argv, code=code)
                     outputs[label][name] = out
                     if turn:
@@ -293,7 +315,7 @@ def measure(
         figures: dict[str, dict[str, Any]] = {}
         for label, code in codes.items():
             imports = {"run": importtime_top(_run_sim(journal, work, importtime=True, code=code)[2])}
-            for name, argv in commands.items():
+            for name, argv in tables[label].items():
                 imports[name] = importtime_top(_timed(argv, importtime=True, code=code)[3])
             said = outputs[label]
             for name in ("verify", "verify_first", "verify_copy"):
