@@ -24,10 +24,11 @@ patterns moving. The lamps mean (also in hardware/wiring.md):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +81,10 @@ class BaseIndicators:
         self._next: Spot | None = None
         self._fault = False
         self._lock = threading.RLock()
+        # Inside `together()`: how deep, and whether a command changed a pattern meanwhile (the
+        # frame is then written once, as the outermost `together()` ends).
+        self._together = 0
+        self._untold = False
         self._blinker.play(STATUS, STEADY)
         self._blinker.tick()
         if run_blinker:
@@ -101,6 +106,21 @@ class BaseIndicators:
             for sink in sinks:
                 sink.close()
             raise
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[BaseIndicators]:
+        """The commands given inside show at once, as they end: one frame written (on a 74HC595
+        chain one shift and one latch) for all of them, not one a command (the table gives the
+        lamp changes of one journal entry together). Nested, the outermost one writes."""
+        with self._lock, self._blinker.held():
+            self._together += 1
+            try:
+                yield self
+            finally:
+                self._together -= 1
+                if not self._together and self._untold:
+                    self._untold = False
+                    self._blinker.tick()
 
     # -- what the dealer sees ---------------------------------------------------------------
 
@@ -169,7 +189,7 @@ class BaseIndicators:
             self._next = None
             for lamp in self._lamps:
                 self._blinker.play(lamp, DARK)
-            self._blinker.tick()
+            self._show()
 
     def set_from_state(self, snapshot: LampSnapshot) -> None:
         """Re-drive every lamp from `snapshot` (recovery): every output is written again."""
@@ -237,4 +257,11 @@ class BaseIndicators:
 
     def _play(self, lamp: LampId, pattern: Pattern) -> None:
         self._blinker.play(lamp, pattern)
-        self._blinker.tick()
+        self._show()
+
+    def _show(self) -> None:
+        # The frame for now, at once; inside `together()`, once, as it ends.
+        if self._together:
+            self._untold = True
+        else:
+            self._blinker.tick()

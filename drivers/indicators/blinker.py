@@ -9,10 +9,11 @@ deadline, so every pattern is checked step by step without sleeping.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from drivers.indicators.patterns import DARK, Pattern
 from drivers.indicators.sinks import LampId, LedSink
@@ -49,6 +50,13 @@ class Blinker:
             if lamp not in self._playing:
                 raise KeyError(f"no lamp {lamp!r} in this pin map")
             self._playing[lamp] = (pattern, self._now_ms())
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """No frame is written by the thread meanwhile (several patterns started together show
+        together, never some of them on a frame of the thread's)."""
+        with self._lock:
+            yield
 
     def pattern_of(self, lamp: LampId) -> Pattern:
         with self._lock:
