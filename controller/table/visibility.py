@@ -27,6 +27,7 @@ next hand opens).
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,6 +59,7 @@ class Sight:
         self.table = table
         self.everything = everything
         self._hidden: dict[int | None, frozenset[str]] = {}
+        self._current: frozenset[str] | None = None
 
     def hidden(self, round_no: int | None) -> frozenset[str]:
         """The cards of round `round_no` this audience may not see (none when it sees everything)."""
@@ -89,6 +91,11 @@ class Sight:
     def current(self) -> frozenset[str]:
         """The hidden cards of the round being dealt (or the last one), and the table's last card
         when the round it was dealt in keeps it face down."""
+        if self._current is None:
+            self._current = self._current_of()
+        return self._current
+
+    def _current_of(self) -> frozenset[str]:
         hidden = self.hidden(self.table.round_no)
         last = self.table.last_card
         if self.everything or last is None or last in hidden:
@@ -221,8 +228,25 @@ def _carries(hex_text: str, hidden: frozenset[str]) -> bool:
 
 def sight(table: Table | TableState, role: str | None) -> Sight:
     """What `role` sees: "supervisor" and "surveillance" everything; the dealer, the pole
-    display and anyone else (None) what the dealer may see."""
-    return Sight(table, everything=role in SEES_EVERY_CARD)
+    display and anyone else (None) what the dealer may see. The dealer's sight of a table is
+    worked out once an entry, however many ask (the pole display, the live feed, the view beside
+    it): a `Table` changes only by a journal entry, or by its journal's own fault."""
+    everything = role in SEES_EVERY_CARD
+    journal = getattr(table, "journal", None)
+    if everything or journal is None:
+        return Sight(table, everything=everything)
+    key = (journal.last_seq, getattr(table, "journal_fault", None))
+    try:
+        kept = _DEALER_SIGHT.get(table)
+        if kept is None or kept[0] != key:
+            kept = _DEALER_SIGHT[table] = (key, Sight(table, everything=False))
+    except TypeError:  # a stand-in table that cannot be a weak key: its sight made each time
+        return Sight(table, everything=False)
+    return kept[1]
+
+
+#: Each table's dealer's sight, as of (its journal's last seq, its journal's fault).
+_DEALER_SIGHT: weakref.WeakKeyDictionary[Any, tuple[tuple[int, object], Sight]] = weakref.WeakKeyDictionary()
 
 
 def mask_cards(doc: T, hidden: frozenset[str], game: Any) -> T:
