@@ -403,7 +403,11 @@ class Daemon:
                 "(hardware/wiring.md)"
             )
         self.pin_factory = make_pin_factory(self.simulated, cfg.indicators.pin_factory)
-        lamps = BaseIndicators.from_pin_map(pin_map, pin_factory=self.pin_factory)
+        # The blink is kept by the table's loop, which gives the lamps their commands: no thread of
+        # its own to wake at a new pattern (drivers/indicators/blinker.py's `run_on`).
+        lamps = BaseIndicators.from_pin_map(pin_map, pin_factory=self.pin_factory, run_blinker=self.loop is None)
+        if self.loop is not None:
+            lamps.blink_on(self.loop)
         self.lamps = lamps
         self._closers.append(lamps.close)
         settings: dict[str, Any] = {"dialect": _display_dialect(cfg.display.dialect)}

@@ -24,6 +24,7 @@ patterns moving. The lamps mean (also in hardware/wiring.md):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
@@ -216,6 +217,12 @@ class BaseIndicators:
         return self._blinker.pattern_of(lamp).name
 
     # -- running -----------------------------------------------------------------------------
+
+    def blink_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Keep the patterns moving by `loop`'s timers (the table's loop, which gives the lamps
+        their commands), not the blinker's own thread: make the indicators with
+        `run_blinker=False`, then call this once."""
+        self._blinker.run_on(loop)
 
     def tick(self) -> float | None:
         """Render the lamps for now; return when the next change is due (None: all steady)."""

@@ -13,7 +13,7 @@ The port is read and written without blocking (pyserial opens a device or a pty 
 and `socket://` alike): a shoe that stops reading its line never stalls the loop; an ACK the
 line cannot take now is not sent (the shoe repeats its frame, which is acknowledged again). A
 port the loop cannot watch (no file descriptor: `loop://`, `rfc2217://`) is read by the threaded
-`ShoeReader` instead (`shoe_reader`). A port that fails or closes is opened again after the
+`ShoeReader` instead (the daemon asks `watchable`). A port that fails or closes is opened again after the
 reconnect delay, doubling up to its longest while it cannot be opened.
 """
 
@@ -100,9 +100,10 @@ class LoopShoeReader(ShoeReader):
             return
         self._delay = self._reconnect_delay[0]
         fd = _fileno(port)
-        if fd is None:  # shoe_reader() gives such a port to the threaded reader: never here
+        if fd is None:  # the daemon gives such a port to the threaded reader (`watchable`): said, not read
             port.close()
-            raise serial.SerialException(f"the shoe port {self.url} has no file descriptor to watch")
+            self._emit(self._link.lost("it has no file descriptor for the table's loop to watch"), None)
+            return
         self._port, self._fd = port, fd
         # A device, a pty or a socket is read and written on its descriptor itself (one system call
         # each); a port that wraps one (`spy://`, which logs the wire) through pyserial.
