@@ -26,8 +26,8 @@ next hand opens).
 
 from __future__ import annotations
 
+import contextlib
 import re
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -236,17 +236,18 @@ def sight(table: Table | TableState, role: str | None) -> Sight:
     if everything or journal is None:
         return Sight(table, everything=everything)
     key = (journal.last_seq, getattr(table, "journal_fault", None))
-    try:
-        kept = _DEALER_SIGHT.get(table)
-        if kept is None or kept[0] != key:
-            kept = _DEALER_SIGHT[table] = (key, Sight(table, everything=False))
-    except TypeError:  # a stand-in table that cannot be a weak key: its sight made each time
-        return Sight(table, everything=False)
+    kept = getattr(table, _KEPT, None)
+    if kept is None or kept[0] != key:
+        kept = (key, Sight(table, everything=False))
+        # On the table itself, so it goes with the table (a stand-in table that takes no
+        # attribute has its sight made each time).
+        with contextlib.suppress(AttributeError):
+            setattr(table, _KEPT, kept)
     return kept[1]
 
 
-#: Each table's dealer's sight, as of (its journal's last seq, its journal's fault).
-_DEALER_SIGHT: weakref.WeakKeyDictionary[Any, tuple[tuple[int, object], Sight]] = weakref.WeakKeyDictionary()
+#: The table's attribute that keeps its dealer's sight, as of (its journal's last seq, its fault).
+_KEPT = "_dealer_sight"
 
 
 def mask_cards(doc: T, hidden: frozenset[str], game: Any) -> T:

@@ -5,6 +5,8 @@ once, and every output masks it."""
 
 from __future__ import annotations
 
+import gc
+import os
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +62,18 @@ def test_the_dealers_sight_is_worked_out_once_an_entry_and_again_after_the_next(
             assert text in fresh
             shown = display.snapshot()
             assert text not in shown["upper"] + shown["lower"]
+
+
+def test_a_table_dropped_after_its_dealers_sight_was_asked_for_closes_its_journal(tmp_path: Path) -> None:
+    # The sight kept for a table goes with the table: it never keeps a table (and its journal's
+    # open files) alive once nobody else holds it.
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_files()
+    for n in range(40):
+        table = Table(Journal(tmp_path / f"journal{n}.sqlite3"), game="grand-slam", rules={}, simulated=True)
+        sight(table, None).current()
+        del table
+    gc.collect()
+    assert open_files() - before <= 2  # the listing's own descriptor; 40 journals held ~160
