@@ -26,8 +26,10 @@ machine hits them alike; the median of the repeats is given.
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import json
 import os
+import pstats
 import shutil
 import signal
 import statistics
@@ -243,6 +245,29 @@ def _top(path: Path, cards: int) -> dict[str, Any]:
     }
 
 
+def _cprofiled(path: Path, cards: int) -> dict[str, Any]:
+    """cProfile's view of one process's main thread (BENCH_CPROFILE=1): the TOP functions by their
+    own time and by the time within them, in ms a card (cProfile's hooks slow every call: the
+    shares, not the times, are the guide)."""
+    stats = pstats.Stats(str(path))
+    rows = stats.stats  # type: ignore[attr-defined]
+    total = sum(tt for _, _, tt, _, _ in rows.values()) or 1.0
+
+    def where(key: tuple[str, int, str]) -> str:
+        file, line, name = key
+        return f"{_short(file)}:{line}({name})"
+
+    def top(index: int) -> list[dict[str, Any]]:
+        ranked = sorted(rows.items(), key=lambda kv: kv[1][index], reverse=True)[:TOP]
+        out = []
+        for key, v in ranked:
+            ms, share = round(v[index] * 1e3 / cards, 3), round(v[index] / total, 3)
+            out.append({"function": where(key), "ms_per_card": ms, "share": share})
+        return out
+
+    return {"top_own": top(2), "top_within": top(3)}
+
+
 def _short(file: str) -> str:
     for marker in ("/controller/", "/drivers/", "/site-packages/", "/lib/python3"):
         if marker in file:
@@ -279,6 +304,9 @@ def run() -> dict[str, Any]:
         work.mkdir()
         profiled = asyncio.run(_session(work, Path(shm) / "profiled", 50, profile=work / "profile"))
         tops = {name: _top(work / f"profile.{name}", profiled["cards"]) for name in ("table", "api")}
+        for name in ("table", "api"):
+            if (work / f"profile.{name}.cprofile").exists():
+                tops[name]["cprofile_main_thread"] = _cprofiled(work / f"profile.{name}.cprofile", profiled["cards"])
         spied: dict[str, Any] = {"py_spy": "not on this machine (BENCH_PYSPY=PATH or py-spy on PATH)"}
         if _py_spy() is not None:
             spied = {}
@@ -441,10 +469,17 @@ def _profiled(argv: list[str]) -> int:
     api = "--api" in argv[: argv.index("--")]
     sampler = Sampler()
 
+    traced = cProfile.Profile() if os.environ.get("BENCH_CPROFILE") == "1" else None
+
     def start(*_: Any) -> None:
         sampler.start()
+        if traced is not None:
+            traced.enable()  # the main thread's (the table's loop, the API's loop)
 
     def stop(*_: Any) -> None:
+        if traced is not None:
+            traced.disable()
+            traced.dump_stats(f"{out}.{'api' if api else 'table'}.cprofile")
         sampler.stop()
         sampler.dump(f"{out}.{'api' if api else 'table'}")
 

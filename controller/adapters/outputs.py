@@ -40,28 +40,29 @@ class LampOutput:
         if moves is None:  # the whole picture again
             self.redrive(table)
             return
-        for move in moves:
-            if move.gesture == "clear":
-                self.lamps.clear()
-                continue
-            lamp = self._lamp(move.seat, move.place)
-            if lamp is None:
-                continue
-            if move.gesture == "out":
-                self.lamps.out(lamp)
-            elif move.gesture == "remove":
-                self.lamps.remove_wager(lamp)
-            elif move.gesture == "show":
-                self.lamps.show_wager(lamp)
-            elif move.gesture == "scored":
-                self.lamps.scored(lamp)
-            elif move.gesture == "next":
-                self.lamps.next_card(lamp)
-        self._settle_blink(table)
-        if table.blocked:
-            self.lamps.fault()
-        elif self.lamps.snapshot().fault:
-            self.lamps.clear_fault()
+        with self.lamps.together():  # the entry's lamp changes in one frame (one latch of the chain)
+            for move in moves:
+                if move.gesture == "clear":
+                    self.lamps.clear()
+                    continue
+                lamp = self._lamp(move.seat, move.place)
+                if lamp is None:
+                    continue
+                if move.gesture == "out":
+                    self.lamps.out(lamp)
+                elif move.gesture == "remove":
+                    self.lamps.remove_wager(lamp)
+                elif move.gesture == "show":
+                    self.lamps.show_wager(lamp)
+                elif move.gesture == "scored":
+                    self.lamps.scored(lamp)
+                elif move.gesture == "next":
+                    self.lamps.next_card(lamp)
+            self._settle_blink(table)
+            if table.blocked:
+                self.lamps.fault()
+            elif self.lamps.snapshot().fault:
+                self.lamps.clear_fault()
 
     def _settle_blink(self, table: Table) -> None:
         """Only the place the game says play is at may blink (a blind hand's card moves no

@@ -335,9 +335,12 @@ class LiveFeed:
         while len(self._states) > KEPT_STATES:
             del self._states[next(iter(self._states))]
         texts: dict[bool, str] = {}
-        if not self.subscribers:
-            return texts
+        # Encoded for the audiences someone is in (a screen's audience never changes; one that
+        # subscribes later gets the state this message left, from `_states`, then what follows).
+        listening = {sub.everything for sub in self.subscribers}
         for everything, part in parts.items():
+            if everything not in listening:
+                continue
             if doc.get("type") == "state" and part.get("changes") == []:
                 continue
             said_rest = rest if everything else self._masked(rest, hidden)

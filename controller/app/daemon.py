@@ -69,6 +69,7 @@ from drivers.shoe.events import (
     ShoeEvent,
     ShoeFault,
 )
+from drivers.shoe.loop_reader import LoopShoeReader, watchable
 from drivers.shoe.protocol import EventKind, LinkState
 from drivers.shoe.repeats import RepeatWatch
 from drivers.shoe.serial_backend import ShoeReader
@@ -402,7 +403,11 @@ class Daemon:
                 "(hardware/wiring.md)"
             )
         self.pin_factory = make_pin_factory(self.simulated, cfg.indicators.pin_factory)
-        lamps = BaseIndicators.from_pin_map(pin_map, pin_factory=self.pin_factory)
+        # The blink is kept by the table's loop, which gives the lamps their commands: no thread of
+        # its own to wake at a new pattern (drivers/indicators/blinker.py's `run_on`).
+        lamps = BaseIndicators.from_pin_map(pin_map, pin_factory=self.pin_factory, run_blinker=self.loop is None)
+        if self.loop is not None:
+            lamps.blink_on(self.loop)
         self.lamps = lamps
         self._closers.append(lamps.close)
         settings: dict[str, Any] = {"dialect": _display_dialect(cfg.display.dialect)}
@@ -698,13 +703,17 @@ class Daemon:
             table.listeners.append(self.sim_controls)
             url = self.sim_shoe.port
         resume = _resume_state(table.shoe_link)
-        reader = ShoeReader(
-            url,
-            self._from_shoe_thread,
-            baudrate=cfg.shoe.baudrate,
-            resume=resume,
-            heartbeat_timeout=cfg.shoe.heartbeat_timeout,
-        )
+        settings: dict[str, Any] = {
+            "baudrate": cfg.shoe.baudrate,
+            "resume": resume,
+            "heartbeat_timeout": cfg.shoe.heartbeat_timeout,
+        }
+        reader: ShoeReader
+        if watchable(url):  # read on the table's loop: a card journaled as it is read, no hand-over
+            assert self.loop is not None
+            reader = LoopShoeReader(url, self._from_shoe_on_loop, loop=self.loop, **settings)
+        else:  # a port the loop cannot watch: read in a thread of its own
+            reader = ShoeReader(url, self._from_shoe_thread, **settings)
         reader.start()
         self._closers.append(reader.stop)
         table.device_status("shoe", {"url": url, "simulated": self.sim_shoe is not None, "state": "connecting"})
@@ -835,6 +844,26 @@ class Daemon:
         return views
 
     # -- device threads -> the loop -------------------------------------------------------------
+
+    def _from_shoe_on_loop(self, event: DriverEvent) -> None:
+        """Called on the table's loop by the shoe's reader (drivers/shoe/loop_reader.py); returns
+        only when the event is journaled (or raises, leaving the card unacknowledged so the shoe
+        sends it again)."""
+        if isinstance(event, RepeatedFrame):
+            # Acknowledged again by the link and never used twice: the protocol's business.
+            deaf = self._repeats.repeated(event.seq, time.monotonic())
+            if deaf is None:
+                log.info("%s", event.message)
+                return
+            message = (
+                f"{event.message} The shoe has sent it {deaf} times since, at its own pace: it does not hear "
+                "the table's acknowledgements, and no card after it can come. Check the shoe's cable."
+            )
+            self._latch_once("shoe-duplicate", message)
+            return
+        self._take_shoe_event(event, time.perf_counter())  # the card-to-lamp latency starts here
+        if isinstance(event, CardRead | Misread | RefusedMessage | ShoeEvent):
+            self._repeats.delivered(event.seq)
 
     def _from_shoe_thread(self, event: DriverEvent) -> None:
         """Called in the shoe's thread; returns only when the event is journaled (or raises,

@@ -146,6 +146,99 @@ def _no_json(value: Any) -> JSON:
     raise TypeError(f"{type(value).__name__} has no JSON form in the engine")
 
 
+
+class SharedJson:
+    """`to_json` of one value after another (the table's state after each entry), the JSON of every
+    part that is the same object as in the value before reused, not made again.
+
+    The engine's state is immutable (frozen dataclasses, tuples, cards): an entry makes a new
+    state that keeps, as the same objects, every part it did not change (the seats no card went
+    to, the rules, the shoe). The JSON of a frozen dataclass or a tuple seen in the last value is
+    the same JSON now, so it is handed out again, the same object: the whole state is not
+    converted again for each card, and what compares the state with the last (the live feed's
+    `changes`) finds the parts that did not change at once, by identity. What is handed out is
+    never changed by anyone (the snapshot's documents are not). Equal, byte for byte, to
+    `to_json` (tests/controller/test_shared_state_json.py)."""
+
+    def __init__(self) -> None:
+        # id -> (the object, its JSON, its own parts kept), of the last value's immutable parts:
+        # the object is kept so its id cannot be taken by another meanwhile.
+        self._last: dict[int, _Kept] = {}
+        self._now: dict[int, _Kept] = {}
+
+    def __call__(self, value: Any) -> JSON:
+        self._now = {}
+        try:
+            return self._json(value, [])
+        finally:
+            self._last, self._now = self._now, {}
+
+    def _json(self, value: Any, parts: list[_Kept]) -> JSON:
+        """`value`'s JSON; the parts kept for the next value are added to `parts` (its container's)."""
+        tp = type(value)
+        plan = _PLANS.get(tp)
+        if plan is None:
+            plan = _PLANS[tp] = _plan(tp)
+        how, names = plan
+        if how == _PLAIN:
+            return to_json(value)
+        kept = self._last.get(id(value))
+        if kept is not None and kept[0] is value:
+            self._keep(kept)
+            parts.append(kept)
+            return kept[1]
+        own: list[_Kept] = []
+        out: JSON
+        if how == _RECORD:
+            out = {"kind": value.kind, **{n: self._json(getattr(value, n), own) for n in names}}
+        elif how == _DATACLASS:
+            out = {n: self._json(getattr(value, n), own) for n in names}
+        elif how == _MAPPING:  # not kept itself (a mapping may change): its immutable parts are
+            return {str(k): self._json(v, parts) for k, v in value.items()}
+        elif how == _LIST:
+            return [self._json(v, parts) for v in value]
+        else:  # a tuple
+            out = [self._json(v, own) for v in value]
+        made = (value, out, tuple(own))
+        self._now[id(value)] = made
+        parts.append(made)
+        return out
+
+    def _keep(self, kept: _Kept) -> None:
+        # A part used again: it, and every part kept within it, are kept for the next value too.
+        self._now[id(kept[0])] = kept
+        for part in kept[2]:
+            self._keep(part)
+
+
+#: A part of a value SharedJson keeps: the object, its JSON, and the parts kept within it.
+_Kept = tuple[Any, JSON, tuple[Any, ...]]
+
+# How SharedJson takes a type's values: converted by `to_json` (a card, an enum, a plain value),
+# or part by part, kept for the next value when the type is immutable (a frozen dataclass, a tuple).
+_PLAIN, _RECORD, _DATACLASS, _MAPPING, _LIST, _TUPLE = range(6)
+_PLANS: dict[type, tuple[int, tuple[str, ...]]] = {}
+
+
+def _plan(tp: type) -> tuple[int, tuple[str, ...]]:
+    if issubclass(tp, Card):
+        return _PLAIN, ()
+    if dataclasses.is_dataclass(tp) and not issubclass(tp, type):
+        names = tuple(f.name for f in dataclasses.fields(tp))
+        params = getattr(tp, "__dataclass_params__", None)
+        if params is None or not params.frozen:
+            return _PLAIN, ()  # a dataclass that may change: converted whole, every time
+        return (_RECORD if issubclass(tp, Record) else _DATACLASS), names
+    if issubclass(tp, enum.Enum):
+        return _PLAIN, ()
+    if issubclass(tp, Mapping):
+        return _MAPPING, ()
+    if issubclass(tp, tuple):
+        return _TUPLE, ()
+    if issubclass(tp, list):
+        return _LIST, ()
+    return _PLAIN, ()
+
 T = TypeVar("T")
 
 

@@ -5,6 +5,7 @@ Both read the table and ask its game's adapter for the words; neither changes an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.engine.base import JSON, to_json
@@ -102,8 +103,10 @@ def _next_step(table: Shown) -> str:
     return table.camera.prompt(table) or game.between_rounds
 
 
-def snapshot(table: Shown) -> dict[str, JSON]:
-    """The whole table for the API and the screens (with `camera` once a camera has reported)."""
+def snapshot(table: Shown, state_json: Callable[[Any], JSON] = to_json) -> dict[str, JSON]:
+    """The whole table for the API and the screens (with `camera` once a camera has reported).
+    `state_json` makes the engine's state's JSON (a `SharedJson`, for one snapshot after another:
+    the same JSON, its unchanged parts reused)."""
     record = table.current
     awaiting = table.awaiting
     snap: dict[str, Any] = {
@@ -131,7 +134,7 @@ def snapshot(table: Shown) -> dict[str, JSON]:
         "last_card": table.last_card,
         "shuffle_due": table.shuffle_due,
         "notice": table.notice,
-        "state": to_json(table.state),
+        "state": state_json(table.state),
         "payouts": table.payouts(),
         "settlement": record.settlement if record is not None and record.status != "open" else None,
         "shoe": {"dealt": table.shoe.dealt_count, "remaining": table.shoe.remaining_count, "empty": shoe_empty(table)},

@@ -26,6 +26,7 @@ next hand opens).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -58,6 +59,7 @@ class Sight:
         self.table = table
         self.everything = everything
         self._hidden: dict[int | None, frozenset[str]] = {}
+        self._current: frozenset[str] | None = None
 
     def hidden(self, round_no: int | None) -> frozenset[str]:
         """The cards of round `round_no` this audience may not see (none when it sees everything)."""
@@ -89,6 +91,11 @@ class Sight:
     def current(self) -> frozenset[str]:
         """The hidden cards of the round being dealt (or the last one), and the table's last card
         when the round it was dealt in keeps it face down."""
+        if self._current is None:
+            self._current = self._current_of()
+        return self._current
+
+    def _current_of(self) -> frozenset[str]:
         hidden = self.hidden(self.table.round_no)
         last = self.table.last_card
         if self.everything or last is None or last in hidden:
@@ -221,8 +228,26 @@ def _carries(hex_text: str, hidden: frozenset[str]) -> bool:
 
 def sight(table: Table | TableState, role: str | None) -> Sight:
     """What `role` sees: "supervisor" and "surveillance" everything; the dealer, the pole
-    display and anyone else (None) what the dealer may see."""
-    return Sight(table, everything=role in SEES_EVERY_CARD)
+    display and anyone else (None) what the dealer may see. The dealer's sight of a table is
+    worked out once an entry, however many ask (the pole display, the live feed, the view beside
+    it): a `Table` changes only by a journal entry, or by its journal's own fault."""
+    everything = role in SEES_EVERY_CARD
+    journal = getattr(table, "journal", None)
+    if everything or journal is None:
+        return Sight(table, everything=everything)
+    key = (journal.last_seq, getattr(table, "journal_fault", None))
+    kept = getattr(table, _KEPT, None)
+    if kept is None or kept[0] != key:
+        kept = (key, Sight(table, everything=False))
+        # On the table itself, so it goes with the table (a stand-in table that takes no
+        # attribute has its sight made each time).
+        with contextlib.suppress(AttributeError):
+            setattr(table, _KEPT, kept)
+    return kept[1]
+
+
+#: The table's attribute that keeps its dealer's sight, as of (its journal's last seq, its fault).
+_KEPT = "_dealer_sight"
 
 
 def mask_cards(doc: T, hidden: frozenset[str], game: Any) -> T:

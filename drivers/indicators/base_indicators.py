@@ -24,10 +24,12 @@ patterns moving. The lamps mean (also in hardware/wiring.md):
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +82,10 @@ class BaseIndicators:
         self._next: Spot | None = None
         self._fault = False
         self._lock = threading.RLock()
+        # Inside `together()`: how deep, and whether a command changed a pattern meanwhile (the
+        # frame is then written once, as the outermost `together()` ends).
+        self._together = 0
+        self._untold = False
         self._blinker.play(STATUS, STEADY)
         self._blinker.tick()
         if run_blinker:
@@ -101,6 +107,21 @@ class BaseIndicators:
             for sink in sinks:
                 sink.close()
             raise
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[BaseIndicators]:
+        """The commands given inside show at once, as they end: one frame written (on a 74HC595
+        chain one shift and one latch) for all of them, not one a command (the table gives the
+        lamp changes of one journal entry together). Nested, the outermost one writes."""
+        with self._lock, self._blinker.held():
+            self._together += 1
+            try:
+                yield self
+            finally:
+                self._together -= 1
+                if not self._together and self._untold:
+                    self._untold = False
+                    self._blinker.tick()
 
     # -- what the dealer sees ---------------------------------------------------------------
 
@@ -169,7 +190,7 @@ class BaseIndicators:
             self._next = None
             for lamp in self._lamps:
                 self._blinker.play(lamp, DARK)
-            self._blinker.tick()
+            self._show()
 
     def set_from_state(self, snapshot: LampSnapshot) -> None:
         """Re-drive every lamp from `snapshot` (recovery): every output is written again."""
@@ -196,6 +217,12 @@ class BaseIndicators:
         return self._blinker.pattern_of(lamp).name
 
     # -- running -----------------------------------------------------------------------------
+
+    def blink_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Keep the patterns moving by `loop`'s timers (the table's loop, which gives the lamps
+        their commands), not the blinker's own thread: make the indicators with
+        `run_blinker=False`, then call this once."""
+        self._blinker.run_on(loop)
 
     def tick(self) -> float | None:
         """Render the lamps for now; return when the next change is due (None: all steady)."""
@@ -237,4 +264,11 @@ class BaseIndicators:
 
     def _play(self, lamp: LampId, pattern: Pattern) -> None:
         self._blinker.play(lamp, pattern)
-        self._blinker.tick()
+        self._show()
+
+    def _show(self) -> None:
+        # The frame for now, at once; inside `together()`, once, as it ends.
+        if self._together:
+            self._untold = True
+        else:
+            self._blinker.tick()

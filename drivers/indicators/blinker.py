@@ -9,10 +9,12 @@ deadline, so every pattern is checked step by step without sleeping.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from drivers.indicators.patterns import DARK, Pattern
 from drivers.indicators.sinks import LampId, LedSink
@@ -39,6 +41,10 @@ class Blinker:
         # When the thread's sleep ends (inf: until woken), while it sleeps; None while it runs.
         self._sleeping_until: float | None = None
         self.last_error: str | None = None
+        # Or run by an asyncio loop's timers (`run_on`): the loop, its thread, the timer set.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     def _now_ms(self) -> int:
         return round(self._clock() * 1000)
@@ -49,6 +55,13 @@ class Blinker:
             if lamp not in self._playing:
                 raise KeyError(f"no lamp {lamp!r} in this pin map")
             self._playing[lamp] = (pattern, self._now_ms())
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """No frame is written by the thread meanwhile (several patterns started together show
+        together, never some of them on a frame of the thread's)."""
+        with self._lock:
+            yield
 
     def pattern_of(self, lamp: LampId) -> Pattern:
         with self._lock:
@@ -75,13 +88,61 @@ class Blinker:
             sleeping = self._sleeping_until
             if sleeping is not None and next_at is not None and next_at < sleeping:
                 self._wake.notify_all()
+            if self._loop is not None and next_at is not None:
+                self._arm(next_at)
             return next_at
+
+    def run_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Run `tick()` at every change by `loop`'s timers, not a thread of its own (the table's
+        loop, which gives every lamp command: a new pattern sooner than the timer set moves the
+        timer, with no other thread to wake). The clock must be the loop's (time.monotonic)."""
+        with self._lock:
+            if self._thread is not None:
+                raise RuntimeError("the blinker already runs in its thread")
+            self._loop, self._stopping = loop, False
+            loop.call_soon_threadsafe(self._on_loop)
+
+    def _on_loop(self) -> None:
+        with self._lock:
+            self._loop_thread = threading.get_ident()
+            if not self._stopping:
+                self._loop_tick()
+
+    def _arm(self, at: float) -> None:
+        # Under the lock. A timer set at or before `at` stays (it ticks then, and sets the next).
+        loop = self._loop
+        assert loop is not None
+        if threading.get_ident() != self._loop_thread:
+            loop.call_soon_threadsafe(self._on_loop)  # a command from another thread: the loop ticks
+            return
+        timer = self._timer
+        if timer is not None and not timer.cancelled() and timer.when() <= at:
+            return
+        if timer is not None:
+            timer.cancel()
+        self._timer = loop.call_at(at, self._loop_tick)
+
+    def _loop_tick(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._stopping or self._loop is None:
+                return
+            try:
+                self.tick()
+            except Exception as exc:
+                self.last_error = f"lamp output failed: {exc}"
+                log.exception("lamp output failed; retrying in 1 s")
+                self._timer = self._loop.call_at(self._clock() + 1.0, self._loop_tick)
+            else:
+                self.last_error = None
 
     def start(self) -> None:
         """Run `tick()` in a daemon thread at every change until `stop()`."""
         with self._lock:
             if self._thread is not None:
                 return
+            if self._loop is not None:
+                raise RuntimeError("the blinker already runs on an asyncio loop")
             self._stopping = False
             self._thread = threading.Thread(target=self._run, name="lamp-blinker", daemon=True)
             self._thread.start()
@@ -91,6 +152,13 @@ class Blinker:
             thread, self._thread = self._thread, None
             self._stopping = True
             self._wake.notify_all()
+            timer, self._timer = self._timer, None
+            loop, self._loop = self._loop, None
+            if timer is not None and loop is not None and not loop.is_closed():
+                if threading.get_ident() == self._loop_thread or not loop.is_running():
+                    timer.cancel()
+                else:
+                    loop.call_soon_threadsafe(timer.cancel)
         if thread is not None:
             thread.join(timeout=2)
 

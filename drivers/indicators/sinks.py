@@ -13,10 +13,11 @@ gpiozero's global default factory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from gpiozero import LED, DigitalOutputDevice
+from gpiozero.pins.mock import MockPin, MockPWMPin
 
 from drivers.pins import ChainPins
 
@@ -118,19 +119,48 @@ class ShiftRegisterSink:
 
     def _shift_out(self, bits: list[bool]) -> None:
         # Written to the pins themselves (each output device is active-high, never blinks): a
-        # frame is about 50 writes, and gpiozero's on()/off() cost several times the write.
-        data, clock, latch = self._data.pin, self._clock.pin, self._latch.pin
+        # frame is about 70 writes, and gpiozero's on()/off(), even its `pin.state`, cost several
+        # times the write (`_lean`).
+        data, clock, latch = self._lines()
+        level = self._data_level
         for bit in reversed(bits):
             # SER only changes when the bit does: one GPIO write fewer for every repeated bit.
-            if bit != self._data_level:
-                data.state = bit
-                self._data_level = bit
-            clock.state = True
-            clock.state = False
-        latch.state = True
-        latch.state = False
+            if bit != level:
+                data(bit)
+                level = bit
+            clock(True)
+            clock(False)
+        self._data_level = level
+        latch(True)
+        latch(False)
+
+    def _lines(self) -> tuple[Callable[[bool], object], ...]:
+        lines = getattr(self, "_written", None)
+        if lines is None:
+            lines = self._written = tuple(_lean(device.pin) for device in (self._data, self._clock, self._latch))
+        return lines
 
     def close(self) -> None:
         for device in self._devices:
             device.close()
         self._devices.clear()
+
+
+def _lean(pin: Any) -> Callable[[bool], object]:
+    """How a level is written to `pin` with nothing in between that a frame need not pay for:
+    gpiozero's `pin.state = level` is a property calling the pin's `_set_state`, which for its
+    mock pins (the simulated table's, the tests') checks the pin's function and the value's range
+    on every write and records the change (`_change_state`, what the tests' logic analyser
+    watches). The chain's three lines are outputs this sink made, the levels 0 and 1: the record
+    is written straight (as the pin stores it, a float on a PWM-capable mock pin), and any other
+    pin (a Pi's) has its `_set_state` called, what the property does."""
+    if isinstance(pin, MockPWMPin):
+        change = pin._change_state
+        return lambda level: change(1.0 if level else 0.0)
+    if isinstance(pin, MockPin):
+        change = pin._change_state
+        return lambda level: change(bool(level))
+    set_state = getattr(pin, "_set_state", None)
+    if set_state is not None:
+        return set_state  # type: ignore[no-any-return]
+    return lambda level: setattr(pin, "state", level)

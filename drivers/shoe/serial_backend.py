@@ -177,7 +177,7 @@ class ShoeReader:
         for out in outputs:
             if isinstance(out, bytes):
                 if port is not None:
-                    port.write(out)
+                    self._write(port, out)
             elif isinstance(out, Delivery):
                 try:
                     self._on_event(out.event)
@@ -191,12 +191,16 @@ class ShoeReader:
                 with self._lock:
                     ack = self._link.accept(out)
                 if port is not None:
-                    port.write(ack)
+                    self._write(port, ack)
             else:
                 try:
                     self._on_event(out)
                 except Exception:
                     log.exception("shoe event handler failed on %s", out)
+
+
+    def _write(self, port: serial.Serial, data: bytes) -> None:
+        port.write(data)
 
 
 def _fileno(port: serial.Serial) -> int | None:

@@ -9,7 +9,9 @@ RCLK). The chain is decoded by a model of the chip written here, not by the driv
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -237,6 +239,31 @@ def test_blinker_thread_keeps_blinking_without_anyone_calling_tick(pin_factory: 
         while len(pin_obj.states) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert levels(pin_factory, pin)[:3] == [0, 1, 0]
+    finally:
+        lamps.close()
+
+
+def test_the_tables_loop_keeps_blinking_without_a_thread_or_anyone_calling_tick(pin_factory: Any) -> None:
+    # As the daemon runs them: the blink kept by the table's asyncio loop's timers (no blinker
+    # thread); a scored base's quicker flashes start at once, though a slower blink was set first.
+    blink, flash = SMALL.seats[1]["third"], SMALL.seats[2]["first"]
+    lamps = BaseIndicators.from_pin_map(SMALL, pin_factory=pin_factory, run_blinker=False)
+
+    async def play() -> None:
+        lamps.blink_on(asyncio.get_running_loop())
+        lamps.next_card("seat1.third")
+        lamps.scored("seat2.first")
+        deadline = time.monotonic() + 60  # a backstop: the flashes take 1 s, longer on a loaded machine
+        while (len(pin_factory.pin(blink).states) < 3 or len(pin_factory.pin(flash).states) < 10) and (
+            time.monotonic() < deadline
+        ):
+            await asyncio.sleep(0.01)
+
+    try:
+        asyncio.run(play())
+        assert not [t for t in threading.enumerate() if t.name == "lamp-blinker"]
+        assert levels(pin_factory, blink)[:3] == [0, 1, 0]
+        assert levels(pin_factory, flash)[:10] == [0, *[1, 0] * 4, 1]  # from dark: five flashes, the last held
     finally:
         lamps.close()
 

@@ -7,6 +7,7 @@ closes its threads and file descriptors, and the `no_leaks` check proves it afte
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from drivers.shoe.events import CardRead, DriverEvent
+from drivers.shoe.loop_reader import LoopShoeReader
 from drivers.shoe.serial_backend import ShoeReader
 from drivers.shoe.simulated import SimulatedShoe
 
@@ -104,12 +106,21 @@ def make_shoe(link: str, request: pytest.FixtureRequest) -> Iterator[Callable[..
         shoe.stop()
 
 
-@pytest.fixture
-def make_reader(link: str, log: EventLog) -> Iterator[Callable[..., ShoeReader]]:
+@pytest.fixture(params=["thread", "loop"])
+def make_reader(link: str, log: EventLog, request: pytest.FixtureRequest) -> Iterator[Callable[..., ShoeReader]]:
+    """The reader the test makes: the threaded one, and the one on an asyncio loop (the daemon's,
+    drivers/shoe/loop_reader.py: here the loop runs in a thread of its own, as the table's would)."""
     readers: list[ShoeReader] = []
+    loop: asyncio.AbstractEventLoop | None = None
+    runner: threading.Thread | None = None
+    if request.param == "loop":
+        loop = asyncio.new_event_loop()
+        runner = threading.Thread(target=loop.run_forever, name="table-loop", daemon=True)
+        runner.start()
 
     def make(**options: Any) -> ShoeReader:
-        reader = ShoeReader(**{"url": link, "on_event": log, **FAST_READER, **options})
+        settings = {"url": link, "on_event": log, **FAST_READER, **options}
+        reader = ShoeReader(**settings) if loop is None else LoopShoeReader(loop=loop, **settings)
         readers.append(reader)
         reader.start()
         return reader
@@ -117,6 +128,10 @@ def make_reader(link: str, log: EventLog) -> Iterator[Callable[..., ShoeReader]]
     yield make
     for reader in readers:
         reader.stop()
+    if loop is not None and runner is not None:
+        loop.call_soon_threadsafe(loop.stop)
+        runner.join(WAIT)
+        loop.close()
 
 
 @pytest.hookimpl(hookwrapper=True)
