@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+import pytest
 
 from vision.calibration import Calibration, CameraCheck
 from vision.fusion import FusedZone, WagerFusion, combine
@@ -169,6 +170,7 @@ def test_a_value_most_frames_agree_on_is_sure_though_some_frames_could_not_count
     assert _feed(fusion, frames, "asked", _chips(25)) == FusedZone("ok", 25, 2)  # 2 of 7 frames
 
 
+@pytest.mark.slow  # 31 frames of a half table read and fused: 10 s on a quiet machine, 50 s under load
 def test_a_still_table_filmed_under_jpeg_noise_and_vignette_fuses_no_wrong_value() -> None:
     """Tuning seed 6 at the two-camera mount filmed for 30 frames as the benchmark does, fresh
     noise and JPEG 75 a frame: before a value needed a share of the frames that saw the wager,
