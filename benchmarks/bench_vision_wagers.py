@@ -38,7 +38,7 @@ import numpy as np
 
 from benchmarks.bench_vision_accuracy import empty_table, view
 from vision.calibration import Calibration, CalibrationError
-from vision.fusion import WagerFusion
+from vision.fusion import SHARE, WagerFusion
 from vision.health import CameraHealth
 from vision.layout import Layout
 from vision.reader import Reader
@@ -127,16 +127,17 @@ def one_seed(seed: int, names: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def speed(frames: int = 60) -> dict[str, float]:
+def speed(frames: int = 60, share: float = SHARE) -> dict[str, float]:
     """CPU time (ms) of read + fuse + health a frame, a half-table camera at 1280x720, one wager
-    changing every 10 frames (fresh noise on every frame)."""
+    changing every 10 frames (fresh noise on every frame); `share` the fusion's (0: as before issue
+    36's fifth round)."""
     cv2.setNumThreads(1)
     whole = Layout.load("grand-slam-7")
     scene, layout = view(200_000, "halves", whole, (1280, 720))
     scene = dataclasses.replace(scene, hands=())
     empty = empty_table(scene)
     calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
-    reader, fusion, health = Reader(layout, calibration), WagerFusion(), CameraHealth()
+    reader, fusion, health = Reader(layout, calibration), WagerFusion(share=share), CameraHealth()
     zone = next(n for n, stacks in sorted(scene.zones.items()) if stacks and n in {g.zone.name for g in reader.zones})
     rng = np.random.default_rng(36)
     times: list[float] = []
@@ -169,6 +170,11 @@ def evaluate(seeds: range, names: list[str]) -> dict[str, Any]:
         began = time.perf_counter()
         per_seed.append(one_seed(seed, names))
         print(f"  seed {seed}: {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+    return summarise(per_seed, names, seeds)
+
+
+def summarise(per_seed: list[dict[str, dict[str, Any]]], names: list[str], seeds: range) -> dict[str, Any]:
+    """The table of `one_seed`'s results over `seeds` (run in one process or several)."""
     table: dict[str, Any] = {}
     for name in names:
         rows = [one[name] for one in per_seed]

@@ -19,10 +19,16 @@ readings (the first and each asked-for one: a reading kept from memory is not a 
 - two different values among its "ok" readings: "unsure", naming both ("the frames disagree:
   25 in 3 frames, 30 in 1"), until the wager changes again; a disagreement is never settled by
   a majority;
-- `agree` (2) or more "ok" readings of one value and no other: "ok" with that value, and
-  `frames` says how many readings agree (more frames, more confidence);
+- `agree` (2) or more "ok" readings of one value and no other, that are also at least `share`
+  (a quarter) of the readings that saw the wager ("ok" or "unsure"; a hand over it is no
+  reading): "ok" with that value, and `frames` says how many readings agree (more frames, more
+  confidence). A value the reader reads on 2 frames of 14 and cannot count on the other 12 is
+  noise pushing a doubtful measure over a threshold now and then, not the wager's value (issue
+  36, fifth round: three 100s read 400 so, JPEG 75 + noise 6 + vignette, tuning seed 6): it stays
+  "settling: only 2 of the 14 frames that saw it read 400 ..." while more frames are read;
 - otherwise "unsure": the reader's last reason, or "settling: 1 of 2 frames read" while the
-  readings are being gathered. "unsure" readings between sure ones neither add nor take away.
+  readings are being gathered. "unsure" readings between sure ones add no value and take
+  none away; they only count among the readings the agreeing ones must be a share of.
 
 A segment is read afresh at most `window` times (30: a second of frames); a zone still undecided
 then stays "unsure" (with the reader's reason) until its wager changes. `combine` fuses the
@@ -47,6 +53,7 @@ from typing import Any, Protocol
 from vision.readings import FrameReading, ZoneReading
 
 SETTLING = "settling"  # the start of the reason of a zone whose readings are still being gathered
+SHARE = 0.25  # the share of a wager's readable frames that must agree on its value (see `WagerFusion`)
 
 
 class Rereads(Protocol):
@@ -86,6 +93,7 @@ class _Segment:
 
     values: Counter[int] = field(default_factory=Counter)
     reads: int = 0
+    seen: int = 0  # readings afresh that saw the wager ("ok" or "unsure"; not a hand over it)
     last: ZoneReading | None = None
     read_at: int = 0  # the frame it was last read afresh on
 
@@ -93,10 +101,13 @@ class _Segment:
 class WagerFusion:
     """Fuses one camera's readings zone by zone (see the module's docstring)."""
 
-    def __init__(self, agree: int = 2, window: int = 30, rereads: int = 2) -> None:
+    def __init__(self, agree: int = 2, window: int = 30, rereads: int = 2, share: float = SHARE) -> None:
         if agree < 2:
             raise ValueError(f"agree = {agree}: a value needs at least 2 frames that agree")
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"share = {share}: a share of the frames is between 0 and 1")
         self.agree = agree
+        self.share = share
         self.window = window
         self.rereads = rereads
         self._segments: dict[str, _Segment] = {}
@@ -126,6 +137,8 @@ class WagerFusion:
                 segment.reads += 1
                 segment.read_at = self._frame
                 segment.last = seen
+                if seen.state != "blocked":
+                    segment.seen += 1
                 if seen.state == "ok":
                     segment.values[int(seen.value or 0)] += 1
             fused = self._fused(segment, seen)
@@ -151,11 +164,19 @@ class WagerFusion:
         if len(segment.values) >= 2:
             said = ", ".join(f"{value} in {n} frame{'s' if n > 1 else ''}" for value, n in segment.values.most_common())
             return FusedZone("unsure", why=f"the frames disagree: {said}")
+        last = segment.last or seen
         if segment.values:
             ((value, n),) = segment.values.items()
-            if n >= self.agree:
+            if n >= self.agree and n >= self.share * segment.seen:
                 return FusedZone("ok", value, n)
-        last = segment.last or seen
+            if n >= self.agree:  # agreeing frames, but too few of those that saw the wager: chance
+                few = (
+                    f"only {n} of the {segment.seen} frames that saw it read {value} "
+                    f"(a value needs {self.share:.0%} of them)"
+                )
+                if segment.reads >= self.window:
+                    return FusedZone("unsure", why=few)
+                return FusedZone("unsure", why=f"{SETTLING}: {few}")
         if segment.reads >= self.window:  # a second of frames and still undecided: as the reader says
             return FusedZone("unsure", why=last.why or f"{self.window} frames and no value read twice")
         agreed = max(segment.values.values(), default=0)

@@ -1,0 +1,120 @@
+"""Vision per wager, for tuning: every reading of every wager, and why its fused value is what it is.
+
+`bench_vision_wagers.one_seed` films each scene for 30 frames and fuses them; this records, for
+each wager (occupied zone), every reading the reader made of it afresh (frame, state, value, why,
+and the evidence of its stacks) and the fused outcome (first frame known, or the wrong value and
+the frame it was fused on). For looking into wrong values and the stages that stop wagers, on
+**tuning seeds only**: it refuses seeds from 100000 (the held-out seeds the published figures
+are measured on).
+
+    python -m benchmarks.bench_vision_wager_doubts FIRST COUNT "jpeg 75,jpeg 75 + noise 6 + vignette" OUT.json [SHARE]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from benchmarks.bench_vision_accuracy import empty_table, view
+from benchmarks.bench_vision_wagers import BENCHMARK_FIRST_SEED, FRAMES, _truth
+from vision.calibration import Calibration, CalibrationError
+from vision.fusion import SHARE, WagerFusion
+from vision.layout import Layout
+from vision.reader import Reader
+from vision.render import Drawn, draw, exposures, render
+from vision.robustness import CONDITIONS, lighting_only
+
+
+def tuning_only(seeds: range) -> range:
+    """`seeds` if every one is a tuning seed, else ValueError: the held-out seeds are never looked at."""
+    if seeds.stop > BENCHMARK_FIRST_SEED:
+        raise ValueError(f"seeds {seeds.start}-{seeds.stop - 1}: tuning seeds are below {BENCHMARK_FIRST_SEED}")
+    return seeds
+
+
+def record(seed: int, names: list[str], fusion_factory: Any = WagerFusion) -> dict[str, list[dict[str, Any]]]:
+    """Per condition, one record a wager of the scene `seed` (see the module's docstring)."""
+    tuning_only(range(seed, seed + 1))
+    whole = Layout.load("grand-slam-7")
+    base, layout = view(seed, "halves", whole, (1920, 1080))
+    base = dataclasses.replace(base, hands=())
+    empty = empty_table(base)
+    drawn: dict[str, Drawn] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in names:
+        condition = CONDITIONS[name]
+        scene, setup = condition.apply(base), condition.calibration(empty)
+        try:
+            calibration = Calibration.from_frame(render(setup, whole), layout, camera=setup.camera.model())
+        except CalibrationError:
+            calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
+        reader, fusion = Reader(layout, calibration), fusion_factory()
+        rng = np.random.default_rng([seed, 36])
+        felt = drawn.setdefault("empty", draw(empty, whole))
+        placed = drawn.setdefault("scene", draw(base, whole)) if lighting_only(scene) else draw(scene, whole)
+        frames = [next(exposures(felt, condition.apply(empty), rng))]
+        stream = exposures(placed, scene, rng)
+        frames += [next(stream) for _ in range(FRAMES)]
+        truth = _truth(scene, [g.zone.name for g in reader.zones])
+        chips = {n: [list(s.chips) for s in scene.zones.get(n, ())] for n in truth}
+        reads: dict[str, list[dict[str, Any]]] = {n: [] for n in truth}
+        known: dict[str, int] = {}
+        wrong: dict[str, tuple[int, int, int]] = {}
+        for k, frame in enumerate(frames):
+            reading = reader.read(frame)
+            fused = fusion.update(reader, reading)
+            if k == 0:
+                continue
+            for zone in reader.afresh:
+                if zone not in truth:
+                    continue
+                z = reading.zones[zone]
+                reads[zone].append(
+                    {
+                        "k": k,
+                        "state": z.state,
+                        "value": z.value,
+                        "why": z.why,
+                        "chips": [list(s.chips) for s in z.stacks] if z.state == "ok" else None,
+                    }
+                )
+            for zone, f in fused.items():
+                if f.state != "ok" or zone not in truth:
+                    continue
+                if f.value == truth[zone]:
+                    known.setdefault(zone, k)
+                else:
+                    wrong.setdefault(zone, (int(f.value or 0), k, f.frames))
+        out[name] = [
+            {
+                "seed": seed,
+                "zone": n,
+                "truth": truth[n],
+                "chips": chips[n],
+                "known_at": known.get(n),
+                "wrong": wrong.get(n),
+                "reads": reads[n],
+            }
+            for n in truth
+            if truth[n] or n in wrong
+        ]
+    return out
+
+
+if __name__ == "__main__":
+    first, count = int(sys.argv[1]), int(sys.argv[2])
+    picked = [n.strip() for n in sys.argv[3].split(",")]
+    target = sys.argv[4]
+    share = float(sys.argv[5]) if len(sys.argv) > 5 else SHARE  # the share a value needs (vision/fusion.py)
+    seeds = tuning_only(range(first, first + count))
+    everything: dict[str, list[dict[str, Any]]] = {n: [] for n in picked}
+    for s in seeds:
+        for cname, recs in record(s, picked, lambda: WagerFusion(share=share)).items():
+            everything[cname] += recs
+        print(f"seed {s} done", file=sys.stderr, flush=True)
+        with open(target, "w") as fh:
+            json.dump(everything, fh)
