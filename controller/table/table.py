@@ -56,6 +56,12 @@ class Output(Protocol):
         """Show what one journaled entry changed."""
 
 
+#: Entries that change nothing a lamp, the pole display or a screen's picture shows (a signed chain
+#: head, controller/security/chainhead.py): the lamps and the pole display are not told of them,
+#: and the API's feed reuses its last snapshot with the journal's new head (controller/api/side.py).
+QUIET_KINDS = frozenset({"chain-head"})
+
+
 class Table:
     """The table's state, rebuilt from `journal` at start and kept by journaling every input."""
 
@@ -87,6 +93,9 @@ class Table:
         # the screens the state again, so a Devices panel follows the shoe as it comes and goes.
         self.device_watchers: list[Callable[[Table], None]] = []
         self.journal_fault: Fault | None = None  # the journal cannot be written (never journaled itself)
+        # The last entry that may have changed what the table shows (not a QUIET_KINDS one): the API's
+        # feed makes a new snapshot only after such an entry (controller/api/side.py).
+        self.shown_seq = journal.last_seq
         self._refused = 0  # inputs refused while it lasts
         # The dealer list and who is signed in: read from the journal once, at start (a scan of the
         # entries' kinds, not to be paid on the loop at the first round), then followed.
@@ -565,8 +574,10 @@ class Table:
             self._journal_down(exc)
             raise TableUnavailable(str(exc)) from None
         try:
+            faults = tuple(self.faults) if kind in QUIET_KINDS else None
             effects = self._apply(entry)
-            self._tell(entry, effects)
+            # Quiet only when it did nothing: no effect, no fault raised or cleared by it.
+            self._tell(entry, effects, quiet=faults is not None and not effects and faults == tuple(self.faults))
         finally:
             self.journal.write_head()
         if self.now.ended_by(entry.seq):
@@ -625,8 +636,13 @@ class Table:
         self.redrive()
         return entry
 
-    def _tell(self, entry: Entry, effects: tuple[Effect, ...]) -> None:
-        for output in [*self.outputs, *self.listeners]:
+    def _tell(self, entry: Entry, effects: tuple[Effect, ...], *, quiet: bool = False) -> None:
+        """Tell the outputs (lamps, pole display) and then the listeners (the API's feed, the floor
+        publisher, the signer) of a journaled entry. A `quiet` one (QUIET_KINDS, and it did nothing)
+        changes nothing a lamp or the pole display shows: only the listeners are told."""
+        if not quiet:
+            self.shown_seq = entry.seq
+        for output in self.listeners if quiet else [*self.outputs, *self.listeners]:
             try:
                 output.update(self, entry, effects)
             except Exception as exc:  # a broken lamp or display never loses the journaled entry
