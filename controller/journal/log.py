@@ -682,10 +682,13 @@ class Journal:
             self._write_head(seq, self._hash, at)
         return Entry(seq, at, round_no, kind, json.loads(text))
 
-    def write_head(self) -> None:
-        """Write the head file for the last entry, if `append(head_later=True)` left it due."""
+    def write_head(self, *, sync: bool = True) -> None:
+        """Write the head file for the last entry, if `append(head_later=True)` left it due.
+        `sync=False`: written, not fsync'd on its own (a quiet entry's, controller/table/table.py
+        QUIET_KINDS): the next entry's head, fsync'd, makes the file durable, and a head one entry
+        behind after a power cut is caught as harmless at the next start, as any head written late."""
         if self._head_due is not None:
-            self._write_head(*self._head_due)
+            self._write_head(*self._head_due, sync=sync)
 
     def append_many(self, items: Sequence[tuple[str, dict[str, Any], int | None]]) -> list[Entry]:
         """Write several entries (kind, body, round) in one transaction: all committed, with one
@@ -736,12 +739,12 @@ class Journal:
             return False
         return True
 
-    def _write_head(self, seq: int, chain: str, at: str) -> None:
+    def _write_head(self, seq: int, chain: str, at: str, *, sync: bool = True) -> None:
         self._head_due = None  # this is the newest head: none older is left to write
         if self.head is None:
             return
         try:
-            self.head.write(HeadMark(seq, chain, at), fsync=self.durable)
+            self.head.write(HeadMark(seq, chain, at), fsync=self.durable and sync)
             self._head_failing = False
         except OSError as exc:
             # The entry is committed; a head one behind is caught as harmless at the next start.
