@@ -18,6 +18,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import logging
 import random
 import signal
@@ -1026,12 +1027,19 @@ class HeadSigner:
     after (SIGN_AFTER_S), on the table's loop (never inside the card's own commit, nor while the
     shoe's thread acknowledges the card), in the dealer's paying time: never while a round is
     dealt, so no card of a round waits for it (a round opened sooner, which a dealer cannot do,
-    has the head signed at its own end, covering both)."""
+    has the head signed at its own end, covering both).
+
+    With a loop, the Ed25519 signature is made on a worker thread (the loop's default executor)
+    and the loop only journals the result (`_signed`): the loop never waits for the signing. When
+    the chain moved meanwhile (an entry journaled while the worker signed), the head is signed
+    again where it stands then; when a round opened meanwhile, its own end signs it. Without a
+    loop (a tool, a test) `sign` signs and journals at once."""
 
     def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
         self.table = table
         self.key = key
         self.loop = loop
+        self._signing = False  # a signature is being made on the worker thread
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         if table.now.ended_by(entry.seq) and self.loop is not None:
@@ -1043,12 +1051,48 @@ class HeadSigner:
     def redrive(self, table: Table) -> None:
         return
 
-    def sign(self) -> None:
+    def _dealt(self) -> bool:
         record = self.table.now.current
-        if record is not None and record.status == "open":
+        return record is not None and record.status == "open"
+
+    def sign(self) -> None:
+        """Sign where the chain stands now (on the loop): handed to the worker thread, or with no
+        loop, signed and journaled here."""
+        if self._dealt():
             return  # a round is being dealt: its end signs the head
+        if self.loop is None:
+            try:
+                self.table.sign_head(self.key)
+            except TableUnavailable:  # the disk is full: the next round's end signs the head again
+                log.warning("the chain's head was not signed: the journal cannot be written")
+            return
+        if self._signing:
+            return  # the signature under way is checked against the chain when it comes back
+        from controller.security.chainhead import sign_head  # cryptography: only a signing table imports it
+
+        journal = self.table.journal
+        job = functools.partial(
+            sign_head, self.key, self.table.table_id, seq=journal.last_seq, chain=journal.chain, at=utc_now()
+        )
+        self._signing = True
+        self.loop.run_in_executor(None, job).add_done_callback(self._signed)
+
+    def _signed(self, future: asyncio.Future[dict[str, Any]]) -> None:
+        """The worker's signature, back on the loop: journaled if the chain has not moved since."""
+        self._signing = False
         try:
-            self.table.sign_head(self.key)
+            body = future.result()
+        except Exception:  # never a silent end of the signing: said; the next round's end signs again
+            log.exception("the chain's head could not be signed")
+            return
+        if self._dealt():
+            return  # a round opened meanwhile: its end signs the head
+        journal = self.table.journal
+        if (body["seq"], body["chain"]) != (journal.last_seq, journal.chain):
+            self.sign()  # the chain moved while the worker signed: sign where it stands now
+            return
+        try:
+            self.table.journal_head(body)
         except TableUnavailable:  # the disk is full: the next round's end signs the head again
             log.warning("the chain's head was not signed: the journal cannot be written")
 

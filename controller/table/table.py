@@ -532,10 +532,22 @@ class Table:
         """Sign where the hash chain stands now (the last entry's seq, the chain after it, the time)
         with the table's own key and journal it as a `chain-head` entry (controller/security/chainhead.py),
         which the floor checks the entries it holds against."""
-        from controller.security.chainhead import KIND, sign_head  # cryptography: only a signing table imports it
+        from controller.security.chainhead import sign_head  # cryptography: only a signing table imports it
 
-        body = sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
-        return self._commit(KIND, body, self.round_no)
+        return self.journal_head(
+            sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
+        )
+
+    def journal_head(self, body: Mapping[str, JSON]) -> Entry:
+        """Journal a signed head (chainhead.sign_head's body, made off the loop by the daemon's
+        HeadSigner) as a `chain-head` entry. It must sign where the chain stands now (TableError:
+        the chain moved since, sign again)."""
+        if (body.get("seq"), body.get("chain")) != (self.journal.last_seq, self.journal.chain):
+            raise TableError(
+                f"the signed head is of entry {body.get('seq')}, the journal is at {self.journal.last_seq}: sign again",
+                kind="conflict",
+            )
+        return self._commit("chain-head", dict(body), self.round_no)
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
