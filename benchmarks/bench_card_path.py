@@ -137,6 +137,7 @@ class Arm:
         gate.commands.feed.count = 1  # one screen listens
         self.signings: list[tuple[float, float]] = []  # (start, end) of each part of a signing on the loop
         self.journalings: list[tuple[float, float]] = []  # (start, end) of each signed head journaled
+        self.signing_parts: list[tuple[float, float, str]] = []  # (start, end, which part) of each
         # At each round's end, SIGN_AFTER_S later: the signing begins, its signature made on the
         # signer's worker thread; once the loop journals it (`begun`, for the shoe's thread to hand a
         # card that arrives then, the worst moment) and is done with it (`over`); `off` has the same
@@ -154,20 +155,26 @@ class Arm:
             def timed_sign() -> None:  # the daemon's own signing: handed to its worker thread
                 started = time.perf_counter()
                 sign()
-                self.signings.append((started, time.perf_counter()))
+                self._signing_part(started, "sign")
 
-            def timed_journal_head(body: Any) -> Any:  # the signed head journaled on the loop
+            def timed_journal_head(body: Any, **how: Any) -> Any:  # the signed head journaled on the loop
                 self.begun.set()  # the worst moment for a card to arrive: the loop is busy with it
                 started = time.perf_counter()
                 try:
-                    return journal_head(body)
+                    return journal_head(body, **how)
                 finally:
-                    ended = time.perf_counter()
-                    self.signings.append((started, ended))
-                    self.journalings.append((started, ended))
+                    self.journalings.append(self._signing_part(started, "journal"))
                     self.over.set()
 
+            made_durable = self.journal.made_durable
+
+            def timed_made_durable(seq: int) -> None:  # back on the loop once the worker's fsync put it on disk
+                started = time.perf_counter()
+                made_durable(seq)
+                self._signing_part(started, "durable")
+
             signer.sign = timed_sign  # type: ignore[method-assign]
+            self.journal.made_durable = timed_made_durable  # type: ignore[method-assign]
             self.table.journal_head = timed_journal_head  # type: ignore[method-assign]
             self.table.listeners.append(signer)
         else:
@@ -181,8 +188,10 @@ class Arm:
             game="grand-slam",
             rules={"decks": DECKS},
             mark=loop_mark(self.journal, loop),
+            durable=lambda: self.journal.durable_seq,
         )
         self.table.listeners.append(publisher)
+        self.journal.durable_watchers.append(lambda seq: publisher.redrive(self.table))  # as the daemon
         publisher.start()
         stack.callback(publisher.stop)
         self.publisher = publisher
@@ -203,6 +212,12 @@ class Arm:
         self.probe_costs: list[float] = []
         self.paid_costs: list[float] = []
 
+    def _signing_part(self, started: float, what: str) -> tuple[float, float]:
+        span = (started, time.perf_counter())
+        self.signings.append(span)
+        self.signing_parts.append((*span, what))
+        return span
+
     def next_cards(self) -> list[Card]:
         shoe = self.table.shoe
         if shoe.remaining_count < 21:
@@ -222,7 +237,7 @@ class Arm:
 
     def clear(self) -> None:
         for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
-                     self.journalings, self.paid, self.paid_spans, self.turn_spans):  # fmt: skip
+                     self.journalings, self.signing_parts, self.paid, self.paid_spans, self.turn_spans):  # fmt: skip
             kept.clear()
 
     @property
@@ -677,16 +692,20 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
         return arms, list(checking.runs)
 
 
-def _per_signing(parts: list[Span], journalings: list[Span]) -> list[float]:
-    """The loop's time for each signing: its parts (handed to the worker, journaled; a re-sign's
-    own) summed, a signing ending with its head journaled."""
-    ends = {end for _, end in journalings}
-    out, total = [], 0.0
-    for start, end in sorted(parts):
-        total += end - start
-        if end in ends:
+def _per_signing(parts: list[tuple[float, float, str]]) -> list[float]:
+    """The loop's time for each signing: its parts ("sign": handed to the worker, "journal": its
+    head journaled, "durable": back once on disk) summed in the order run; a signing begins with a
+    "sign" once the one before has journaled its head (a "sign" before that is a re-sign's)."""
+    out: list[float] = []
+    total, journaled = 0.0, False
+    for start, end, what in sorted(parts):
+        if what == "sign" and journaled:
             out.append(total)
-            total = 0.0
+            total, journaled = 0.0, False
+        total += end - start
+        journaled = journaled or what == "journal"
+    if journaled:
+        out.append(total)
     return out or [0.0]
 
 
@@ -719,7 +738,7 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
             },
         }
         if arm.signings:
-            results[name]["signing_on_the_loop"] = _stats(_per_signing(arm.signings, arm.journalings))
+            results[name]["signing_on_the_loop"] = _stats(_per_signing(arm.signing_parts))
             results[name]["head_journaled_on_the_loop"] = _stats([e - s for s, e in arm.journalings])
         if arm is not base:
             results[name]["more_than_off"] = {

@@ -104,7 +104,14 @@ def test_the_verdict_says_met_not_met_or_not_resolved_against_the_bound() -> Non
     assert _met("p99", {"ms": 0.1, "ci95_ms": [-0.3, 0.3]}).startswith("p99: not resolved")
 
 
-def test_a_signings_loop_time_sums_its_parts_up_to_its_head_journaled() -> None:
-    # Handed to the worker (0.1), journaled (0.5); then handed (0.2), handed again (0.1: the chain moved), journaled (0.4).
-    parts = [(0.0, 0.1), (1.0, 1.5), (5.0, 5.2), (6.0, 6.1), (7.0, 7.4)]
-    assert _per_signing(parts, [(1.0, 1.5), (7.0, 7.4)]) == [pytest.approx(0.6), pytest.approx(0.7)]
+def test_a_signings_loop_time_sums_its_parts_re_signs_included() -> None:
+    parts = [
+        (0.0, 0.1, "sign"),
+        (1.0, 1.5, "journal"),
+        (3.0, 3.1, "durable"),  # the first signing: 0.7
+        (5.0, 5.2, "sign"),
+        (6.0, 6.1, "sign"),  # the chain moved: signed again
+        (7.0, 7.4, "journal"),  # the second: 0.7 (its durable part not come yet)
+    ]
+    assert _per_signing(parts) == [pytest.approx(0.7), pytest.approx(0.7)]
+    assert _per_signing([(0.0, 0.1, "sign")]) == [0.0]  # none journaled yet

@@ -675,8 +675,11 @@ class Daemon:
             game=table.game_name,
             rules=table.rules_doc,
             mark=loop_mark(journal, self.loop),
+            durable=lambda: journal.durable_seq,
         )
         table.listeners.append(publisher)
+        # A signed head committed without its own fsync is sent once it is on disk (HeadSigner).
+        journal.durable_watchers.append(lambda seq: publisher.redrive(table))
         publisher.start()
         self._floor = publisher
         return publisher
@@ -1092,9 +1095,23 @@ class HeadSigner:
             self.sign()  # the chain moved while the worker signed: sign where it stands now
             return
         try:
-            self.table.journal_head(body)
+            # Committed without its own fsync (nothing a player sees waits on it): flushed on the
+            # worker thread, and only then sent to the floor (Journal.append(sync=False)).
+            entry = self.table.journal_head(body, durable=False)
         except TableUnavailable:  # the disk is full: the next round's end signs the head again
             log.warning("the chain's head was not signed: the journal cannot be written")
+            return
+        assert self.loop is not None
+        self.loop.run_in_executor(None, journal.flush).add_done_callback(functools.partial(self._flushed, entry.seq))
+
+    def _flushed(self, seq: int, future: asyncio.Future[None]) -> None:
+        """The signed head is on disk (back on the loop): the floor publisher may send it."""
+        try:
+            future.result()
+        except OSError as exc:  # the next entry's fsync makes it durable, and it is sent then
+            log.error("the signed chain head (entry %d) could not be put on disk yet: %s", seq, exc)
+            return
+        self.table.journal.made_durable(seq)
 
 
 def _a_checkout() -> bool:

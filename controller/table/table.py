@@ -538,16 +538,18 @@ class Table:
             sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
         )
 
-    def journal_head(self, body: Mapping[str, JSON]) -> Entry:
+    def journal_head(self, body: Mapping[str, JSON], *, durable: bool = True) -> Entry:
         """Journal a signed head (chainhead.sign_head's body, made off the loop by the daemon's
         HeadSigner) as a `chain-head` entry. It must sign where the chain stands now (TableError:
-        the chain moved since, sign again)."""
+        the chain moved since, sign again). `durable=False`: committed without its own fsync
+        (Journal.append(sync=False)); the caller has it flushed off the loop and then calls
+        `journal.made_durable` (until then the floor publisher does not send it)."""
         if (body.get("seq"), body.get("chain")) != (self.journal.last_seq, self.journal.chain):
             raise TableError(
                 f"the signed head is of entry {body.get('seq')}, the journal is at {self.journal.last_seq}: sign again",
                 kind="conflict",
             )
-        return self._commit("chain-head", dict(body), self.round_no)
+        return self._commit("chain-head", dict(body), self.round_no, sync=durable)
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
@@ -573,7 +575,7 @@ class Table:
 
     # -- the one path every entry takes ---------------------------------------------------------
 
-    def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:
+    def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None, *, sync: bool = True) -> Entry:
         """Write-ahead: the entry is in the journal (committed, fsync'd), then applied, then its
         effects go out. The journal's head file (controller/journal/head.py) is written after
         them, before this returns (and so before the shoe's acknowledgement): its own fsync is
@@ -581,7 +583,7 @@ class Table:
         if self.journal_fault is not None:
             self._journal_back()
         try:
-            entry = self.journal.append(kind, body, round_no, head_later=True)
+            entry = self.journal.append(kind, body, round_no, head_later=True, sync=sync)
         except JournalUnwritable as exc:
             self._journal_down(exc)
             raise TableUnavailable(str(exc)) from None
