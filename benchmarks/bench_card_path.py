@@ -855,11 +855,14 @@ def run() -> dict[str, Any]:
                 arms, checks = asyncio.run(_session(home, broker, release, key))
                 after = os.getloadavg()[0]
             results[f"journal_on_{where}"] = _summary(arms, checks, (round(before, 2), round(after, 2)))
-    upper = [
-        results[f"journal_on_{where}"][arm]["more_than_off"]["wall_p99"]["ci95_ms"][1]
-        for where in ("tmpfs", "disk")
-        for arm in ("signing", "checking")
-    ]
+    upper, upper_wall = (
+        [
+            results[f"journal_on_{where}"][arm]["more_than_off"][measure]["ci95_ms"][1]
+            for where in ("tmpfs", "disk")
+            for arm in ("signing", "checking")
+        ]
+        for measure in ("loop_cost_p99", "wall_p99")
+    )
     results["verdict"] = _verdict(results)
     results["how"] = {
         "order": (
@@ -900,9 +903,11 @@ def run() -> dict[str, Any]:
         ),
         "reference": (
             f"issue 31's bound: at most {LIMIT_MS} ms more at p99; ratio = the largest upper end of the 95% "
-            "intervals of the card's p99 difference from off, signing and checking, journal on the tmpfs and on the "
-            f"disk / {LIMIT_MS} ms: at most 1 shows the bound held for all four"
+            "intervals of a round card's LOOP COST p99 difference from off, signing and checking, journal on the "
+            f"tmpfs and on the disk / {LIMIT_MS} ms: at most 1 shows the bound held for all four (ratio_wall: the "
+            "same of the wall p99, which the machine's other processes move)"
         ),
         "ratio": round(max(upper) / LIMIT_MS, 3),
+        "ratio_wall": round(max(upper_wall) / LIMIT_MS, 3),
         "results": results,
     }
