@@ -46,7 +46,11 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             end, PAYING_CARDS cards are handed one after another to the fourth table (a dead
             card between rounds is the only card a table deals then): after the `checking`
             arm's round, while its check runs (let go); after `off`'s, with nothing running.
-            Their difference is what a card dealt while a check runs waits for it
+            Their difference is what a card dealt while a check runs waits for it. The check's
+            process runs in the IDLE I/O class (as the table runs it) in every other one of
+            `checking`'s paying times and in the kernel's default class (as before) in the
+            others (`by_io_class`: each class's dead cards against `off`'s, and idle's against
+            the default's), so both are measured in the same sitting
 
 Per arm, from the loop's own timestamps, how many of its cards were dealt (hand-over to
 acknowledgement) while a signing ran on the loop, and while a check's process was let run.
@@ -84,7 +88,14 @@ from controller.api.side import table_side
 from controller.app.daemon import CHECK_AFTER_S, SIGN_AFTER_S, SWITCH_INTERVAL_S, HeadSigner
 from controller.engine.cards import Card
 from controller.journal.log import Journal
-from controller.security.checker import Checker, CheckStopped, RoundHold
+from controller.security.checker import (
+    IOPRIO_CLASS_IDLE,
+    IOPRIO_CLASSES,
+    Checker,
+    CheckStopped,
+    RoundHold,
+    set_io_class,
+)
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import ROOT
@@ -93,6 +104,9 @@ from drivers.indicators.base_indicators import BaseIndicators
 from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "600"))  # rounds of each arm
+#: The check's process's I/O class in `checking`'s paying times, alternating: IDLE (as the table
+#: runs it, controller/security/checker.py) and the kernel's default (0, "none": as before).
+IO_CLASSES = (IOPRIO_CLASS_IDLE, 0)
 DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
@@ -206,8 +220,11 @@ class Arm:
         self.probe_spans: list[tuple[float, float]] = []
         self.paid: list[float] = []  # the wall of each dead card handed in this arm's paying time
         self.paid_spans: list[tuple[float, float]] = []
+        self.paid_io: list[str] = []  # the check's I/O class while each was dealt (checking's paying time)
+        self.io_label: Callable[[], str] | None = None  # checking's: the class its check's process is in
         self.check_spans: list[tuple[float, float]] = []  # when a software check's process was let run
         self.heads = 0
+        self.check_read_bytes: list[int] = []  # checking's: each run's process's bytes read from the disk
         self.costs: list[list[float]] = []  # each card's loop cost (loop_cost), a list a turn
         self.probe_costs: list[float] = []
         self.paid_costs: list[float] = []
@@ -237,7 +254,8 @@ class Arm:
 
     def clear(self) -> None:
         for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
-                     self.journalings, self.signing_parts, self.paid, self.paid_spans, self.turn_spans):  # fmt: skip
+                     self.journalings, self.signing_parts, self.paid, self.paid_spans, self.paid_io,
+                     self.turn_spans):  # fmt: skip
             kept.clear()
 
     @property
@@ -344,6 +362,7 @@ async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
         span, _ = await shoe_thread.hand(deal, None)
         arm.paid.append(span[1] - span[0])
         arm.paid_spans.append(span)
+        arm.paid_io.append(arm.io_label() if arm.io_label is not None else "")
 
 
 Span = tuple[float, float]
@@ -395,6 +414,8 @@ class TimedChecker(Checker):
         self.freed: list[list[float]] = []  # [let go, held again (inf while let go)]
         self.live: list[list[float]] = []  # [a run's process started, its run returned (inf until then)]
         self.let_go_event: asyncio.Event | None = None  # set when let go (on the loop)
+        self.let_gos = 0  # each let-go alternates the check's I/O class (IO_CLASSES)
+        self.read_bytes: dict[int, int] = {}  # each run's process: bytes it had read from the disk when last held
         self.hold()  # as a table whose round is dealt: the bench lets it go in `checking`'s paying time
 
     def _started(self, pid: int) -> None:
@@ -409,9 +430,20 @@ class TimedChecker(Checker):
         super().hold()
         if not was and self.freed:
             self.freed[-1][1] = time.perf_counter()
+        for proc in list(self._running):  # stopped now: what it has read of the disk (not the page cache)
+            try:
+                io = dict(line.split(": ") for line in Path(f"/proc/{proc.pid}/io").read_text().splitlines())
+                self.read_bytes[proc.pid] = int(io["read_bytes"])
+            except (OSError, KeyError, ValueError):
+                continue
 
     def let_go(self) -> None:
         was = self.held
+        if was:  # this paying time's I/O class, for the run held and any started in it
+            self.io_class = IO_CLASSES[self.let_gos % len(IO_CLASSES)]
+            self.let_gos += 1
+            for proc in list(self._running):
+                set_io_class(proc.pid, self.io_class)
         super().let_go()
         if was:
             self.freed.append([time.perf_counter(), float("inf")])
@@ -656,6 +688,7 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
         checking = stack.enter_context(Checking(release, key, loop))
         checker = checking.checker
         checker.let_go_event = arms["checking"].paying
+        arms["checking"].io_label = lambda: IOPRIO_CLASSES[checker.io_class]
         RoundHold(checker, loop, CHECK_AFTER_S).attach(arms["checking"].table)  # as the daemon attaches it
         shoe_thread = ShoeThread(loop)
 
@@ -683,6 +716,7 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
             await asyncio.to_thread(arm.publisher.stop)
         await asyncio.sleep(0.1)  # the publishers' last marks are written before the journals close
         arms["checking"].check_spans = checker.running()
+        arms["checking"].check_read_bytes = list(checker.read_bytes.values())
         work.remove()
         done = work.arrays()
         for arm in (*arms.values(), probe):
@@ -779,12 +813,39 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
             "wall_p50": _difference(checking.paid, off.paid, statistics.median),
         },
     }
+    by_class: dict[str, Any] = {}
+    for label in [IOPRIO_CLASSES[c] for c in IO_CLASSES]:
+        mine = [i for i, io in enumerate(checking.paid_io) if io == label]
+        walls, costs = [checking.paid[i] for i in mine], [checking.paid_costs[i] for i in mine]
+        if not mine:
+            continue
+        by_class[label] = {
+            "cards": len(mine),
+            "while_a_check_ran": _during([checking.paid_spans[i] for i in mine], check_spans),
+            "wall": _stats(walls),
+            "more_than_off": {
+                "loop_cost_p50": _difference(costs, off.paid_costs, statistics.median),
+                "wall_p99": _difference(walls, off.paid, lambda v: _percentile(v, 0.99)),
+                "wall_p50": _difference(walls, off.paid, statistics.median),
+            },
+        }
+    if len(by_class) == 2:
+        idle_walls = [checking.paid[i] for i, io in enumerate(checking.paid_io) if io == "idle"]
+        default_walls = [checking.paid[i] for i, io in enumerate(checking.paid_io) if io != "idle"]
+        by_class["idle_more_than_default"] = {
+            "wall_p99": _difference(idle_walls, default_walls, lambda v: _percentile(v, 0.99)),
+            "wall_p50": _difference(idle_walls, default_walls, statistics.median),
+        }
+    results["dead_card_while_the_check_runs"]["by_io_class"] = by_class
     cpu = [float(run["cpu_s"]) for run in checks]
     results["software_check"] = {
         "runs_while_checking": len(checks),
         "process_cpu_s_median": round(statistics.median(cpu), 3) if cpu else None,
         "process_nice": sorted({int(run["nice"]) for run in checks}),
         "let_run_s": round(sum(e - s for s, e in check_spans), 3),
+        "process_io_classes": sorted({str(run.get("io_class")) for run in checks}),
+        "disk_read_bytes_per_run_max": max(checking.check_read_bytes, default=None),
+        "disk_read_bytes_total": sum(checking.check_read_bytes),
     }
     results["load_average"] = {"before": load[0], "after": load[1]}
     return results
@@ -838,6 +899,13 @@ def _verdict(results: dict[str, Any]) -> dict[str, str]:
                 dead["more_than_off"]["wall_p99"],
             )
             + f", p50 {dead['more_than_off']['wall_p50']['ms']:+.3f} ms"
+            + "".join(
+                f"; in the {label} I/O class ({by['cards']} cards): wall p50 {more['wall_p50']['ms']:+.3f}"
+                f" {_interval(more['wall_p50'])}, p99 {more['wall_p99']['ms']:+.3f} {_interval(more['wall_p99'])} ms"
+                for label, by in dead["by_io_class"].items()
+                for more in [by.get("more_than_off", {})]
+                if label != "idle_more_than_default"
+            )
         )
     return out
 
