@@ -189,6 +189,10 @@ class Daemon:
         self.notifier = Notifier()
         self._closers: list[Callable[[], Any]] = []
         self._repeats = RepeatWatch()  # the shoe's repeated frames (drivers/shoe/repeats.py)
+        # The shoe's events handed to the loop (counted by the shoe's one thread) and taken there
+        # (counted on the loop): when they differ, a card waits on the loop (HeadSigner.waiting).
+        self._shoe_handed = 0
+        self._shoe_taken = 0
         self.loop: asyncio.AbstractEventLoop | None = None
         self.table: Table | None = None
         self.sim_shoe: SimulatedShoe | None = None
@@ -482,7 +486,7 @@ class Daemon:
             raise ConfigError(f"{self.config.source}: security.table_key: {exc}") from None
         log.info("the table signs its chain heads with key %s (%s): the floor store accepts them once it is enrolled "
                  "there (tablectl floor enroll)", fingerprint(public_hex(key)), path)  # fmt: skip
-        table.listeners.append(HeadSigner(table, key, self.loop))
+        table.listeners.append(HeadSigner(table, key, self.loop, waiting=self._shoe_waiting))
 
     def _note_install(self, table: Table) -> None:
         """A signed release other than the last one the journal records was installed: record it
@@ -863,6 +867,7 @@ class Daemon:
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def on_the_loop() -> None:
+            self._shoe_taken += 1
             if not future.set_running_or_notify_cancel():
                 return
             try:
@@ -874,10 +879,16 @@ class Daemon:
             else:
                 future.set_result(None)
 
+        self._shoe_handed += 1  # before it is on the loop's queue: the loop never sees it there uncounted
         self.loop.call_soon_threadsafe(on_the_loop)
         future.result(timeout=JOURNAL_WAIT_S)
         if isinstance(event, CardRead | Misread | RefusedMessage | ShoeEvent):
             self._repeats.delivered(event.seq)
+
+    def _shoe_waiting(self) -> bool:
+        """On the loop: an event of the shoe's is handed to the loop and not yet taken (a card
+        waits behind what the loop runs now)."""
+        return self._shoe_handed != self._shoe_taken
 
     async def _shoe_event(self, event: DriverEvent, handed: float | None = None) -> None:
         self._take_shoe_event(event, handed)
@@ -1036,12 +1047,30 @@ class HeadSigner:
     and the loop only journals the result (`_signed`): the loop never waits for the signing. When
     the chain moved meanwhile (an entry journaled while the worker signed), the head is signed
     again where it stands then; when a round opened meanwhile, its own end signs it. Without a
-    loop (a tool, a test) `sign` signs and journals at once."""
+    loop (a tool, a test) `sign` signs and journals at once.
 
-    def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+    When the signature comes back while a card of the shoe's already waits on the loop
+    (`waiting`, the daemon's: handed by the shoe's thread, not yet taken), the head is journaled
+    after it: the card is not kept behind the head's commit (the head then signs again, the chain
+    having moved, or is left to the round's end the card opened). A card that arrives once the
+    head's commit has begun waits for it (a commit is not interrupted)."""
+
+    #: How many turns of the loop a signed head may let the shoe's cards go first: a backstop
+    #: (a shoe sends a card per dealer's draw, hundreds of ms apart; the head is not put off for
+    #: ever if `waiting` stayed true).
+    MAX_DEFERRED = 1000
+
+    def __init__(
+        self,
+        table: Table,
+        key: Any,
+        loop: asyncio.AbstractEventLoop | None,
+        waiting: Callable[[], bool] | None = None,
+    ) -> None:
         self.table = table
         self.key = key
         self.loop = loop
+        self.waiting = waiting  # on the loop: True while a card of the shoe's waits to be taken
         self._signing = False  # a signature is being made on the worker thread
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
@@ -1080,8 +1109,14 @@ class HeadSigner:
         self._signing = True
         self.loop.run_in_executor(None, job).add_done_callback(self._signed)
 
-    def _signed(self, future: asyncio.Future[dict[str, Any]]) -> None:
-        """The worker's signature, back on the loop: journaled if the chain has not moved since."""
+    def _signed(self, future: asyncio.Future[dict[str, Any]], deferred: int = 0) -> None:
+        """The worker's signature, back on the loop: journaled if the chain has not moved since;
+        after the shoe's card, when one waits (on the loop's queue already: behind this, it runs
+        first)."""
+        if self.waiting is not None and deferred < self.MAX_DEFERRED and self.waiting():
+            assert self.loop is not None
+            self.loop.call_soon(self._signed, future, deferred + 1)
+            return
         self._signing = False
         try:
             body = future.result()
