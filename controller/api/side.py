@@ -105,8 +105,12 @@ class _LastSnapshot:
     def of(self, table: Table) -> dict[str, Any]:
         from controller.table.view import snapshot
 
-        key = (table.journal.last_seq, table.journal_fault)
+        key = (table.shown_seq, table.journal_fault)
         if key != self._key or table.devices != self._devices:
             self._snap = snapshot(table, self._state_json)
             self._key, self._devices = key, {name: dict(status) for name, status in table.devices.items()}
+        elif self._snap.get("journal_seq") != table.journal.last_seq:
+            # Only quiet entries since (Table.QUIET_KINDS: a signed chain head): the same picture, the
+            # journal's new head added; a new document, as the one handed out is never changed.
+            self._snap = {**self._snap, "journal_seq": table.journal.last_seq}
         return self._snap

@@ -18,6 +18,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import logging
 import random
 import signal
@@ -189,6 +190,10 @@ class Daemon:
         self.notifier = Notifier()
         self._closers: list[Callable[[], Any]] = []
         self._repeats = RepeatWatch()  # the shoe's repeated frames (drivers/shoe/repeats.py)
+        # The shoe's events handed to the loop (counted by the shoe's one thread) and taken there
+        # (counted on the loop): when they differ, a card waits on the loop (HeadSigner.waiting).
+        self._shoe_handed = 0
+        self._shoe_taken = 0
         self.loop: asyncio.AbstractEventLoop | None = None
         self.table: Table | None = None
         self.sim_shoe: SimulatedShoe | None = None
@@ -486,7 +491,7 @@ class Daemon:
             raise ConfigError(f"{self.config.source}: security.table_key: {exc}") from None
         log.info("the table signs its chain heads with key %s (%s): the floor store accepts them once it is enrolled "
                  "there (tablectl floor enroll)", fingerprint(public_hex(key)), path)  # fmt: skip
-        table.listeners.append(HeadSigner(table, key, self.loop))
+        table.listeners.append(HeadSigner(table, key, self.loop, waiting=self._shoe_waiting))
 
     def _note_install(self, table: Table) -> None:
         """A signed release other than the last one the journal records was installed: record it
@@ -679,8 +684,11 @@ class Daemon:
             game=table.game_name,
             rules=table.rules_doc,
             mark=loop_mark(journal, self.loop),
+            durable=lambda: journal.durable_seq,
         )
         table.listeners.append(publisher)
+        # A signed head committed without its own fsync is sent once it is on disk (HeadSigner).
+        journal.durable_watchers.append(lambda seq: publisher.redrive(table))
         publisher.start()
         self._floor = publisher
         return publisher
@@ -888,6 +896,7 @@ class Daemon:
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def on_the_loop() -> None:
+            self._shoe_taken += 1
             if not future.set_running_or_notify_cancel():
                 return
             try:
@@ -899,10 +908,16 @@ class Daemon:
             else:
                 future.set_result(None)
 
+        self._shoe_handed += 1  # before it is on the loop's queue: the loop never sees it there uncounted
         self.loop.call_soon_threadsafe(on_the_loop)
         future.result(timeout=JOURNAL_WAIT_S)
         if isinstance(event, CardRead | Misread | RefusedMessage | ShoeEvent):
             self._repeats.delivered(event.seq)
+
+    def _shoe_waiting(self) -> bool:
+        """On the loop: an event of the shoe's is handed to the loop and not yet taken (a card
+        waits behind what the loop runs now)."""
+        return self._shoe_handed != self._shoe_taken
 
     async def _shoe_event(self, event: DriverEvent, handed: float | None = None) -> None:
         self._take_shoe_event(event, handed)
@@ -1055,12 +1070,37 @@ class HeadSigner:
     after (SIGN_AFTER_S), on the table's loop (never inside the card's own commit, nor while the
     shoe's thread acknowledges the card), in the dealer's paying time: never while a round is
     dealt, so no card of a round waits for it (a round opened sooner, which a dealer cannot do,
-    has the head signed at its own end, covering both)."""
+    has the head signed at its own end, covering both).
 
-    def __init__(self, table: Table, key: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+    With a loop, the Ed25519 signature is made on a worker thread (the loop's default executor)
+    and the loop only journals the result (`_signed`): the loop never waits for the signing. When
+    the chain moved meanwhile (an entry journaled while the worker signed), the head is signed
+    again where it stands then; when a round opened meanwhile, its own end signs it. Without a
+    loop (a tool, a test) `sign` signs and journals at once.
+
+    When the signature comes back while a card of the shoe's already waits on the loop
+    (`waiting`, the daemon's: handed by the shoe's thread, not yet taken), the head is journaled
+    after it: the card is not kept behind the head's commit (the head then signs again, the chain
+    having moved, or is left to the round's end the card opened). A card that arrives once the
+    head's commit has begun waits for it (a commit is not interrupted)."""
+
+    #: How many turns of the loop a signed head may let the shoe's cards go first: a backstop
+    #: (a shoe sends a card per dealer's draw, hundreds of ms apart; the head is not put off for
+    #: ever if `waiting` stayed true).
+    MAX_DEFERRED = 1000
+
+    def __init__(
+        self,
+        table: Table,
+        key: Any,
+        loop: asyncio.AbstractEventLoop | None,
+        waiting: Callable[[], bool] | None = None,
+    ) -> None:
         self.table = table
         self.key = key
         self.loop = loop
+        self.waiting = waiting  # on the loop: True while a card of the shoe's waits to be taken
+        self._signing = False  # a signature is being made on the worker thread
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         if table.now.ended_by(entry.seq) and self.loop is not None:
@@ -1072,14 +1112,70 @@ class HeadSigner:
     def redrive(self, table: Table) -> None:
         return
 
-    def sign(self) -> None:
+    def _dealt(self) -> bool:
         record = self.table.now.current
-        if record is not None and record.status == "open":
+        return record is not None and record.status == "open"
+
+    def sign(self) -> None:
+        """Sign where the chain stands now (on the loop): handed to the worker thread, or with no
+        loop, signed and journaled here."""
+        if self._dealt():
             return  # a round is being dealt: its end signs the head
+        if self.loop is None:
+            try:
+                self.table.sign_head(self.key)
+            except TableUnavailable:  # the disk is full: the next round's end signs the head again
+                log.warning("the chain's head was not signed: the journal cannot be written")
+            return
+        if self._signing:
+            return  # the signature under way is checked against the chain when it comes back
+        from controller.security.chainhead import sign_head  # cryptography: only a signing table imports it
+
+        journal = self.table.journal
+        job = functools.partial(
+            sign_head, self.key, self.table.table_id, seq=journal.last_seq, chain=journal.chain, at=utc_now()
+        )
+        self._signing = True
+        self.loop.run_in_executor(None, job).add_done_callback(self._signed)
+
+    def _signed(self, future: asyncio.Future[dict[str, Any]], deferred: int = 0) -> None:
+        """The worker's signature, back on the loop: journaled if the chain has not moved since;
+        after the shoe's card, when one waits (on the loop's queue already: behind this, it runs
+        first)."""
+        if self.waiting is not None and deferred < self.MAX_DEFERRED and self.waiting():
+            assert self.loop is not None
+            self.loop.call_soon(self._signed, future, deferred + 1)
+            return
+        self._signing = False
         try:
-            self.table.sign_head(self.key)
+            body = future.result()
+        except Exception:  # never a silent end of the signing: said; the next round's end signs again
+            log.exception("the chain's head could not be signed")
+            return
+        if self._dealt():
+            return  # a round opened meanwhile: its end signs the head
+        journal = self.table.journal
+        if (body["seq"], body["chain"]) != (journal.last_seq, journal.chain):
+            self.sign()  # the chain moved while the worker signed: sign where it stands now
+            return
+        try:
+            # Committed without its own fsync (nothing a player sees waits on it): flushed on the
+            # worker thread, and only then sent to the floor (Journal.append(sync=False)).
+            entry = self.table.journal_head(body, durable=False)
         except TableUnavailable:  # the disk is full: the next round's end signs the head again
             log.warning("the chain's head was not signed: the journal cannot be written")
+            return
+        assert self.loop is not None
+        self.loop.run_in_executor(None, journal.flush).add_done_callback(functools.partial(self._flushed, entry.seq))
+
+    def _flushed(self, seq: int, future: asyncio.Future[None]) -> None:
+        """The signed head is on disk (back on the loop): the floor publisher may send it."""
+        try:
+            future.result()
+        except OSError as exc:  # the next entry's fsync makes it durable, and it is sent then
+            log.error("the signed chain head (entry %d) could not be put on disk yet: %s", seq, exc)
+            return
+        self.table.journal.made_durable(seq)
 
 
 def _a_checkout() -> bool:

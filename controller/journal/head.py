@@ -60,7 +60,8 @@ class HeadFile:
         return max(marks, key=lambda m: m.seq)
 
     def write(self, mark: HeadMark, *, fsync: bool = True) -> None:
-        """Write `mark` into the slot it takes (seq odd or even) and fsync it."""
+        """Write `mark` into the slot it takes (seq odd or even) and fsync it (`fsync=False`: left to
+        the next write that is fsync'd, which makes the whole file durable)."""
         if self.readonly:
             raise OSError(f"{self.path}: opened read-only")
         fd = self._open()

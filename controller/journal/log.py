@@ -339,6 +339,14 @@ class Journal:
         self.head: HeadFile | None = None if memory else HeadFile(self.head_path, readonly=readonly)
         self._head_failing = False
         self._head_due: tuple[int, str, str] | None = None  # (seq, chain, at) left for write_head
+        # Entries committed without their own fsync (append(sync=False)): the first of them not yet
+        # known to be on disk (None: every committed entry is), and its head file write, left for
+        # made_durable. Read by the floor publisher's thread (durable_seq): set before the entry.
+        self._undurable_from: int | None = None
+        self._head_waiting: tuple[int, str, str] | None = None
+        #: Told (on the writer's thread) when made_durable moves durable_seq on: the floor publisher.
+        self.durable_watchers: list[Callable[[int], None]] = []
+        self._memory = memory
         if memory:
             self._db = _Db(sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False), self.path)
             self._create()
@@ -382,6 +390,9 @@ class Journal:
         if version == 1:
             self._upgrade_from_1()
         self._kept_head(mark, first, chain, last)
+        # An entry a killed writer committed without its fsync (a signed head) is on disk before it
+        # counts as durable here (and the floor publisher sends it).
+        self.flush()
 
     def _connect(self) -> _Db:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -653,39 +664,120 @@ class Journal:
     # -- writing --------------------------------------------------------------------------------
 
     def append(
-        self, kind: str, body: dict[str, Any], round_no: int | None = None, *, head_later: bool = False
+        self,
+        kind: str,
+        body: dict[str, Any],
+        round_no: int | None = None,
+        *,
+        head_later: bool = False,
+        sync: bool = True,
     ) -> Entry:
         """Write one entry and commit it (fsync'd by synchronous=FULL) before returning it.
         Raises JournalUnwritable, having written nothing, when the disk is full or failing.
         `head_later`: the head file is written by `write_head` (the table's, once the entry's
         effects have gone out: the commit is what comes first, and a head one entry behind is
-        harmless at the next start), not before this returns."""
+        harmless at the next start), not before this returns.
+
+        `sync=False` (a signed chain head: nothing a player sees waits on it, and nothing else
+        depends on it): committed without its own fsync. It is durable once `flush` (on any
+        thread) or the next entry's fsync has put it on disk: until `made_durable` says so, it is
+        beyond `durable_seq` (the floor publisher sends nothing beyond it) and the head file is not
+        written for it (a head file ahead of the database after a power cut would be a loss). A
+        power cut before then loses it alone, and its sequence number, which nobody outside the Pi
+        has seen, is written again."""
         if self.readonly:
             raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
         text = json.dumps(body, separators=(",", ":"), sort_keys=True)
         seq = self._last_seq + 1
         at = utc_now()
+        lazy = not sync and self.durable and not self._memory
+        if lazy and self._undurable_from is None:
+            self._undurable_from = seq  # before the entry is there to read
         try:
-            self._db.execute(
-                "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, ?, ?, ?, ?)",
-                (seq, at, round_no, kind, text, _crc(seq, at, round_no, kind, text)),
-            )
+            if lazy:
+                self._db.execute("PRAGMA synchronous=NORMAL")  # in WAL mode: the commit is not fsync'd
+            try:
+                self._db.execute(
+                    "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                    (seq, at, round_no, kind, text, _crc(seq, at, round_no, kind, text)),
+                )
+            finally:
+                if lazy:
+                    self._db.execute("PRAGMA synchronous=FULL")
         except sqlite3.OperationalError as exc:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
+            if lazy and self._undurable_from == seq:
+                self._undurable_from = None
             raise _unwritable(self.path, exc) from None
         self._last_seq = seq
         self._hash = link(self._hash, seq, at, round_no, kind, text)
-        if head_later:
-            self._head_due = (seq, self._hash, at)
+        if lazy:
+            self._head_waiting = (seq, self._hash, at)
         else:
-            self._write_head(seq, self._hash, at)
+            self._durable_through(seq)  # its fsync put every entry before it on disk too
+            if head_later:
+                self._head_due = (seq, self._hash, at)
+            else:
+                self._write_head(seq, self._hash, at)
         return Entry(seq, at, round_no, kind, json.loads(text))
 
-    def write_head(self) -> None:
-        """Write the head file for the last entry, if `append(head_later=True)` left it due."""
+    @property
+    def durable_seq(self) -> int:
+        """The last entry known to be on disk (every entry up to it is): `last_seq` but after an
+        entry committed with `append(sync=False)` not yet made durable. Read from any thread."""
+        undurable = self._undurable_from
+        return self._last_seq if undurable is None else undurable - 1
+
+    def flush(self) -> None:
+        """Put every entry committed so far on disk: fsync the write-ahead file. From any thread
+        (the signer's worker: the table's loop does not wait for it); then `made_durable` on the
+        writer's thread. OSError when the disk fails."""
+        if self.readonly or self._memory or not self.durable:
+            return
+        try:
+            fd = os.open(self.path.with_name(self.path.name + "-wal"), os.O_RDONLY)
+        except FileNotFoundError:
+            return  # checkpointed into the database, which the checkpoint fsync'd
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def made_durable(self, seq: int) -> None:
+        """Every entry up to `seq` is on disk (`flush` returned after `seq` was committed): on the
+        writer's thread. The head file is written for it (not fsync'd: the next entry's is), and
+        the durable watchers (the floor publisher) are told."""
+        if self._undurable_from is None or seq < self._undurable_from:
+            return
+        waiting = self._head_waiting
+        self._durable_through(seq)
+        if waiting is not None and waiting[0] <= seq:
+            self._write_head(*waiting, sync=False)
+        for watcher in self.durable_watchers:
+            try:
+                watcher(seq)
+            except Exception:  # a watcher never stops the journal
+                log.exception("journal: a durable watcher failed")
+
+    def _durable_through(self, seq: int) -> None:
+        if self._undurable_from is None or seq < self._undurable_from:
+            return
+        if seq >= self._last_seq:
+            self._undurable_from = None
+            self._head_waiting = None
+        else:
+            self._undurable_from = seq + 1
+            if self._head_waiting is not None and self._head_waiting[0] <= seq:
+                self._head_waiting = None
+
+    def write_head(self, *, sync: bool = True) -> None:
+        """Write the head file for the last entry, if `append(head_later=True)` left it due.
+        `sync=False`: written, not fsync'd on its own (a quiet entry's, controller/table/table.py
+        QUIET_KINDS): the next entry's head, fsync'd, makes the file durable, and a head one entry
+        behind after a power cut is caught as harmless at the next start, as any head written late."""
         if self._head_due is not None:
-            self._write_head(*self._head_due)
+            self._write_head(*self._head_due, sync=sync)
 
     def append_many(self, items: Sequence[tuple[str, dict[str, Any], int | None]]) -> list[Entry]:
         """Write several entries (kind, body, round) in one transaction: all committed, with one
@@ -715,6 +807,7 @@ class Journal:
                 self._db.execute("ROLLBACK")
             raise _unwritable(self.path, exc) from None
         self._last_seq, self._hash = seq, chain
+        self._durable_through(seq)
         self._write_head(seq, chain, out[-1].at)
         return out
 
@@ -736,12 +829,12 @@ class Journal:
             return False
         return True
 
-    def _write_head(self, seq: int, chain: str, at: str) -> None:
+    def _write_head(self, seq: int, chain: str, at: str, *, sync: bool = True) -> None:
         self._head_due = None  # this is the newest head: none older is left to write
         if self.head is None:
             return
         try:
-            self.head.write(HeadMark(seq, chain, at), fsync=self.durable)
+            self.head.write(HeadMark(seq, chain, at), fsync=self.durable and sync)
             self._head_failing = False
         except OSError as exc:
             # The entry is committed; a head one behind is caught as harmless at the next start.

@@ -56,6 +56,12 @@ class Output(Protocol):
         """Show what one journaled entry changed."""
 
 
+#: Entries that change nothing a lamp, the pole display or a screen's picture shows (a signed chain
+#: head, controller/security/chainhead.py): the lamps and the pole display are not told of them,
+#: and the API's feed reuses its last snapshot with the journal's new head (controller/api/side.py).
+QUIET_KINDS = frozenset({"chain-head"})
+
+
 class Table:
     """The table's state, rebuilt from `journal` at start and kept by journaling every input."""
 
@@ -87,6 +93,9 @@ class Table:
         # the screens the state again, so a Devices panel follows the shoe as it comes and goes.
         self.device_watchers: list[Callable[[Table], None]] = []
         self.journal_fault: Fault | None = None  # the journal cannot be written (never journaled itself)
+        # The last entry that may have changed what the table shows (not a QUIET_KINDS one): the API's
+        # feed makes a new snapshot only after such an entry (controller/api/side.py).
+        self.shown_seq = journal.last_seq
         self._refused = 0  # inputs refused while it lasts
         # The dealer list and who is signed in: read from the journal once, at start (a scan of the
         # entries' kinds, not to be paid on the loop at the first round), then followed.
@@ -523,10 +532,24 @@ class Table:
         """Sign where the hash chain stands now (the last entry's seq, the chain after it, the time)
         with the table's own key and journal it as a `chain-head` entry (controller/security/chainhead.py),
         which the floor checks the entries it holds against."""
-        from controller.security.chainhead import KIND, sign_head  # cryptography: only a signing table imports it
+        from controller.security.chainhead import sign_head  # cryptography: only a signing table imports it
 
-        body = sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
-        return self._commit(KIND, body, self.round_no)
+        return self.journal_head(
+            sign_head(key, self.table_id, seq=self.journal.last_seq, chain=self.journal.chain, at=utc_now())
+        )
+
+    def journal_head(self, body: Mapping[str, JSON], *, durable: bool = True) -> Entry:
+        """Journal a signed head (chainhead.sign_head's body, made off the loop by the daemon's
+        HeadSigner) as a `chain-head` entry. It must sign where the chain stands now (TableError:
+        the chain moved since, sign again). `durable=False`: committed without its own fsync
+        (Journal.append(sync=False)); the caller has it flushed off the loop and then calls
+        `journal.made_durable` (until then the floor publisher does not send it)."""
+        if (body.get("seq"), body.get("chain")) != (self.journal.last_seq, self.journal.chain):
+            raise TableError(
+                f"the signed head is of entry {body.get('seq')}, the journal is at {self.journal.last_seq}: sign again",
+                kind="conflict",
+            )
+        return self._commit("chain-head", dict(body), self.round_no, sync=durable)
 
     def device_status(self, device: str, status: Mapping[str, JSON]) -> None:
         """Record a device's status for the screens (not journaled: it is not an input)."""
@@ -552,7 +575,7 @@ class Table:
 
     # -- the one path every entry takes ---------------------------------------------------------
 
-    def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None) -> Entry:
+    def _commit(self, kind: str, body: dict[str, JSON], round_no: int | None, *, sync: bool = True) -> Entry:
         """Write-ahead: the entry is in the journal (committed, fsync'd), then applied, then its
         effects go out. The journal's head file (controller/journal/head.py) is written after
         them, before this returns (and so before the shoe's acknowledgement): its own fsync is
@@ -560,15 +583,18 @@ class Table:
         if self.journal_fault is not None:
             self._journal_back()
         try:
-            entry = self.journal.append(kind, body, round_no, head_later=True)
+            entry = self.journal.append(kind, body, round_no, head_later=True, sync=sync)
         except JournalUnwritable as exc:
             self._journal_down(exc)
             raise TableUnavailable(str(exc)) from None
         try:
+            faults = tuple(self.faults) if kind in QUIET_KINDS else None
             effects = self._apply(entry)
-            self._tell(entry, effects)
+            # Quiet only when it did nothing: no effect, no fault raised or cleared by it.
+            self._tell(entry, effects, quiet=faults is not None and not effects and faults == tuple(self.faults))
         finally:
-            self.journal.write_head()
+            # A quiet entry's head is not fsync'd on its own: the next entry's makes it durable.
+            self.journal.write_head(sync=kind not in QUIET_KINDS)
         if self.now.ended_by(entry.seq):
             self.keep_snapshot()
         return entry
@@ -625,8 +651,13 @@ class Table:
         self.redrive()
         return entry
 
-    def _tell(self, entry: Entry, effects: tuple[Effect, ...]) -> None:
-        for output in [*self.outputs, *self.listeners]:
+    def _tell(self, entry: Entry, effects: tuple[Effect, ...], *, quiet: bool = False) -> None:
+        """Tell the outputs (lamps, pole display) and then the listeners (the API's feed, the floor
+        publisher, the signer) of a journaled entry. A `quiet` one (QUIET_KINDS, and it did nothing)
+        changes nothing a lamp or the pole display shows: only the listeners are told."""
+        if not quiet:
+            self.shown_seq = entry.seq
+        for output in self.listeners if quiet else [*self.outputs, *self.listeners]:
             try:
                 output.update(self, entry, effects)
             except Exception as exc:  # a broken lamp or display never loses the journaled entry

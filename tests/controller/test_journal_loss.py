@@ -182,3 +182,82 @@ def test_a_head_file_write_torn_by_a_power_cut_leaves_the_entry_before(tmp_path:
     head.write_bytes(bytes(data))
     reopened = Journal(tmp_path / "journal.sqlite3")  # entry 3's slot says 3: the database has 4, fine
     assert reopened.last_seq == 4 and reopened.append("card", {"card": "KD"}).seq == 5
+
+
+def test_a_power_cut_losing_a_signed_heads_unsynced_head_file_write_is_recovered_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    import controller.journal.head as head_module
+
+    path = tmp_path / "journal.sqlite3"
+    journal = Journal(path)
+    table = Table(journal, game="grand-slam", rules={}, simulated=True)
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 10}}], "blind_seat": None}, by="dealer")
+    table.void(by="supervisor", reason="misdeal")
+    before = (tmp_path / "journal.head").read_bytes()  # what the disk holds: the round's end, fsync'd
+    synced: list[int] = []
+    real_fsync = head_module.os.fsync
+    monkeypatch.setattr(head_module.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    signed = table.sign_head(Ed25519PrivateKey.generate())
+    assert synced == [], "the chain head's head file was fsync'd on its own"
+    assert journal.head is not None and journal.head.read() == head_module.HeadMark(
+        signed.seq, journal.chain, signed.at
+    )
+    journal.close()
+    # The power cut: the head file's write was in the page cache only; the entry itself was committed.
+    (tmp_path / "journal.head").write_bytes(before)
+    reopened = Journal(path)  # the head one entry behind: harmless, as any head written late
+    assert reopened.last_seq == signed.seq and reopened.check() == signed.seq
+    assert reopened.head is not None and reopened.head.read() is not None
+    assert reopened.head.read().seq == signed.seq  # brought up to the database at start
+    nxt = reopened.append("card", {"card": "KD"})
+    assert nxt.seq == signed.seq + 1
+    reopened.close()
+    # The next entry's head was fsync'd: a database that then loses entries is caught as before.
+    shutil.copy(path, tmp_path / "old.sqlite3")
+    again = Journal(path)
+    again.append("card", {"card": "QD"})
+    again.close()
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    shutil.copy(tmp_path / "old.sqlite3", path)
+    with pytest.raises(JournalCorrupt, match=r"entries \d+ to \d+ are gone"):
+        Journal(path)
+
+
+def test_a_power_cut_before_a_signed_head_without_its_own_fsync_is_on_disk_starts_healthy_without_it(
+    tmp_path: Path,
+) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from controller.journal.log import utc_now
+    from controller.security.chainhead import sign_head
+
+    state = tmp_path / "state"
+    journal = Journal(state / "journal.sqlite3")
+    table = Table(journal, game="grand-slam", rules={}, simulated=True)
+    table.open_round({"seats": [{"seat": 1, "wagers": {"first": 10}}], "blind_seat": None}, by="dealer")
+    table.void(by="supervisor", reason="misdeal")
+    ended = journal.last_seq
+    wal = state / "journal.sqlite3-wal"
+    on_disk = wal.stat().st_size  # every entry so far fsync'd
+    body = sign_head(Ed25519PrivateKey.generate(), table.table_id, seq=ended, chain=journal.chain, at=utc_now())
+    head = table.journal_head(body, durable=False)  # committed, not fsync'd
+    assert wal.stat().st_size > on_disk and journal.durable_seq == ended
+    # The power cut: what the disk holds is the files as they were before the signed head's commit
+    # (its WAL frames were in the page cache only); the head file was not written for it.
+    cut = tmp_path / "after-the-cut"
+    cut.mkdir()
+    for name in ("journal.sqlite3", "journal.head"):
+        shutil.copy(state / name, cut / name)
+    (cut / "journal.sqlite3-wal").write_bytes(wal.read_bytes()[:on_disk])
+    journal.close()
+    back = Journal(cut / "journal.sqlite3")  # no loss reported: nothing said it was written
+    try:
+        assert back.last_seq == ended and back.check() == ended
+        again = back.append("button", {"button": "confirm", "by": "dealer"})
+        assert again.seq == head.seq  # its number written again: no one outside the Pi had seen it
+    finally:
+        back.close()

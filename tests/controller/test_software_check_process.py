@@ -23,7 +23,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from controller.app.config import parse
 from controller.app.daemon import Daemon as TableDaemon
 from controller.journal.log import Journal
-from controller.security.checker import RoundHold
+from controller.security.authentication import authenticate
+from controller.security.checker import Checker, RoundHold, io_class
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
@@ -52,6 +53,7 @@ def test_a_check_asked_of_the_running_table_runs_in_a_process_of_its_own_below_t
         process = answer["process"]
         assert process["pid"] not in (table_pid, api_pid, None), (process, table_pid, api_pid)
         assert process["nice"] >= nice_of(table_pid) + 10, (process, nice_of(table_pid))
+        assert process["io_class"] == "idle", process  # its disk reads after the journal's
         # The journal keeps the same: which process checked, at what priority.
         journal = Journal(daemon.state_dir / "journal.sqlite3", readonly=True)
         try:
@@ -162,6 +164,37 @@ def software_fault(table: Table) -> str:
 def last_check(table: Table) -> dict[str, object]:
     (entry,) = table.journal.last_of_kinds(("software-check",), 1)
     return dict(entry.body)
+
+
+def test_the_checks_process_reads_the_disk_in_the_idle_io_class_and_gives_the_same_result(tmp_path: Path) -> None:
+    """The check's process is put in the IDLE I/O class (its disk reads served only when no one
+    else waits: the journal's fsync does not queue behind them), as this test reads the running
+    process's class of the kernel (ioprio_get); the class changes nothing of the result: the same
+    digest and seeded HMAC as the check made here, in this process, of the same release."""
+    (tmp_path / "site").mkdir()
+    key = signed_release(tmp_path / "site")
+    stuck = tmp_path / "site" / STUCK
+    seed = bytes.fromhex("5eed")
+    assert io_class(0) != "idle"  # the test's own (the table's) class is not what the child gets by inheriting
+
+    def while_it_runs() -> str:
+        pid = checking_process(stuck)
+        wait_state(pid, "S")  # blocked reading the FIFO: mid-check
+        seen = io_class(pid)
+        stuck.write_bytes(b"STUCK = True\n")  # the file it reads, as listed
+        return seen
+
+    with ThreadPoolExecutor(1) as pool:
+        seen = pool.submit(while_it_runs)
+        report = Checker().run(key, seed=seed, root=tmp_path / "site")
+        assert seen.result() == "idle"
+    assert report.ok is True, report.summary()
+    assert report.process is not None and report.process["io_class"] == "idle", report.process
+    stuck.unlink()  # the FIFO made a plain file, as listed, for the check made here
+    stuck.write_bytes(b"STUCK = True\n")
+    here = authenticate(key, seed, tmp_path / "site")
+    assert here.ok is True, here.summary()
+    assert (report.digest, report.hmac) == (here.digest, here.hmac) and report.hmac is not None
 
 
 def test_a_periodic_check_whose_process_is_killed_stops_play_naming_it(

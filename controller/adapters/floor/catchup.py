@@ -113,8 +113,11 @@ class CatchupResponder:
         password: str | None,
         meta: Callable[[str, str], None] | None,
         reconnect_max_s: int = 30,
+        durable: Callable[[], int] | None = None,
     ) -> None:
+        """`durable`: the last entry on disk (FloorPublisher's): none beyond it is given."""
         self.config = config
+        self._durable = durable
         self.site = config.site
         self.table_id = table_id
         self.boot = boot
@@ -234,6 +237,8 @@ class CatchupResponder:
             except ValueError as exc:
                 raise _Refused(str(exc)) from None
         last = reader.read_last_seq()
+        if self._durable is not None:
+            last = min(last, self._durable())  # an entry not yet on disk is not given (FloorPublisher)
         base = {"v": schema.VERSION, "site": self.site, "table": self.table_id, "boot": self.boot}
         infos: list[mqtt.MQTTMessageInfo] = []
         out = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
@@ -256,7 +261,7 @@ class CatchupResponder:
         through = start
         gaps: list[list[int]] = []
         rows: list[dict[str, Any]] = []
-        for entry in islice(reader.entries(after=start), limit):
+        for entry in islice(reader.entries(after=start, upto=last), limit):
             if entry.seq != through + 1 and len(gaps) < 10:
                 gaps.append([through + 1, entry.seq - 1])
             row = {"seq": entry.seq, "at": entry.at, "round": entry.round, "kind": entry.kind, "body": entry.body}

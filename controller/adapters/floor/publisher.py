@@ -107,9 +107,15 @@ class FloorPublisher:
         meta: Callable[[str, str], None] | None = None,
         boot: str | None = None,
         reconnect_max_s: int = 30,
+        durable: Callable[[], int] | None = None,
     ) -> None:
+        """`durable`: the last entry on disk (Journal.durable_seq, read on the publisher's threads):
+        nothing beyond it is sent, nor given to a catch-up (an entry committed without its own
+        fsync, a signed head, is sent once it is on disk: never one a power cut could take back).
+        None: every committed entry is on disk."""
         self.config = config
         self.journal_path = Path(journal_path)
+        self._durable = durable
         self.table_id = check_level(table_id, "table.id")
         self.site = config.site
         self.game = game
@@ -214,6 +220,7 @@ class FloorPublisher:
             password=password,
             meta=self._meta,
             reconnect_max_s=self._reconnect_max_s,
+            durable=self._durable,
         )
         self._responder.start()
         self._pump_thread = threading.Thread(target=self._pump, name="floor-publisher", daemon=True)
@@ -341,7 +348,8 @@ class FloorPublisher:
                     continue
                 return
             if not backlog:  # read in slices: a long backlog never sits in memory whole
-                backlog.extend(islice(reader.entries(after=self._sent), BACKLOG_SLICE))
+                upto = self._durable() if self._durable is not None else None
+                backlog.extend(islice(reader.entries(after=self._sent, upto=upto), BACKLOG_SLICE))
             while backlog and len(pending) < self.config.inflight:
                 entry = backlog.popleft()
                 self._journal_last = max(self._journal_last, entry.seq)
