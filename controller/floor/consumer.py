@@ -78,6 +78,14 @@ BATCH_BYTES = 1_000_000
 #: How many unacknowledged messages the broker may have out to one consumer (MQTT 5 Receive
 #: Maximum): a batch is acknowledged after its commit, so this bounds what a batch can hold.
 RECEIVE_MAXIMUM = 4 * BATCH
+#: At most this many tables are asked for what the store lacks by one consumer at once (its claims
+#: not lapsed); the next is asked as one ends. Each answers up to schema.PAGED_LIMIT entries: with
+#: 1,000 tables an hour behind asked at once the broker queued gigabytes of catch-up pages for the
+#: group (Mosquitto grew to 23 GB and was OOM-killed). A table whose answer says `more` keeps its
+#: claim and is asked for its next chunk at once, as before.
+ASKS_MOST = 16
+#: The consumer remembers at most this many kinds of trouble it has logged (each logged once).
+SAID_MOST = 1_000
 #: How long the broker keeps a consumer's session (and its unacknowledged messages) while it is away.
 SESSION_EXPIRY_S = 120
 #: The keepalive asked of the broker (a PINGREQ after half of it without sending).
@@ -179,6 +187,9 @@ class FloorConsumer:
         be opened is an error here (FloorStoreError); a missing broker is retried."""
         self._store = open_store(self.store_url)
         self._known.update(self._store.tables())
+        now = time.monotonic()
+        for key, lacking in self._store.lagging().items():  # asked a few at a time, not probed all at once
+            self._found_behind(key, lacking, now)
         log.info(
             "floor store %s (id %s, %d table(s) known): reading %s as %s",
             redact(self._store.url),
@@ -303,6 +314,8 @@ class FloorConsumer:
 
     def _say(self, words: str, level: int) -> None:
         if words not in self._said:  # once per kind of trouble, not once per message
+            if len(self._said) >= SAID_MOST:  # many kinds (a word per table): bounded, each said again later
+                self._said.clear()
             self._said.add(words)
             log.log(level, "floor store: %s", words)
 
@@ -362,14 +375,19 @@ class FloorConsumer:
         or sent before the table's responder had subscribed, is sent again once its claim lapses
         (`ask_timeout_s`), however long the grace: the grace is for the first ask only."""
         interval = min(self.grace_s, self.ask_timeout_s) if self.grace_s > 0 else 0.2
-        for key, since in sorted(self._behind.items()):
-            if now - since < self.grace_s:
-                continue
+        due = [key for key, since in sorted(self._behind.items(), key=lambda kv: kv[1]) if now - since >= self.grace_s]
+        if not due:
+            return
+        room = ASKS_MOST - store.claims_held(self.consumer_id)  # the longest waiting first, a few at a time
+        for key in due:
+            if room <= 0:
+                break
             if not store.progress(*key).behind:
                 del self._behind[key]
                 continue
             self._behind[key] = now + interval - self.grace_s  # looked at again in `interval`
-            self._ask(store, key)
+            if self._ask(store, key):
+                room -= 1
 
     def _reopen(self, store: FloorStore) -> FloorStore:
         time.sleep(1.0)
@@ -530,6 +548,12 @@ class FloorConsumer:
                                 "journal")  # fmt: skip
                     break
         if asked and p.get("more"):
+            if store.claims_held(self.consumer_id) >= ASKS_MOST:
+                # Too many asks out already (a probe's, whose answers say more): this table waits
+                # its turn among the tables behind, asked as soon as one of them ends.
+                store.release(key[0], key[1], asked)
+                self._found_behind(key, FAR_BEHIND + 1, time.monotonic())
+                return
             then = secrets.token_bytes(8)  # the next chunk's ask takes the claim over at once
             if store.pass_on(key[0], key[1], asked, self.consumer_id, then.hex(), self.ask_timeout_s):
                 self._ask(store, key, start=int(p["through"]), claimed=then)
@@ -541,7 +565,8 @@ class FloorConsumer:
             store.gap_reported(message.site, message.table, int(p.get("through", 0)))
 
     def _request(
-        self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None, qos: int = 1
+        self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None, qos: int = 1,
+        most: int | None = None,
     ) -> bool:
         """Publish one catch-up request under a claim taken; False (the claim released) if it
         could not go out. A probe's requests go at QoS 0: paho keeps at most 20 QoS 1 messages in
@@ -551,8 +576,9 @@ class FloorConsumer:
         probe (its claim lapses), as the table's own silence would be."""
         # Pages: a table of today answers PAGE entries a message, up to PAGED_LIMIT an ask; one
         # from before pages ignores both and sends REPLY_LIMIT, an entry a message (read alike).
-        payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": schema.REPLY_LIMIT,
-                                   "page": schema.PAGE, "page_limit": schema.PAGED_LIMIT,
+        most = schema.PAGED_LIMIT if most is None else most  # (read now: tests make it smaller)
+        payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": min(most, schema.REPLY_LIMIT),
+                                   "page": schema.PAGE, "page_limit": most,
                                    "store": store.store_id}  # fmt: skip
         if start is not None and start > after:
             payload["from"] = start
@@ -583,33 +609,34 @@ class FloorConsumer:
         shows no gap, and the ask confirms): its mark and its claim read and taken for all the
         tables at once, so a probe of 1,000 tables is a few statements, not thousands."""
         marks = store.marks()
-        asks = {key: secrets.token_bytes(8) for key in sorted(self._known)}
+        asks = {key: secrets.token_bytes(8) for key in sorted(self._known - self._behind.keys())}
         claimed = store.claim_many([(k[0], k[1], c.hex()) for k, c in asks.items()], self.consumer_id,
                                    self.ask_timeout_s)  # fmt: skip
         for key in sorted(claimed):
-            self._request(store, key, asks[key], marks.get(key, 0), None, qos=0)
+            self._request(store, key, asks[key], marks.get(key, 0), None, qos=0, most=schema.PAGE)
 
     def _ask(
         self, store: FloorStore, key: Key, *, force: bool = False, start: int | None = None,
         claimed: bytes | None = None,
-    ) -> None:
+    ) -> bool:
         """Ask the table for what the store lacks, unless an ask is already out, from this consumer
         or another (the store's claim; `force`: ask even when the store seems whole: a table's
         lost tail shows no gap, and the ask confirms). `start`: send from there (the next chunk),
         while `after` still confirms only what the store holds."""
         progress = store.progress(*key)
         if not force and not progress.behind and start is None:
-            return
+            return False
         correlation = claimed or secrets.token_bytes(8)
         if claimed is None and not store.claim(key[0], key[1], self.consumer_id, correlation.hex(), self.ask_timeout_s):
-            return  # another ask is out; its answer comes to the group, or its claim lapses
+            return False  # another ask is out; its answer comes to the group, or its claim lapses
         if not self._request(store, key, correlation, progress.contiguous, start):
-            return
+            return False
         if progress.behind and start is None:
             log.info(
                 "floor store: %s/%s: stored through %d, the table has %d; asking it for the rest",
                 key[0], key[1], progress.contiguous, max(progress.highest, progress.reported_last),
             )  # fmt: skip
+        return True
 
 
 class _Inbox:
