@@ -39,7 +39,10 @@ connection: the broker sends it again there). The session is kept for `SESSION_E
 start off): Mosquitto 2 does not hand a gone member's unacknowledged messages to the rest of the
 group, it keeps them in that client's session, so a consumer SIGKILLed mid-batch and started
 again under its id is sent them again; one that stays away longer loses its session, and the
-store fills the gap from the tables, as after any loss. The store never trusts the broker: every
+store fills the gap from the tables, as after any loss. Until then the broker deals the gone
+member its share of the group's messages (kept in its session): the others find those entries
+missing and ask the tables for them after the grace. A consumer stopped cleanly ends its session
+(`stop`), so only a killed one costs that, for at most `SESSION_EXPIRY_S`. The store never trusts the broker: every
 acknowledgement follows a commit, and the tables are asked for whatever is still missing.
 
 Threads: the client's connection thread reads the socket in bulk and only queues what arrives;
@@ -87,7 +90,7 @@ ASKS_MOST = 16
 #: The consumer remembers at most this many kinds of trouble it has logged (each logged once).
 SAID_MOST = 1_000
 #: How long the broker keeps a consumer's session (and its unacknowledged messages) while it is away.
-SESSION_EXPIRY_S = 120
+SESSION_EXPIRY_S = 60
 #: The keepalive asked of the broker (a PINGREQ after half of it without sending).
 KEEPALIVE_S = 30
 #: At most this many messages wait for the worker: when it falls behind, the connection thread
@@ -212,11 +215,15 @@ class FloorConsumer:
             conn.abort()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Store what has arrived, then disconnect (the broker keeps the session for its expiry)."""
+        """Disconnect, ending the session, then store what has arrived. The session ends: a
+        stopped consumer's shared subscription would otherwise stay in the group for the
+        session's expiry and the broker go on dealing it a share of every table's entries (a
+        third of the live feed, with two consumers left, went the long way round, through the
+        tables' catch-up). What it had not acknowledged the broker sends to the others."""
         self._stopping.set()
         conn = self._conn
         if conn is not None:
-            conn.close()
+            conn.close(end_session=True)
         if self._network is not None:
             self._network.join(timeout)
         self._put(None)
@@ -569,11 +576,11 @@ class FloorConsumer:
         most: int | None = None,
     ) -> bool:
         """Publish one catch-up request under a claim taken; False (the claim released) if it
-        could not go out. A probe's requests go at QoS 0: paho keeps at most 20 QoS 1 messages in
-        flight, each 20 waiting for PUBACKs that come behind every entry the broker has sent this
-        consumer, so 1,000 tables probed at QoS 1 held back, for minutes behind a backlog, the ask
-        for a table found behind. A probe's request the broker loses is asked again by the next
-        probe (its claim lapses), as the table's own silence would be."""
+        could not go out. A probe's requests go at QoS 0: QoS 1 messages in flight are bounded by
+        the broker's Receive Maximum, and 1,000 tables probed at QoS 1 held back (behind the
+        PUBACKs of a backlog) the ask for a table found behind. A probe's request the broker
+        loses is asked again by the next probe (its claim lapses), as the table's own silence
+        would be. `most`: how many entries the answer may hold (a probe's: one page)."""
         # Pages: a table of today answers PAGE entries a message, up to PAGED_LIMIT an ask; one
         # from before pages ignores both and sends REPLY_LIMIT, an entry a message (read alike).
         most = schema.PAGED_LIMIT if most is None else most  # (read now: tests make it smaller)

@@ -49,6 +49,8 @@ SUBSCRIBE, SUBACK, PINGREQ, PINGRESP, DISCONNECT = 8, 9, 12, 13, 14
 
 _PINGREQ = b"\xc0\x00"
 _DISCONNECT = b"\xe0\x00"
+#: DISCONNECT, normal, with Session Expiry Interval 0: the session ends now.
+_END_SESSION = b"\xe0\x07\x00\x05\x11\x00\x00\x00\x00"
 _ACK = struct.Struct("!BBH")
 
 # Property identifiers (MQTT 5, 2.2.2.2) and how each is encoded.
@@ -365,10 +367,11 @@ class Connection:
         self._send(_packet(first, head + struct.pack("!H", mid) + rest))
         return True
 
-    def close(self) -> None:
-        """Send DISCONNECT (the session is kept for its expiry) and end `run`."""
+    def close(self, end_session: bool = False) -> None:
+        """Send DISCONNECT and end `run`. The session is kept for its expiry, unless `end_session`
+        (the DISCONNECT sets its expiry to 0: the broker drops it, its subscriptions with it)."""
         if not self.closed.is_set():
-            self._send(_DISCONNECT)
+            self._send(_END_SESSION if end_session else _DISCONNECT)
             self.closed.set()
             self._wake()
 

@@ -183,3 +183,25 @@ def test_a_refused_connection_says_the_brokers_reason() -> None:
     finally:
         thread.join(WAIT_S)
         server.close()
+
+
+def test_a_close_that_ends_the_session_leaves_nothing_for_the_broker_to_keep(mosquitto: Mosquitto) -> None:
+    """A stopped consumer ends its session (its shared subscription would otherwise stay in the
+    group for the session's expiry and be dealt a share of every table's entries); a connection
+    that is only dropped keeps it, and what it had not acknowledged comes again."""
+    with reading(mosquitto) as reader:
+        publish(mosquitto, [b"unacknowledged"])
+        assert wait_until(lambda: len(reader.got) == 1)
+        reader.conn.abort()  # dropped, as by a SIGKILL: no DISCONNECT
+        assert reader.ended.wait(WAIT_S)
+    with reading(mosquitto) as again:
+        assert again.conn.session_present
+        assert wait_until(lambda: [m.payload for m in again.got] == [b"unacknowledged"])
+        again.conn.close(end_session=True)  # as FloorConsumer.stop
+        assert again.ended.wait(WAIT_S)
+    publish(mosquitto, [b"to nobody"])
+    with reading(mosquitto) as last:
+        assert not last.conn.session_present
+        publish(mosquitto, [b"fresh"])
+        assert wait_until(lambda: len(last.got) >= 1)
+        assert [m.payload for m in last.got] == [b"fresh"]  # neither the old one nor what came while away
