@@ -241,7 +241,11 @@ class Connection:
 
     def open(self, timeout: float) -> bool:
         """Connect, send CONNECT and read the CONNACK. True if the broker kept our session."""
-        raw = socket.create_connection((self.host, self.port), timeout=timeout)
+        try:
+            raw = socket.create_connection((self.host, self.port), timeout=timeout)
+        except BaseException:
+            self._close_socket()  # the wake pipe too: a broker down for days is retried every few seconds
+            raise
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock: socket.socket = raw
         try:
@@ -290,6 +294,7 @@ class Connection:
         except BaseException:
             sock.close()
             self.sock = None
+            self._close_socket()
             raise
 
     def _one_packet(self, deadline: float) -> tuple[int, bytes] | None:

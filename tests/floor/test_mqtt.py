@@ -5,6 +5,7 @@ broker that sends bytes that are not MQTT ends the connection with a clear error
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -205,3 +206,16 @@ def test_a_close_that_ends_the_session_leaves_nothing_for_the_broker_to_keep(mos
         publish(mosquitto, [b"fresh"])
         assert wait_until(lambda: len(last.got) >= 1)
         assert [m.payload for m in last.got] == [b"fresh"]  # neither the old one nor what came while away
+
+
+def test_connections_that_fail_to_open_leave_no_file_descriptor_behind() -> None:
+    """A consumer retries a broker that is down every few seconds, for as long as it is down:
+    each failed try closes its socket and its wake pipe."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    server.close()  # nobody listens there now
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(OSError):
+            Connection("127.0.0.1", port, "tablectl-floor-test").open(WAIT_S)
+    assert len(os.listdir("/proc/self/fd")) <= before
