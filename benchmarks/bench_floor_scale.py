@@ -87,6 +87,36 @@ PG_SETTINGS = {
 }
 
 
+#: The broker's bounds (as hardware/floor/mosquitto.conf ships them, but for the queue's count: the
+#: benchmark's flood is 20,000 entries a table at once): what it may queue for one client beyond
+#: what is in flight, by count and by bytes. Past them it drops that client's QoS 1 messages (the
+#: store asks the tables for them).
+MOSQUITTO_LIMITS = {"max_queued_messages": 100000, "max_queued_bytes": 256 * 1024 * 1024, "max_inflight_messages": 1000,
+                    "persistence": "false"}  # fmt: skip
+#: A run is stopped if the broker grows past this (the machine's 24 GB are shared with others;
+#: an hour behind at 1,000 tables once had Mosquitto grow to 23 GB and be OOM-killed).
+BROKER_MOST_MB = 4096.0
+BROKER_PID: list[int] = []
+
+
+class BrokerTooBig(RuntimeError):
+    pass
+
+
+def broker_rss_mb() -> float | None:
+    return rss_mb(BROKER_PID[0]) if BROKER_PID else None
+
+
+def check_broker(highest: list[float]) -> None:
+    """The broker's RSS noted in `highest`; past BROKER_MOST_MB the run stops."""
+    rss = broker_rss_mb()
+    if rss is None:
+        return
+    highest[0] = max(highest[0], rss)
+    if rss > BROKER_MOST_MB:
+        raise BrokerTooBig(f"the broker grew to {rss:.0f} MB, past {BROKER_MOST_MB:.0f} MB: run stopped")
+
+
 @contextmanager
 def broker(home: Path) -> Iterator[int]:
     binary = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/usr/local/sbin")
@@ -94,11 +124,10 @@ def broker(home: Path) -> Iterator[int]:
         raise RuntimeError("the mosquitto broker is missing: install Debian's package `mosquitto`")
     port = free_port()
     conf = home / "mosquitto.conf"
-    conf.write_text(
-        f"listener {port} 127.0.0.1\nuser {getpass.getuser()}\nallow_anonymous true\n"
-        "max_queued_messages 100000\nmax_inflight_messages 1000\npersistence false\n"
-    )
+    limits = "".join(f"{k} {v}\n" for k, v in MOSQUITTO_LIMITS.items())
+    conf.write_text(f"listener {port} 127.0.0.1\nuser {getpass.getuser()}\nallow_anonymous true\n{limits}")
     process = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    BROKER_PID[:] = [process.pid]
     try:
         _wait(lambda: _listening(port), 30, "mosquitto did not listen")
         yield port
@@ -243,6 +272,7 @@ class Sampler:
         self.samples: dict[int, list[float]] = {pid: [] for pid in pids}
         self.last = 0.0
         self.marks: dict[int, int] = {}  # where each consumer's samples stood at the mark
+        self.broker_highest = [0.0]  # the broker's RSS at its highest, MB
 
     def mark(self) -> None:
         """The live phase has ended: what each consumer holds now is the base of `flat`."""
@@ -254,6 +284,7 @@ class Sampler:
         if time.monotonic() - self.last < 1.0:
             return
         self.last = time.monotonic()
+        check_broker(self.broker_highest)
         for pid in self.pids:
             value = rss_mb(pid)
             if value is not None:
@@ -393,6 +424,7 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
             "duplicates": int(dupes[0]) if dupes else None,
             "alerts": int(alerts[0]) if alerts else None,
             "consumer_rss": sampler.report(),
+            "broker_rss_max_mb": sampler.broker_highest[0],
             # Every consumer's CPU over the whole run, and a stored entry's share of it: the same
             # a entry whatever the number of consumers means they take turns on the same cores.
             "consumers_cpu_s": round(cpu, 1),
@@ -483,11 +515,111 @@ def run() -> dict[str, Any]:
         "load_average_after": [round(x, 2) for x in load_after],
         "cores": os.cpu_count(),
         "postgresql_settings": PG_SETTINGS,
-        "mosquitto_settings": {"max_inflight_messages": 1000, "max_queued_messages": 100000, "persistence": False},
+        "mosquitto_settings": MOSQUITTO_LIMITS,
         "generator_processes": GENERATORS,
         "runs": runs,
     }
 
 
+#: The direct hour behind (`hour N`): at most this long before it is recorded as not caught up.
+HOUR_DIRECT_S = 900.0
+
+
+def hour(tables: int, consumers: int) -> dict[str, Any]:
+    """`tables` tables an hour behind at once (3,600 entries each the broker never carried; their
+    statuses say so), measured, not extrapolated: seconds until the store holds them all, each
+    consumer's RSS and the broker's (the run stops if the broker passes BROKER_MOST_MB)."""
+    import psycopg
+
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp, broker(Path(tmp)) as port, postgres() as pg:
+        home = Path(tmp)
+        template = make_template(home)
+        url = new_database(pg, "floor_hour")
+        logs = home / "hour"
+        logs.mkdir()
+        procs = []
+        for n in range(1, consumers + 1):
+            argv = [sys.executable, "-m", "controller.cli", "floor", "--broker", f"mqtt://127.0.0.1:{port}",
+                    "--store", url, "--group", GROUP, "--consumer-id", f"h{consumers}-{n}"]  # fmt: skip
+            log = (logs / f"consumer-{n}.log").open("wb")
+            procs.append(subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=log))
+        db = psycopg.connect(url, autocommit=True)
+        generator: Generator | None = None
+        try:
+            _wait(lambda: all("floor store: connected to" in (logs / f"consumer-{n}.log").read_text()
+                              for n in range(1, consumers + 1)), 60, "the consumers did not connect")  # fmt: skip
+            sampler = Sampler([p.pid for p in procs])
+            generator = Generator(port, template, (logs / "generator.log").open("wb"))
+            _wait(lambda: int(db.execute("SELECT COUNT(*) FROM floor_tables").fetchone()[0]) >= TABLES,  # type: ignore[index]
+                  120, "the tables' statuses did not arrive")  # fmt: skip
+            sampler.mark()
+            names = [f"H{n:04d}" for n in range(1, tables + 1)]
+
+            def held() -> bool:
+                sampler.sample()
+                row = db.execute(
+                    "SELECT COUNT(*) FROM floor_tables WHERE site = %s AND table_id = ANY(%s) AND contiguous >= %s",
+                    (SITE, names, HOUR),
+                ).fetchone()
+                return row is not None and int(row[0]) == len(names)
+
+            started = time.time()
+            for name in names:
+                generator.do(f"behind {name} {HOUR}")
+                sampler.sample()
+            put = time.time() - started
+            done = _within(held, HOUR_DIRECT_S, every=1.0)
+            behind = _caught_up(db, names, HOUR, started, done)
+            dupes = db.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM floor_entries GROUP BY site, table_id, seq HAVING COUNT(*) > 1) x"
+            ).fetchone()
+            alerts = db.execute("SELECT COUNT(*) FROM floor_alerts").fetchone()
+            stored = db.execute("SELECT COUNT(*) FROM floor_entries WHERE table_id LIKE 'H%'").fetchone()
+            result: dict[str, Any] = {
+                "name": "floor_scale_hour",
+                "what": f"{tables} tables an hour behind at once ({tables * HOUR} entries), {consumers} consumer(s)",
+                "consumers": consumers,
+                "hour_behind": behind,
+                "goal_s": HOUR_GOAL_S,
+                "met": done is not None and done - started < HOUR_GOAL_S,
+                "seconds_to_put_them_behind": round(put, 1),
+                "stored": int(stored[0]) if stored else None,
+                "duplicates": int(dupes[0]) if dupes else None,
+                "alerts": int(alerts[0]) if alerts else None,
+                "consumer_rss": sampler.report(),
+                "broker_rss_max_mb": sampler.broker_highest[0],
+                "consumers_cpu_s": round(sum(cpu_s(p.pid) or 0.0 for p in procs), 1),
+            }
+        finally:
+            for p in procs:
+                p.send_signal(signal.SIGTERM)
+            for p in procs:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            if generator is not None:
+                generator.stop()
+            db.close()
+            if os.environ.get("FLOOR_SCALE_LOGS"):
+                shutil.copytree(logs, Path(os.environ["FLOOR_SCALE_LOGS"]) / logs.name, dirs_exist_ok=True)
+    result["load_average_before"] = [round(x, 2) for x in load_before]
+    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    result["cores"] = os.cpu_count()
+    result["mosquitto_settings"] = MOSQUITTO_LIMITS
+    return result
+
+
 if __name__ == "__main__":
-    print(json.dumps(run(), indent=2))
+    # python -m benchmarks.bench_floor_scale               the whole benchmark (as `make bench` runs it)
+    # python -m benchmarks.bench_floor_scale hour N [C]    N tables an hour behind, C consumers (2)
+    if sys.argv[1:2] == ["hour"]:
+        out = hour(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 2)
+        out["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        path = REPO / "benchmarks" / "results" / "floor_scale_hour.json"
+        path.write_text(json.dumps(out, indent=2) + "\n")
+        print(json.dumps(out, indent=2))
+    else:
+        print(json.dumps(run(), indent=2))

@@ -4,11 +4,11 @@
 
 The rig of benchmarks/bench_floor_scale.py (a Mosquitto and a PostgreSQL of its own, the load
 generator speaking the floor's schema), with the consumers in this process so that cProfile sees
-their two threads: the worker (parsing, the store) and paho's network thread (reading the
-broker). A flood of `--flood` entries a table, then one table `--day` entries behind, caught up.
-Prints JSON: each phase's seconds, and the ten functions of each thread with the most time of
-their own (profiled: about two to three times slower than unprofiled). Not a `bench_` module:
-`make bench` does not run it.
+their two threads: the worker (parsing, the store) and the connection thread (its own MQTT
+client, controller/floor/mqtt.py, reading the broker). A flood of `--flood` entries a table,
+then one table `--day` entries behind, caught up. Prints JSON: each phase's seconds, and the
+ten functions of each thread with the most time of their own (profiled: about two to three
+times slower than unprofiled). Not a `bench_` module: `make bench` does not run it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-import paho.mqtt.client as mqtt
 
 from benchmarks import bench_floor_scale as rig
 from controller.adapters.floor.config import Broker
@@ -50,7 +48,7 @@ def main() -> int:
     args = parser.parse_args()
     rig.TABLES, rig.GENERATORS = args.tables, args.generators
     profiles: dict[str, cProfile.Profile] = {}
-    work, network = FloorConsumer._work, mqtt.Client._thread_main
+    work, network = FloorConsumer._work, FloorConsumer._connect_loop
 
     def profiled(name: str, run: Any) -> Any:
         def wrapper(self: Any, *rest: Any) -> Any:
@@ -64,7 +62,7 @@ def main() -> int:
         return wrapper
 
     FloorConsumer._work = profiled("worker", work)  # type: ignore[method-assign]
-    mqtt.Client._thread_main = profiled("network", network)  # type: ignore[method-assign]
+    FloorConsumer._connect_loop = profiled("network", network)  # type: ignore[method-assign]
     load_before = os.getloadavg()
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, rig.broker(Path(tmp)) as port, rig.postgres() as pg:

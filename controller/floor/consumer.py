@@ -32,45 +32,46 @@ reply goes to the group, and whichever consumer reads its `end` releases the cla
 the next chunk. The table's `end` names any hole in its own journal (`gaps`), so the floor alert
 does not depend on which consumer stored which entry.
 
-**Acknowledged after the commit**: paho's automatic PUBACK is off; a message is acknowledged
-to the broker only once the transaction that stored it has committed, and only on the connection
-it came on (a message id is the session's own: one from before a reconnection is stored, never
-acknowledged on the new connection). The session is not kept
-(clean start, no session expiry): Mosquitto 2 does not hand a gone member's unacknowledged
-messages to the rest of the group (it keeps them in that client's session if it has one, and
-drops them with it if not), so a consumer killed mid-batch leaves a gap that the store fills
-from the tables, as after any loss; a kept session would only have Mosquitto queue a share of
-the live feed for a consumer that may never come back.
+**Acknowledged after the commit**: the consumer's own MQTT 5 client (mqtt.py) acknowledges a
+message (PUBACK) only once the transaction that stored it has committed, and only on the
+connection it came on (one from before a reconnection is stored, never acknowledged on the new
+connection: the broker sends it again there). The session is kept for `SESSION_EXPIRY_S` (clean
+start off): Mosquitto 2 does not hand a gone member's unacknowledged messages to the rest of the
+group, it keeps them in that client's session, so a consumer SIGKILLed mid-batch and started
+again under its id is sent them again; one that stays away longer loses its session, and the
+store fills the gap from the tables, as after any loss. Until then the broker deals the gone
+member its share of the group's messages (kept in its session): the others find those entries
+missing and ask the tables for them after the grace. A consumer stopped cleanly ends its session
+(`stop`), so only a killed one costs that, for at most `SESSION_EXPIRY_S`. The store never trusts the broker: every
+acknowledgement follows a commit, and the tables are asked for whatever is still missing.
 
-Threads: paho's network thread only queues what arrives; one worker thread owns the store, so a
-slow disk never stalls the network and every write is one transaction per batch. The queue holds
-at most `INBOX` messages and about `INBOX_BYTES` bytes: a worker that falls behind makes paho's
-thread wait for room, and the backlog stays unacknowledged on the broker, not in this process's
-memory.
+Threads: the client's connection thread reads the socket in bulk and only queues what arrives;
+one worker thread owns the store, so a slow disk never stalls the network and every write is one
+transaction per batch. The queue holds at most `INBOX` messages and about `INBOX_BYTES` bytes: a
+worker that falls behind makes the connection thread wait for room (still sending the
+acknowledgements and pings), and the backlog stays unacknowledged on the broker (at most the
+Receive Maximum in flight) and in the socket, not in this process's memory.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import logging
 import queue
 import secrets
+import ssl
 import threading
 import time
 from typing import Any, NamedTuple
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
-
 from controller.adapters.floor import schema
 from controller.adapters.floor.config import Broker, check_level
+from controller.floor.mqtt import Connection, MalformedPacket, MqttError, Received
 from controller.floor.store import FloorStore, StoredEntry, open_store, redact
 
 log = logging.getLogger("tablectl.floor.consumer")
-_paho_log = logging.getLogger("tablectl.floor.mqtt")
 
 #: At most this many queued messages are stored in one transaction,
 BATCH = 1000
@@ -80,7 +81,19 @@ BATCH_BYTES = 1_000_000
 #: How many unacknowledged messages the broker may have out to one consumer (MQTT 5 Receive
 #: Maximum): a batch is acknowledged after its commit, so this bounds what a batch can hold.
 RECEIVE_MAXIMUM = 4 * BATCH
-#: At most this many messages wait for the worker: when it falls behind, paho's network thread
+#: At most this many tables are asked for what the store lacks by one consumer at once (its claims
+#: not lapsed); the next is asked as one ends. Each answers up to schema.PAGED_LIMIT entries: with
+#: 1,000 tables an hour behind asked at once the broker queued gigabytes of catch-up pages for the
+#: group (Mosquitto grew to 23 GB and was OOM-killed). A table whose answer says `more` keeps its
+#: claim and is asked for its next chunk at once, as before.
+ASKS_MOST = 16
+#: The consumer remembers at most this many kinds of trouble it has logged (each logged once).
+SAID_MOST = 1_000
+#: How long the broker keeps a consumer's session (and its unacknowledged messages) while it is away.
+SESSION_EXPIRY_S = 60
+#: The keepalive asked of the broker (a PINGREQ after half of it without sending).
+KEEPALIVE_S = 30
+#: At most this many messages wait for the worker: when it falls behind, the connection thread
 #: waits for room (and the broker keeps the rest, unacknowledged), so a consumer that cannot keep
 #: up holds a bounded backlog in memory, never the whole floor's. Nothing is dropped on the way.
 INBOX = BATCH
@@ -102,7 +115,8 @@ Key = tuple[str, str]  # (site, table)
 class _Message(NamedTuple):
     topic: str
     payload: bytes
-    properties: Any
+    response_topic: str | None  # a history request's
+    correlation: bytes | None  # a catch-up reply's, a history request's
     mid: int
     qos: int
     connection: int  # which connection it came on: its mid means nothing on another
@@ -160,24 +174,14 @@ class FloorConsumer:
         self._said: set[str] = set()
         self._store: FloorStore | None = None
         self._worker: threading.Thread | None = None
-        client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=f"tablectl-floor-{consumer_id}",
-            protocol=mqtt.MQTTv5,
-            manual_ack=True,  # a PUBACK only once the batch is committed (_work)
-        )
-        if _paho_log.isEnabledFor(logging.DEBUG):  # else paho formats a line a packet for nothing
-            client.on_log = lambda c, u, level, text: _paho_log.debug("%s", text)
+        self._ssl: ssl.SSLContext | None = None
         if broker.tls:
-            client.tls_set(ca_certs=ca_file, certfile=cert_file, keyfile=key_file)
-        if username is not None:
-            client.username_pw_set(username, password)
-        client.reconnect_delay_set(1, 10)
-        client.on_connect = self._on_connect
-        client.on_connect_fail = self._on_connect_fail
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
-        self._client = client
+            self._ssl = ssl.create_default_context(cafile=ca_file)
+            if cert_file is not None:
+                self._ssl.load_cert_chain(cert_file, key_file)
+        self._username, self._password = username, password
+        self._conn: Connection | None = None  # the current connection, if any
+        self._network: threading.Thread | None = None
 
     # -- start and stop ---------------------------------------------------------------------------
 
@@ -186,6 +190,9 @@ class FloorConsumer:
         be opened is an error here (FloorStoreError); a missing broker is retried."""
         self._store = open_store(self.store_url)
         self._known.update(self._store.tables())
+        now = time.monotonic()
+        for key, lacking in self._store.lagging().items():  # asked a few at a time, not probed all at once
+            self._found_behind(key, lacking, now)
         log.info(
             "floor store %s (id %s, %d table(s) known): reading %s as %s",
             redact(self._store.url),
@@ -196,33 +203,29 @@ class FloorConsumer:
         )
         self._worker = threading.Thread(target=self._work, name="floor-store", daemon=True)
         self._worker.start()
-        self._connect()
-
-    def _connect(self) -> None:
-        # A clean start every time, and no session kept: the broker's session is never what tells
-        # the store it is whole (the module's docstring says why).
-        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        props.SessionExpiryInterval = 0
-        props.ReceiveMaximum = RECEIVE_MAXIMUM
-        host, port = self.broker.host, self.broker.port
-        self._client.connect_async(host, port, keepalive=30, clean_start=True, properties=props)
-        self._client.loop_start()
+        self._network = threading.Thread(target=self._connect_loop, name="floor-mqtt", daemon=True)
+        self._network.start()
 
     def _reconnect(self) -> None:
-        """Drop the connection and its session: the broker forgets what this consumer has not
-        acknowledged (a batch that could not be stored), and the tables are asked for it."""
-        self._dropping.set()  # paho's thread may wait for room in the inbox: it stops waiting
-        self._client.disconnect()
-        self._client.loop_stop()
-        self._dropping.clear()
-        if not self._stopping.is_set():
-            self._connect()
+        """Drop the connection: what this consumer has not acknowledged (a batch that could not be
+        stored) the broker sends again on the next one, and the tables are asked for it too."""
+        conn = self._conn
+        if conn is not None:
+            self._dropping.set()  # the connection thread may wait for room in the inbox: it stops waiting
+            conn.abort()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Store what has arrived, then disconnect."""
+        """Disconnect, ending the session, then store what has arrived. The session ends: a
+        stopped consumer's shared subscription would otherwise stay in the group for the
+        session's expiry and the broker go on dealing it a share of every table's entries (a
+        third of the live feed, with two consumers left, went the long way round, through the
+        tables' catch-up). What it had not acknowledged the broker sends to the others."""
         self._stopping.set()
-        self._client.disconnect()
-        self._client.loop_stop()
+        conn = self._conn
+        if conn is not None:
+            conn.close(end_session=True)
+        if self._network is not None:
+            self._network.join(timeout)
         self._put(None)
         if self._worker is not None:
             self._worker.join(timeout)
@@ -230,13 +233,47 @@ class FloorConsumer:
             self._store.close()
             self._store = None
 
-    # -- paho's thread ------------------------------------------------------------------------------
+    # -- the connection's thread ---------------------------------------------------------------------
 
-    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
-        self._new_connection()
-        if reason.is_failure:
-            self._say(f"{self.broker} refused the connection: {reason}; retrying", logging.ERROR)
-            return
+    def _connect_loop(self) -> None:
+        """Connect, subscribe, read until the connection ends; again, waiting 1 to 10 s between tries."""
+        delay = 1.0
+        while not self._stopping.is_set():
+            conn = Connection(
+                self.broker.host, self.broker.port, f"tablectl-floor-{self.consumer_id}", keepalive=KEEPALIVE_S,
+                session_expiry_s=SESSION_EXPIRY_S, receive_maximum=RECEIVE_MAXIMUM, username=self._username,
+                password=self._password, ssl_context=self._ssl,
+            )  # fmt: skip
+            try:
+                conn.open(10.0)
+            except (OSError, MqttError) as exc:
+                self._say(f"cannot reach {self.broker} ({exc}); retrying", logging.WARNING)
+                self._stopping.wait(delay)
+                delay = min(delay * 2, 10.0)
+                continue
+            delay = 1.0
+            with self._acking:
+                self._connection += 1
+                self._conn = conn
+            number = self._connection
+            try:
+                self._subscribe(conn)
+                conn.run(functools.partial(self._deliver, conn, number))
+            except MalformedPacket as exc:
+                self._say(f"{self.broker} sent a malformed packet ({exc}); reconnecting", logging.ERROR)
+            except (OSError, MqttError) as exc:
+                if not self._stopping.is_set() and not self._dropping.is_set():
+                    self._say(f"lost {self.broker} ({exc}); reconnecting; the tables will be asked again",
+                              logging.WARNING)  # fmt: skip
+            finally:
+                conn.abort()
+                self._new_connection()
+                self.connected.clear()
+                self._dropping.clear()
+            if not self._stopping.is_set():
+                self._stopping.wait(0.2)
+
+    def _subscribe(self, conn: Connection) -> None:
         if self.site:
             entries = schema.surveillance_topic(self.site, "+")
             status = schema.topic(self.site, "+", "status")
@@ -250,39 +287,28 @@ class FloorConsumer:
         if self.group:  # one consumer of the group gets each; status (retained) goes to every one
             entries, replies, history = (f"$share/{self.group}/{t}" for t in (entries, replies, history))
         # The whole entries, never the general `entry` topic's masked ones: the store is the record.
-        client.subscribe([(entries, 1), (status, 1), (replies, 1), (history, 1)])
+        conn.subscribe([(entries, 1), (status, 1), (replies, 1), (history, 1)])
         self._said.clear()
         log.info("floor store: connected to %s; asking every known table for what the store lacks", self.broker)
         self.connected.set()
         self._ask_all.set()
 
     def _new_connection(self) -> None:
-        """A connection ended or began: what came on the one before is never acknowledged on it.
-        A session's message ids are its own, so a batch of the last connection committed after a
-        reconnection acknowledged, by their ids, other messages of the new session, not yet
-        stored (and let the broker send that many more than the Receive Maximum allows). The
-        session is not kept (clean start), so the broker forgot them anyway."""
+        """A connection ended: what came on it is never acknowledged on another (the broker sends
+        it again on the next, under a new id if it kept the session)."""
         with self._acking:
             self._connection += 1
+            self._conn = None
 
-    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
-        self._say(f"cannot reach {self.broker}; retrying", logging.WARNING)
-
-    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
-        self._new_connection()
-        self.connected.clear()
-        if not self._stopping.is_set():
-            self._say(f"lost {self.broker} ({reason}); reconnecting; the tables will be asked again", logging.WARNING)
-
-    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
-        topic = message.topic
-        # Only a catch-up reply (its CorrelationData) and a history request (its ResponseTopic) are
-        # read for their properties: an entry's are not kept while it waits (paho's objects are large).
-        props = message.properties if "/catchup/" in topic or "/history/" in topic else None
-        item = _Message(topic, bytes(message.payload), props, message.mid, message.qos, self._connection)
-        while not self._put(item, 0.5):
-            if self._dropping.is_set() or self._stopping.is_set():
-                return  # never acknowledged: the broker forgets it with the session, the tables are asked
+    def _deliver(self, conn: Connection, number: int, messages: list[Received]) -> None:
+        """One read's messages to the worker, waiting for room (acknowledgements still go out)."""
+        items = [_Message(m.topic, m.payload, m.response_topic, m.correlation, m.mid, m.qos, number) for m in messages]
+        while items:
+            items = self._inbox.put_many(items, 0.1)
+            if items:
+                conn.flush()
+                if self._dropping.is_set() or self._stopping.is_set() or conn.closed.is_set():
+                    return  # never acknowledged: the broker sends them again, the tables are asked
 
     def _put(self, item: _Message | None, wait: float | None = None) -> bool:
         """Hand `item` to the worker, waiting for room (at most `wait` seconds: False if none came)."""
@@ -295,6 +321,8 @@ class FloorConsumer:
 
     def _say(self, words: str, level: int) -> None:
         if words not in self._said:  # once per kind of trouble, not once per message
+            if len(self._said) >= SAID_MOST:  # many kinds (a word per table): bounded, each said again later
+                self._said.clear()
             self._said.add(words)
             log.log(level, "floor store: %s", words)
 
@@ -322,9 +350,9 @@ class FloorConsumer:
                     return
                 continue
             with self._acking:  # committed: now, and only now, the broker may forget them
-                for message in batch:
-                    if message.qos and message.connection == self._connection:
-                        self._client.ack(message.mid, message.qos)
+                conn = self._conn
+                if conn is not None:
+                    conn.ack([m.mid for m in batch if m.qos and m.connection == self._connection])
             self.stored += len(batch)
             try:
                 now = time.monotonic()
@@ -354,14 +382,19 @@ class FloorConsumer:
         or sent before the table's responder had subscribed, is sent again once its claim lapses
         (`ask_timeout_s`), however long the grace: the grace is for the first ask only."""
         interval = min(self.grace_s, self.ask_timeout_s) if self.grace_s > 0 else 0.2
-        for key, since in sorted(self._behind.items()):
-            if now - since < self.grace_s:
-                continue
+        due = [key for key, since in sorted(self._behind.items(), key=lambda kv: kv[1]) if now - since >= self.grace_s]
+        if not due:
+            return
+        room = ASKS_MOST - store.claims_held(self.consumer_id)  # the longest waiting first, a few at a time
+        for key in due:
+            if room <= 0:
+                break
             if not store.progress(*key).behind:
                 del self._behind[key]
                 continue
             self._behind[key] = now + interval - self.grace_s  # looked at again in `interval`
-            self._ask(store, key)
+            if self._ask(store, key):
+                room -= 1
 
     def _reopen(self, store: FloorStore) -> FloorStore:
         time.sleep(1.0)
@@ -396,12 +429,12 @@ class FloorConsumer:
     def _handle(self, store: FloorStore, batch: list[_Message]) -> None:
         entries: list[StoredEntry] = []
         replied: list[StoredEntry] = []
-        ends: list[tuple[schema.FloorMessage, Any]] = []
+        ends: list[tuple[schema.FloorMessage, bytes | None]] = []
         answering: set[tuple[str, str, str]] = set()  # (site, table, correlation) of the pages stored
         statuses: dict[Key, int] = {}
-        for topic, payload, props, _mid, _qos, _connection in batch:
+        for topic, payload, response_topic, correlation, _mid, _qos, _connection in batch:
             if topic.endswith("/history/request"):
-                self._answer_history(store, topic, props)
+                self._answer_history(store, topic, response_topic, correlation)
                 continue
             try:
                 if "/catchup/" in topic:
@@ -423,8 +456,7 @@ class FloorConsumer:
                 site, table, boot = message.site, message.table, message.boot
                 replied.extend(StoredEntry(site, table, r["seq"], boot, r["at"], r.get("round"), r["kind"], r["body"])
                                for r in p["entries"])  # fmt: skip
-                correlation = getattr(props, "CorrelationData", None) if props is not None else None
-                if isinstance(correlation, bytes):
+                if correlation is not None:
                     answering.add((site, table, correlation.hex()))
             elif message.kind == "entry":
                 (replied if "/catchup/" in topic else entries).append(
@@ -432,7 +464,7 @@ class FloorConsumer:
                                 p["kind"], p["body"])
                 )  # fmt: skip
             elif message.kind == "end":
-                ends.append((message, props))
+                ends.append((message, correlation))
             elif message.kind == "status" and isinstance(p.get("last"), int):
                 statuses[key] = max(statuses.get(key, 0), int(p["last"]))
         if statuses:  # the tables' own word on how far their journals go, for the batch at once
@@ -474,37 +506,35 @@ class FloorConsumer:
             store.extend_many(sorted(answering), self.ask_timeout_s)
         self._ended_many(store, ends)
 
-    def _ended_many(self, store: FloorStore, ends: list[tuple[schema.FloorMessage, Any]]) -> None:
+    def _ended_many(self, store: FloorStore, ends: list[tuple[schema.FloorMessage, bytes | None]]) -> None:
         """The batch's `end`s. Most only close an ask (a probe's answer: nothing more, no hole): those
         are recorded and their claims released for the batch at once, two statements however many
         tables answered, not two transactions each (a probe of 1,000 tables is answered by 1,000
         `end`s, and each commit waits for the disk). The rest, one by one (`_ended`)."""
         lasts: dict[Key, int] = {}
         releases: list[tuple[str, str, str]] = []
-        for message, props in ends:
+        for message, correlation in ends:
             p = message.payload
             gaps = p.get("gaps")
             if "error" in p or p.get("more") or not isinstance(gaps, list) or gaps:
-                self._ended(store, message, props)
+                self._ended(store, message, correlation)
                 continue
             key = (message.site, message.table)
             lasts[key] = max(lasts.get(key, 0), int(p["last"]))
-            correlation = getattr(props, "CorrelationData", None) if props is not None else None
-            if isinstance(correlation, bytes):
+            if correlation is not None:
                 releases.append((key[0], key[1], correlation.hex()))
         if lasts:
             store.reported_many(lasts)
         if releases:
             store.release_many(releases)
 
-    def _ended(self, store: FloorStore, message: schema.FloorMessage, props: Any) -> None:
+    def _ended(self, store: FloorStore, message: schema.FloorMessage, correlation: bytes | None) -> None:
         """A reply's `end`, whichever consumer of the group asked: the claim ends, a hole in the
         table's journal is a floor alert, and the next chunk is asked for."""
         key = (message.site, message.table)
         p = message.payload
         store.reported(message.site, message.table, int(p["last"]))
-        correlation = getattr(props, "CorrelationData", None) if props is not None else None
-        asked = correlation.hex() if isinstance(correlation, bytes) else None
+        asked = correlation.hex() if correlation is not None else None
         if "error" in p:
             if asked:
                 store.release(key[0], key[1], asked)
@@ -525,6 +555,12 @@ class FloorConsumer:
                                 "journal")  # fmt: skip
                     break
         if asked and p.get("more"):
+            if store.claims_held(self.consumer_id) >= ASKS_MOST:
+                # Too many asks out already (a probe's, whose answers say more): this table waits
+                # its turn among the tables behind, asked as soon as one of them ends.
+                store.release(key[0], key[1], asked)
+                self._found_behind(key, FAR_BEHIND + 1, time.monotonic())
+                return
             then = secrets.token_bytes(8)  # the next chunk's ask takes the claim over at once
             if store.pass_on(key[0], key[1], asked, self.consumer_id, then.hex(), self.ask_timeout_s):
                 self._ask(store, key, start=int(p["through"]), claimed=then)
@@ -536,75 +572,78 @@ class FloorConsumer:
             store.gap_reported(message.site, message.table, int(p.get("through", 0)))
 
     def _request(
-        self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None, qos: int = 1
+        self, store: FloorStore, key: Key, correlation: bytes, after: int, start: int | None, qos: int = 1,
+        most: int | None = None,
     ) -> bool:
         """Publish one catch-up request under a claim taken; False (the claim released) if it
-        could not go out. A probe's requests go at QoS 0: paho keeps at most 20 QoS 1 messages in
-        flight, each 20 waiting for PUBACKs that come behind every entry the broker has sent this
-        consumer, so 1,000 tables probed at QoS 1 held back, for minutes behind a backlog, the ask
-        for a table found behind. A probe's request the broker loses is asked again by the next
-        probe (its claim lapses), as the table's own silence would be."""
-        props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-        props.ResponseTopic = schema.reply_topic(key[0], key[1], self.reply_name)
-        props.CorrelationData = correlation
+        could not go out. A probe's requests go at QoS 0: QoS 1 messages in flight are bounded by
+        the broker's Receive Maximum, and 1,000 tables probed at QoS 1 held back (behind the
+        PUBACKs of a backlog) the ask for a table found behind. A probe's request the broker
+        loses is asked again by the next probe (its claim lapses), as the table's own silence
+        would be. `most`: how many entries the answer may hold (a probe's: one page)."""
         # Pages: a table of today answers PAGE entries a message, up to PAGED_LIMIT an ask; one
         # from before pages ignores both and sends REPLY_LIMIT, an entry a message (read alike).
-        payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": schema.REPLY_LIMIT,
-                                   "page": schema.PAGE, "page_limit": schema.PAGED_LIMIT,
+        most = schema.PAGED_LIMIT if most is None else most  # (read now: tests make it smaller)
+        payload: dict[str, Any] = {"v": schema.VERSION, "after": after, "limit": min(most, schema.REPLY_LIMIT),
+                                   "page": schema.PAGE, "page_limit": most,
                                    "store": store.store_id}  # fmt: skip
         if start is not None and start > after:
             payload["from"] = start
-        info = self._client.publish(schema.request_topic(*key), schema.encode(payload), qos, properties=props)
-        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+        conn = self._conn
+        sent = conn is not None and conn.publish(
+            schema.request_topic(*key), schema.encode(payload), qos,
+            response_topic=schema.reply_topic(key[0], key[1], self.reply_name), correlation=correlation,
+        )  # fmt: skip
+        if not sent:
             store.release(key[0], key[1], correlation.hex())
             return False  # not connected: every table is asked again at the next connection
         self.asks += 1
         return True
 
-    def _answer_history(self, store: FloorStore, topic: str, props: Any) -> None:
+    def _answer_history(self, store: FloorStore, topic: str, response: str | None, correlation: bytes | None) -> None:
         """A starting table asks how far the store holds its history (controller/adapters/floor/history.py)."""
         parts = topic.split("/")
-        response = getattr(props, "ResponseTopic", None) if props is not None else None
         if len(parts) != 5 or not response:
             return
         site, table = parts[1], parts[2]
         answer = {"v": schema.VERSION, **store.history(site, table)}
-        reply = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-        reply.CorrelationData = getattr(props, "CorrelationData", b"") or b""
-        self._client.publish(response, schema.encode(answer), 1, properties=reply)
+        conn = self._conn
+        if conn is not None:  # else the starting table asks again
+            conn.publish(response, schema.encode(answer), 1, correlation=correlation or b"")
 
     def _probe(self, store: FloorStore) -> None:
         """Ask every known table, even one the store seems to hold whole (a table's lost tail
         shows no gap, and the ask confirms): its mark and its claim read and taken for all the
         tables at once, so a probe of 1,000 tables is a few statements, not thousands."""
         marks = store.marks()
-        asks = {key: secrets.token_bytes(8) for key in sorted(self._known)}
+        asks = {key: secrets.token_bytes(8) for key in sorted(self._known - self._behind.keys())}
         claimed = store.claim_many([(k[0], k[1], c.hex()) for k, c in asks.items()], self.consumer_id,
                                    self.ask_timeout_s)  # fmt: skip
         for key in sorted(claimed):
-            self._request(store, key, asks[key], marks.get(key, 0), None, qos=0)
+            self._request(store, key, asks[key], marks.get(key, 0), None, qos=0, most=schema.PAGE)
 
     def _ask(
         self, store: FloorStore, key: Key, *, force: bool = False, start: int | None = None,
         claimed: bytes | None = None,
-    ) -> None:
+    ) -> bool:
         """Ask the table for what the store lacks, unless an ask is already out, from this consumer
         or another (the store's claim; `force`: ask even when the store seems whole: a table's
         lost tail shows no gap, and the ask confirms). `start`: send from there (the next chunk),
         while `after` still confirms only what the store holds."""
         progress = store.progress(*key)
         if not force and not progress.behind and start is None:
-            return
+            return False
         correlation = claimed or secrets.token_bytes(8)
         if claimed is None and not store.claim(key[0], key[1], self.consumer_id, correlation.hex(), self.ask_timeout_s):
-            return  # another ask is out; its answer comes to the group, or its claim lapses
+            return False  # another ask is out; its answer comes to the group, or its claim lapses
         if not self._request(store, key, correlation, progress.contiguous, start):
-            return
+            return False
         if progress.behind and start is None:
             log.info(
                 "floor store: %s/%s: stored through %d, the table has %d; asking it for the rest",
                 key[0], key[1], progress.contiguous, max(progress.highest, progress.reported_last),
             )  # fmt: skip
+        return True
 
 
 class _Inbox:
@@ -628,6 +667,25 @@ class _Inbox:
             self._bytes += size
             self._changed.notify_all()
         return True
+
+    def put_many(self, items: list[_Message], wait: float) -> list[_Message]:
+        """Put as many of `items` as there is room for, waiting at most `wait` seconds for some
+        room: what did not fit is returned (a slice of `items`, in order)."""
+        done = 0
+        with self._changed:
+            while done < len(items):
+                item = items[done]
+                size = len(item.payload)
+                if self._items and (len(self._items) >= self._most or self._bytes + size > self._most_bytes):
+                    if done or not self._changed.wait(wait):
+                        break
+                    continue
+                self._items.append(item)
+                self._bytes += size
+                done += 1
+            if done:
+                self._changed.notify_all()
+        return items[done:]
 
     def qsize(self) -> int:
         return len(self._items)

@@ -226,6 +226,12 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: A chain walk reads the entries it has not walked back from PostgreSQL at most this many at a time.
+WALK_MOST = 2_000
+#: The kinds whose body the walk reads (a chain head, a journal loss): every other entry is linked
+#: over its text as stored, never decoded.
+WALK_DECODED = frozenset({"chain-head", "journal-loss"})
+
 #: json.dumps(body, separators=(",", ":"), sort_keys=True), the journal's spelling, with its encoder
 #: made once (json.dumps builds one a call with these options: a fifth of a table-day's encoding).
 _BODY_ENCODER = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
@@ -616,6 +622,22 @@ class FloorStore:
             ).fetchall()  # fmt: skip
         return {(str(r[0]), str(r[1])) for r in rows}
 
+    def lagging(self) -> dict[tuple[str, str], int]:
+        """The tables whose own word (status, catch-up answer) says they have entries past the
+        store's contiguous mark, each with how many."""
+        rows = self._run(
+            "SELECT site, table_id, reported_last - contiguous FROM floor_tables WHERE reported_last > contiguous"
+        ).fetchall()
+        return {(str(r[0]), str(r[1])): int(r[2]) for r in rows}
+
+    def claims_held(self, consumer: str) -> int:
+        """How many tables `consumer` has an ask out to now (its claims not lapsed)."""
+        row = self._run(
+            "SELECT COUNT(*) FROM floor_claims WHERE consumer = ? AND expires_ms >= ?",
+            (consumer, int(time.time() * 1000)),
+        ).fetchone()
+        return int(row[0])
+
     def marks(self) -> dict[tuple[str, str], int]:
         """Every table's contiguous mark (what the store confirms to it), in one read."""
         sql = "SELECT site, table_id, contiguous FROM floor_tables"
@@ -728,7 +750,12 @@ class FloorStore:
         )
 
     def _check_chain(self, site: str, table: str) -> None:
-        """Walk the chain over the contiguous entries not walked yet; stop at the first bad one."""
+        """Walk the chain over the contiguous entries not walked yet; stop at the first bad one.
+        SQLite reads them one at a time from its cursor; PostgreSQL (whose cursor holds every row
+        it returns) in pages, `_check_chains`."""
+        if self.dialect == "postgresql":
+            self._check_chains([(site, table)])
+            return
         row = self._run(
             "SELECT contiguous, chain_seq, chain, table_key, head_seq FROM floor_tables "
             "WHERE site = ? AND table_id = ?",
@@ -736,9 +763,17 @@ class FloorStore:
         ).fetchone()
         if int(row[1]) >= int(row[0]):
             return
-        walked = self._walk_chain(
-            site, table, row, self.entries(site, table, after=int(row[1])), self.enrolled(site, table)
+        cursor = self._run(
+            "SELECT seq, boot, at, round, kind, body FROM floor_entries "
+            "WHERE site = ? AND table_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
+            (site, table, int(row[1]), int(row[0])),
         )
+        entries = (
+            StoredEntry(site, table, int(seq), boot, at, None if rnd is None else int(rnd), kind,
+                        json.loads(body) if kind in WALK_DECODED else {}, body)
+            for seq, boot, at, rnd, kind, body in cursor
+        )  # fmt: skip
+        walked = self._walk_chain(site, table, row, entries, self.enrolled(site, table))
         self._run(
             "UPDATE floor_tables SET chain_seq = ?, chain = ?, table_key = ?, head_seq = ? "
             "WHERE site = ? AND table_id = ?",
@@ -751,28 +786,23 @@ class FloorStore:
         """The walk itself, over `entries` (in order, from the row's chain_seq on): where it ends
         (chain_seq, chain, table_key, head_seq). `row`: contiguous, chain_seq, chain, table_key,
         head_seq as floor_tables holds them; `enrolled`: the fingerprint enrolled for the table."""
-        from controller.security.chainhead import ChainWalk
-
-        contiguous, chain_seq, chain, key, head_seq = int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4])
-        walk = ChainWalk(table, chain_seq, chain, key, enrolled)
-        for entry in entries:
-            if entry.seq > contiguous:
-                break
-            problem = walk.add(entry.seq, entry.at, entry.round, entry.kind, entry.body, entry.text)
-            if problem is not None:
-                self._alert(site, table, entry.seq, problem)
-                break
-            if entry.kind == "chain-head":
-                head_seq = entry.seq
-        return walk.seq, walk.chain, walk.key, head_seq
+        walk = _Walk(self, site, table, row, enrolled)
+        walk.feed(entries)
+        return walk.end()
 
     def _check_chains(
         self, keys: Sequence[tuple[str, str]], known: dict[tuple[str, str, int], StoredEntry] | None = None
     ) -> None:
-        """PostgreSQL: `_check_chain` for many tables in three statements (their rows with the key
-        enrolled for each, their entries not walked yet, the walks' ends), the walk the same, never
-        a statement per table. `known`: entries the caller holds (the batch, as stored): a table
-        whose entries to walk are all there is not read back."""
+        """PostgreSQL: `_check_chain` for many tables in a few statements (their rows with the key
+        enrolled for each, their entries not walked yet in pages, the walks' ends), the walk the
+        same, never a statement per table. `known`: entries the caller holds (the batch, as
+        stored): a table whose entries to walk are all there is not read back.
+
+        The entries read back come in pages of at most WALK_MOST, each walked before the next is
+        read: a table whose mark jumped by a day (another consumer stored its catch-up) was read
+        back whole, in one JSON value, and the consumer grew by tens of MB at each. Only a
+        chain head's body (and a journal loss's) is decoded: the walk links every other entry
+        over its text as stored."""
         sites, tables = [k[0] for k in keys], [k[1] for k in keys]
         rows = {
             (str(r[0]), str(r[1])): r[2:]
@@ -788,36 +818,45 @@ class FloorStore:
         }
         if not rows:
             return
-        pending: dict[tuple[str, str], list[StoredEntry]] = {}
+        walks = {key: _Walk(self, key[0], key[1], row[:5], row[5]) for key, row in rows.items()}
+        fetch: list[tuple[str, str]] = []
         for key, row in rows.items():
             first, last = int(row[1]) + 1, int(row[0])
             if known and last - first < len(known):  # (at most what the batch holds: never a long range built)
                 held = [known.get((key[0], key[1], seq)) for seq in range(first, last + 1)]
                 if all(e is not None for e in held):
-                    pending[key] = [e for e in held if e is not None]
-        fetch = [key for key in rows if key not in pending]
-        for key in fetch:
-            pending[key] = []
-        # The rest read back in one JSON value (psycopg's pure-Python rows cost more than the query),
-        # each body's text as stored: the chain is walked over it, not over a second encoding.
-        for site, table, seq, boot, at, rnd, kind, body in [] if not fetch else self._json_rows(
-            "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
-            "JOIN floor_tables t ON e.site = t.site AND e.table_id = t.table_id "
-            "JOIN json_to_recordset(?::json) AS b(site text, table_id text) "
-            "ON t.site = b.site AND t.table_id = b.table_id "
-            "WHERE e.seq > t.chain_seq AND e.seq <= t.contiguous ORDER BY e.site, e.table_id, e.seq",
-            8,
-            (_rows(site=[k[0] for k in fetch], table_id=[k[1] for k in fetch]),),
-        ):
-            # An entry the batch holds (this consumer's share of a table another consumer also
-            # writes) is taken from it: only the others' bodies are decoded.
-            mine = known.get((site, table, seq)) if known else None
-            pending[(site, table)].append(
-                mine or StoredEntry(site, table, seq, boot, at, rnd, kind, json.loads(body), body)
-            )
-        for key in fetch:
-            pending[key].sort(key=lambda e: e.seq)
-        ends = [(key, self._walk_chain(key[0], key[1], row[:5], pending[key], row[5])) for key, row in rows.items()]
+                    walks[key].feed(e for e in held if e is not None)
+                    continue
+            fetch.append(key)
+        # The rest read back in pages (one JSON value each: psycopg's pure-Python rows cost more
+        # than the query), each body's text as stored: the chain is walked over it.
+        while fetch:
+            page = self._json_rows(
+                "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
+                "JOIN json_to_recordset(?::json) AS b(site text, table_id text, after bigint, through bigint) "
+                "ON e.site = b.site AND e.table_id = b.table_id AND e.seq > b.after AND e.seq <= b.through "
+                "ORDER BY e.site, e.table_id, e.seq LIMIT ?",
+                8,
+                (_rows(site=[k[0] for k in fetch], table_id=[k[1] for k in fetch],
+                       after=[walks[k].walk.seq for k in fetch], through=[walks[k].contiguous for k in fetch]),
+                 WALK_MOST),
+            )  # fmt: skip
+            grouped: dict[tuple[str, str], list[StoredEntry]] = {}
+            for site, table, seq, boot, at, rnd, kind, body in page:
+                # An entry the batch holds (this consumer's share of a table another consumer also
+                # writes) is taken from it; of the others only a head's body is decoded.
+                mine = known.get((site, table, seq)) if known else None
+                if mine is None:
+                    decoded = json.loads(body) if kind in WALK_DECODED else {}
+                    mine = StoredEntry(site, table, seq, boot, at, rnd, kind, decoded, body)
+                grouped.setdefault((site, table), []).append(mine)
+            for key, entries in grouped.items():
+                entries.sort(key=lambda e: e.seq)
+                walks[key].feed(entries)
+            if len(page) < WALK_MOST:
+                break  # every table's rest was in this page
+            fetch = [k for k in fetch if not walks[k].done]
+        ends = [(key, walk.end()) for key, walk in walks.items()]
         self._run(
             "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "
             "FROM json_to_recordset(?::json) AS u(site text, table_id text, seq bigint, chain text, key text, "
@@ -1004,6 +1043,44 @@ class _Transaction:
                 self.store._db.rollback()
         finally:
             self.store._lock.release()
+
+
+class _Walk:
+    """One table's chain walk, fed its entries in order (in pages or at once): it stops at the
+    first bad one (a floor alert) or past the table's contiguous mark."""
+
+    def __init__(self, store: FloorStore, site: str, table: str, row: Sequence[Any], enrolled: str | None) -> None:
+        from controller.security.chainhead import ChainWalk
+
+        self.store, self.site, self.table = store, site, table
+        self.contiguous, chain_seq, chain, key = int(row[0]), int(row[1]), str(row[2]), row[3]
+        self.head_seq = int(row[4])
+        self.walk = ChainWalk(table, chain_seq, chain, key, enrolled)
+        self.stopped = False
+
+    @property
+    def done(self) -> bool:
+        return self.stopped or self.walk.seq >= self.contiguous
+
+    def feed(self, entries: Iterable[StoredEntry]) -> None:
+        if self.stopped:
+            return
+        walk = self.walk
+        for entry in entries:
+            if entry.seq > self.contiguous:
+                self.stopped = True
+                return
+            problem = walk.add(entry.seq, entry.at, entry.round, entry.kind, entry.body, entry.text)
+            if problem is not None:
+                self.store._alert(self.site, self.table, entry.seq, problem)
+                self.stopped = True
+                return
+            if entry.kind == "chain-head":
+                self.head_seq = entry.seq
+
+    def end(self) -> tuple[int, str, str | None, int]:
+        """chain_seq, chain, table_key, head_seq where the walk stands."""
+        return self.walk.seq, self.walk.chain, self.walk.key, self.head_seq
 
 
 def open_store(url: str) -> FloorStore:

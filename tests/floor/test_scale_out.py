@@ -432,3 +432,54 @@ def test_an_ask_nobody_answered_is_sent_again_once_its_claim_lapses_however_long
         consumer.stop()
         back.stop()
     assert table.journal.last_seq > 5
+
+
+def test_a_consumer_asks_at_most_asks_most_tables_at_once_and_the_next_as_one_ends(
+    mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables far behind are asked a few at a time (consumer.ASKS_MOST; the next once an answer
+    ends), never all at once: 1,000 tables an hour behind asked at once had the broker queue
+    gigabytes of catch-up pages (Mosquitto was OOM-killed at 23 GB)."""
+    monkeypatch.setattr(consumer_module, "ASKS_MOST", 1)
+    url = postgres.new_database()
+    tables = [make_table(tmp_path / f"t{n}", f"GS-{n:02d}") for n in range(1, 5)]
+    publishers = [make_publisher(floor_config(mosquitto.broker), t) for t in tables]
+    for p in publishers:
+        p.start()
+    for t in tables:
+        deal_rounds(t, 2)  # no store on the floor: the broker keeps none of it
+    for p in publishers:
+        p.stop()
+    before = len(mosquitto.log.read_text())
+    publishers = [make_publisher(floor_config(mosquitto.broker), t) for t in tables]
+    for p in publishers:
+        p.start()  # back on the floor: each one's retained status says how far its journal goes
+    for t in tables:
+        assert wait_until(lambda t=t: f"Received SUBSCRIBE from tablectl-{SITE}-{t.table_id}"
+                          in mosquitto.log.read_text()[before:])  # fmt: skip
+    store = open_store(url)  # the store heard them say so before (their statuses): it knows they are behind
+    try:
+        store.reported_many({(SITE, t.table_id): t.journal.last_seq for t in tables})
+    finally:
+        store.close()
+    spy = Spy(mosquitto)
+    consumer = group_consumer(mosquitto, url, "store-1", probe_s=3600.0, grace_s=0.0, ask_timeout_s=30.0)
+    try:
+        assert wait_until(lambda: all(store_matches_journal(url, t) for t in tables), WAIT_S * 2, every=0.2)
+    finally:
+        consumer.stop()
+        spy.stop()
+        for p in publishers:
+            p.stop()
+    out: set[bytes | None] = set()
+    most = asked = 0
+    with spy.lock:
+        for _table, kind, payload, correlation in spy.seen:
+            if kind == "request" and payload["page_limit"] == schema.PAGED_LIMIT:  # a catch-up, not a probe
+                out.add(correlation)
+                asked += 1
+            elif kind == "end":
+                out.discard(correlation)
+            most = max(most, len(out))
+    assert asked >= len(tables)  # each table asked
+    assert most == 1  # never two at once
