@@ -190,8 +190,9 @@ class Daemon:
         self.notifier = Notifier()
         self._closers: list[Callable[[], Any]] = []
         self._repeats = RepeatWatch()  # the shoe's repeated frames (drivers/shoe/repeats.py)
-        # The shoe's events handed to the loop (counted by the shoe's one thread) and taken there
-        # (counted on the loop): when they differ, a card waits on the loop (HeadSigner.waiting).
+        # The shoe's events handed to the loop (counted by the shoe's one thread once on the loop's
+        # queue) and taken there (counted on the loop): more handed than taken, a card waits on the
+        # loop's queue (HeadSigner.waiting).
         self._shoe_handed = 0
         self._shoe_taken = 0
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -908,16 +909,16 @@ class Daemon:
             else:
                 future.set_result(None)
 
-        self._shoe_handed += 1  # before it is on the loop's queue: the loop never sees it there uncounted
         self.loop.call_soon_threadsafe(on_the_loop)
+        self._shoe_handed += 1  # once on the loop's queue: counted, it is there (or taken already)
         future.result(timeout=JOURNAL_WAIT_S)
         if isinstance(event, CardRead | Misread | RefusedMessage | ShoeEvent):
             self._repeats.delivered(event.seq)
 
     def _shoe_waiting(self) -> bool:
-        """On the loop: an event of the shoe's is handed to the loop and not yet taken (a card
-        waits behind what the loop runs now)."""
-        return self._shoe_handed != self._shoe_taken
+        """On the loop: an event of the shoe's is on the loop's queue and not yet taken (a card
+        waits behind what the loop runs now: a callback queued now runs after it)."""
+        return self._shoe_handed > self._shoe_taken
 
     async def _shoe_event(self, event: DriverEvent, handed: float | None = None) -> None:
         self._take_shoe_event(event, handed)
@@ -1084,10 +1085,10 @@ class HeadSigner:
     having moved, or is left to the round's end the card opened). A card that arrives once the
     head's commit has begun waits for it (a commit is not interrupted)."""
 
-    #: How many turns of the loop a signed head may let the shoe's cards go first: a backstop
-    #: (a shoe sends a card per dealer's draw, hundreds of ms apart; the head is not put off for
-    #: ever if `waiting` stayed true).
-    MAX_DEFERRED = 1000
+    #: How many turns of the loop a signed head may let the shoe's cards go first: a backstop (a
+    #: card counted waiting is on the loop's queue already, so one turn lets it go; a shoe sends a
+    #: card per dealer's draw, hundreds of ms apart; the head is not put off for ever).
+    MAX_DEFERRED = 100
 
     def __init__(
         self,
@@ -1140,8 +1141,8 @@ class HeadSigner:
 
     def _signed(self, future: asyncio.Future[dict[str, Any]], deferred: int = 0) -> None:
         """The worker's signature, back on the loop: journaled if the chain has not moved since;
-        after the shoe's card, when one waits (on the loop's queue already: behind this, it runs
-        first)."""
+        after the shoe's card, when one waits (on the loop's queue already: put behind it, this
+        runs after it)."""
         if self.waiting is not None and deferred < self.MAX_DEFERRED and self.waiting():
             assert self.loop is not None
             self.loop.call_soon(self._signed, future, deferred + 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -156,62 +157,50 @@ def test_the_signature_is_made_off_the_loop_which_goes_on_meanwhile_and_a_moved_
         journal.close()
 
 
-class HeadToldToThread:
-    """A listener: a threading.Event set once a chain-head entry is told (for a thread to wait on)."""
-
-    def __init__(self, event: threading.Event) -> None:
-        self.event = event
-
-    def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
-        if entry.kind == "chain-head":
-            self.event.set()
-
-    def redrive(self, table: Table) -> None:
-        return
-
-
 def test_a_card_waiting_on_the_loop_when_the_signature_comes_back_is_journaled_before_the_signed_head(
     tmp_path: Path,
 ) -> None:
-    """The shoe's thread hands a dead card (counted handed, as the daemon's shoe thread counts it,
-    before it is on the loop's queue) just as the worker's signature comes back: the card is
-    journaled first (it does not wait for the head's commit), and the head journaled after it
-    signs the chain with the card in it."""
+    """The shoe's thread hands a dead card (on the loop's queue, then counted handed, as the
+    daemon's shoe thread does) just as the worker's signature comes back, so that the card is
+    queued behind the signer's callback: the card is journaled first (it does not wait for the
+    head's commit), and the head journaled after it signs the chain with the card in it."""
     journal = Journal(tmp_path / "journal.sqlite3")
     try:
         table = Table(journal, game="grand-slam", rules={}, simulated=True)
         key = SlowKey()
-        seen = threading.Event()  # the signer asked whether a card waits, or journaled its head
-        table.listeners.append(HeadToldToThread(seen))
         told = HeadJournaled()
         table.listeners.append(told)
         shoe = {"handed": 0, "taken": 0}
-
-        def waiting() -> bool:
-            seen.set()
-            return shoe["handed"] != shoe["taken"]
+        workers = Recording(1)
 
         async def main() -> int:
             loop = asyncio.get_running_loop()
-            signer = HeadSigner(table, key, loop, waiting=waiting)
+            loop.set_default_executor(workers)
+            signer = HeadSigner(table, key, loop, waiting=lambda: shoe["handed"] > shoe["taken"])
             table.open_round(ROUND, by="dealer")
             table.void(by="supervisor", reason="misdeal")
             card = next(iter(table.shoe.remaining_cards()))
             signer.sign()
-            await asyncio.to_thread(key.started.wait, 30)
             dealt: asyncio.Future[int] = loop.create_future()
 
             def take() -> None:  # the card, on the loop, as the daemon takes the shoe's event
                 shoe["taken"] += 1
                 dealt.set_result(table.card(card, {"via": "test shoe"}).seq)
 
-            def shoe_thread() -> None:
-                shoe["handed"] += 1  # the card is handed ...
-                key.gate.set()  # ... as the signature is made ...
-                assert seen.wait(30)  # ... and back on the loop before the card is on its queue
-                loop.call_soon_threadsafe(take)
+            def hand() -> None:  # runs right after the signature is back on the loop (the turn before the signer's)
+                loop.call_soon(take)
+                shoe["handed"] += 1
 
-            await asyncio.to_thread(shoe_thread)
+            def busy() -> None:  # the loop at work as the worker's signature comes back
+                assert key.started.wait(30)
+                (signing,) = workers.futures
+                back = threading.Event()
+                signing.add_done_callback(lambda _: back.set())  # after asyncio's: posted to the loop
+                key.gate.set()
+                assert back.wait(30)
+                loop.call_soon(hand)
+
+            loop.call_soon(busy)
             card_seq = await dealt
             await told.event.wait()
             return card_seq
@@ -222,6 +211,19 @@ def test_a_card_waiting_on_the_loop_when_the_signature_comes_back_is_journaled_b
         assert heads(table) == [card_seq], "the head journaled does not sign the chain with the card in it"
     finally:
         journal.close()
+
+
+class Recording(ThreadPoolExecutor):
+    """The loop's default executor, keeping each job's future (to know when a signature is back)."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.futures: list[Future[Any]] = []
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future = super().submit(fn, *args, **kwargs)
+        self.futures.append(future)
+        return future
 
 
 def test_the_daemon_counts_a_card_of_the_shoes_as_waiting_from_its_hand_over_until_the_loop_takes_it(
