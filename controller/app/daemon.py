@@ -864,11 +864,7 @@ class Daemon:
             if deaf is None:
                 log.info("%s", event.message)
                 return
-            message = (
-                f"{event.message} The shoe has sent it {deaf} times since, at its own pace: it does not hear "
-                "the table's acknowledgements, and no card after it can come. Check the shoe's cable."
-            )
-            self._latch_once("shoe-duplicate", message)
+            self._latch_once("shoe-duplicate", _deaf_shoe(event, deaf))
             return
         self._take_shoe_event(event, time.perf_counter())  # the card-to-lamp latency starts here
         if isinstance(event, CardRead | Misread | RefusedMessage | ShoeEvent):
@@ -885,11 +881,7 @@ class Daemon:
             if deaf is None:
                 log.info("%s", event.message)
                 return
-            message = (
-                f"{event.message} The shoe has sent it {deaf} times since, at its own pace: it does not hear "
-                "the table's acknowledgements, and no card after it can come. Check the shoe's cable."
-            )
-            self.loop.call_soon_threadsafe(self._latch_once, "shoe-duplicate", message)
+            self.loop.call_soon_threadsafe(self._latch_once, "shoe-duplicate", _deaf_shoe(event, deaf))
             return
         handed = time.perf_counter()  # the card-to-lamp latency of GET /metrics starts here
         # A plain call on the loop, answered the moment it returns (no task, and no turn of the loop
@@ -1244,4 +1236,12 @@ def _announce_tokens(tokens: Tokens) -> None:
         f"  surveillance token: {tokens.surveillance}",
         file=sys.stderr,
         flush=True,
+    )
+
+
+def _deaf_shoe(event: RepeatedFrame, deaf: int) -> str:
+    """The fault latched when the shoe keeps sending a card again: it does not hear the table."""
+    return (
+        f"{event.message} The shoe has sent it {deaf} times since, at its own pace: it does not hear "
+        "the table's acknowledgements, and no card after it can come. Check the shoe's cable."
     )
