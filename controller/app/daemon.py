@@ -89,7 +89,8 @@ SHOE_FAULTS = {
 }
 SHOE_EVENTS = {EventKind.CUT_CARD: "The cut card came out", EventKind.SHOE_EMPTY: SHOE_EMPTY}
 #: How long the shoe's thread waits for the loop to journal a card before leaving it
-#: unacknowledged (the shoe then sends it again).
+#: unacknowledged (the shoe then sends it again). Only the threaded reader's: a port the loop
+#: watches (drivers/shoe/loop_reader.py, a pty or a real serial device) is read on the loop itself.
 JOURNAL_WAIT_S = 10.0
 #: How often retention looks for rounds old enough to leave the live journal (between rounds).
 RETAIN_EVERY_S = 600.0
@@ -218,9 +219,9 @@ class Daemon:
 
     async def run(self) -> int:
         self.loop = asyncio.get_running_loop()
-        # The table's and the shoe's threads (and the devices') share one interpreter lock: a thread
-        # woken by a card gets it within this long of asking, not CPython's default 5 ms (each card
-        # crosses it several times: shoe thread, table loop, lamps, acknowledgement).
+        # The table's threads (the signer's worker, the devices', and the shoe's where its port is one
+        # the loop cannot watch: loop://, rfc2217://, spy://) share one interpreter lock: a thread woken
+        # by a card gets it within this long of asking, not CPython's default 5 ms.
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         early = self.early or await start_early(self.config, self.state_dir, self.host, self.port, api=False)
         self._sockets = early.sockets
