@@ -168,6 +168,7 @@ class FloorConsumer:
         self._acking = threading.Lock()
         self._dropping = threading.Event()  # the session is being dropped: what waits is never acknowledged
         self._behind: dict[Key, float] = {}  # table -> when it was last seen behind (or asked)
+        self._in_grace: set[Key] = set()  # tables of _behind found a little behind, not asked yet
         self._known: set[Key] = set()
         self._ask_all = threading.Event()
         self._stopping = threading.Event()
@@ -343,6 +344,7 @@ class FloorConsumer:
                 log.exception("floor store: could not store a batch of %d message(s); the tables keep them", len(batch))
                 store = self._reopen(store)
                 self._behind.clear()
+                self._in_grace.clear()
                 if batch:
                     self._reconnect()
                 self._ask_all.set()
@@ -373,8 +375,16 @@ class FloorConsumer:
         """The store holds `key` only in part (`lacking` entries past its mark): it is asked after
         the grace, or at once if it lacks more than FAR_BEHIND (only when newly found behind: a
         table whose answer is arriving is not looked at again at every batch)."""
+        far = lacking > FAR_BEHIND
         if key not in self._behind:
-            self._behind[key] = now - self.grace_s if lacking > FAR_BEHIND else now
+            self._behind[key] = now - self.grace_s if far else now
+            if not far:
+                self._in_grace.add(key)
+        elif far and key in self._in_grace:
+            # First found a little behind (its status came before its entries, say), waiting out the
+            # grace; now far behind: asked at once, as if it had been far behind when first found.
+            self._in_grace.discard(key)
+            self._behind[key] = now - self.grace_s
 
     def _ask_behind(self, store: FloorStore, now: float) -> None:
         """Ask each table the store has held only in part for `grace_s` (at most once an interval:
@@ -389,6 +399,7 @@ class FloorConsumer:
         for key in due:
             if room <= 0:
                 break
+            self._in_grace.discard(key)
             if not store.progress(*key).behind:
                 del self._behind[key]
                 continue
@@ -499,6 +510,7 @@ class FloorConsumer:
                 self._found_behind(key, lacking.get(key, 0), now)
             else:
                 self._behind.pop(key, None)
+                self._in_grace.discard(key)
         if answering:
             # An answer still coming holds its claim: a table-day's answer outlasts `ask_timeout_s`
             # on a busy floor server, and a claim that lapsed mid-answer let a second ask go out

@@ -411,6 +411,38 @@ def test_a_table_that_says_it_is_far_behind_is_asked_at_once_not_after_the_group
     assert table.journal.last_seq > 20
 
 
+def test_a_table_first_found_a_little_behind_then_far_behind_is_asked_at_once_not_after_the_grace(
+    mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its retained status comes first and says it lacks no more than FAR_BEHIND: the store waits out
+    # the grace (an hour here) before asking. Its next entries then show it far behind: it is asked
+    # at once (this ordering, status before entries, left it waiting the hour before).
+    url = postgres.new_database()
+    table = _played_with_no_store(mosquitto, tmp_path)
+    monkeypatch.setattr(consumer_module, "FAR_BEHIND", table.journal.last_seq)
+    consumer = group_consumer(mosquitto, url, "store-1", probe_s=3600.0, grace_s=3600.0)
+    back = make_publisher(floor_config(mosquitto.broker), table)
+    try:
+        assert consumer.connected.wait(WAIT_S)
+        assert wait_until(lambda: _reported_last(url, table) == table.journal.last_seq)  # the status, first
+        assert consumer.asks == 0  # a little behind: within the grace
+        back.start()  # the table comes back and deals on: its entries show it far behind
+        deal_rounds(table, 1)
+        assert wait_until(lambda: store_matches_journal(url, table), WAIT_S * 2, every=0.2)
+        assert consumer.asks >= 1
+    finally:
+        consumer.stop()
+        back.stop()
+
+
+def _reported_last(url: str, table: Table) -> int | None:
+    store = open_store(url)
+    try:
+        return store.progress(SITE, table.table_id).reported_last
+    finally:
+        store.close()
+
+
 def test_an_ask_nobody_answered_is_sent_again_once_its_claim_lapses_however_long_the_grace(
     mosquitto: Mosquitto, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
