@@ -304,23 +304,34 @@ class Sampler:
         return out
 
 
+def start_consumers(consumers: int, port: int, url: str, logs: Path, prefix: str) -> list[subprocess.Popen[bytes]]:
+    """`consumers` `tablectl floor --group` processes on the broker at `port` into the store at
+    `url`, each logging to logs/consumer-N.log, named PREFIX-N."""
+    procs = []
+    for n in range(1, consumers + 1):
+        argv = [sys.executable, "-m", "controller.cli", "floor", "--broker", f"mqtt://127.0.0.1:{port}",
+                "--store", url, "--group", GROUP, "--consumer-id", f"{prefix}-{n}"]  # fmt: skip
+        log = (logs / f"consumer-{n}.log").open("wb")
+        procs.append(subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=log))
+    return procs
+
+
+def wait_connected(logs: Path, consumers: int) -> None:
+    _wait(lambda: all("floor store: connected to" in (logs / f"consumer-{n}.log").read_text()
+                      for n in range(1, consumers + 1)), 60, "the consumers did not connect")  # fmt: skip
+
+
 def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> dict[str, Any]:
     import psycopg
 
     url = new_database(pg, f"floor_{consumers}")
     logs = home / f"run-{consumers}"
     logs.mkdir()
-    procs = []
-    for n in range(1, consumers + 1):
-        argv = [sys.executable, "-m", "controller.cli", "floor", "--broker", f"mqtt://127.0.0.1:{port}",
-                "--store", url, "--group", GROUP, "--consumer-id", f"c{consumers}-{n}"]  # fmt: skip
-        log = (logs / f"consumer-{n}.log").open("wb")
-        procs.append(subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=log))
+    procs = start_consumers(consumers, port, url, logs, f"c{consumers}")
     db = psycopg.connect(url, autocommit=True)
     generator: Generator | None = None
     try:
-        _wait(lambda: all("floor store: connected to" in (logs / f"consumer-{n}.log").read_text()
-                          for n in range(1, consumers + 1)), 60, "the consumers did not connect")  # fmt: skip
+        wait_connected(logs, consumers)
         sampler = Sampler([p.pid for p in procs])
         sampler.sample()
         generator = Generator(port, template, (logs / "generator.log").open("wb"))
@@ -538,17 +549,11 @@ def hour(tables: int, consumers: int) -> dict[str, Any]:
         url = new_database(pg, "floor_hour")
         logs = home / "hour"
         logs.mkdir()
-        procs = []
-        for n in range(1, consumers + 1):
-            argv = [sys.executable, "-m", "controller.cli", "floor", "--broker", f"mqtt://127.0.0.1:{port}",
-                    "--store", url, "--group", GROUP, "--consumer-id", f"h{consumers}-{n}"]  # fmt: skip
-            log = (logs / f"consumer-{n}.log").open("wb")
-            procs.append(subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=log))
+        procs = start_consumers(consumers, port, url, logs, f"h{consumers}")
         db = psycopg.connect(url, autocommit=True)
         generator: Generator | None = None
         try:
-            _wait(lambda: all("floor store: connected to" in (logs / f"consumer-{n}.log").read_text()
-                              for n in range(1, consumers + 1)), 60, "the consumers did not connect")  # fmt: skip
+            wait_connected(logs, consumers)
             sampler = Sampler([p.pid for p in procs])
             generator = Generator(port, template, (logs / "generator.log").open("wb"))
             _wait(lambda: int(db.execute("SELECT COUNT(*) FROM floor_tables").fetchone()[0]) >= TABLES,  # type: ignore[index]
