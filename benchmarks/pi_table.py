@@ -88,180 +88,167 @@ class Figure:
     """One row: where its value is in which results file, what kind it is and its budget."""
 
     label: str
+    short: str  # the row's name in the summary under the table
     file: str
     path: tuple[str, ...]
     unit: str  # "ms", "s", "MB" or "ms a second"
-    scaled: bool  # False for memory: a Python object is the same size on the Pi
     budget: float | None
     budget_text: str
+    scaled: bool = True  # False for memory: a Python object is the same size on the Pi
     #: A count in the same file that the label names, put where the label has {count}.
     count_path: tuple[str, ...] = ()
 
 
+LINE = "the card's line time, 0.781 ms"
+FRAME = "a frame, 33 ms"
+CARD_CPU = ("results", "cpu_ms_per_card_fsync_apart")
+DAY = "memory after a day of play ({count} entries, 50 screens in and out a minute)"
+HALF_720 = "halves 1280x720"
+
 FIGURES = (
     Figure(
         "daemon CPU a card, 1 screen (fsync apart), both processes",
+        "card CPU, 1 screen",
         "card_cpu",
-        ("results", "cpu_ms_per_card_fsync_apart", "screens_1"),
+        (*CARD_CPU, "screens_1"),
         "ms",
-        True,
         LINE_TIME_MS,
-        "the card's line time, 0.781 ms",
+        LINE,
     ),
     Figure(
         "daemon CPU a card, 50 screens (fsync apart), both processes",
+        "card CPU, 50 screens",
         "card_cpu",
-        ("results", "cpu_ms_per_card_fsync_apart", "screens_50"),
+        (*CARD_CPU, "screens_50"),
         "ms",
-        True,
         LINE_TIME_MS,
-        "the card's line time, 0.781 ms",
+        LINE,
     ),
     Figure(
         "the journal's fsync, CPU a card (1 screen)",
+        "fsync CPU",
         "card_cpu",
         ("results", "fsync_cpu_ms_per_card", "screens_1"),
         "ms",
-        True,
         None,
         "the disk's, counted apart",
     ),
     Figure(
         "daemon CPU while idle, 50 screens connected",
+        "idle CPU",
         "card_cpu",
         ("results", "idle_cpu_ms_per_s"),
         "ms a second",
-        True,
         None,
         "none set for the Pi",
     ),
     Figure(
         "card-to-lamp p50, wall (frame written -> 74HC595 latch)",
+        "card-to-lamp p50",
         "daemon",
         ("results", "card_to_lamp", "p50_ms"),
         "ms",
-        True,
         LINE_TIME_MS,
-        "the card's line time, 0.781 ms",
+        LINE,
     ),
     Figure(
         "card-to-lamp p99, wall",
+        "card-to-lamp p99",
         "daemon",
         ("results", "card_to_lamp", "p99_ms"),
         "ms",
-        True,
         LINE_TIME_MS,
-        "the card's line time, 0.781 ms",
+        LINE,
     ),
     Figure(
         "`tablectl run --sim` to healthy, CPU of both processes",
+        "run --sim",
         "commands",
         ("run_both_processes_cpu_s", "after"),
         "s",
-        True,
         0.5,
         "0.5 s",
     ),
     Figure(
-        "`tablectl recall` on 10k entries, CPU",
-        "commands",
-        ("figures", "recall", "cpu_s"),
-        "s",
-        True,
-        0.3,
-        "0.3 s",
+        "`tablectl recall` on 10k entries, CPU", "recall", "commands", ("figures", "recall", "cpu_s"), "s", 0.3, "0.3 s"
     ),
     Figure(
         "`tablectl recall`, a table.toml no daemon has checked, CPU",
+        "recall (unchecked table.toml)",
         "commands",
         ("figures", "recall_first", "cpu_s"),
         "s",
-        True,
         0.3,
         "0.3 s",
     ),
     Figure(
         "`tablectl journal verify` on 10k entries, CPU",
+        "verify",
         "commands",
         ("figures", "verify", "cpu_s"),
         "s",
-        True,
         0.3,
         "0.3 s",
     ),
     Figure(
         "`tablectl journal verify`, a table.toml no daemon has checked, CPU",
+        "verify (unchecked table.toml)",
         "commands",
         ("figures", "verify_first", "cpu_s"),
         "s",
-        True,
         0.3,
         "0.3 s",
     ),
-    Figure(
-        "`tablectl replay`, CPU",
-        "commands",
-        ("figures", "replay", "cpu_s"),
-        "s",
-        True,
-        0.3,
-        "0.3 s",
-    ),
-    Figure(
-        "`tablectl hand`, CPU",
-        "commands",
-        ("figures", "hand", "cpu_s"),
-        "s",
-        True,
-        0.3,
-        "0.3 s",
-    ),
+    Figure("`tablectl replay`, CPU", "replay", "commands", ("figures", "replay", "cpu_s"), "s", 0.3, "0.3 s"),
+    Figure("`tablectl hand`, CPU", "hand", "commands", ("figures", "hand", "cpu_s"), "s", 0.3, "0.3 s"),
     Figure(
         "vision, half-table 1280x720, still table, CPU a frame",
+        "vision still",
         "vision_speed",
-        ("results", "halves 1280x720, still", "cpu_median_ms"),
+        ("results", f"{HALF_720}, still", "cpu_median_ms"),
         "ms",
-        True,
         FRAME_MS,
-        "a frame, 33 ms",
+        FRAME,
     ),
     Figure(
         "vision, half-table 1280x720, one wager changes, CPU a frame",
+        "vision one wager changes",
         "vision_speed",
-        ("results", "halves 1280x720, one wager changes", "cpu_median_ms"),
+        ("results", f"{HALF_720}, one wager changes", "cpu_median_ms"),
         "ms",
-        True,
         FRAME_MS,
-        "a frame, 33 ms",
+        FRAME,
     ),
     Figure(
         "vision, half-table 1280x720, cold (every zone afresh), CPU a frame",
+        "vision cold",
         "vision_speed",
-        ("results", "halves 1280x720, cold", "cpu_median_ms"),
+        ("results", f"{HALF_720}, cold", "cpu_median_ms"),
         "ms",
-        True,
         FRAME_MS,
-        "a frame, 33 ms",
+        FRAME,
     ),
     Figure(
-        "memory after a day of play ({count} entries, 50 screens in and out a minute), PSS of both processes",
+        f"{DAY}, PSS of both processes",
+        "memory PSS",
         "day_memory",
         ("results", "after_the_day", "pss_mb"),
         "MB",
-        False,
         70.0,
         "70 MB (issue 35)",
-        ("results", "entries"),
+        scaled=False,
+        count_path=("results", "entries"),
     ),
     Figure(
-        "memory after a day of play ({count} entries, 50 screens in and out a minute), RSS of both processes",
+        f"{DAY}, RSS of both processes",
+        "memory RSS",
         "day_memory",
         ("results", "after_the_day", "rss_mb"),
         "MB",
-        False,
         ZERO_2_W_LINUX_MB,
         "the Zero 2 W's 512 MB, 427 MB of it Linux's",
-        ("results", "entries"),
+        scaled=False,
+        count_path=("results", "entries"),
     ),
 )
 
@@ -293,6 +280,8 @@ class Row:
 
 
 def _number(value: float, unit: str) -> str:
+    if value < 0.1:
+        return f"{value:.3f}"
     if value < 10:
         return f"{value:.2f}"
     if value < 100:
@@ -336,24 +325,28 @@ def rows(results: Path = RESULTS) -> list[Row]:
 
 
 def _summary(found: Sequence[Row]) -> list[str]:
-    def names(board: Factor, fit: bool, camera: bool) -> str:
-        picked = [
-            r.label
-            for r in found
-            if r.figure.budget is not None
-            and (r.figure.budget == FRAME_MS) == camera
-            and (r.fits(board) == "yes") == fit
-        ]
+    def listed(board: Factor, fit: bool, camera: bool) -> str:
+        picked = []
+        for r in found:
+            budget = r.figure.budget
+            if budget is None or (budget == FRAME_MS) != camera or (r.fits(board) == "yes") != fit:
+                continue
+            if fit or not r.figure.scaled:
+                picked.append(f"{r.figure.short} ({_value(r.here, r.figure.unit)})")
+            else:
+                need = budget / board.high
+                picked.append(
+                    f"{r.figure.short} ({_value(r.here, r.figure.unit)}, needs {_value(need, r.figure.unit)})"
+                )
         return "; ".join(picked) or "none"
 
     return [
-        f"**Fit a Pi Zero 2 W's budget** (at x{ZERO_2_W.high:g}): {names(ZERO_2_W, True, camera=False)}.",
+        f"**On a Pi Zero 2 W** (at x{ZERO_2_W.high:g}; in brackets the figure here, and what it would need to "
+        f"be here to fit): fit: {listed(ZERO_2_W, True, camera=False)}. Do not fit: "
+        f"{listed(ZERO_2_W, False, camera=False)}.",
         "",
-        f"**Do not fit a Pi Zero 2 W** (over budget at x{ZERO_2_W.high:g}; see the last column for the "
-        f"factor each would need): {names(ZERO_2_W, False, camera=False)}.",
-        "",
-        f"**A camera frame within 33 ms on a Pi 4** (at x{PI_4.high:g}): fits: {names(PI_4, True, camera=True)}; "
-        f"does not: {names(PI_4, False, camera=True)}.",
+        f"**A camera frame within 33 ms on a Pi 4** (at x{PI_4.high:g}): fit: {listed(PI_4, True, camera=True)}. "
+        f"Do not fit: {listed(PI_4, False, camera=True)}.",
     ]
 
 

@@ -66,7 +66,7 @@ def test_a_rerun_benchmark_that_moves_a_figure_fails_the_check_until_the_table_i
 
     assert main(args) == 0
     assert main(["--check", *args]) == 0
-    assert table(readme.read_text())[ONE_SCREEN]["here"] == "0.05 ms"
+    assert table(readme.read_text())[ONE_SCREEN]["here"] == "0.050 ms"
 
 
 def test_a_card_over_its_line_time_on_a_pi_says_no(tmp_path: Path) -> None:
