@@ -2,7 +2,7 @@
 
 Every figure in benchmarks/results/*.json was measured on the 2-core x86-64 development VM; the table
 runs on a Raspberry Pi. This module converts each CPU figure for a Pi 4 and a Pi Zero 2 W with an
-ESTIMATED slow-down factor (a range, from published single-core comparisons; see FACTORS), leaves
+ESTIMATED slow-down factor (a range, from published single-core comparisons; see PI_4 and ZERO_2_W), leaves
 memory as it is (a Python object is the same size on a 64-bit Pi), and says against each figure's
 budget whether it fits on each board.
 
@@ -55,7 +55,6 @@ class Factor:
 THIS_CORE_7ZIP = 4400.0
 PI_4 = Factor("Pi 4", low=round(THIS_CORE_7ZIP / 1897, 1), high=4.0)
 ZERO_2_W = Factor("Pi Zero 2 W", low=round(THIS_CORE_7ZIP / 838, 1), high=10.0)
-FACTORS = (PI_4, ZERO_2_W)
 
 SOURCES = (
     "**Factors (ESTIMATED, not measured on a Pi)**: how many times longer a Pi's core takes than this "
@@ -279,7 +278,7 @@ class Row:
         return f"only at x{budget / self.here:.1f} or less"
 
 
-def _number(value: float, unit: str) -> str:
+def _number(value: float) -> str:
     if value < 0.1:
         return f"{value:.3f}"
     if value < 10:
@@ -290,13 +289,13 @@ def _number(value: float, unit: str) -> str:
 
 
 def _value(value: float, unit: str) -> str:
-    return f"{_number(value, unit)} {unit}"
+    return f"{_number(value)} {unit}"
 
 
 def _span(fast: float, slow: float, unit: str) -> str:
     if fast == slow:
         return f"{_value(fast, unit)} (not scaled)"
-    return f"{_number(fast, unit)}-{_number(slow, unit)} {unit}"
+    return f"{_number(fast)}-{_number(slow)} {unit}"
 
 
 def _dig(data: Any, path: Sequence[str]) -> float | None:
