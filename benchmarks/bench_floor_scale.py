@@ -125,6 +125,9 @@ def broker(home: Path) -> Iterator[int]:
     port = free_port()
     conf = home / "mosquitto.conf"
     limits = "".join(f"{k} {v}\n" for k, v in MOSQUITTO_LIMITS.items())
+    if os.environ.get("FLOOR_SCALE_BROKER_LOG"):
+        limits += (f"log_dest file {os.environ['FLOOR_SCALE_BROKER_LOG']}\nlog_type error\nlog_type warning\n"
+                   "log_type notice\nlog_timestamp true\n")
     conf.write_text(f"listener {port} 127.0.0.1\nuser {getpass.getuser()}\nallow_anonymous true\n{limits}")
     process = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     BROKER_PID[:] = [process.pid]
@@ -617,12 +620,34 @@ def hour(tables: int, consumers: int) -> dict[str, Any]:
     return result
 
 
+def hours(tables: int, counts: list[int]) -> dict[str, Any]:
+    """`hour` for each number of consumers in `counts`, one after another in this sitting, in one
+    result (a run of one count no longer writes over the others')."""
+    runs = []
+    for consumers in counts:
+        run_ = hour(tables, consumers)
+        run_["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        runs.append(run_)
+    return {
+        "name": "floor_scale_hour",
+        "what": (f"{tables:,} tables an hour behind at once ({tables * HOUR:,} entries the broker never carried; "
+                 "their statuses say so), measured directly: python -m benchmarks.bench_floor_scale hour "
+                 f"{tables} {' '.join(map(str, counts))}"),
+        "goal": f"caught up in minutes (under {HOUR_GOAL_S} s)",
+        "met_with": {str(r["consumers"]): r["met"] for r in runs},
+        "runs": runs,
+    }
+
+
 if __name__ == "__main__":
-    # python -m benchmarks.bench_floor_scale               the whole benchmark (as `make bench` runs it)
-    # python -m benchmarks.bench_floor_scale hour N [C]    N tables an hour behind, C consumers (2)
+    # python -m benchmarks.bench_floor_scale                 the whole benchmark (as `make bench` runs it)
+    # python -m benchmarks.bench_floor_scale hour N [C ...]  N tables an hour behind, with C consumers
+    #                                                        each (2 if none given), into one JSON
+    # FLOOR_SCALE_LOGS=DIR keeps the consumers' and the generator's logs; FLOOR_SCALE_BROKER_LOG=FILE
+    # has Mosquitto log its notices and warnings (a client's dropped messages) there;
+    # FLOOR_LOAD_TRACE=1 has the generator log every catch-up request it answers (ASK lines).
     if sys.argv[1:2] == ["hour"]:
-        out = hour(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 2)
-        out["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        out = hours(int(sys.argv[2]), [int(c) for c in sys.argv[3:]] or [2])
         path = REPO / "benchmarks" / "results" / "floor_scale_hour.json"
         path.write_text(json.dumps(out, indent=2) + "\n")
         print(json.dumps(out, indent=2))

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import queue
 import socket
 import struct
@@ -373,6 +374,10 @@ class Floor:
             if not response or table not in self.last:
                 continue
             start = max(int(request["after"]), int(request.get("from", request["after"])))
+            if os.environ.get("FLOOR_LOAD_TRACE"):
+                print(f"ASK {time.time():.3f} {table} after={request['after']} from={request.get('from')} "
+                      f"limit={request.get('page_limit', request.get('limit'))} last={self.last[table]} "
+                      f"queued={self.requests.qsize()}", file=sys.stderr, flush=True)
             page = request.get("page")  # a table of today answers in pages when asked (catchup.py)
             most = request.get("page_limit", schema.PAGED_LIMIT) if page else request.get("limit", schema.REPLY_LIMIT)
             limit = int(most)

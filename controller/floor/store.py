@@ -829,17 +829,31 @@ class FloorStore:
                     continue
             fetch.append(key)
         # The rest read back in pages (one JSON value each: psycopg's pure-Python rows cost more
-        # than the query), each body's text as stored: the chain is walked over it.
+        # than the query), each body's text as stored: the chain is walked over it. A page is the
+        # next WALK_MOST entries of the tables in turn, each table's range cut to what fits (every
+        # entry up to a table's contiguous mark is stored: a range's length is its count), read
+        # through the primary key (a LATERAL index scan a table). Joined to the ranges as a whole and
+        # cut by a LIMIT, every entry of every range was read before the cut, and PostgreSQL planned
+        # a parallel scan of every stored entry once the ranges were long (two consumers catching
+        # up an hour of 1,000 tables read back 0.2-0.5 s a batch at 3 M entries stored).
         while fetch:
+            ranges: list[tuple[tuple[str, str], int, int]] = []
+            room = WALK_MOST
+            for key in sorted(fetch):
+                if room <= 0:
+                    break
+                after = walks[key].walk.seq
+                take = min(walks[key].contiguous - after, room)
+                ranges.append((key, after, after + take))
+                room -= take
             page = self._json_rows(
-                "SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, e.kind, e.body FROM floor_entries e "
-                "JOIN json_to_recordset(?::json) AS b(site text, table_id text, after bigint, through bigint) "
-                "ON e.site = b.site AND e.table_id = b.table_id AND e.seq > b.after AND e.seq <= b.through "
-                "ORDER BY e.site, e.table_id, e.seq LIMIT ?",
+                "SELECT x.* FROM json_to_recordset(?::json) AS b(site text, table_id text, after bigint, "
+                "through bigint) CROSS JOIN LATERAL (SELECT e.site, e.table_id, e.seq, e.boot, e.at, e.round, "
+                "e.kind, e.body FROM floor_entries e WHERE e.site = b.site AND e.table_id = b.table_id "
+                "AND e.seq > b.after AND e.seq <= b.through ORDER BY e.seq) AS x",
                 8,
-                (_rows(site=[k[0] for k in fetch], table_id=[k[1] for k in fetch],
-                       after=[walks[k].walk.seq for k in fetch], through=[walks[k].contiguous for k in fetch]),
-                 WALK_MOST),
+                (_rows(site=[k[0] for k, _, _ in ranges], table_id=[k[1] for k, _, _ in ranges],
+                       after=[a for _, a, _ in ranges], through=[t for _, _, t in ranges]),),
             )  # fmt: skip
             grouped: dict[tuple[str, str], list[StoredEntry]] = {}
             for site, table, seq, boot, at, rnd, kind, body in page:
@@ -853,9 +867,10 @@ class FloorStore:
             for key, entries in grouped.items():
                 entries.sort(key=lambda e: e.seq)
                 walks[key].feed(entries)
-            if len(page) < WALK_MOST:
-                break  # every table's rest was in this page
+            moved = any(walks[key].done or walks[key].walk.seq > after for key, after, _ in ranges)
             fetch = [k for k in fetch if not walks[k].done]
+            if not moved:
+                break  # nothing more to read (a range the store no longer holds whole): walked as far as it goes
         ends = [(key, walk.end()) for key, walk in walks.items()]
         self._run(
             "UPDATE floor_tables t SET chain_seq = u.seq, chain = u.chain, table_key = u.key, head_seq = u.head "

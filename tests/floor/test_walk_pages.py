@@ -16,6 +16,13 @@ from controller.security.chainhead import fingerprint, public_hex, table_key
 from .conftest import SITE, deal_rounds, make_table
 
 
+def _plain(tmp_path: Path, table_id: str, rounds: int) -> list[StoredEntry]:
+    """A table's entries, `rounds` rounds dealt, no head signed."""
+    table = make_table(tmp_path / table_id, table_id)
+    deal_rounds(table, rounds)
+    return [StoredEntry(SITE, table_id, e.seq, "boot-1", e.at, e.round, e.kind, e.body) for e in table.journal.entries()]
+
+
 def _journal(tmp_path: Path, heads: int) -> tuple[list[StoredEntry], str]:
     """A table's entries, `heads` rounds each closed by a signed chain head, and its key's fingerprint."""
     table = make_table(tmp_path / "state")
@@ -39,7 +46,7 @@ def test_a_mark_that_jumps_is_walked_page_by_page_through_every_head(
 
     def spied(self: store_module.FloorStore, sql: str, *args: object, **kwargs: object) -> list[list[object]]:
         rows = read(self, sql, *args, **kwargs)  # type: ignore[arg-type]
-        if "LIMIT ?" in sql:  # the walk's read-back (PostgreSQL; SQLite's cursor gives a row at a time)
+        if "CROSS JOIN LATERAL" in sql:  # the walk's read-back (PostgreSQL; SQLite's cursor gives a row at a time)
             pages.append(len(rows))
         return rows
 
@@ -75,5 +82,42 @@ def test_a_forged_head_on_a_later_page_is_the_floors_alert_and_the_walk_stops_be
         assert store.alerts(SITE, "GS-01") == [(forged.seq, store.alerts(SITE, "GS-01")[0][1])]
         assert "signature is bad" in store.alerts(SITE, "GS-01")[0][1]
         assert store.history(SITE, "GS-01")["seq"] == forged.seq - 1
+    finally:
+        store.close()
+
+
+def test_marks_of_several_tables_that_jump_together_are_read_back_a_page_at_a_time_each_entry_once(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two tables' marks jump in one batch (another consumer stored the rest): the read-back takes
+    the tables in turn, each table's range cut to what fits a page of WALK_MOST, and gives each
+    entry it walks once; both tables are walked whole. (What the pages cost PostgreSQL at a
+    floor's size is the floor_scale benchmark's: the read-back cut by a LIMIT read every range
+    whole first, and was planned as a parallel scan of the store.)"""
+    monkeypatch.setattr(store_module, "WALK_MOST", 4)
+    tables = {name: _plain(tmp_path, name, 3) for name in ("GS-01", "GS-02")}
+    read = store_module.FloorStore._json_rows
+    pages: list[list[tuple[str, int]]] = []
+
+    def spied(self: store_module.FloorStore, sql: str, *args: object, **kwargs: object) -> list[list[object]]:
+        rows = read(self, sql, *args, **kwargs)  # type: ignore[arg-type]
+        if "CROSS JOIN LATERAL" in sql:
+            pages.append([(str(r[1]), int(r[2])) for r in rows])  # type: ignore[call-overload]
+        return rows
+
+    monkeypatch.setattr(store_module.FloorStore, "_json_rows", spied)
+    store = open_store(store_url)
+    try:
+        store.add([e for entries in tables.values() for e in entries[1:]])  # nothing contiguous yet
+        store.add([entries[0] for entries in tables.values()])  # both marks jump to their ends
+        for name, entries in tables.items():
+            assert store.history(SITE, name)["seq"] == entries[-1].seq, name
+            assert store.history(SITE, name)["alerts"] == [], name
+        if store.dialect == "postgresql":
+            read_back = [row for page in pages for row in page]
+            assert max(len(page) for page in pages) <= 4, pages
+            wanted = sorted((name, e.seq) for name, entries in tables.items() for e in entries)
+            assert sorted(read_back) == wanted, pages  # each entry the walk needs, once
+            assert [page[0][0] for page in pages] == sorted(page[0][0] for page in pages), pages  # in turn
     finally:
         store.close()
