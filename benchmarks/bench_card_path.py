@@ -428,7 +428,9 @@ class TimedChecker(Checker):
     def hold(self) -> None:
         was = self.held
         super().hold()
-        if not was and self.freed:
+        if was:
+            return  # held already (RoundHold holds it again at every entry of a round): nothing noted
+        if self.freed:
             self.freed[-1][1] = time.perf_counter()
         for proc in list(self._running):  # stopped now: what it has read of the disk (not the page cache)
             try:
