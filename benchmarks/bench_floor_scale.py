@@ -319,6 +319,19 @@ def start_consumers(consumers: int, port: int, url: str, logs: Path, prefix: str
     return procs
 
 
+def stop_consumers(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to every consumer (a clean stop ends its broker session), then wait for each; one
+    that has not ended in 30 s is killed."""
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 def wait_connected(logs: Path, consumers: int) -> None:
     _wait(lambda: all("floor store: connected to" in (logs / f"consumer-{n}.log").read_text()
                       for n in range(1, consumers + 1)), 60, "the consumers did not connect")  # fmt: skip
@@ -448,14 +461,7 @@ def one_run(consumers: int, pg: str, port: int, template: Path, home: Path) -> d
         # The consumers first: the generator then takes its tables' retained statuses off the
         # broker, which the next run's consumers would otherwise ask about (and this run's table
         # names come again in it).
-        for p in procs:
-            p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_consumers(procs)
         if generator is not None:
             generator.stop()
         db.close()
@@ -600,14 +606,7 @@ def hour(tables: int, consumers: int) -> dict[str, Any]:
                 "consumers_cpu_s": round(sum(cpu_s(p.pid) or 0.0 for p in procs), 1),
             }
         finally:
-            for p in procs:
-                p.send_signal(signal.SIGTERM)
-            for p in procs:
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_consumers(procs)
             if generator is not None:
                 generator.stop()
             db.close()

@@ -55,6 +55,10 @@ from controller.adapters.floor import schema
 BOOT = "floorload"
 
 
+#: FLOOR_LOAD_TRACE=1: every catch-up request answered is logged on stderr (an ASK line).
+TRACE = bool(os.environ.get("FLOOR_LOAD_TRACE"))
+
+
 def stamp(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -374,7 +378,7 @@ class Floor:
             if not response or table not in self.last:
                 continue
             start = max(int(request["after"]), int(request.get("from", request["after"])))
-            if os.environ.get("FLOOR_LOAD_TRACE"):
+            if TRACE:
                 print(f"ASK {time.time():.3f} {table} after={request['after']} from={request.get('from')} "
                       f"limit={request.get('page_limit', request.get('limit'))} last={self.last[table]} "
                       f"queued={self.requests.qsize()}", file=sys.stderr, flush=True)
