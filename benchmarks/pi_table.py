@@ -98,8 +98,8 @@ class Figure:
     count_path: tuple[str, ...] = ()
 
 
-LINE = "the card's line time, 0.781 ms"
-FRAME = "a frame, 33 ms"
+LINE = f"the card's line time, {LINE_TIME_MS:.3f} ms"
+FRAME = f"a frame, {FRAME_MS:g} ms"
 CARD_CPU = ("results", "cpu_ms_per_card_fsync_apart")
 DAY = "memory after a day of play ({count} entries, 50 screens in and out a minute)"
 HALF_720 = "halves 1280x720"
