@@ -214,8 +214,15 @@ def _text(data: bytes) -> str:
 
 def parse(doc: dict[str, Any], source: str, *, simulated: bool) -> Config:
     """The configuration in `doc` (parsed TOML from `source`), checked; ConfigError names the key."""
-    # The file's models (pydantic) are loaded here, to read a file, and the floor's with a [floor]
-    # section: what needs only the built-in defaults (a simulated table, recall, verify) loads neither.
+    # A file whose every key is plainly right is read without pydantic (controller/app/config_plain.py:
+    # the models' own reading of it); else its models (pydantic) are loaded here and read it, refusing
+    # it in their words. The floor's models are loaded with a [floor] section. What needs only the
+    # built-in defaults (a simulated table, recall, verify) loads neither.
+    from controller.app import config_plain
+
+    form = config_plain.read(doc)
+    if form is not None:
+        return _config(_namespace(form), source, simulated)
     from controller.app.config_schema import ConfigStyle, TableToml
     from vision.documents import check
 
@@ -272,7 +279,8 @@ CHECKED_FILE = "table.toml.checked"
 #: The modules whose code decides what a file's keys read as (the models, their checks, the
 #: [floor]'s model); with the games' names and pydantic's version, the code a checked form is of.
 _CHECKING_MODULES = (
-    "controller.app.config", "controller.app.config_schema", "vision.documents", "controller.adapters.floor.config",
+    "controller.app.config", "controller.app.config_plain", "controller.app.config_schema", "vision.documents",
+    "controller.adapters.floor.config",
     "controller.adapters.floor.config_schema",
 )  # fmt: skip
 #: The sections of the form that are the file's own tables as written, not sections of keys.

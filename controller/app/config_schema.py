@@ -1,6 +1,7 @@
 """table.toml as an operator writes it: the pydantic models that check each section and key
 (vision/documents.py's way: unknown keys refused, nothing coerced, one line naming the
-file and the key). `controller.app.config.parse` reads a file through them.
+file and the key). `controller.app.config.parse` reads a file through them, unless every key in it
+is plainly right (controller/app/config_plain.py reads it then as they would, without pydantic).
 
 They live apart from controller/app/config.py so that what only needs the configuration's values
 never loads pydantic: a simulated table's built-in defaults, `tablectl recall --sim` and
@@ -15,12 +16,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from controller.app.config_plain import BAUD_RATES, CAMERA_BACKENDS, DIALECTS
 from controller.engine import game_names
 from vision.documents import Document, Style, Text, number, one_of, problem, rule
-
-BAUD_RATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200, 230400)
-DIALECTS = ("cd5220", "dmd")
-CAMERA_BACKENDS = ("opencv", "picamera2", "simulated")
 
 
 def _game(value: Any) -> Any:
