@@ -11,6 +11,10 @@ in all. Every SAMPLE_EVERY entries the memory of both of the daemon's processes 
   rss   VmRSS, each process and the sum (pages two processes share are counted in each)
   pss   the proportional set size (/proc/PID/smaps_rollup): shared pages counted a share each,
         so the two processes add up honestly (the figure a Pi's memory actually gives them)
+  private_dirty, shared_dirty   each process's written pages of its own, and the written pages
+        the two still share (the API's process is forked from the table's: what was loaded
+        before the fork is shared until either process writes a page of it, a reference count
+        or an allocation in a free slot enough)
 
 Growth is the slope of a straight line through the samples of the second half of the run (the
 caches filled by then), in MB per 10,000 entries; the memory after the day against issue 35's 70 MB.
@@ -74,6 +78,9 @@ def _memory(daemon: Daemon) -> dict[str, float]:
         "pss_mb": round(status.get("Pss", 0) / 1024, 1),
         "table_pss_mb": round(status.get("table_Pss", 0) / 1024, 1),
         "api_pss_mb": round(status.get("api_Pss", 0) / 1024, 1),
+        "table_private_dirty_mb": round(status.get("table_Private_Dirty", 0) / 1024, 1),
+        "api_private_dirty_mb": round(status.get("api_Private_Dirty", 0) / 1024, 1),
+        "shared_dirty_mb": round(status.get("api_Shared_Dirty", 0) / 1024, 1),
     }
 
 

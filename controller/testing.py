@@ -304,11 +304,13 @@ def _proc_status(pid: int) -> dict[str, int]:
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     out["cpu_ticks"] = int(fields[11]) + int(fields[12])
     # The proportional set size: pages shared with other processes (the two of the daemon share
-    # the interpreter's and the libraries' code) counted a share each, so the two add up honestly.
+    # the interpreter's and the libraries' code) counted a share each, so the two add up honestly;
+    # written pages of its own (Private_Dirty) and written pages still shared (Shared_Dirty: those
+    # the API's process, forked, shares with the table's until one of them writes them).
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
             key, _, value = line.partition(":")
-            if key in ("Pss", "Pss_Anon"):
+            if key in ("Pss", "Pss_Anon", "Private_Dirty", "Shared_Dirty"):
                 out[key] = int(value.split()[0])
     except OSError:
         pass

@@ -289,8 +289,9 @@ _AS_WRITTEN = ("rules", "floor")
 
 def remember_checked(path: Path, state_dir: Path) -> bool:
     """Write what the table.toml at `path` reads as to `state_dir`'s `CHECKED_FILE` (the daemon, at
-    start, holding the state directory): checked by the models now, unless the form there is of
-    these very bytes and this very code already (what the models say of them is that form: a
+    start, holding the state directory): checked now (by the models, or read as they read it:
+    controller/app/config_plain.py), unless the form there is of these very bytes and this very
+    code already (what the models say of them is that form: a
     restart's daemon loads no file's models, `load` having read it from that form too). False
     (nothing written) when the file does not check, or holds what JSON cannot keep (a TOML date):
     the commands then check it themselves, as before."""
@@ -298,11 +299,16 @@ def remember_checked(path: Path, state_dir: Path) -> bool:
         data = path.read_bytes()
         if _kept_for(state_dir / CHECKED_FILE, data):
             return True
-        from controller.app.config_schema import ConfigStyle, TableToml
-        from vision.documents import check
+        from controller.app import config_plain
 
         doc = tomllib.loads(_text(data))
-        form: dict[str, Any] = check(TableToml, doc, str(path), ConfigError, ConfigStyle()).model_dump()
+        plain = config_plain.read(doc)  # the models' own reading of a file plainly right, without them
+        if plain is None:
+            from controller.app.config_schema import ConfigStyle, TableToml
+            from vision.documents import check
+
+            plain = check(TableToml, doc, str(path), ConfigError, ConfigStyle()).model_dump()
+        form: dict[str, Any] = plain
         if form["floor"] is not None:
             from controller.adapters.floor.config import check_floor
 

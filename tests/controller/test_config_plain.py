@@ -122,3 +122,26 @@ def test_a_file_read_plainly_gives_the_same_configuration(tmp_path: Path) -> Non
     from controller.app.config import _config
 
     assert load(path, simulated=False) == parse(doc, str(path), simulated=False) == _config(by_models, str(path), False)
+
+
+def test_the_daemon_keeps_the_models_form_of_a_plain_file(tmp_path: Path) -> None:
+    """What the daemon keeps for the commands (CHECKED_FILE), read without the models, is the form
+    they give; and a recall reading it back gets the configuration the models would."""
+    import json
+    import tomllib
+
+    from controller.app.config import CHECKED_FILE, remember_checked
+
+    state = tmp_path / "state"
+    state.mkdir()
+    path = tmp_path / "table.toml"
+    path.write_text(
+        f'[table]\nid = "GS-09"\n[shoe]\nheartbeat_timeout = 2\n[http]\ntrusted_proxies = ["10.0.0.5"]\n'
+        f'[state]\ndir = "{state}"\nretain_days = 30\n'
+    )
+    doc = tomllib.loads(path.read_text())
+    assert config_plain.read(doc) is not None
+    assert remember_checked(path, state)
+    kept = json.loads((state / CHECKED_FILE).read_text())["form"]
+    assert kept == models(doc)
+    assert load(path, simulated=True) == parse(doc, str(path), simulated=True)
