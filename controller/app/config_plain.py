@@ -5,9 +5,10 @@ A command reading a table.toml its daemon has not checked (`tablectl recall --co
 verify --config` on a new or edited file) would otherwise import pydantic and build the models,
 a third of its time, only to find the file right. Here each key is taken only when it is of the
 one kind and within the bounds the models accept, and taken as they would take it (a number as a
-float where they make it one); anything else (an unknown section or key, a wrong kind, a number
-out of its bounds, a TOML date, a whole number written 9600.0) gives None, and the models read the
-file and refuse it in their words (vision/documents.py): every refusal is theirs, none is made here.
+float where they make it one; [rules] and [floor] as written, as the models keep them); anything
+else (an unknown section or key, a wrong kind, a number out of its bounds, a TOML date for a key of
+text or a number, a whole number written 9600.0) gives None, and the models read the file and
+refuse it in their words (vision/documents.py): every refusal is theirs, none is made here.
 
 tests/controller/test_config_plain.py holds the two to the same answers: each key's default, and
 each bound and kind, accepted here only where the models accept it, and read the same.
