@@ -73,10 +73,31 @@ def _cpu_ns(pid: int | None) -> int:
     return total
 
 
+def _system_ns(pid: int | None) -> int:
+    """Nanoseconds `pid` spent in the kernel so far (its system time, every thread: /proc/PID/stat,
+    in clock ticks of 10 ms; 0 for no process)."""
+    if pid is None:
+        return 0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0
+    return int(fields[12]) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
 def _cpu(daemon: Daemon) -> dict[str, int]:
+    """Each process's CPU, both summed, and of it the kernel's (`*_system`: the system calls and
+    what they do, such as waking the process at the other end of a socket)."""
     assert daemon.proc is not None
-    table, api = _cpu_ns(daemon.proc.pid), _cpu_ns(daemon.api_pid())
-    return {"table": table, "api": api, "both": table + api}
+    pid, api_pid = daemon.proc.pid, daemon.api_pid()
+    table, api = _cpu_ns(pid), _cpu_ns(api_pid)
+    return {
+        "table": table,
+        "api": api,
+        "both": table + api,
+        "table_system": _system_ns(pid),
+        "api_system": _system_ns(api_pid),
+    }
 
 
 async def _session(
@@ -87,6 +108,7 @@ async def _session(
     profile: Path | None = None,
     source: str | None = None,
     spy: Path | None = None,
+    trace: Path | None = None,
 ) -> dict[str, Any]:
     shoe = SimulatedShoe(
         seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="CARD-CPU-SHOE"
@@ -125,7 +147,7 @@ async def _session(
         if profile is not None:
             for pid in pids:
                 os.kill(pid, signal.SIGUSR1)
-        spies = _spies(spy, daemon) if spy is not None else []
+        spies = _spies(spy, daemon) if spy is not None else _tracers(trace, daemon) if trace is not None else []
         started = time.monotonic()
         await _deal(session, shoe, api, fanout, clients)
         dealing = time.monotonic() - started
@@ -172,6 +194,33 @@ def _spies(spy: Path, daemon: Daemon) -> list[subprocess.Popen[bytes]]:
         out.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     time.sleep(1.0)  # py-spy attaches before the first card
     return out
+
+
+def _tracers(trace: Path, daemon: Daemon) -> list[subprocess.Popen[bytes]]:
+    """strace counting the system calls of each of the daemon's processes (every thread) into
+    trace.table / trace.api, until sent SIGINT."""
+    assert daemon.proc is not None
+    out = []
+    for name, pid in (("table", daemon.proc.pid), ("api", daemon.api_pid())):
+        argv = ["strace", "-f", "-c", "-o", f"{trace}.{name}", "-p", str(pid)]
+        out.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(1.0)  # strace attaches before the first card
+    return out
+
+
+def _traced(path: Path, cards: int) -> dict[str, Any]:
+    """strace -c's table: the system calls a card, by call (the TOP ones) and in all; epoll_wait's
+    count is the loop's turns that waited (or looked) for its sockets."""
+    calls: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        cols = line.split()
+        if len(cols) >= 5 and cols[-1] != "total" and cols[0][0].isdigit() and cols[3].isdigit():
+            calls[cols[-1]] = int(cols[3])
+    ranked = sorted(calls.items(), key=lambda kv: -kv[1])[:TOP]
+    return {
+        "calls_per_card": round(sum(calls.values()) / cards, 2),
+        "top_per_card": {name: round(n / cards, 2) for name, n in ranked},
+    }
 
 
 def _spied(path: Path) -> dict[str, Any]:
@@ -318,6 +367,17 @@ def run() -> dict[str, Any]:
                     "cpu_ms_per_card": run["cpu_ms_per_card"],
                     **{name: _spied(work / f"spy.{name}") for name in ("table", "api")},
                 }
+        traced: dict[str, Any] = {"strace": "not on this machine"}
+        if shutil.which("strace") is not None:
+            traced = {}
+            for screens in (1, 50):
+                work = Path(tmp) / f"traced{screens}"
+                work.mkdir()
+                run = asyncio.run(_session(work, Path(shm) / f"traced{screens}", screens, trace=work / "trace"))
+                traced[f"screens_{screens}"] = {
+                    "cpu_ms_per_card": run["cpu_ms_per_card"],
+                    **{name: _traced(work / f"trace.{name}", run["cards"]) for name in ("table", "api")},
+                }
     figures: dict[str, Any] = {}
     for name, runs in sessions.items():
         figures[name] = {
@@ -372,6 +432,7 @@ def run() -> dict[str, Any]:
             "profiled_session": profiled,
             "profile_top": tops,
             "profile_py_spy": spied,
+            "system_calls": traced,
             "how": {
                 "cpu": "sum over /proc/PID/task/*/schedstat of both processes (ns), dealing only",
                 "order": (
@@ -390,6 +451,14 @@ def run() -> dict[str, Any]:
                     "(--threads --function; a thread counted only while py-spy finds it running, in a system call "
                     "too) over the dealing: the share of each process's samples in each function (own) and "
                     "within it; its cpu_ms_per_card is that session's, slowed by the sampling"
+                ),
+                "system": (
+                    "`*_system` in cpu_ms_per_card: the kernel's part of each process's CPU (utime/stime of "
+                    "/proc/PID/stat, 10 ms ticks: about +-0.02 ms a card over 500 cards)"
+                ),
+                "system_calls": (
+                    "one more session each with 1 and 50 screens, each process under `strace -f -c` over the "
+                    "dealing: the system calls a card (its cpu_ms_per_card is that session's, slowed by strace)"
                 ),
                 "machine": "shared with other engineers' work (load varied); CPU time, not wall",
             },

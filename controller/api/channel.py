@@ -51,6 +51,8 @@ from controller.api.launch import ApiChild, Launched, launch
 
 if TYPE_CHECKING:
     from controller.api.live import FeedSource, Unmasked
+    from controller.engine.base import Effect
+    from controller.journal.log import Entry
     from controller.table import Table
 
 log = logging.getLogger("controller.api")
@@ -112,6 +114,7 @@ class TableServer:
         self._changing = False  # a "changed" is to be told at the end of this turn of the loop
         gate.on_change = self._changed
         source.deliver = self._deliver
+        gate.told_after(self)  # `update`: after the feed's table half, in the same telling
 
     async def serve(self, sock: socket.socket, settings: Mapping[str, Any]) -> None:
         """Serve the API's process on `sock` until it goes away (its end closes)."""
@@ -197,12 +200,24 @@ class TableServer:
         self._told = published.version  # the API knows this much now
         return published
 
-    def _changed(self, version: int) -> None:
-        # Told at the end of this turn of the loop, unless a feed message said it meanwhile (an
-        # entry's: the API makes its view from the feed, and the table writes to the channel once).
+    def _changed(self, version: int, entry: bool = False) -> None:
+        # Told once the feed had its say: an entry's change by `update` below, later in the same
+        # telling of the entry (no turn of the loop an entry); any other change (a device's) at the
+        # end of this turn of the loop. Unless a feed message said it meanwhile (the API makes its
+        # view from the feed, and the table writes to the channel once an entry).
         if self._writer is not None and self._told < version and not self._changing:
             self._changing = True
-            asyncio.get_running_loop().call_soon(self._tell_changed)
+            if not entry:
+                asyncio.get_running_loop().call_soon(self._tell_changed)
+
+    def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
+        """Told of each entry after the gate and the live feed's table half (`TableGate.told_after`):
+        the change the feed's message did not say (nobody listens, or it was dropped) is told now."""
+        if self._changing:
+            self._tell_changed()
+
+    def redrive(self, table: Table) -> None:
+        """Nothing to show again: the API's side asks for the view when it needs it."""
 
     def _tell_changed(self) -> None:
         if not self._changing:

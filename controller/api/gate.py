@@ -44,7 +44,7 @@ from controller.table.visibility import mask_cards, sight
 
 if TYPE_CHECKING:
     from controller.games.base import GameAdapter
-    from controller.table import Table
+    from controller.table import Output, Table
 
 T = TypeVar("T")
 
@@ -202,7 +202,9 @@ class TableGate:
         self._access_last = float("-inf")  # when (the table's loop's clock) the last such commit ran
         self.commands = commands if commands is not None else Commands(None)
         self.devices = controls if controls is not None else Controls()
-        self.on_change: Callable[[int], None] | None = None  # told each new version (another process)
+        # Told each new version (another process), and whether an entry made it (the feed's message
+        # of that entry follows in the same telling: controller/api/channel.py's `TableServer`).
+        self.on_change: Callable[[int, bool], None] | None = None
         table.listeners.append(self)  # an Output: told of every entry
         table.device_watchers.append(self._changed)
 
@@ -212,14 +214,20 @@ class TableGate:
         self._changed(table)
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
-        self._changed(table)
+        self._changed(table, entry=True)
         if entry.round is not None:
             self.commands.forget(entry.round)
 
-    def _changed(self, _table: Table) -> None:
+    def _changed(self, _table: Table, *, entry: bool = False) -> None:
         self._version += 1
         if self.on_change is not None:
-            self.on_change(self._version)
+            self.on_change(self._version, entry)
+
+    def told_after(self, output: Output) -> None:
+        """Have `output` told of each entry after the gate and every listener before it (the
+        live feed's table half among them), in the same telling of the entry."""
+        if output not in self._table.listeners:
+            self._table.listeners.append(output)
 
     # -- jobs -----------------------------------------------------------------------------------
 

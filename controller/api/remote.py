@@ -9,10 +9,11 @@ import asyncio
 import concurrent.futures
 import itertools
 import logging
-from collections.abc import Mapping, Sequence
+import pickle
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controller.api.channel import frame, read_frame
+from controller.api.channel import HEADER, MAX_FRAME, frame, read_frame
 from controller.api.commands import Recalled
 from controller.api.gate import AccessKind, Published, TableView, Told, masked
 from controller.journal.log import Entry
@@ -58,32 +59,25 @@ class RemoteGate:
         live.serve(self.adapter, self._count)
 
     async def run(self) -> None:
-        """Read the table's messages until the channel ends (the daemon went away)."""
+        """Read the table's messages until the channel ends (the daemon went away). Each is taken
+        as its bytes arrive, in the transport's own callback (`_Frames`): a feed message reaches
+        the screens with no task woken, and no turn of the loop, between the two."""
         try:
-            while (message := await read_frame(self._reader)) is not None:
-                kind = message[0]
-                if kind == "reply":
-                    _, ident, ok, value = message
-                    future = self._pending.pop(ident, None)
-                    if future is not None and not future.done():
-                        if ok:
-                            future.set_result(value)
-                        else:
-                            future.set_exception(value)
-                elif kind == "changed":
-                    self._known = max(self._known, message[1])
-                elif kind == "feed":
-                    _, tick, unmasked, told = message
-                    self._live.fan_out(tick, unmasked)
-                    whole = self._live.whole
-                    self._fed = (told, whole) if whole is not None else None
-                    self._known = max(self._known, told.version)
-                elif kind == "feed-lost":
-                    self._fed = None
-                    self._live.reset()  # the next message carries the whole state
-                    self._live.close_all()  # each screen reconnects with its last seq: nothing lost
-                else:
-                    log.error("the table sent %r: not a message of the channel", kind)
+            transport = self._writer.transport
+            if isinstance(transport, asyncio.ReadTransport) and not self._reader.at_eof():
+                frames = _Frames(self._take, asyncio.get_running_loop().create_future())
+                # What the stream read already and nobody took (the reader's buffer: asyncio has no
+                # call for it that does not wait), then the transport's bytes straight to `frames`.
+                buffered: bytearray = self._reader._buffer  # type: ignore[attr-defined]
+                early, buffered[:] = bytes(buffered), b""
+                transport.set_protocol(frames)
+                if not transport.is_reading():
+                    transport.resume_reading()  # the stream had paused it (its buffer full)
+                frames.data_received(early)
+                await frames.ended
+            else:  # a stream that ended already, or not a socket's: read through the stream
+                while (message := await read_frame(self._reader)) is not None:
+                    self._take(message)
         finally:
             self.closed.set()
             gone = TableError("the table is not answering (the daemon is stopping)", kind="unavailable")
@@ -91,6 +85,31 @@ class RemoteGate:
                 if not future.done():
                     future.set_exception(gone)
             self._pending.clear()
+
+    def _take(self, message: Any) -> None:
+        kind = message[0]
+        if kind == "reply":
+            _, ident, ok, value = message
+            future = self._pending.pop(ident, None)
+            if future is not None and not future.done():
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
+        elif kind == "changed":
+            self._known = max(self._known, message[1])
+        elif kind == "feed":
+            _, tick, unmasked, told = message
+            self._live.fan_out(tick, unmasked)
+            whole = self._live.whole
+            self._fed = (told, whole) if whole is not None else None
+            self._known = max(self._known, told.version)
+        elif kind == "feed-lost":
+            self._fed = None
+            self._live.reset()  # the next message carries the whole state
+            self._live.close_all()  # each screen reconnects with its last seq: nothing lost
+        else:
+            log.error("the table sent %r: not a message of the channel", kind)
 
     def send(self, *message: Any) -> None:
         if not self._writer.is_closing():
@@ -159,3 +178,57 @@ class RemoteGate:
 
     def close(self) -> None:
         self._writer.close()
+
+
+class _Frames(asyncio.Protocol):
+    """The channel's bytes as they arrive, cut into frames (channel.py's `frame`: a 4-byte length
+    and a pickle), each handed to `take` at once; `ended` is done when the channel ends (or
+    breaks: a frame too long, or one that does not unpickle)."""
+
+    def __init__(self, take: Callable[[Any], None], ended: asyncio.Future[None]) -> None:
+        self._take = take
+        self.ended = ended
+        self._buffer = bytearray()
+        self._transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self.ended.done():
+            return
+        buffer = self._buffer
+        buffer += data
+        at, size = 0, len(buffer)
+        try:
+            while size - at >= HEADER.size:
+                (length,) = HEADER.unpack_from(buffer, at)
+                if length > MAX_FRAME:
+                    raise ConnectionError(f"a frame of {length} bytes on the API's channel")
+                end = at + HEADER.size + length
+                if end > size:
+                    break
+                message = pickle.loads(buffer[at + HEADER.size : end])
+                at = end
+                self._take(message)
+        except Exception as exc:  # a broken channel: as the end of it (the stream read said None)
+            log.error("the table's channel broke: %s", exc)
+            del buffer[:]
+            self._end()
+            return
+        finally:
+            if at:
+                del buffer[:at]
+
+    def eof_received(self) -> bool | None:
+        self._end()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        if not self.ended.done():
+            self.ended.set_result(None)
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.close()
