@@ -148,6 +148,13 @@ class NamedStack:
     def _opinions(self) -> _Opinions:
         return self.opinions() if self.opinions is not None else (None, None, None)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its opinions worked out (the function that would work them out does not pickle)."""
+        state = dict(self.__dict__)
+        state["_opinions"] = self._opinions
+        state["opinions"] = None
+        return state
+
     @property
     def hue_off(self) -> FloatArray | None:
         """The second opinion, free of lightness (`StackNamer.hues`), (n, C): how far each chip's own
