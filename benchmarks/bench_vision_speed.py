@@ -21,14 +21,21 @@ The reader is built once per calibration (not timed); `read` is timed (wall and 
 cv2.setNumThreads(1). Stages: markers (the bumped-camera check), pucks, zone crops (one remap of
 every zone's patch of felt), chips (felt colour, which zones changed, what stands in each zone
 read again, stacks, denominations).
+
+Then, apart from the timing (a profiler slows every call), the half-table 1280x720 camera's cold
+and changing reads are profiled (cProfile, 6 scenes x 6 reads): the top 10 functions by their own
+time go into the results (`profile_top10`), where issue 35's speed work started from.
 """
 
 from __future__ import annotations
 
+import cProfile
 import dataclasses
 import os
+import pstats
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -74,22 +81,62 @@ def _with_one_chip_more(scene: Scene, first: Image, layout: Layout, calibration:
     return np.where(where[..., None].astype(bool), second, first).astype(np.uint8)
 
 
+def _case(
+    i: int, geometry: str, resolution: tuple[int, int], whole: Layout, mode: str
+) -> tuple[Reader, tuple[Image, Image]]:
+    """Scene 200000 + i's reader (built once per calibration, not timed) and its two frames, read in turn."""
+    scene, layout = view(200_000 + i, geometry, whole, resolution)
+    scene = dataclasses.replace(scene, hands=())
+    calibration = Calibration.from_frame(render(empty_table(scene), whole), layout, camera=scene.camera.model())
+    reader = Reader(layout, calibration)
+    first = render(scene, whole)
+    second = first
+    if mode == "one wager changes" and scene.zones.keys() & layout.zones.keys():
+        second = _with_one_chip_more(scene, first, layout, calibration, whole)
+    noise = np.random.default_rng(i).normal(0.0, 2.0, first.shape)  # a second exposure: fresh sensor noise
+    frames = (first, np.clip(second + noise, 0, 255).astype(np.uint8))
+    reader.read(frames[1])  # warm-up
+    return reader, frames
+
+
+PROFILED = 6  # scenes profiled (cProfile, after the timing: it slows every call) for the top 10
+PROFILE_TOP = 10
+
+
+def profile(geometry: str, resolution: tuple[int, int], whole: Layout, mode: str) -> list[dict[str, Any]]:
+    """Where a read spends its time: cProfile over REPEATS reads of PROFILED scenes, the top
+    PROFILE_TOP functions by their own time (ms a read under the profiler, which inflates
+    small calls), with their calls a read and their cumulative time."""
+    cases = [_case(i, geometry, resolution, whole, mode) for i in range(PROFILED)]
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for reader, frames in cases:
+        for k in range(REPEATS):
+            if mode == "cold":
+                reader.forget()
+            reader.read(frames[k % 2])
+    profiler.disable()
+    reads = PROFILED * REPEATS
+    rows: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    top = sorted(rows.items(), key=lambda kv: -kv[1][2])[:PROFILE_TOP]
+    root = str(Path(__file__).resolve().parent.parent) + "/"
+    return [
+        {
+            "function": f"{path.replace(root, '')}:{line}({name})" if line else name,
+            "calls_a_read": round(calls / reads, 1),
+            "own_ms_a_read": round(own * 1e3 / reads, 2),
+            "cumulative_ms_a_read": round(cumulative * 1e3 / reads, 2),
+        }
+        for (path, line, name), (_, calls, own, cumulative, _) in top
+    ]
+
+
 def measure(geometry: str, resolution: tuple[int, int], whole: Layout, mode: str) -> dict[str, Any]:
     totals: list[float] = []
     cpu: list[float] = []
     stages: dict[str, list[float]] = {}
     for i in range(FRAMES):
-        scene, layout = view(200_000 + i, geometry, whole, resolution)
-        scene = dataclasses.replace(scene, hands=())
-        calibration = Calibration.from_frame(render(empty_table(scene), whole), layout, camera=scene.camera.model())
-        reader = Reader(layout, calibration)
-        first = render(scene, whole)
-        second = first
-        if mode == "one wager changes" and scene.zones.keys() & layout.zones.keys():
-            second = _with_one_chip_more(scene, first, layout, calibration, whole)
-        noise = np.random.default_rng(i).normal(0.0, 2.0, first.shape)  # a second exposure: fresh sensor noise
-        frames = (first, np.clip(second + noise, 0, 255).astype(np.uint8))
-        reader.read(frames[1])  # warm-up
+        reader, frames = _case(i, geometry, resolution, whole, mode)
         for k in range(REPEATS):
             frame = frames[k % 2]
             if mode == "cold":
@@ -129,6 +176,11 @@ def run() -> dict[str, Any]:
             results[f"{camera}, {mode}"] = measure(geometry, (w, h), whole, mode)
     if os.environ.get("VISION_SPEED_NOTE"):
         results["note"] = os.environ["VISION_SPEED_NOTE"]
+    # the profile of the goal's camera (issue 35: a cold read, and one while a wager changes)
+    profiles = {
+        f"halves 1280x720, {mode}": profile("halves", (1280, 720), whole, mode)
+        for mode in ("cold", "one wager changes")
+    }
     return {
         "name": "vision_speed",
         "what": (
@@ -144,4 +196,5 @@ def run() -> dict[str, Any]:
         ),
         "ratio": results["halves 1280x720, one wager changes"]["median_ms"] / BUDGET_MS,
         "results": results,
+        "profile_top10": profiles,
     }

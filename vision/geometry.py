@@ -100,12 +100,75 @@ class Pose:
 
 
 def project(camera: CameraModel, pose: Pose, points: npt.ArrayLike) -> FloatArray:
-    """(N, 3) table mm -> (N, 2) pixels."""
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 3)
+    """(N, 3) table mm -> (N, 2) pixels: cv2.projectPoints' numbers, bit for bit. Python's binding
+    of it always works out the 2N x 15 Jacobian too, which on the few hundred to few thousand
+    points of a stack's side costs several times the projection: from `_NUMPY_FROM` points on,
+    the same model is worked out in numpy, with the same double operations in the same order
+    (OpenCV's cvProjectPoints2Internal; tests/vision/test_geometry.py compares the two)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     if len(pts) == 0:
         return np.zeros((0, 2))
-    out, _ = cv2.projectPoints(pts, pose.rvec, pose.tvec, camera.matrix, camera.dist)
+    if len(pts) >= _NUMPY_FROM and len(camera.dist) == 5:
+        return _project_numpy(camera, pose, pts)
+    out, _ = cv2.projectPoints(pts.reshape(-1, 1, 3), pose.rvec, pose.tvec, camera.matrix, camera.dist)
     return np.asarray(out, dtype=np.float64).reshape(-1, 2)
+
+
+_NUMPY_FROM = 128  # points: below, projectPoints (Jacobian and all) costs less than numpy's calls
+_PROJECTORS: dict[bytes, tuple[float, ...]] = {}
+
+
+def _constants(camera: CameraModel, pose: Pose) -> tuple[float, ...]:
+    """The rotation (as projectPoints makes it, by Rodrigues), translation, distortion (k1 k2 p1 p2
+    k3) and focal lengths and centre as Python floats, once per camera and pose."""
+    key = b"".join(a.tobytes() for a in (pose.rvec, pose.tvec, camera.matrix, camera.dist))
+    got = _PROJECTORS.get(key)
+    if got is None:
+        if len(_PROJECTORS) > 64:
+            _PROJECTORS.clear()
+        rotation, _ = cv2.Rodrigues(np.asarray(pose.rvec, dtype=np.float64).reshape(3, 1))
+        m = camera.matrix
+        got = _PROJECTORS[key] = (
+            *(float(v) for v in np.asarray(rotation).ravel()),
+            *(float(v) for v in np.asarray(pose.tvec).ravel()),
+            *(float(v) for v in camera.dist),
+            float(m[0, 0]),
+            float(m[1, 1]),
+            float(m[0, 2]),
+            float(m[1, 2]),
+        )
+    return got
+
+
+def _project_numpy(camera: CameraModel, pose: Pose, pts: FloatArray) -> FloatArray:
+    """projectPoints' model step by step: x = R X + t, x / z, then
+    cdist = 1 + k1 r2 + k2 r4 + k3 r6 and xd = x cdist + p1 2xy + p2 (r2 + 2x^2) (the rational and
+    thin-prism terms are 0: 1 and + 0 change no bit of a result that is not zero), pixels = xd f + c."""
+    r0, r1, r2_, r3, r4_, r5, r6_, r7, r8, t0, t1, t2, k1, k2, p1, p2, k3, fx, fy, cx, cy = _constants(camera, pose)
+    xs, ys, zs = pts[:, 0], pts[:, 1], pts[:, 2]
+    x = r0 * xs + r1 * ys + r2_ * zs + t0
+    y = r3 * xs + r4_ * ys + r5 * zs + t1
+    z = r6_ * xs + r7 * ys + r8 * zs + t2
+    z = np.divide(1.0, z, out=np.ones_like(z), where=z != 0)  # projectPoints: z ? 1 / z : 1
+    x *= z
+    y *= z
+    xx = x * x
+    yy = y * y
+    r2 = xx + yy
+    r4 = r2 * r2
+    cdist = 1 + k1 * r2 + k2 * r4 + k3 * (r4 * r2)
+    xd = x * cdist
+    yd = y * cdist
+    if p1 != 0.0 or p2 != 0.0:
+        a1 = 2 * x * y
+        xd += p1 * a1
+        xd += p2 * (r2 + 2 * xx)
+        yd += p1 * (r2 + 2 * yy)
+        yd += p2 * a1
+    out = np.empty((len(pts), 2))
+    np.add(xd * fx, cx, out=out[:, 0])
+    np.add(yd * fy, cy, out=out[:, 1])
+    return out
 
 
 def back_project(camera: CameraModel, pose: Pose, pixels: npt.ArrayLike, z: float = 0.0) -> FloatArray:

@@ -502,8 +502,10 @@ class Reader:
         self.evidence.clear()
         view = FrameView(frame, self._lut, gain, self._move, self.camera, self.pose, self.foot)
         changed = self._changed_samples(smooth) if self._remembered else None
-        score = _background_distance(looked_at, gain, self.felt, self.ink, self._ink_lines)
-        something = score > t.foreground
+        # every patch's distance from the felt, worked out (for all the patches at once: the same
+        # numbers) only when a zone is read afresh: on a still table none is
+        score: npt.NDArray[np.float32] | None = None
+        something: Mask | None = None
         hidden = np.zeros(frame.shape[:2], dtype=np.uint8)  # where nearer stacks stand in the frame
         newly = np.zeros(frame.shape[:2], dtype=np.uint8)  # where what nearer zones hide changed this frame
         out: dict[str, ZoneReading] = {}
@@ -530,6 +532,9 @@ class Reader:
                     cv2.fillConvexPoly(hidden, before.hides, 1)
                 continue
             self.afresh[name] = "new" if before is None else "asked" if same else "changed"
+            if score is None or something is None:
+                score = _background_distance(looked_at, gain, self.felt, self.ink, self._ink_lines)
+                something = score > t.foreground
             seen = something[rows]
             hides: npt.NDArray[np.int32] | None = None
             if not seen.any():

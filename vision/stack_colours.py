@@ -62,7 +62,8 @@ import functools
 import itertools
 import math
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,8 @@ from vision.chips import to_lab
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+# a stack's Lab distances, and its hue distances and gaps (None for a stack of one colour)
+_Opinions = tuple[FloatArray | None, FloatArray | None, FloatArray | None]
 
 # Where each chip is sampled, as fractions of its height from its bottom edge.
 SAMPLE_HEIGHTS = (0.125, 0.375, 0.625, 0.875)
@@ -136,17 +139,42 @@ class NamedStack:
     # that fits its colour badly (worn, dirty, another maker's) has no margin's worth of certainty
     fits: FloatArray | None = None
     rivals: tuple[int, ...] = ()  # each chip's runner-up: the colour its margin is against
-    # the second opinion, free of lightness (`StackNamer.hues`), (n, C): how far each chip's own
-    # share of its samples is from the direction in RGB (the chromaticity) of each colour, at
-    # whatever brightness suits it best; and how far the direction of the colour it is named is
-    # from each colour's at the chip's brightness (both RGB distance a sample, the margins' units);
-    # None for a stack named all one colour (no chip there is unlike a neighbour)
-    hue_off: FloatArray | None = None
-    hue_gaps: FloatArray | None = None
-    # (n, C) each chip's own colour's (`StackNamer.own_colours`) distance in Lab from each colour,
-    # at the light (a gain on the model's level, LAB_GAINS) that brings the colours it is named
-    # nearest (`StackNamer.lab_off`)
-    lab_off: FloatArray | None = None
+    # The second and third opinions (below), worked out when first asked for, from what the
+    # naming saw: most stacks a reader finds unsure are decided by their margins before either
+    # is looked at (the same numbers whenever they are worked out: the inputs are kept as they were).
+    opinions: Callable[[], _Opinions] | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def _opinions(self) -> _Opinions:
+        return self.opinions() if self.opinions is not None else (None, None, None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its opinions worked out (the function that would work them out does not pickle)."""
+        state = dict(self.__dict__)
+        state["_opinions"] = self._opinions
+        state["opinions"] = None
+        return state
+
+    @property
+    def hue_off(self) -> FloatArray | None:
+        """The second opinion, free of lightness (`StackNamer.hues`), (n, C): how far each chip's own
+        share of its samples is from the direction in RGB (the chromaticity) of each colour, at
+        whatever brightness suits it best; None for a stack named all one colour (no chip there is
+        unlike a neighbour)."""
+        return self._opinions[1]
+
+    @property
+    def hue_gaps(self) -> FloatArray | None:
+        """(n, C) how far the direction of the colour each chip is named is from each colour's at
+        the chip's brightness (both RGB distance a sample, the margins' units); None as `hue_off`."""
+        return self._opinions[2]
+
+    @property
+    def lab_off(self) -> FloatArray | None:
+        """(n, C) each chip's own colour's (`StackNamer.own_colours`) distance in Lab from each
+        colour, at the light (a gain on the model's level, LAB_GAINS) that brings the colours it is
+        named nearest (`StackNamer.lab_off`)."""
+        return self._opinions[0]
 
     def lab_lead(self, chip: int) -> tuple[int, float]:
         """The colour nearest chip `chip`'s own in Lab other than the one it is named, and how much
@@ -294,9 +322,7 @@ def _stack(
     total: float,
     fits: FloatArray,
     rivals: IntArray,
-    lab_off: FloatArray,
-    hue_off: FloatArray | None = None,
-    hue_gaps: FloatArray | None = None,
+    opinions: Callable[[], _Opinions],
 ) -> NamedStack:
     return NamedStack(
         tuple(int(c) for c in sequence),
@@ -304,9 +330,7 @@ def _stack(
         total / len(sequence),
         fits,
         tuple(int(c) for c in rivals),
-        hue_off,
-        hue_gaps,
-        lab_off,
+        opinions,
     )
 
 
@@ -362,18 +386,31 @@ class StackNamer:
                 best = (sequence, margins, total, candidates, level, chip_fits, rivals)
         assert best is not None
         sequence, margins, total, candidates, level, chip_fits, rivals = best
+        first_level = level
         if margins.min() >= SURE_AT_FIRST and not _changes_colour(sequence):
-            lab = self._lab(seen, profile, under, local, level, blurs, sequence)
-            return _stack(sequence, margins, total, chip_fits, rivals, lab)
-        # the blur and the bands' offset that explain that first answer best (the second opinion
-        # takes the neighbours' shares off each chip with them: a share too large, on a dark chip,
-        # leaves the complement of the neighbour's colour)
+
+            def lab_only() -> _Opinions:
+                return self._lab(seen, profile, under, local, first_level, blurs, sequence), None, None
+
+            return _stack(sequence, margins, total, chip_fits, rivals, lab_only)
+        if margins.min() >= SURE_AT_FIRST:
+
+            def first_opinions() -> _Opinions:
+                # the blur and the bands' offset that explain that first answer best (the second
+                # opinion takes the neighbours' shares off each chip with them: a share too large,
+                # on a dark chip, leaves the complement of the neighbour's colour)
+                fits = self._sequence_costs(
+                    seen, profile, under, top, sequence, np.full(len(blurs), first_level), blurs
+                )
+                hue_off, hue_gaps = self.hues(
+                    seen, profile, under, top, sequence, first_level, blurs[int(np.argmin(fits))]
+                )
+                return self._lab(seen, profile, under, local, first_level, blurs, sequence), hue_off, hue_gaps
+
+            return _stack(sequence, margins, total, chip_fits, rivals, first_opinions)
+        # the blur and the bands' offset that explain that first answer best
         fits = self._sequence_costs(seen, profile, under, top, sequence, np.full(len(blurs), level), blurs)
         chosen = int(np.argmin(fits))
-        if margins.min() >= SURE_AT_FIRST:
-            hues = self.hues(seen, profile, under, top, sequence, level, blurs[chosen])
-            lab = self._lab(seen, profile, under, local, level, blurs, sequence)
-            return _stack(sequence, margins, total, chip_fits, rivals, lab, *hues)
         # blur, the bands' offset and the light level refitted to that first answer, then named again
         levels = level * self._levels
         fits = self._sequence_costs(
@@ -390,11 +427,16 @@ class StackNamer:
         totals, marginals = viterbi_batch(cost)
         sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
         weights = around[chosen][int(np.argmin(totals))]
-        lab = self._lab(seen, profile, under, local, level, blurs, sequence)
-        if not _changes_colour(sequence):
-            return _stack(sequence, margins, total, chip_fits, rivals, lab)
-        hues = self.hues(seen, profile, under, top, sequence, level, weights)
-        return _stack(sequence, margins, total, chip_fits, rivals, lab, *hues)
+        refitted = level
+
+        def opinions() -> _Opinions:
+            lab = self._lab(seen, profile, under, local, refitted, blurs, sequence)
+            if not _changes_colour(sequence):
+                return lab, None, None
+            hue_off, hue_gaps = self.hues(seen, profile, under, top, sequence, refitted, weights)
+            return lab, hue_off, hue_gaps
+
+        return _stack(sequence, margins, total, chip_fits, rivals, opinions)
 
     # -- the second opinion: each chip's colour free of its lightness --------------------
 

@@ -239,3 +239,19 @@ def test_the_exact_costs_are_the_documented_model_for_every_chip_and_neighbour(n
         dist = np.minimum(np.linalg.norm(seen[:, i] - drawn.transpose(1, 0, 2), axis=0), 80.0).sum(axis=0)  # A
         want = np.sort(dist)[:keep].sum() / (keep * heights)
         assert cost[blur, i, a, b, c] == pytest.approx(want, rel=1e-4)
+
+
+def test_a_named_stack_pickles_with_its_opinions_as_worked_out_before() -> None:
+    """The Lab and hue opinions are worked out when first asked for; a pickled stack (a reading's
+    evidence sent to another process) carries them, the same numbers."""
+    import pickle
+
+    namer = StackNamer([c.colour for c in CHIPS.chips], FELT)
+    named = namer.name(*_side((1, 1, 5, 5, 25), blur=0.3), PX_PER_CHIP)
+    again = pickle.loads(pickle.dumps(named))  # before anything asked for the opinions
+    assert [CHIPS.chips[i].value for i in again.colours] == [1, 1, 5, 5, 25]
+    assert again.colours == named.colours
+    assert again.lab_off is not None and named.lab_off is not None
+    assert np.array_equal(again.lab_off, named.lab_off)
+    assert again.hue_off is not None and named.hue_off is not None
+    assert np.array_equal(again.hue_off, named.hue_off)
