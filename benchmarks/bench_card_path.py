@@ -46,7 +46,11 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             end, PAYING_CARDS cards are handed one after another to the fourth table (a dead
             card between rounds is the only card a table deals then): after the `checking`
             arm's round, while its check runs (let go); after `off`'s, with nothing running.
-            Their difference is what a card dealt while a check runs waits for it. The check's
+            Their difference is what a card dealt while a check runs waits for it. The cards
+            come at once (`at_the_let_go`: as the check's process is continued or started)
+            in two of every four paying times, and 150 ms later (`after_150_ms_of_checking`:
+            the check running steadily, as it runs for about a second at a table) in the
+            other two, in every arm alike (`by_moment`). The check's
             process runs in the IDLE I/O class (as the table runs it) in every other one of
             `checking`'s paying times and in the kernel's default class (as before) in the
             others (`by_io_class`: each class's dead cards against `off`'s, and idle's against
@@ -112,6 +116,11 @@ SEED = 20261202
 ARMS = ("off", "signing", "checking")
 BOOTSTRAP = 4000
 PAYING_CARDS = 4  # dead cards handed to the fourth table in each paying time
+#: When in a paying time its dead cards are handed, after it begins (for `checking`: after its check
+#: is let go), alternating in pairs of an arm's paying times (the I/O class alternates at each one):
+#: at once, as the check's process is continued (SIGCONT) or started, and once it has run a while.
+PAYING_AFTER_S = (0.0, 0.15)
+MOMENTS = {0.0: "at_the_let_go", 0.15: "after_150_ms_of_checking"}
 LIMIT_MS = 0.2  # issue 31: nothing slows the card path by more than this at p99
 
 
@@ -221,6 +230,8 @@ class Arm:
         self.paid: list[float] = []  # the wall of each dead card handed in this arm's paying time
         self.paid_spans: list[tuple[float, float]] = []
         self.paid_io: list[str] = []  # the check's I/O class while each was dealt (checking's paying time)
+        self.paid_after: list[float] = []  # how long after its paying time began each was handed (PAYING_AFTER_S)
+        self.paying_times = 0
         self.io_label: Callable[[], str] | None = None  # checking's: the class its check's process is in
         self.check_spans: list[tuple[float, float]] = []  # when a software check's process was let run
         self.heads = 0
@@ -255,7 +266,7 @@ class Arm:
     def clear(self) -> None:
         for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
                      self.journalings, self.signing_parts, self.paid, self.paid_spans, self.paid_io,
-                     self.turn_spans):  # fmt: skip
+                     self.paid_after, self.turn_spans):  # fmt: skip
             kept.clear()
 
     @property
@@ -348,8 +359,13 @@ async def _round(arm: Arm, shoe_thread: ShoeThread, probe: Arm | None) -> None:
 
 async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
     """The arm's paying time: once it begins (CHECK_AFTER_S after its round's end; `checking`'s
-    check then runs), PAYING_CARDS dead cards handed to the probe table one after another."""
+    check then runs), PAYING_CARDS dead cards handed to the probe table one after another, at once
+    or once it has gone on a while (PAYING_AFTER_S, in turn)."""
     await arm.paying.wait()
+    after = PAYING_AFTER_S[(arm.paying_times // 2) % len(PAYING_AFTER_S)]
+    arm.paying_times += 1
+    if after:
+        await asyncio.sleep(after)
     for _ in range(PAYING_CARDS):
         if probe.table.awaiting.kind != "card":
             probe.open()
@@ -363,6 +379,7 @@ async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
         arm.paid.append(span[1] - span[0])
         arm.paid_spans.append(span)
         arm.paid_io.append(arm.io_label() if arm.io_label is not None else "")
+        arm.paid_after.append(after)
 
 
 Span = tuple[float, float]
@@ -839,6 +856,28 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
             "wall_p50": _difference(idle_walls, default_walls, statistics.median),
         }
     results["dead_card_while_the_check_runs"]["by_io_class"] = by_class
+    by_moment: dict[str, Any] = {}
+    for after, label in MOMENTS.items():
+        mine = [i for i, a in enumerate(checking.paid_after) if a == after]
+        theirs = [i for i, a in enumerate(off.paid_after) if a == after]
+        if not mine or not theirs:
+            continue
+        walls, costs = [checking.paid[i] for i in mine], [checking.paid_costs[i] for i in mine]
+        off_walls, off_costs = [off.paid[i] for i in theirs], [off.paid_costs[i] for i in theirs]
+        by_moment[label] = {
+            "after_ms": after * 1e3,
+            "cards": len(mine),
+            "while_a_check_ran": _during([checking.paid_spans[i] for i in mine], check_spans),
+            "wall": _stats(walls),
+            "off_wall": _stats(off_walls),
+            "more_than_off": {
+                "loop_cost_p99": _difference(costs, off_costs, lambda v: _percentile(v, 0.99)),
+                "loop_cost_p50": _difference(costs, off_costs, statistics.median),
+                "wall_p99": _difference(walls, off_walls, lambda v: _percentile(v, 0.99)),
+                "wall_p50": _difference(walls, off_walls, statistics.median),
+            },
+        }
+    results["dead_card_while_the_check_runs"]["by_moment"] = by_moment
     cpu = [float(run["cpu_s"]) for run in checks]
     results["software_check"] = {
         "runs_while_checking": len(checks),
@@ -901,6 +940,12 @@ def _verdict(results: dict[str, Any]) -> dict[str, str]:
                 dead["more_than_off"]["wall_p99"],
             )
             + f", p50 {dead['more_than_off']['wall_p50']['ms']:+.3f} ms"
+            + "".join(
+                "; "
+                + _met(f"{label.replace('_', ' ')} ({by['cards']} cards), wall p99", by["more_than_off"]["wall_p99"])
+                + f", p50 {by['more_than_off']['wall_p50']['ms']:+.3f} {_interval(by['more_than_off']['wall_p50'])} ms"
+                for label, by in dead.get("by_moment", {}).items()
+            )
             + "".join(
                 f"; in the {label} I/O class ({by['cards']} cards): wall p50 {more['wall_p50']['ms']:+.3f}"
                 f" {_interval(more['wall_p50'])}, p99 {more['wall_p99']['ms']:+.3f} {_interval(more['wall_p99'])} ms"
