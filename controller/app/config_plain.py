@@ -44,6 +44,7 @@ def _whole(low: int, high: int) -> Read:
             return value
         raise _NotPlain
 
+    read.bounds = (low, high)  # type: ignore[attr-defined]  # the test holds them to the models'
     return read
 
 
@@ -53,6 +54,7 @@ def _number(low: float, high: float) -> Read:
             return float(value)
         raise _NotPlain
 
+    read.bounds = (low, high)  # type: ignore[attr-defined]  # the test holds them to the models'
     return read
 
 

@@ -70,6 +70,31 @@ def test_each_key_is_taken_only_where_the_models_take_it_and_as_they_give_it(nam
                 assert type(plain[name][key]) is type(checked[name][key]), (name, key, value)
 
 
+@pytest.mark.parametrize("name", sections())
+def test_each_numeric_key_is_read_at_its_own_bounds_as_the_models_read_it(name: str) -> None:
+    """Each bound written here, tried just inside, at and just outside it (whole and fractional):
+    a bound moved in the models or here alone fails, wherever it is moved to."""
+    bounded = 0
+    for key, (_, reader) in config_plain.SECTIONS[name].items():
+        bounds = getattr(reader, "bounds", None)
+        if bounds is None:
+            continue
+        bounded += 1
+        probes = set()
+        for bound in bounds:
+            for step in (0, 1, -1, 0.5, -0.5, 0.001, -0.001):
+                probes.update({bound + step, float(bound + step)})
+                if float(bound + step).is_integer():
+                    probes.add(int(bound + step))
+        for value in sorted(probes, key=lambda v: (float(v), type(v).__name__)):
+            doc = {name: {key: value}}
+            plain, checked = config_plain.read(doc), models(doc)
+            assert (plain is None) == (checked is None) or (plain is None and type(value) is float), (name, key, value)
+            if plain is not None:
+                assert plain == checked and type(plain[name][key]) is type(checked[name][key]), (name, key, value)
+    assert bounded or name in ("display", "indicators"), f"[{name}]: no bounded key found"
+
+
 def test_plainly_right_values_are_taken_without_the_models() -> None:
     """The keys an operator writes (hardware/install.md's table.toml), none of them left to the models."""
     doc = {
