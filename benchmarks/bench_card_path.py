@@ -119,8 +119,8 @@ PAYING_CARDS = 4  # dead cards handed to the fourth table in each paying time
 #: When in a paying time its dead cards are handed, after it begins (for `checking`: after its check
 #: is let go), alternating in pairs of an arm's paying times (the I/O class alternates at each one):
 #: at once, as the check's process is continued (SIGCONT) or started, and once it has run a while.
-PAYING_AFTER_S = (0.0, 0.15)
-MOMENTS = {0.0: "at_the_let_go", 0.15: "after_150_ms_of_checking"}
+MOMENTS = {0.0: "at_the_let_go", 0.15: "after_150_ms_of_checking"}  # seconds after: its name in the results
+PAYING_AFTER_S = tuple(MOMENTS)
 LIMIT_MS = 0.2  # issue 31: nothing slows the card path by more than this at p99
 
 
