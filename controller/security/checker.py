@@ -20,8 +20,19 @@ round's end (controller/app/daemon.py, CheckerHold): a run under way is stopped 
 process group) and continued (SIGCONT) after, and a run asked meanwhile (on demand, or the
 periodic one) starts only then. Its report's `process["held_s"]` says how long it waited. A
 dealer's paying time between rounds is seconds; a check needs about a second of CPU on a Pi 4.
-(`SCHED_IDLE` would also serve the loop first, but a process may not leave it again without
-privileges, and it starves the check for as long as the cores are busy.)
+
+`SCHED_IDLE` for the child was tried and measured (benchmarks/bench_card_path.py, 600 rounds on a
+quiet machine, 2026-12-03) and not kept. The kernel's fair scheduler lets the task on a core run out
+its slice before a woken one preempts it, whatever their nice values, and a SCHED_IDLE task is
+preempted at once instead; so a dead card dealt as the check's process is continued should wait
+less. On the tmpfs it did (its p99 against a table with no check: +0.49 ms, -1.22 to +1.31, against
++1.09, +0.41 to +2.22, with nice alone in the run before, at 007b172). On the disk it waited more:
+p50 +0.33 ms (+0.24 to +0.42) while a check ran, at the let-go and 150 ms into the check alike,
+against +0.02 and +0.12 with nice alone (that run); and the let-go's p99 +1.61 ms (+0.92 to +3.03)
+against +0.77 (-0.80 to +1.95). A core that runs only SCHED_IDLE tasks counts as idle where the
+kernel places a waking thread, so the table's thread woken from the journal's fsync is likely put on
+the core the check holds, to preempt it there, rather than on the core that is free. A table's
+journal is on a disk, so nice it stays.
 
 Its disk reads go last too: the child runs in the IDLE I/O class (`ioprio_set(IOPRIO_CLASS_IDLE)`,
 set by the table on the child's pid as it sets its nice value, right after it is started, before
