@@ -23,6 +23,10 @@ from controller.api.channel import NICE, read_frame
 from controller.api.remote import RemoteGate
 from controller.app.heap import give_back_memory, settle_garbage_collector
 
+#: How long after it listens the API's process settles its garbage collector (controller/app/heap.py):
+#: after the first requests of a start, not in their way.
+SETTLE_AFTER_S = 1.0
+
 # -- the API's process --------------------------------------------------------------------------
 
 
@@ -85,7 +89,10 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
             await writer.drain()
         return 1
     gate.send("listening")
-    settle_garbage_collector()
+    # Not now: the collector's one full pass over what start-up made (tens of ms of this process's
+    # loop on a busy Pi) would hold the first requests' answers, the supervisor's health check
+    # among them, whose table's reply arrives meanwhile. Once they are answered.
+    loop.call_later(SETTLE_AFTER_S, settle_garbage_collector)
     trimming = asyncio.create_task(_trim_every(10.0))
     with contextlib.suppress(Exception):
         await serving

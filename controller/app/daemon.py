@@ -290,6 +290,9 @@ class Daemon:
             # cleanly (it once killed it outright while the server was coming up).
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self.loop.add_signal_handler(sig, self.stopping.set)
+            # Settled while the API's process still loads (start-up's objects out of the collector's
+            # sight), not once it listens: its first requests' replies are not held by the pass.
+            settle_garbage_collector()
             http = self.config.http
             await api.serve(
                 gate,
@@ -334,7 +337,6 @@ class Daemon:
                     "demo: the simulated dealer opens rounds, deals and plays every seat by itself (--demo); to "
                     "play yourself, start `tablectl run --sim` without --demo and deal from the dealer screen"
                 )
-            settle_garbage_collector()
             # systemd's status line is read by operators, not only supervisors: the dealer's view.
             self.notifier.ready(f"{mode} {self.config.table_id}: {sight(table, None).text(prompt(table))}")
             self._start_full_check(journal.path)
