@@ -43,6 +43,7 @@ def _die_with_parent(parent: int) -> None:
 async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) -> int:
     """The API's process: the app over a RemoteGate, served on the sockets the daemon bound."""
     openapi_models_built_on_first_use()
+    pydantic_v1_asked_of_only_once_loaded()
     from controller.adapters.logs import configure
     from controller.api.app import create_app
     from controller.api.auth import Sessions
@@ -120,6 +121,44 @@ def openapi_models_built_on_first_use() -> None:
         importlib.import_module("fastapi.openapi.models")
     finally:
         BaseModel.model_config = was
+
+
+def pydantic_v1_asked_of_only_once_loaded() -> None:
+    """FastAPI asks of each route's annotations as the app is made, and of each value it encodes,
+    whether it is a model of pydantic's first version, and imports pydantic.v1 to ask (17 ms of
+    the API's start here; its ~30 modules never used otherwise). No object is such a model before
+    pydantic.v1 is imported by whoever made it: FastAPI's two questions are asked here without
+    importing it, the same answer either way (no while it is not loaded, pydantic.v1's own once
+    it is: tests/controller/test_api_process_imports.py). Nothing if FastAPI's helpers are not
+    where this FastAPI keeps them (the test says so)."""
+    try:
+        from fastapi import _compat, encoders
+        from fastapi._compat import shared
+    except ImportError:
+        return
+    lenient_issubclass = getattr(shared, "lenient_issubclass", None)
+    if lenient_issubclass is None or not all(
+        hasattr(module, name)
+        for module, name in (
+            (shared, "is_pydantic_v1_model_class"),
+            (shared, "is_pydantic_v1_model_instance"),
+            (_compat, "is_pydantic_v1_model_instance"),
+            (encoders, "is_pydantic_v1_model_instance"),
+        )
+    ):
+        return
+
+    def is_pydantic_v1_model_class(cls: Any) -> bool:
+        v1 = sys.modules.get("pydantic.v1")
+        return v1 is not None and bool(lenient_issubclass(cls, v1.BaseModel))
+
+    def is_pydantic_v1_model_instance(obj: Any) -> bool:
+        v1 = sys.modules.get("pydantic.v1")
+        return v1 is not None and isinstance(obj, v1.BaseModel)
+
+    shared.is_pydantic_v1_model_class = is_pydantic_v1_model_class  # annotation_is_pydantic_v1 asks it
+    for module in (shared, _compat, encoders):
+        module.is_pydantic_v1_model_instance = is_pydantic_v1_model_instance  # type: ignore[attr-defined]
 
 
 def server_config(app: Any, http: dict[str, Any]) -> uvicorn.Config:

@@ -1,0 +1,68 @@
+"""The API's process does not import pydantic.v1 to answer FastAPI's question "is this a model of
+pydantic's first version?" (controller/app/api_process.py's `pydantic_v1_asked_of_only_once_loaded`):
+its app is made, and answers, without pydantic.v1 loaded, and the question gets pydantic.v1's own
+answer once something has loaded it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+APP = """
+import sys
+from pathlib import Path
+from controller.app.api_process import openapi_models_built_on_first_use, pydantic_v1_asked_of_only_once_loaded
+openapi_models_built_on_first_use()
+pydantic_v1_asked_of_only_once_loaded()
+from fastapi.testclient import TestClient
+from controller.api.app import create_app
+from controller.api.auth import Tokens
+from controller.api.runtime import Runtime
+from controller.journal.log import Journal
+from controller.table import Table
+table = Table(Journal(Path(sys.argv[1]) / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
+client = TestClient(create_app(Runtime(table=table, tokens=Tokens("dealer-token-0123456789", "supervisor-token-0123456789"))))
+headers = {"Authorization": "Bearer dealer-token-0123456789"}
+for path in ("/api/health", "/api/state", "/api/rounds", "/api/openapi.json"):
+    answer = client.get(path, headers=headers)
+    assert answer.status_code == 200, (path, answer.status_code, answer.text[:300])
+print("pydantic.v1 loaded:", "pydantic.v1" in sys.modules)
+"""
+
+
+def test_the_api_is_made_and_answers_without_pydantic_v1(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", APP, str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "pydantic.v1 loaded: False"
+
+
+ASKED = """
+import sys
+from controller.app.api_process import pydantic_v1_asked_of_only_once_loaded
+from fastapi import encoders, utils
+from fastapi._compat import shared
+pydantic_v1_asked_of_only_once_loaded()
+import pydantic
+class Now(pydantic.BaseModel):
+    x: int = 1
+assert "pydantic.v1" not in sys.modules
+said = [shared.annotation_is_pydantic_v1(Now), encoders.is_pydantic_v1_model_instance(Now()),
+        shared.annotation_is_pydantic_v1(int), shared.annotation_is_pydantic_v1(list[Now])]
+assert "pydantic.v1" not in sys.modules
+from pydantic import v1
+class Then(v1.BaseModel):
+    x: int = 1
+said += [shared.annotation_is_pydantic_v1(Then), shared.annotation_is_pydantic_v1(list[Then]),
+         encoders.is_pydantic_v1_model_instance(Then()), encoders.is_pydantic_v1_model_instance(Now()),
+         shared.annotation_is_pydantic_v1(Now)]
+print(said)
+"""
+
+
+def test_fastapi_is_told_of_a_pydantic_v1_model_as_before() -> None:
+    done = subprocess.run([sys.executable, "-c", ASKED], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[False, False, False, False, True, True, True, False, False]"
