@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from controller.api.access import roles_for
 from controller.api.deps import caller, granted_quietly
-from controller.api.errors import ERROR_RESPONSES, ApiError, body_schema, problem
+from controller.api.errors import ERROR_RESPONSES, ApiError, fill_body_schemas, problem, request_body
 from controller.api.gate import json_bytes
 from controller.api.routes import analytics, camera, live, metrics, play, reads, session, sim, software
 from controller.api.runtime import Runtime
@@ -100,11 +100,12 @@ def create_app(rt: Runtime) -> FastAPI:
 
     def openapi() -> dict[str, Any]:
         """The routes' schema with the bodies that are this table's game's own."""
+        fill_body_schemas()  # the routes' bodies (controller/api/errors.py), before FastAPI writes them
         schema = schema_of_routes()
         for path, model in play.GAME_BODIES.items():
             operation = schema.get("paths", {}).get(path, {}).get("post")
             if operation is not None:
-                operation.update(body_schema(model(rt.gate.adapter)))
+                operation.update(request_body(model(rt.gate.adapter)))
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

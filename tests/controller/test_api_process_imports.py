@@ -66,3 +66,41 @@ def test_fastapi_is_told_of_a_pydantic_v1_model_as_before() -> None:
     done = subprocess.run([sys.executable, "-c", ASKED], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[False, False, False, False, True, True, True, False, False]"
+
+
+
+BODIES = """
+import sys
+from pathlib import Path
+from controller.api import errors
+from controller.api.app import create_app, json_bytes
+from controller.api.auth import Tokens
+from controller.api.runtime import Runtime
+from controller.journal.log import Journal
+from controller.table import Table
+later = list(errors._UNFILLED)
+assert len(later) >= 17 and all(extra == {} for extra, _, _ in later)  # none written as the routes were defined
+if sys.argv[2] == "at-once":  # as before: each written as its route was defined, before the app is made
+    errors.fill_body_schemas()
+table = Table(Journal(Path(sys.argv[1]) / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
+app = create_app(Runtime(table=table, tokens=Tokens("dealer-token-0123456789", "supervisor-token-0123456789")))
+sys.stdout.write(json_bytes(app.openapi()).decode())
+"""
+
+
+def _document(tmp_path: Path, how: str) -> str:
+    (tmp_path / how).mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", BODIES, str(tmp_path / how), how], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_routes_bodies_written_when_the_document_is_asked_for_say_the_same(tmp_path: Path) -> None:
+    """The routes' request bodies (controller/api/errors.py's `body_schema`) are written when the
+    OpenAPI document is first asked for, not as the routes are defined: the same document, byte
+    for byte, as with each written at once."""
+    later, at_once = _document(tmp_path, "later"), _document(tmp_path, "at-once")
+    assert later == at_once
+    assert later.count('"requestBody"') >= 17
