@@ -709,27 +709,30 @@ def _background_distance(
     """Distance of each white-balanced colour from the felt; on the printed lines (`ink_lines`,
     flat indices into the patches' pixels), from the segment felt-ink (their blends, along the
     lines' edges, are felt too). Only there: a white chip's edge blurred into the felt passes near
-    the ink's light blue. One affine transform puts colours in a frame whose first axis runs from
-    felt to ink. Whole-image OpenCV passes in float32 (every patch pixel, each frame: this is one
-    of the reader's largest costs); the per-line fix-up touches only the line pixels (a tenth)."""
+    the ink's light blue. Off the lines the distance squared is the sum of each channel's
+    (gain * level - felt)^2, one table of the 256 levels a channel (one cv2.LUT over every patch
+    pixel, single precision, where this was an affine transform of the colours into a frame
+    whose first axis runs from felt to ink and their squares: that frame is orthonormal, the
+    same distance); on the lines (a tenth of the pixels) the colours are put in that frame, the
+    felt-ink axis last, and the part along it beyond the segment counted."""
     seg = (ink - felt).astype(np.float64)
     length = float(np.linalg.norm(seg))
     e1 = seg / length
     e2 = np.cross(e1, [1.0, 0.0, 0.0] if abs(e1[0]) < 0.9 else [0.0, 1.0, 0.0])
     e2 /= np.linalg.norm(e2)
     e3 = np.cross(e1, e2)
-    basis = np.stack([e2, e3, e1])  # the felt-ink axis last: the sums below add it last
-    m = np.concatenate([basis * gain[None, :], -(basis @ felt)[:, None]], axis=1).astype(np.float32)
-    q = cv2.transform(patches.astype(np.float32), m)
-    squares = cv2.multiply(q, q)
-    # off the lines, the distance squared: (across1^2 + across2^2) + along^2, in that order
+    basis = np.stack([e2, e3, e1])  # the felt-ink axis last
+    levels = np.arange(256.0)[:, None]
+    tables = np.square(levels * gain[None, :] - felt.astype(np.float64)[None, :]).astype(np.float32)
+    squares = cv2.LUT(patches, tables.reshape(256, 1, 3))
     total = cv2.transform(squares, _SUM_OF_CHANNELS)
     flat = total.reshape(-1)
-    at = 3 * ink_lines
-    along = np.take(q.reshape(-1), at + 2)
+    m = np.concatenate([basis * gain[None, :], -(basis @ felt)[:, None]], axis=1).astype(np.float32)
+    on_lines = np.take(patches.reshape(-1, 3), ink_lines, axis=0).astype(np.float32)
+    q = cv2.transform(on_lines.reshape(-1, 1, 3), m).reshape(-1, 3)  # (across1, across2, along) a pixel
+    along = q[:, 2]
     beyond = np.minimum(along, 0.0) + np.maximum(along - length, 0.0)  # outside the segment felt-ink
-    squared = squares.reshape(-1)
-    flat[ink_lines] = (np.take(squared, at) + np.take(squared, at + 1)) + beyond**2
+    flat[ink_lines] = (np.square(q[:, 0]) + np.square(q[:, 1])) + np.square(beyond)
     return np.asarray(cv2.sqrt(total), dtype=np.float32)
 
 

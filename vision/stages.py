@@ -389,8 +389,11 @@ def side_bands(centre: FloatArray, top_mm: float, n: int, view: FrameView, t: Tu
         [np.repeat(ring[None], steps, axis=0), np.repeat(z[:, None, None], len(dirs), axis=1)], axis=2
     ).reshape(-1, 3)
     px = view.in_frame(view.project(pts))
-    rgb = view.sample(px).reshape(steps, len(dirs), 3)
-    change = np.linalg.norm(np.diff(rgb, axis=0), axis=2)  # (steps - 1, angles), at z between samples
+    # channel first (3, steps, angles): numpy's loops over an axis of 3 cost several times the arithmetic
+    rgb = np.ascontiguousarray(view.sample(px).reshape(steps, len(dirs), 3).transpose(2, 0, 1))
+    step = rgb[:, 1:] - rgb[:, :-1]
+    step *= step
+    change = np.sqrt(step[0] + step[1] + step[2])  # (steps - 1, angles), at z between samples
     at = (np.arange(steps - 1) + 1.0) / steps * top_mm
     grad = _mean(change, 1)
     counts = [m for m in (n - 1, n, n + 1) if m >= 2]
@@ -432,9 +435,12 @@ def plainest_band(centre: FloatArray, n: int, view: FrameView, t: Tuning) -> tup
     ends = view.project(pts).reshape(n + 1, len(dirs), 2)
     f = ((np.arange(t.sliver_steps_per_chip) + 0.5) / t.sliver_steps_per_chip)[None, :, None, None]
     px = view.in_frame((ends[:-1, None] + (ends[1:] - ends[:-1])[:, None] * f).reshape(-1, 2))
-    rgb = view.sample(px).reshape(steps, len(dirs), 3)
-    off = rgb - _mean(rgb, 1, keepdims=True)
-    spread = _mean(_mean(np.sqrt(_mean(off * off, 1)), 1).reshape(quarters, quarter), 1)
+    # channel first (3, steps, angles): numpy's loops over an axis of 3 cost several times the arithmetic
+    rgb = np.ascontiguousarray(view.sample(px).reshape(steps, len(dirs), 3).transpose(2, 0, 1))
+    off = rgb - _mean(rgb, 2, keepdims=True)
+    off *= off
+    deviation = np.sqrt(_mean(off, 2))  # 3, steps: each channel's spread across the angles
+    spread = _mean((((deviation[0] + deviation[1]) + deviation[2]) / 3).reshape(quarters, quarter), 1)
     inner = spread[2 : quarters - 2]
     halves = (inner[:-1] + inner[1:]) / 2
     at = int(np.argmin(halves))
@@ -746,7 +752,8 @@ def _measure(
     edges = np.array([edge for i in rows for edge in (lefts[i], rights[i])])
     pts = np.column_stack([_crossings(score, on_rows, edges), on_rows.astype(np.float64)])
     a = np.column_stack([2 * pts, np.ones(len(pts))])
-    sol, *_ = np.linalg.lstsq(a, np.sum(pts**2, axis=1), rcond=None)
+    at = a.T  # least squares by the normal equations (3 x 3; the edges span tens of pixels: well conditioned)
+    sol = np.linalg.solve(at @ a, at @ np.sum(pts**2, axis=1))
     cu, cv = sol[0], sol[1]
     radius = math.sqrt(max(sol[2] + cu * cu + cv * cv, 0.0))
     grown = radius - R  # in across-mm, the frame-like unit
@@ -823,13 +830,13 @@ def _far_crossings(blob: Mask, score: npt.NDArray[np.float32], cols: npt.NDArray
         return np.array(
             [_crossing(score[:, c], int(e), +1) if h else np.nan for c, e, h in zip(cols, last, has, strict=True)]
         )
-    values = score[:, cols].astype(np.float64)
-    j = np.arange(len(cols))
-    near = np.sort(values[last[None, :] - np.arange(4)[:, None], j], axis=0)  # the last 4 rows inside
-    level = (near[1] + near[2]) / 2 / 2  # half their median
-    pa = values[last, j]
-    pb = values[np.minimum(last + 1, n - 1), j]
-    pc = values[last - 1, j]
+    # each column's last 4 rows inside and the next one out (the last row again at the patch's end),
+    # picked out of the patch: not every row of the columns copied
+    window = score[np.minimum(last[None, :] + _FAR_WINDOW[:, None], n - 1), cols[None, :]].astype(np.float64)
+    level = _middle_two(window[0], window[1], window[2], window[3]) / 2 / 2  # half the last 4 rows' median
+    pa = window[3]
+    pb = window[4]
+    pc = window[2]
     out = last + (pa - level) / np.maximum(pa - pb, 1e-6)
     out = np.where(pb >= level, last + 0.5, out)
     before = np.where(pc > level, last - 1 + (pc - level) / np.maximum(pc - pa, 1e-6), last - 0.5)
@@ -838,6 +845,7 @@ def _far_crossings(blob: Mask, score: npt.NDArray[np.float32], cols: npt.NDArray
     return np.asarray(np.where(has, out, np.nan), dtype=np.float64)
 
 
+_FAR_WINDOW = np.array([-3, -2, -1, 0, 1])  # a far crossing's rows from the last inside
 _WINDOW = np.array([3, 2, 1, 0, -1])  # a crossing's columns: the last 4 inside (to the edge), the next one out
 _SIDES = np.tile([-1, 1], 64)  # left edges go left, right edges right, in turn
 
@@ -854,8 +862,7 @@ def _crossings(score: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], edges
     step = _SIDES[: len(edges)]
     window = score[rows[:, None], edges[:, None] - step[:, None] * _WINDOW]
     values = window.astype(np.float64)
-    near = np.sort(values[:, :4], axis=1)
-    level = (near[:, 1] + near[:, 2]) / 2 / 2  # half the median of the 4
+    level = _middle_two(values[:, 0], values[:, 1], values[:, 2], values[:, 3]) / 2 / 2  # half the median of the 4
     pa, pb, pc = values[:, 3], values[:, 4], values[:, 2]
     before = window[:, 2] > level.astype(np.float32)  # as numpy compares a float32 with a Python float
     return np.where(
@@ -863,6 +870,13 @@ def _crossings(score: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], edges
         np.where(before, (edges - step) + step * (pc - level) / np.maximum(pc - pa, 1e-6), edges - step * 0.5),
         np.where(pb >= level, edges + step * 0.5, edges + step * (pa - level) / np.maximum(pa - pb, 1e-6)),
     )
+
+
+def _middle_two(a: FloatArray, b: FloatArray, c: FloatArray, d: FloatArray) -> FloatArray:
+    """The sum of the middle two of four values, elementwise: the second and third of them sorted
+    are the larger of the pairs' smaller ones and the smaller of their larger ones (the same two
+    numbers added as after a sort, in a few elementwise calls rather than a sort of many rows of 4)."""
+    return np.asarray(np.maximum(np.minimum(a, b), np.minimum(c, d)) + np.minimum(np.maximum(a, b), np.maximum(c, d)))
 
 
 def _crossing(profile: npt.NDArray[np.float32], edge: int, step: int) -> float:
