@@ -21,6 +21,7 @@ is the game's (its adapter's `lamp_names`), checked against the map when the tab
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
@@ -29,10 +30,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
-from pydantic_core import PydanticCustomError
 
 from hardware import shipped
-from vision.documents import Document, Style, check, problem, rule
 
 #: The pin maps shipped with tablectl (package data, found wherever tablectl is installed);
 #: `indicators.pin_file` names an operator's own file instead.
@@ -169,161 +168,257 @@ def load_pin_map(
 
 
 def _parse_map(source: str, name: str, table: Any) -> PinMap:
+    """The map, read without pydantic when every key in it is plainly right (`_plain_fields`);
+    else the one validator of operators' documents reads it and refuses it in its words (so every
+    refusal of a single key is its own; the table's process never loads pydantic for a right map)."""
     if not isinstance(table, dict):
         raise PinError(f"{source}: [{name}] must be a table")
-    doc = check(_PinMapDoc, table, source, PinError, _PinStyle(name))
-    try:
-        return doc.pin_map(name, source)
-    except PydanticCustomError as exc:  # a rule across keys (a pin used twice, a chain output)
-        raise PinError(f"{source}: [{name}]{exc.context['why'] if exc.context else exc.message()}") from None
+    fields = _plain_fields(table)
+    if fields is None:
+        fields = _checked_fields(source, name, table)
+    return _assemble(name, source, **fields)
+
+
+class _Refused(ValueError):
+    """A key's value refused: `why` follows the key (it starts with ": ", " = " or ".key")."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 def _whole(value: Any, where: str) -> int:
     # TOML booleans are not numbers here, though Python's bool is an int.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise problem(f"{where} = {value!r} must be a whole number")
+        raise _Refused(f"{where} = {value!r} must be a whole number")
     return value
 
 
 def _gpio(value: Any) -> int:
     pin = _whole(value, "")
     if pin not in HEADER_GPIO:
-        raise problem(f" = {pin} is not a BCM GPIO pin on the header (0-27)")
+        raise _Refused(f" = {pin} is not a BCM GPIO pin on the header (0-27)")
     return pin
 
 
 def _lamps(value: Any) -> str:
     if value not in LAMP_KINDS:
-        raise problem(f' = {value!r}: use "gpio" or "shift-register"')
+        raise _Refused(f' = {value!r}: use "gpio" or "shift-register"')
     return str(value)
 
 
 def _buttons(value: Any) -> dict[str, int]:
     if not isinstance(value, dict) or "confirm" not in value:
-        raise problem(" must be a table with at least confirm = <pin>")
+        raise _Refused(" must be a table with at least confirm = <pin>")
     for key in value:
         if key not in BUTTON_NAMES:
-            raise problem(f": unknown button {key!r} (known: confirm, void)")
+            raise _Refused(f": unknown button {key!r} (known: confirm, void)")
     out = {}
     for key, pin in value.items():
         try:
             out[str(key)] = _gpio(pin)
-        except PydanticCustomError as exc:
-            raise problem(f".{key}{_why(exc)}") from None
+        except _Refused as exc:
+            raise _Refused(f".{key}{exc.why}") from None
     return out
 
 
 def _seats(value: Any) -> dict[int, dict[str, int]]:
     if not isinstance(value, dict) or not value:
-        raise problem(" must list at least one seat")
+        raise _Refused(" must list at least one seat")
     seats: dict[int, dict[str, int]] = {}
     for seat_key, named in value.items():
         where = f".{seat_key}"
         if not seat_key.isdigit() or int(seat_key) not in SEATS:
-            raise problem(f"{where}: seats are numbered 1 to {SEATS[-1]}")
+            raise _Refused(f"{where}: seats are numbered 1 to {SEATS[-1]}")
         if not isinstance(named, dict) or not named:
-            raise problem(f"{where} must name the seat's lamps: {{ first = , second = , ... }}")
+            raise _Refused(f"{where} must name the seat's lamps: {{ first = , second = , ... }}")
         lamps: dict[str, int] = {}
         for key, number in named.items():
             if not LAMP_NAME.fullmatch(key):
-                raise problem(f"{where}: {key!r} is not a lamp's name (a-z, 0-9, - and _, a letter first)")
+                raise _Refused(f"{where}: {key!r} is not a lamp's name (a-z, 0-9, - and _, a letter first)")
             lamps[key] = _whole(number, f"{where}.{key}")
         seats[int(seat_key)] = lamps
     return dict(sorted(seats.items()))
 
 
-def _why(exc: PydanticCustomError) -> str:
-    return str(exc.context["why"]) if exc.context else exc.message()
-
-
-class _ChainDoc(Document):
-    data: Annotated[int, rule(_gpio)]
-    clock: Annotated[int, rule(_gpio)]
-    latch: Annotated[int, rule(_gpio)]
-    chips: Annotated[int, rule(lambda v: _chips(v))]
-
-
 def _chips(value: Any) -> int:
     chips = _whole(value, "")
     if not 1 <= chips <= 8:
-        raise problem(f" = {chips}: a chain has 1 to 8 chips")
+        raise _Refused(f" = {chips}: a chain has 1 to 8 chips")
     return chips
 
 
-class _PinMapDoc(Document):
-    """One named pin map as hardware/pins.toml writes it (BCM numbers; chain outputs for a 74HC595)."""
+def _description(value: Any) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise _Refused("")  # not plainly text: the validator reads it (and says why)
 
-    description: str | None = None
-    lamps: Annotated[str, rule(_lamps)]
-    status: Annotated[int, rule(_gpio)]
-    buttons: Annotated[dict[str, int], rule(_buttons)]
-    chain: _ChainDoc | None = None
-    seats: Annotated[dict[int, dict[str, int]], rule(_seats)]
 
-    def pin_map(self, name: str, source: str) -> PinMap:
-        """The map, with the rules across keys: a GPIO pin or a chain output used once, lamps
-        numbered by the lamp kind."""
-        gpio_users: dict[int, str] = {}
+#: A chain's keys and their rules, all required (the validator's `_ChainDoc`).
+CHAIN_KEYS: dict[str, Any] = {"data": _gpio, "clock": _gpio, "latch": _gpio, "chips": _chips}
+#: A pin map's keys: their rules, and whether each may be left out (the validator's `_PinMapDoc`).
+MAP_KEYS: dict[str, tuple[Any, bool]] = {
+    "description": (_description, True),
+    "lamps": (_lamps, False),
+    "status": (_gpio, False),
+    "buttons": (_buttons, False),
+    "chain": (None, True),
+    "seats": (_seats, False),
+}
 
-        def take(key: str, pin: int) -> int:
-            if pin in gpio_users:
-                raise problem(f".{key}: GPIO {pin} is already used by {gpio_users[pin]}")
-            gpio_users[pin] = f"{name}.{key}"
-            return pin
 
-        status = take("status", self.status)
-        buttons = {key: take(f"buttons.{key}", pin) for key, pin in self.buttons.items()}
-        chain: ChainPins | None = None
-        if self.lamps == "shift-register":
-            if self.chain is None:
-                raise problem(': lamps = "shift-register" needs chain = {data, clock, latch, chips}')
-            chain = ChainPins(
-                data=take("chain.data", self.chain.data),
-                clock=take("chain.clock", self.chain.clock),
-                latch=take("chain.latch", self.chain.latch),
-                chips=self.chain.chips,
-            )
-        elif self.chain is not None:
-            raise problem('.chain is only for lamps = "shift-register"')
-        outputs_used: dict[int, str] = {}
-        for seat, lamps in self.seats.items():
-            for lamp, number in lamps.items():
-                key = f"seats.{seat}.{lamp}"
-                if chain is None:
-                    if number not in HEADER_GPIO:
-                        raise problem(f".{key} = {number} is not a BCM GPIO pin on the header (0-27)")
-                    take(key, number)
-                    continue
-                if not 0 <= number < chain.outputs:
-                    raise problem(
-                        f".{key} = {number}: the chain of {chain.chips} chips has outputs 0 to {chain.outputs - 1}"
-                    )
-                if number in outputs_used:
-                    raise problem(f".{key}: chain output {number} is already used by {outputs_used[number]}")
-                outputs_used[number] = f"{name}.{key}"
-        lamps_kind: Literal["gpio", "shift-register"] = "gpio" if self.lamps == "gpio" else "shift-register"
-        return PinMap(
-            name=name,
-            source=source,
-            lamps=lamps_kind,
-            seats=self.seats,
-            status=status,
-            buttons=buttons,
-            chain=chain,
+def _plain_fields(table: dict[str, Any]) -> dict[str, Any] | None:
+    """The map's keys as the validator would give them when every key is plainly right (no key
+    unknown or left out, each taken by its rule); None to let the validator read it."""
+    if any(key not in MAP_KEYS for key in table):
+        return None
+    out: dict[str, Any] = {}
+    try:
+        for key, (read, optional) in MAP_KEYS.items():
+            if key not in table:
+                if not optional:
+                    return None
+                out[key] = None
+            elif key == "chain":
+                out[key] = _plain_chain(table[key])
+            else:
+                out[key] = read(table[key])
+    except Exception:  # whatever a rule says, the validator says it in its words
+        return None
+    return out
+
+
+def _plain_chain(value: Any) -> ChainPins | None:
+    if value is None:
+        return None
+    if type(value) is not dict or set(value) != set(CHAIN_KEYS):
+        raise _Refused("")
+    return ChainPins(**{key: read(value[key]) for key, read in CHAIN_KEYS.items()})
+
+
+def _checked_fields(source: str, name: str, table: dict[str, Any]) -> dict[str, Any]:
+    """The map's keys read by the one validator of operators' documents (pydantic: loaded here
+    only, for a map not plainly right), or PinError naming the file and the key."""
+    doc = check(_models()[0], table, source, PinError, _models()[1](name))
+    chain = doc.chain
+    return {
+        "description": doc.description,
+        "lamps": doc.lamps,
+        "status": doc.status,
+        "buttons": dict(doc.buttons),
+        "chain": None if chain is None else ChainPins(chain.data, chain.clock, chain.latch, chain.chips),
+        "seats": {seat: dict(lamps) for seat, lamps in doc.seats.items()},
+    }
+
+
+def _assemble(
+    name: str,
+    source: str,
+    *,
+    description: str | None,
+    lamps: str,
+    status: int,
+    buttons: dict[str, int],
+    chain: ChainPins | None,
+    seats: dict[int, dict[str, int]],
+) -> PinMap:
+    """The map from its keys, with the rules across keys: a GPIO pin or a chain output used once,
+    lamps numbered by the lamp kind; or PinError naming the file, the map and the key."""
+    del description  # the operator's note, not wiring
+    gpio_users: dict[int, str] = {}
+
+    def refused(why: str) -> PinError:
+        return PinError(f"{source}: [{name}]{why}")
+
+    def take(key: str, pin: int) -> int:
+        if pin in gpio_users:
+            raise refused(f".{key}: GPIO {pin} is already used by {gpio_users[pin]}")
+        gpio_users[pin] = f"{name}.{key}"
+        return pin
+
+    status = take("status", status)
+    buttons = {key: take(f"buttons.{key}", pin) for key, pin in buttons.items()}
+    if lamps == "shift-register":
+        if chain is None:
+            raise refused(': lamps = "shift-register" needs chain = {data, clock, latch, chips}')
+        chain = ChainPins(
+            data=take("chain.data", chain.data),
+            clock=take("chain.clock", chain.clock),
+            latch=take("chain.latch", chain.latch),
+            chips=chain.chips,
         )
+    elif chain is not None:
+        raise refused('.chain is only for lamps = "shift-register"')
+    outputs_used: dict[int, str] = {}
+    for seat, numbers in seats.items():
+        for lamp, number in numbers.items():
+            key = f"seats.{seat}.{lamp}"
+            if chain is None:
+                if number not in HEADER_GPIO:
+                    raise refused(f".{key} = {number} is not a BCM GPIO pin on the header (0-27)")
+                take(key, number)
+                continue
+            if not 0 <= number < chain.outputs:
+                last = chain.outputs - 1
+                raise refused(f".{key} = {number}: the chain of {chain.chips} chips has outputs 0 to {last}")
+            if number in outputs_used:
+                raise refused(f".{key}: chain output {number} is already used by {outputs_used[number]}")
+            outputs_used[number] = f"{name}.{key}"
+    lamps_kind: Literal["gpio", "shift-register"] = "gpio" if lamps == "gpio" else "shift-register"
+    return PinMap(name=name, source=source, lamps=lamps_kind, seats=seats, status=status, buttons=buttons, chain=chain)
 
 
-class _PinStyle(Style):
-    """Pin maps name a key as [map].key and say what is unknown or missing their own way."""
+@functools.cache
+def _models() -> tuple[Any, Any]:
+    """The validator's models of a pin map and its style of naming a key, made on first use (they
+    import pydantic, which a table whose map is plainly right never loads)."""
+    from vision.documents import Document, Style, problem, rule
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def ruled(read: Any) -> Any:
+        def check(value: Any) -> Any:
+            try:
+                return read(value)
+            except _Refused as exc:
+                raise problem(exc.why) from None
 
-    def where(self, loc: Any) -> str:
-        return f"[{self.name}]" + "".join(f".{part}" for part in loc)
+        return rule(check)
 
-    def unknown(self, loc: Any, allowed: Any) -> str:
-        return f"{self.where(loc[:-1])}: unknown key {loc[-1]!r} (allowed: {', '.join(sorted(allowed))})"
+    class _ChainDoc(Document):
+        data: Annotated[int, ruled(_gpio)]
+        clock: Annotated[int, ruled(_gpio)]
+        latch: Annotated[int, ruled(_gpio)]
+        chips: Annotated[int, ruled(_chips)]
 
-    def missing(self, loc: Any) -> str:
-        return f"{self.where(loc[:-1])}: missing key {loc[-1]!r}"
+    class _PinMapDoc(Document):
+        """One named pin map as hardware/pins.toml writes it (BCM numbers; chain outputs for a 74HC595)."""
+
+        description: str | None = None
+        lamps: Annotated[str, ruled(_lamps)]
+        status: Annotated[int, ruled(_gpio)]
+        buttons: Annotated[dict[str, int], ruled(_buttons)]
+        chain: _ChainDoc | None = None
+        seats: Annotated[dict[int, dict[str, int]], ruled(_seats)]
+
+    class _PinStyle(Style):
+        """Pin maps name a key as [map].key and say what is unknown or missing their own way."""
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def where(self, loc: Any) -> str:
+            return f"[{self.name}]" + "".join(f".{part}" for part in loc)
+
+        def unknown(self, loc: Any, allowed: Any) -> str:
+            return f"{self.where(loc[:-1])}: unknown key {loc[-1]!r} (allowed: {', '.join(sorted(allowed))})"
+
+        def missing(self, loc: Any) -> str:
+            return f"{self.where(loc[:-1])}: missing key {loc[-1]!r}"
+
+    return _PinMapDoc, _PinStyle
+
+
+def check(model: Any, doc: Any, source: str, error: type[Exception], style: Any) -> Any:
+    """vision/documents.py's `check`, imported when first used."""
+    from vision.documents import check as checked
+
+    return checked(model, doc, source, error, style)

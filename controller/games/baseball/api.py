@@ -10,20 +10,11 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, StrictInt, StringConstraints
 
-from controller.engine.base import RoundInput, RuleError, seat_refused
-from controller.games.baseball.rules import (
-    ACTIONS,
-    SEATS,
-    SEATS_MAX,
-    Action,
-    OpenRound,
-    Player,
-    parse_rules,
-    validate_open,
-)
+from controller.engine.base import RoundInput, seat_refused
+from controller.games.baseball.plain import ACTION, action_of, from_body
+from controller.games.baseball.rules import SEATS, SEATS_MAX, Action
 from controller.games.bodies import Body, CardText, Says, read
 
-ACTION = f"the action must be one of {', '.join(ACTIONS)}, not {{input!r}}"
 ACTED_SEAT = "must be a seat number, not {input!r}"
 
 
@@ -69,24 +60,11 @@ class BaseballRoundFile(BaseballOpenBody):
 
 def round_input(doc: Mapping[str, Any], seats: int) -> RoundInput:
     """Round file `doc` as its opening event (at a table of `seats`), its cards and its actions,
-    or RuleError naming the field, the seat and the rule."""
-    body = read(BaseballRoundFile, doc)
-    opening = OpenRound(
-        rules=parse_rules(body.rules or {}),
-        players=tuple(Player(seat=p.seat, stack=p.stack) for p in body.players),
-        table_seats=seats,
-    )
-    validate_open(opening)
-    actions = tuple(_action(a, f"actions[{i}]") for i, a in enumerate(body.actions))
-    return RoundInput(open=opening, cards=tuple(body.cards), decisions=actions)
+    or RuleError naming the field, the seat and the rule (the table reads a plainly right one
+    without this model: `plain.py`)."""
+    return from_body(read(BaseballRoundFile, doc), seats)
 
 
 def action(doc: Mapping[str, Any], where: str) -> Action:
     """One action as a round file writes it (`where` names it: "decision"), or RuleError."""
-    return _action(read(ActionBody, doc, where), where)
-
-
-def _action(body: ActionBody, where: str) -> Action:
-    if body.action not in ACTIONS:
-        raise RuleError(ACTION.format(input=body.action), field=where, seat=body.seat)
-    return Action(seat=body.seat, action=body.action)
+    return action_of(read(ActionBody, doc, where), where)

@@ -1194,16 +1194,17 @@ class Baseball(RoundGame[BaseballState, OpenRound, Action]):
         }
 
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
-        """One action as a round file writes it; its model (`api.py`) is loaded when first asked."""
-        from controller.games.baseball.api import action
+        """One action as a round file writes it; read without pydantic
+        when plainly right (`plain.py`), else by its model (`api.py`)."""
+        from controller.games.baseball.plain import action
 
         return action(doc, where)
 
     def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
         """Read a round file into its opening event, cards and actions; RuleError names what is wrong.
         `seats`: the table's seat count (None: a stud table's eight, as a round file says none). The
-        round file's model (`api.py`, pydantic) is loaded when a round file is first read."""
-        from controller.games.baseball.api import round_input
+        round file is read without pydantic when it is plainly right (`plain.py`), else by its model (`api.py`)."""
+        from controller.games.baseball.plain import round_input
 
         return round_input(doc, SEATS_MAX if seats is None else seats)
 

@@ -5,13 +5,14 @@ replay`, the table and the API read with them (`controller/games/bodies.py`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from pydantic import StrictInt
 
 from controller.engine.base import RoundInput
 from controller.games.bodies import Body, CardText, Says, read
-from controller.games.grand_slam.rules import SEATS_MAX, Base, OpenRound, SeatBet, SideBet, parse_rules
+from controller.games.grand_slam.plain import from_body
+from controller.games.grand_slam.rules import SEATS_MAX
 
 SEAT = f"must be a seat number 1 to {SEATS_MAX}, not {{input!r}}"
 Chips = Annotated[StrictInt, Says("the wager on {key} must be a whole number of chips, not {input!r}", seat="seat")]
@@ -43,11 +44,6 @@ class GrandSlamRoundFile(OpenRoundBody):
 
 
 def round_input(doc: Mapping[str, Any], seats: int) -> RoundInput:
-    """Round file `doc` as its opening event (at a table of `seats`) and its cards, or RuleError."""
-    body = read(GrandSlamRoundFile, doc)
-    bets = tuple(
-        SeatBet(s.seat, cast(dict[Base, int], s.wagers), cast(dict[SideBet, int], s.side_bets or {}))
-        for s in body.seats
-    )
-    opening = OpenRound(rules=parse_rules(body.rules or {}), seats=bets, blind_seat=body.blind_seat, table_seats=seats)
-    return RoundInput(open=opening, cards=tuple(body.cards))
+    """Round file `doc` as its opening event (at a table of `seats`) and its cards, or RuleError
+    (the table reads a plainly right one without this model: `plain.py`)."""
+    return from_body(read(GrandSlamRoundFile, doc), seats)

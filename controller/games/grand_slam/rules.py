@@ -516,8 +516,8 @@ class GrandSlam(RoundGame[GrandSlamState, OpenRound, Event]):
     def parse_round_file(self, doc: Mapping[str, Any], *, seats: int | None = None) -> RoundInput:
         """Read a round file into its opening event and its cards; RuleError names what is wrong.
         `seats`: the table's seat count (None: seven, as a round file says none). The round
-        file's model (`api.py`, pydantic) is loaded when a round file is first read."""
-        from controller.games.grand_slam.api import round_input
+        file is read without pydantic when it is plainly right (`plain.py`), else by its model (`api.py`)."""
+        from controller.games.grand_slam.plain import round_input
 
         return round_input(doc, SEATS_MAX if seats is None else seats)
 

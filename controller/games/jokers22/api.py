@@ -12,24 +12,12 @@ from pydantic import Field, StrictInt, StringConstraints
 
 from controller.engine.base import RoundInput
 from controller.games.bodies import Body, CardText, Name, Says, read
-from controller.games.jokers22.rules import (
-    ACTIONS,
-    ANSWERS,
-    SPOTS_MAX,
-    Banker,
-    Decision,
-    OpenRound,
-    SpotBet,
-    SpotError,
-    Wager,
-    parse_rules,
-    validate_open,
-)
+from controller.games.jokers22.plain import ACTION, decision_of, from_body
+from controller.games.jokers22.rules import SPOTS_MAX, Decision
 
 SPOT = f"must be a spot number 1 to {SPOTS_MAX}, not {{input!r}}"
 WAGERS = "must be a list of {{player, amount}} in the order placed"
 DECIDED_SPOT = "must be a spot number, not {input!r}"
-ACTION = f"the action must be one of {', '.join(ACTIONS)}, not {{input!r}}"
 NAMED = "the player must be named, not {input!r}"
 
 
@@ -82,30 +70,11 @@ class Jokers22RoundFile(Jokers22OpenBody):
 
 def round_input(doc: Mapping[str, Any], seats: int) -> RoundInput:
     """Round file `doc` as its opening event (at a table of `seats` spots), its cards and its
-    decisions, or RuleError naming the field, the spot and the rule."""
-    body = read(Jokers22RoundFile, doc)
-    opening = OpenRound(
-        rules=parse_rules(body.rules or {}),
-        banker=Banker(stake=body.banker.stake, player=body.banker.player),
-        spots=tuple(
-            SpotBet(spot=s.spot, wagers=tuple(Wager(player=w.player, amount=w.amount) for w in s.wagers))
-            for s in body.spots
-        ),
-        table_seats=seats,
-    )
-    validate_open(opening)
-    decisions = tuple(_decision(d, f"decisions[{i}]") for i, d in enumerate(body.decisions))
-    return RoundInput(open=opening, cards=tuple(body.cards), decisions=decisions)
+    decisions, or RuleError naming the field, the spot and the rule (the table reads a plainly
+    right one without this model: `plain.py`)."""
+    return from_body(read(Jokers22RoundFile, doc), seats)
 
 
 def decision(doc: Mapping[str, Any], where: str) -> Decision:
     """One decision as a round file writes it (`where` names it: "decision"), or RuleError."""
-    return _decision(read(DecisionBody, doc, where), where)
-
-
-def _decision(body: DecisionBody, where: str) -> Decision:
-    if body.action not in ACTIONS:
-        raise SpotError(ACTION.format(input=body.action), field=where, spot=body.spot)
-    if body.player is None and body.action in ("surrender", *ANSWERS):
-        raise SpotError(f"a {body.action} names the player who takes it", field=where, spot=body.spot)
-    return Decision(spot=body.spot, action=body.action, player=body.player)
+    return decision_of(read(DecisionBody, doc, where), where)

@@ -1045,8 +1045,9 @@ class Jokers22(RoundGame[Jokers22State, OpenRound, Decision]):
         return parse_rules(doc).shoe
 
     def parse_decision(self, doc: Mapping[str, Any], where: str) -> Event:
-        """One decision as a round file writes it; its model (`api.py`) is loaded when first asked."""
-        from controller.games.jokers22.api import decision
+        """One decision as a round file writes it; read without pydantic
+        when plainly right (`plain.py`), else by its model (`api.py`)."""
+        from controller.games.jokers22.plain import decision
 
         return decision(doc, where)
 
@@ -1054,7 +1055,7 @@ class Jokers22(RoundGame[Jokers22State, OpenRound, Decision]):
         """Read a round file into its opening event, cards and decisions; RuleError names what is wrong.
         `seats`: the table's spot count (None: seven, as a round file says none). The round
         file's model (`api.py`, pydantic) is loaded when a round file is first read."""
-        from controller.games.jokers22.api import round_input
+        from controller.games.jokers22.plain import round_input
 
         return round_input(doc, SPOTS_MAX if seats is None else seats)
 
