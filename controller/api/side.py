@@ -9,8 +9,6 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
 from controller.adapters.metrics import TableMetrics
 from controller.api.commands import Commands, sim_controls
 from controller.api.gate import TableGate
@@ -74,6 +72,8 @@ def table_side(
     kept = metrics if metrics is not None else TableMetrics(table)
 
     def metrics_text() -> tuple[str, bytes]:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest  # at the first scrape only
+
         return CONTENT_TYPE_LATEST, generate_latest(kept.registry)
 
     gate = TableGate(

@@ -76,3 +76,30 @@ def test_metrics_without_a_daemon_still_reads_the_table_and_has_no_floor_or_came
     assert got[("tablectl_cards_read_total", ())] == 0
     assert got[("tablectl_rounds_total", (("status", "settled"),))] == 1
     assert not any(name.startswith(("tablectl_floor", "tablectl_camera")) for name, _ in got)
+
+
+def test_the_cards_and_their_latency_read_as_prometheus_clients_own_counter_and_histogram(tmp_path: Path) -> None:
+    """TableMetrics counts the cards as plain numbers (prometheus_client loaded at the first
+    scrape only); the scrape says what prometheus_client's Counter and Histogram, fed the same
+    cards, say: every sample, each bucket's bound counted in it, the times of creation aside."""
+    from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+    from controller.adapters.metrics import CARD_TO_LAMP, CARDS, LATENCY_BUCKETS
+
+    reference = CollectorRegistry(auto_describe=True)
+    counter = Counter(*CARDS, registry=reference)
+    histogram = Histogram(*CARD_TO_LAMP, buckets=LATENCY_BUCKETS, registry=reference)
+    metrics = TableMetrics(_table(tmp_path))
+    for seconds in (0.0, 0.001, 0.002, 0.0021, 0.005, 0.05, 0.3, 5.0, 5.1, 60.0, 0.004, 0.004):
+        counter.inc()
+        histogram.observe(seconds)
+        metrics.card_read(seconds)
+
+    def cards(text: bytes) -> dict[Any, float]:
+        return {key: value for key, value in samples(text.decode()).items() if key[0].startswith("tablectl_card")}
+
+    ours, theirs = cards(generate_latest(metrics.registry)), cards(generate_latest(reference))
+    created = [key for key in theirs if key[0].endswith("_created")]
+    assert len(created) == 2 and all(key in ours for key in created)
+    assert {k: v for k, v in ours.items() if k not in created} == {k: v for k, v in theirs.items() if k not in created}
+    assert ours[("tablectl_card_to_lamp_seconds_bucket", (("le", "0.002"),))] == 3

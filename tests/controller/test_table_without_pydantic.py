@@ -1,4 +1,5 @@
-"""The table's process never loads pydantic (issue 35 point 5: 4-5 MB of the daemon's memory):
+"""The table's process never loads pydantic (issue 35 point 5: 4-5 MB of the daemon's memory),
+nor prometheus_client until /metrics is first scraped (controller/adapters/metrics.py):
 the pin map and table.toml are read without it when plainly right (drivers/pins.py,
 controller/app/config_plain.py), the games' round files and decisions too (controller/games/plain.py),
 and nothing imports it before the API's process is forked (controller/api/launch.py's PRELOAD). The
@@ -7,8 +8,8 @@ API's process loads it for its bodies, after the fork.
 The real `tablectl run --sim --demo` deals rounds by itself (each opened and each decision taken
 through the table's own `open_round` and `decide`, as a dealer screen's are); once a round is
 settled, the table's process has no pydantic_core mapped (the API's has), and when it stops
-(SIGTERM), its sys.modules holds no pydantic (a sitecustomize on its PYTHONPATH writes them down
-at exit)."""
+(SIGTERM), its sys.modules holds no pydantic and no prometheus_client (a sitecustomize on its
+PYTHONPATH writes them down at exit)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ SITECUSTOMIZE = """
 import atexit, json, os, sys
 
 def _written():
-    watched = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core"))
+    watched = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core", "prometheus_client"))
     with open(os.path.join(os.environ["IMPORTS_AT_EXIT"], f"{os.getpid()}.json"), "w") as out:
         json.dump(watched, out)
 
@@ -54,7 +55,8 @@ def test_the_tables_process_deals_a_round_without_pydantic(tmp_path: Path, game:
         daemon.wait_ready()
         assert daemon.proc is not None
         table = daemon.proc.pid
-        daemon.wait_for("a round settled", lambda answer: answer["rounds"], path="/api/rounds?last=1")
+        settled = lambda answer: any(r["status"] == "settled" for r in answer["rounds"])  # noqa: E731
+        daemon.wait_for("a round settled", settled, path="/api/rounds?last=3")
         (api,) = (int(pid) for pid in Path(f"/proc/{table}/task/{table}/children").read_text().split())
         assert Path(f"/proc/{api}/comm").read_text().strip() == "tablectl-api"
         assert _mapped(api), "the API's process reads its bodies with pydantic"
