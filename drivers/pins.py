@@ -7,7 +7,9 @@ Two things live here because both answer "what is wired where":
   real table never silently runs on mock pins.
 - `load_pin_map(path, name)` reads one named map from `hardware/pins.toml` (BCM numbers),
   checks it with the one validator of operators' documents (vision/documents.py), and
-  returns a `PinMap`. Every error names the file and the key.
+  returns a `PinMap`. Every error names the file and the key. A map every key of which is plainly
+  right is read without the validator's models (the same rules; pydantic is not loaded in the
+  table's process: tests/drivers/test_pins_plain.py holds the two readings to the same answers).
 
     >>> factory = make_pin_factory(simulated=True, name=None)
     >>> pin_map = load_pin_map(DEFAULT_PIN_FILE, "small-gpio")

@@ -4,9 +4,10 @@ translation of their refusals into a round file's words (REPLAY.md).
 A game's `api.py` holds ONE model per body: the opening of a round (POST /api/rounds), a decision
 (POST /api/decisions), and its round file, which is the opening with the game, its rule options,
 the cards and the decisions. `tablectl replay`, the table (`parse_round_file`, `parse_decision`)
-and the API all read with them. The models check shape and types (strict: "10" is not a number
-of chips); the engine checks the rules (wager order, limits, seats) and says which rule, so no
-rule is written twice.
+and the API all read with them (the table and replay through the game's `plain.py` first, which
+reads a body plainly right without pydantic: controller/games/plain.py). The models check shape
+and types (strict: "10" is not a number of chips); the engine checks the rules (wager order,
+limits, seats) and says which rule, so no rule is written twice.
 
 The API answers a bad body with pydantic's own words (`controller/api/errors.py`); a round file
 or a body the table reads is refused by `read` in REPLAY.md's words: one RuleError naming the

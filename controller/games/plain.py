@@ -12,7 +12,7 @@ None, and the model reads the body and refuses it in REPLAY.md's words (bodies.p
 refusal is the model's, none is made here. The engine's own checks (the rules, a decision's
 action) are made after either reading, by the same code.
 
-tests/games/test_bodies_plain.py holds each game's readers to its models: the same fields and
+The tests (test_bodies_plain.py) hold each game's readers to its models: the same fields and
 defaults, and at every field of a round file and a decision, values of every kind accepted here
 only where the model accepts them, and read the same.
 

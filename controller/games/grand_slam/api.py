@@ -1,6 +1,7 @@
 """The bodies of a Grand Slam round, one model each: the opening (POST /api/rounds) and the round
 file (REPLAY.md), which is the opening with the game, its rule options and the cards. `tablectl
-replay`, the table and the API read with them (`controller/games/bodies.py`)."""
+replay`, the table and the API read with them (`controller/games/bodies.py`; the table and
+replay read a body plainly right without them: `plain.py`)."""
 
 from __future__ import annotations
 

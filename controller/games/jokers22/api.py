@@ -1,7 +1,8 @@
 """The bodies of a Jokers 22 round, one model each: the opening (POST /api/rounds), a player's
 decision (POST /api/decisions) and the round file (REPLAY.md), which is the opening with the
 game, its rule options, the cards and the decisions. `tablectl replay`, the table and the API
-read with them (`controller/games/bodies.py`)."""
+read with them (`controller/games/bodies.py`; the table and replay read a body plainly right
+without them: `plain.py`)."""
 
 from __future__ import annotations
 
