@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal.log import Journal, JournalCorrupt, JournalError
+from controller.journal.log import CACHE_KIB, Journal, JournalCorrupt, JournalError
 
 
 def test_entries_come_back_in_order_with_gapless_sequence_numbers(tmp_path: Path) -> None:
@@ -34,6 +34,23 @@ def test_the_journal_runs_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "j.sqlite3")
     assert journal._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert journal._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+def test_the_writers_small_page_cache_still_reads_back_and_verifies_every_entry(tmp_path: Path) -> None:
+    # The table's journal keeps SQLite's page cache to CACHE_KIB (the daemon's memory): a journal
+    # several times that size still gives back every entry, in order, and opens verified.
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    assert journal._db.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
+    bodies = [{"card": f"{i:05d}", "pad": "x" * 400} for i in range(3000)]
+    journal.append_many([("card", body, i // 20 + 1) for i, body in enumerate(bodies)])
+    journal.close()
+    assert path.stat().st_size > 4 * CACHE_KIB * 1024  # checkpointed at the close
+    again = Journal(path)  # verified at the open: every entry's chain and checksum
+    assert [e.body for e in again.entries()] == bodies
+    assert [e.body for e in again.entries(round_no=77)] == bodies[1520:1540]
+    assert again.append("card", {"card": "last"}).seq == 3001
+    again.close()
 
 
 def test_entries_cannot_be_changed_or_deleted(tmp_path: Path) -> None:
