@@ -60,6 +60,10 @@ def create_app(rt: Runtime) -> FastAPI:
         redoc_url=None,
         openapi_url=None,  # served below, encoded once
         dependencies=[Depends(caller)],
+        # FastAPI's own OpenTelemetry (tracing, metrics and logs of each request) is off: tablectl
+        # configures none, so a provider or FASTAPI_OTEL_* variable set in the Pi's environment sends
+        # nothing of the table's anywhere, and no request asks the three providers first.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.rt = rt
 
