@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import gc
 import importlib
+import importlib.util
 import os
 import signal
 import socket
@@ -48,6 +49,43 @@ FORK = True
 PRELOAD = (
     "controller.journal.log", "controller.table", "controller.api.channel", "anyio._backends._asyncio",
 )  # fmt: skip
+
+
+def uvicorn_without_its_command_line() -> None:
+    """Make `import uvicorn` give uvicorn's package without importing its command line
+    (uvicorn.main: click, and the reloading and multiprocess supervisors, 2.6 MB of the API's
+    process's own memory, never used: the API's process builds its `Config` and `Server` itself).
+    The package is the same to whoever uses it: `Config`, `Server` and `__version__` are uvicorn's
+    own, and `main` and `run` load uvicorn.main when first asked for
+    (tests/controller/test_api_process_imports.py). Called by the API's process before it first
+    imports uvicorn (controller/app/api_process.py's first import; a forked one before it loads
+    it); nothing if uvicorn is loaded already or is not a package here."""
+    if "uvicorn" in sys.modules:
+        return
+    spec = importlib.util.find_spec("uvicorn")
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return  # uvicorn's own import says what is wrong
+    package = importlib.util.module_from_spec(spec)  # its __init__ not run: `import uvicorn.x` still works
+
+    def command_line(name: str) -> object:
+        if name not in ("main", "run"):
+            raise AttributeError(f"module 'uvicorn' has no attribute {name!r}")
+        main = importlib.import_module("uvicorn.main")
+        vars(package).update(main=main.main, run=main.run)  # as uvicorn's __init__ has them, not the module
+        return getattr(package, name)
+
+    sys.modules["uvicorn"] = package
+    try:
+        own = vars(package)
+        own["__version__"] = importlib.import_module("uvicorn._version").__version__
+        own["Config"] = importlib.import_module("uvicorn.config").Config  # before uvicorn.lifespan, which imports it
+        own["Server"] = importlib.import_module("uvicorn.server").Server
+        own["__all__"] = ["main", "run", "Config", "Server"]
+        own["__getattr__"] = command_line
+    except BaseException:
+        for name in [name for name in sys.modules if name == "uvicorn" or name.startswith("uvicorn.")]:
+            del sys.modules[name]
+        raise
 
 
 class ApiChild(Protocol):
@@ -140,6 +178,7 @@ def _fork(
                 devnull = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(devnull, 0)
                 os.close(devnull)
+            uvicorn_without_its_command_line()
             code = serve(parent, theirs, list(sockets))
         except BaseException:
             with contextlib.suppress(BaseException):

@@ -17,11 +17,15 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import uvicorn
+from controller.api.launch import uvicorn_without_its_command_line
 
-from controller.api.channel import NICE, read_frame
-from controller.api.remote import RemoteGate
-from controller.app.heap import give_back_memory, settle_garbage_collector
+uvicorn_without_its_command_line()  # before uvicorn's first import: its package without click (launch.py)
+
+import uvicorn  # noqa: E402
+
+from controller.api.channel import NICE, read_frame  # noqa: E402
+from controller.api.remote import RemoteGate  # noqa: E402
+from controller.app.heap import give_back_memory, settle_garbage_collector  # noqa: E402
 
 #: How long after it listens the API's process settles its garbage collector (controller/app/heap.py):
 #: after the first requests of a start, not in their way.

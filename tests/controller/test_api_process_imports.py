@@ -104,3 +104,56 @@ def test_the_routes_bodies_written_when_the_document_is_asked_for_say_the_same(t
     later, at_once = _document(tmp_path, "later"), _document(tmp_path, "at-once")
     assert later == at_once
     assert later.count('"requestBody"') >= 17
+
+
+SERVED = """
+import asyncio, importlib.metadata, sys
+from pathlib import Path
+from controller.app import api_process
+import uvicorn
+from controller.api.app import create_app
+from controller.api.auth import Tokens
+from controller.api.runtime import Runtime
+from controller.journal.log import Journal
+from controller.table import Table
+
+table = Table(Journal(Path(sys.argv[1]) / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
+app = create_app(Runtime(table=table, tokens=Tokens("dealer-token-0123456789", "supervisor-token-0123456789")))
+
+async def served() -> bytes:
+    config = api_process.server_config(app, {})
+    config.host, config.port = "127.0.0.1", 0
+    server = api_process._Server(config)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /api/health HTTP/1.1\\r\\nHost: t\\r\\nConnection: close\\r\\n\\r\\n")
+    answer = await reader.read()
+    writer.close()
+    server.exit()
+    await serving
+    return answer
+
+answer = asyncio.run(served())
+assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+print("click loaded:", "click" in sys.modules, "uvicorn.main loaded:", "uvicorn.main" in sys.modules)
+assert uvicorn.Config is importlib.import_module("uvicorn.config").Config
+assert uvicorn.Server is importlib.import_module("uvicorn.server").Server
+assert uvicorn.__version__ == importlib.metadata.version("uvicorn")
+asked = (uvicorn.main, uvicorn.run)  # uvicorn's command line, loaded now (python -m uvicorn asks so)
+main = importlib.import_module("uvicorn.main")
+assert asked == (main.main, main.run), asked
+print("as uvicorn's own")
+"""
+
+
+def test_the_api_process_serves_with_uvicorn_whose_command_line_is_not_loaded(tmp_path: Path) -> None:
+    # uvicorn.main (click, the supervisors: 2.6 MB of the API's process) is loaded only if asked for:
+    # uvicorn's package is otherwise its own (controller/api/launch.py's uvicorn_without_its_command_line).
+    done = subprocess.run(
+        [sys.executable, "-c", SERVED, str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines() == ["click loaded: False uvicorn.main loaded: False", "as uvicorn's own"]
