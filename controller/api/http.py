@@ -15,6 +15,7 @@ loop every second, idle or not, to write the next second's header ahead of any a
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from email.utils import formatdate
@@ -142,6 +143,19 @@ class WebSocketFrames(WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol offering the app `send_frame` (in the scope's extensions under
     FRAMES): a frame made once (`text_frame`) written as it is, with no task, ASGI message or
     encoding a screen. (uvicorn.Config(ws=WebSocketFrames).)"""
+
+    def schedule_ping(self) -> None:
+        """The next keepalive ping at the next multiple of the ping interval on the loop's clock
+        (uvicorn's: an interval after this connection's last pong): every screen's ping is then due
+        at the same instant and sent in one turn of the loop, where screens connected at different
+        times would each wake it once an interval (50 screens: 2.5 wakes a second, idle). A ping
+        comes at most an interval after the last pong, as before (the first one sooner), and a
+        screen that does not answer within the ping timeout is closed as before."""
+        interval = self.ping_interval
+        assert interval is not None
+        now = self.loop.time()
+        at = (math.floor(now / interval) + 1) * interval
+        self.ping_timer = self.loop.call_at(at, self.send_keepalive_ping)
 
     async def run_asgi(self) -> None:
         extensions: dict[str, Any] = dict(self.scope.get("extensions") or {})

@@ -23,7 +23,10 @@ def test_the_date_header_is_made_for_the_second_it_is_read_in() -> None:
     state = DatedState(clock=lambda: now[0])
     assert state.default_headers == []  # nothing set yet by the server
     state.default_headers = [(b"date", b"Thu, 01 Jan 1970 00:00:00 GMT"), (b"server", b"uvicorn")]
-    assert state.default_headers == [(b"date", formatdate(1_800_000_000, usegmt=True).encode()), (b"server", b"uvicorn")]
+    assert state.default_headers == [
+        (b"date", formatdate(1_800_000_000, usegmt=True).encode()),
+        (b"server", b"uvicorn"),
+    ]
     now[0] += 0.5  # the same second: the same header
     assert state.default_headers[0] == (b"date", b"Fri, 15 Jan 2027 08:00:00 GMT")
     now[0] += 3600 * 24 + 0.6  # a day later, nothing having woken in between
