@@ -22,9 +22,13 @@ machine does hits the three alike:
             it again before the next arm's round (a table runs a check every `[security]
             verify_every` hours, 24 by default, and on demand)
 
-Each card is handed to the table's loop from a thread, as the shoe's reader does
-(run_coroutine_threadsafe, then waiting for the result), and timed from the hand-over until the
-table has journaled it and told every output (the moment the shoe's thread acknowledges it).
+Each card is handed to the table's loop from a thread (run_coroutine_threadsafe, then waiting for
+the result), and timed from the hand-over until the table has journaled it and told every output:
+the moment the job that dealt it returns on the loop, where a daemon, which reads the shoe on its
+loop (drivers/shoe/loop_reader.py), writes the ACK. Until stop 48 the span ended when this thread
+was woken with the result, a second wake-up a daemon does not have, which a core busy with the
+check's process delays; for the paying time's dead cards that measure is kept beside
+(`wall_to_the_shoe_thread_woken_p99`).
 
 The p99 of a card's wall time is what a dealer could meet, but its tail is the machine's (another
 process taking the core for a few ms), so it is resolved by numbers: many rounds (BENCH_ROUNDS),
