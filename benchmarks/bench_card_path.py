@@ -22,9 +22,13 @@ machine does hits the three alike:
             it again before the next arm's round (a table runs a check every `[security]
             verify_every` hours, 24 by default, and on demand)
 
-Each card is handed to the table's loop from a thread, as the shoe's reader does
-(run_coroutine_threadsafe, then waiting for the result), and timed from the hand-over until the
-table has journaled it and told every output (the moment the shoe's thread acknowledges it).
+Each card is handed to the table's loop from a thread (run_coroutine_threadsafe, then waiting for
+the result), and timed from the hand-over until the table has journaled it and told every output:
+the moment the job that dealt it returns on the loop, where a daemon, which reads the shoe on its
+loop (drivers/shoe/loop_reader.py), writes the ACK. Until stop 48 the span ended when this thread
+was woken with the result, a second wake-up a daemon does not have, which a core busy with the
+check's process delays; for the paying time's dead cards that measure is kept beside
+(`wall_to_the_shoe_thread_woken_p99`).
 
 The p99 of a card's wall time is what a dealer could meet, but its tail is the machine's (another
 process taking the core for a few ms), so it is resolved by numbers: many rounds (BENCH_ROUNDS),
@@ -229,6 +233,7 @@ class Arm:
         self.probe_spans: list[tuple[float, float]] = []
         self.paid: list[float] = []  # the wall of each dead card handed in this arm's paying time
         self.paid_spans: list[tuple[float, float]] = []
+        self.paid_woken: list[float] = []  # the same cards to when the shoe's thread was woken (ShoeThread.woken)
         self.paid_io: list[str] = []  # the check's I/O class while each was dealt (checking's paying time)
         self.paid_after: list[float] = []  # how long after its paying time began each was handed (PAYING_AFTER_S)
         self.paying_times = 0
@@ -266,7 +271,7 @@ class Arm:
     def clear(self) -> None:
         for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
                      self.journalings, self.signing_parts, self.paid, self.paid_spans, self.paid_io,
-                     self.paid_after, self.turn_spans):  # fmt: skip
+                     self.paid_after, self.turn_spans, self.paid_woken):  # fmt: skip
             kept.clear()
 
     @property
@@ -339,6 +344,7 @@ async def _round(arm: Arm, shoe_thread: ShoeThread, probe: Arm | None) -> None:
             then = (arm.begun, deal_probe)
 
         span, probe_span = await shoe_thread.hand(deal, then)
+        shoe_thread.woken.clear()  # kept for the paying time's dead cards only
         if table.awaiting.kind != "card":
             await arm.over.wait()  # the round's end signed: counted with its last card
         walls.append(span[1] - span[0])
@@ -377,6 +383,7 @@ async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
 
         span, _ = await shoe_thread.hand(deal, None)
         arm.paid.append(span[1] - span[0])
+        arm.paid_woken.append(shoe_thread.woken.pop(span[0]) - span[0])
         arm.paid_spans.append(span)
         arm.paid_io.append(arm.io_label() if arm.io_label is not None else "")
         arm.paid_after.append(after)
@@ -386,10 +393,17 @@ Span = tuple[float, float]
 
 
 class ShoeThread:
-    """The shoe reader's thread: hands a card to the loop and waits until the table has it."""
+    """The shoe reader's thread: hands a card to the loop and waits until the table has it.
+
+    A card's span ends where the table acknowledges it: on the loop, as the job that dealt it
+    returns (a daemon reads the shoe on its loop and writes the ACK there, drivers/shoe/loop_reader.py).
+    The moment this thread is woken by that, later, is kept apart (`woken`, by the span's start): it
+    adds a second wake-up a daemon does not have, this thread's, which a core busy with the software
+    check's process delays."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
+        self.woken: dict[float, float] = {}  # a span's start -> when this thread had its result
 
     async def hand(
         self, job: Callable[[], bool], then: tuple[threading.Event, Callable[[], None]] | None
@@ -398,25 +412,31 @@ class ShoeThread:
         given, then's job is handed as soon as its event is set, and its own span too."""
 
         def in_thread() -> tuple[Span, Span | None]:
+            done: list[float] = []
+
             async def on_loop() -> bool:
-                return job()
+                ended = job()
+                done.append(time.perf_counter())
+                return ended
 
             if then is not None:
                 then[0].clear()
             started = time.perf_counter()
             ended = asyncio.run_coroutine_threadsafe(on_loop(), self.loop).result(timeout=60)
-            acked = time.perf_counter()
+            self.woken[started] = time.perf_counter()
             if not ended or then is None:
-                return (started, acked), None
+                return (started, done[0]), None
 
             async def then_on_loop() -> None:
                 then[1]()
+                done.append(time.perf_counter())
 
             if not then[0].wait(timeout=60):
                 raise RuntimeError("the round's end was not signed within 60 s")
             handed = time.perf_counter()
             asyncio.run_coroutine_threadsafe(then_on_loop(), self.loop).result(timeout=60)
-            return (started, acked), (handed, time.perf_counter())
+            self.woken[handed] = time.perf_counter()
+            return (started, done[0]), (handed, done[1])
 
         return await asyncio.to_thread(in_thread)
 
@@ -875,6 +895,12 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
                 "loop_cost_p50": _difference(costs, off_costs, statistics.median),
                 "wall_p99": _difference(walls, off_walls, lambda v: _percentile(v, 0.99)),
                 "wall_p50": _difference(walls, off_walls, statistics.median),
+                # As measured before (to the shoe's thread woken): the daemon has no such wake-up.
+                "wall_to_the_shoe_thread_woken_p99": _difference(
+                    [checking.paid_woken[i] for i in mine],
+                    [off.paid_woken[i] for i in theirs],
+                    lambda v: _percentile(v, 0.99),
+                ),
             },
         }
     results["dead_card_while_the_check_runs"]["by_moment"] = by_moment

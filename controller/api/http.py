@@ -7,15 +7,23 @@ card costs the API's process. `Coalesced` holds a lone write until the next one 
 moment later in the same turn of the loop) and sends both in one; one left alone is sent on the
 loop's next turn. A connection upgraded to a WebSocket gets the socket's own transport back: each
 feed message is one write already. What is sent, and in what order, is unchanged.
+
+`DatedState` gives each answer its Date header as it is made (uvicorn's server otherwise wakes its
+loop every second, idle or not, to write the next second's header ahead of any answer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import time
+from collections.abc import Callable
+from email.utils import formatdate
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from uvicorn.server import ServerState
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
@@ -75,6 +83,38 @@ class Coalesced:
         return getattr(self.real, name)
 
 
+class DatedState(ServerState):
+    """uvicorn's state shared by its connections, whose `default_headers` (read as each answer and
+    each WebSocket handshake is made) carry the Date of the second they are read in: made then, once
+    a second at most, from `clock` (seconds since the epoch), so no timer keeps it current. The
+    other headers are those uvicorn's server sets (its `on_tick`: the `server` header), and a Date
+    only if its config asks for one (whether the headers it sets carry one)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._dated = False
+        self._others: list[tuple[bytes, bytes]] = []
+        self._second = -1
+        self._headers: list[tuple[bytes, bytes]] = []
+        super().__init__()
+
+    @property
+    def default_headers(self) -> list[tuple[bytes, bytes]]:
+        if not self._dated:
+            return self._others
+        second = int(self._clock())
+        if second != self._second:
+            self._second = second
+            self._headers = [(b"date", formatdate(second, usegmt=True).encode()), *self._others]
+        return self._headers
+
+    @default_headers.setter
+    def default_headers(self, headers: list[tuple[bytes, bytes]]) -> None:
+        self._dated = any(name == b"date" for name, _ in headers)
+        self._others = [(name, value) for name, value in headers if name != b"date"]
+        self._second = -1
+
+
 class H11Coalesced(H11Protocol):
     """uvicorn's h11 protocol over a `Coalesced` transport (uvicorn.Config(http=H11Coalesced))."""
 
@@ -103,6 +143,19 @@ class WebSocketFrames(WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol offering the app `send_frame` (in the scope's extensions under
     FRAMES): a frame made once (`text_frame`) written as it is, with no task, ASGI message or
     encoding a screen. (uvicorn.Config(ws=WebSocketFrames).)"""
+
+    def schedule_ping(self) -> None:
+        """The next keepalive ping at the next multiple of the ping interval on the loop's clock
+        (uvicorn's: an interval after this connection's last pong): every screen's ping is then due
+        at the same instant and sent in one turn of the loop, where screens connected at different
+        times would each wake it once an interval (50 screens: 2.5 wakes a second, idle). A ping
+        comes at most an interval after the last pong, as before (the first one sooner), and a
+        screen that does not answer within the ping timeout is closed as before."""
+        interval = self.ping_interval
+        assert interval is not None
+        now = self.loop.time()
+        at = (math.floor(now / interval) + 1) * interval
+        self.ping_timer = self.loop.call_at(at, self.send_keepalive_ping)
 
     async def run_asgi(self) -> None:
         extensions: dict[str, Any] = dict(self.scope.get("extensions") or {})

@@ -189,10 +189,29 @@ def server_config(app: Any, http: dict[str, Any]) -> uvicorn.Config:
 
 class _Server(uvicorn.Server):
     """uvicorn's server; SIGTERM and SIGINT are the process's own handlers (they close the feed first).
-    Its main loop wakes once a second (the Date header's clock), not ten times, and at once when
-    told to stop (`exit`): an idle table's API costs the Pi next to nothing."""
+    Its main loop does not tick: uvicorn's wakes ten times a second to keep the Date header
+    current and to see whether it should stop; here each answer's Date is made as it is answered
+    (`DatedState`, controller/api/http.py) and the loop waits for `exit` (or anything that sets
+    `should_exit`): an idle table's API wakes for nothing of its own."""
 
     exiting: asyncio.Event | None = None
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        from controller.api.http import DatedState
+
+        self._should_exit = False
+        super().__init__(config)
+        self.server_state = DatedState()
+
+    @property
+    def should_exit(self) -> bool:
+        return self._should_exit
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        self._should_exit = value
+        if value and self.exiting is not None:
+            self.exiting.set()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -200,16 +219,14 @@ class _Server(uvicorn.Server):
 
     def exit(self) -> None:
         self.should_exit = True
-        if self.exiting is not None:
-            self.exiting.set()
 
     async def main_loop(self) -> None:
         self.exiting = exiting = asyncio.Event()
-        counter = 0
-        while not await self.on_tick(counter):
-            counter = (counter + 10) % 864000  # on_tick refreshes the Date header at multiples of 10
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(exiting.wait(), 1.0)
+        # uvicorn's on_tick at 0 sets the headers every answer carries (its `server` header, and
+        # whether a Date is sent) and says whether to stop already.
+        while not await self.on_tick(0):
+            await exiting.wait()
+            exiting.clear()
 
 
 async def _stop_when(event: asyncio.Event, stop: Callable[[], None]) -> None:

@@ -154,21 +154,27 @@ class LoopShoeReader(ShoeReader):
         self._arm()
 
     def _arm(self) -> None:
-        """The loop's timer at the link's next deadline, or sooner: a timer set for an earlier
-        deadline is kept (the link's deadlines move later with every byte the shoe sends; the
-        timer then finds nothing due yet and is set again), not cancelled and set again a frame."""
+        """The loop's timer at the link's next deadline, exactly: a frame that moves the deadline
+        later (every frame the shoe sends moves its silence's) moves the timer with it (cancelled
+        and set again, about 2 us), so while the shoe talks the timer never fires and the loop
+        wakes only for the shoe's bytes. A timer kept at an earlier deadline instead would wake
+        an idle table every few seconds to find nothing due. A shoe that falls silent is found at
+        the same instant as before: its deadline, the last frame's time and the heartbeat timeout."""
         if self._port is None:
             return
         due = self._link.due()
+        timer = self._timer
         if due is None:
+            if timer is not None:
+                timer.cancel()
+                self._timer = None
             return
         at = due + DUE_LATE_S
-        timer = self._timer
         if timer is not None and not timer.cancelled():
-            if timer.when() <= at + DUE_LATE_S:
+            if timer.when() == at:
                 return
             timer.cancel()
-        self._timer = self._loop.call_later(max(at - time.monotonic(), 0.0), self._due)
+        self._timer = self._loop.call_at(at, self._due)
 
     def _write(self, port: serial.Serial, data: bytes) -> None:
         fd = self._fd

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import time
+from collections import deque
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, WebSocket, expect, sync_playwright
 
 from controller.testing import Daemon
 
@@ -60,10 +62,33 @@ class Watched:
     csp_violations: list[str] = field(default_factory=list)
     # Console lines a test expects (e.g. the 401 of a wrong token): regexes matched against them.
     expected: list[str] = field(default_factory=list)
+    # The page's last WebSocket events (opened, frames each way, closed), for the report of a failed
+    # test: what the screen was told, not only what it drew.
+    sockets: deque[str] = field(default_factory=lambda: deque(maxlen=SOCKET_EVENTS_KEPT))
+
+    def report(self) -> str:
+        """What a failed test's report says of this page: its link, its prompt, its errors, and the
+        last messages its sockets carried."""
+        lines = [f"screen {self.name!r}:"]
+        try:
+            link = self.page.locator("#connection").get_attribute("data-status", timeout=1000)
+            prompt = (
+                self.page.locator("#prompt").inner_text(timeout=1000) if self.page.locator("#prompt").count() else None
+            )
+            lines.append(f"  link {link!r}, prompt {prompt!r}")
+        except Exception as exc:  # the page itself is gone: say so, the rest still helps
+            lines.append(f"  page not readable: {type(exc).__name__}: {exc}")
+        lines += [f"  error: {e}" for e in self.unexpected()]
+        lines += [f"  {e}" for e in self.sockets]
+        return "\n".join(lines)
 
     def unexpected(self) -> list[str]:
         errors = [e for e in self.console_errors if not any(re.search(p, e) for p in self.expected)]
         return errors + [f"uncaught: {e}" for e in self.page_errors] + [f"CSP: {v}" for v in self.csp_violations]
+
+
+SOCKET_EVENTS_KEPT = 60
+SOCKET_TEXT_KEPT = 500  # characters of each frame in the report
 
 
 # Added before the page's own scripts run (an init script is not subject to the page's CSP); each
@@ -103,8 +128,20 @@ class Screens:
         def on_csp_violation(report: str) -> None:
             watched.csp_violations.append(report)
 
+        def on_socket(ws: WebSocket) -> None:
+            started = time.monotonic()
+
+            def note(what: str, payload: object = "") -> None:
+                watched.sockets.append(f"{time.monotonic() - started:8.3f} s {what} {str(payload)[:SOCKET_TEXT_KEPT]}")
+
+            note("open", ws.url)
+            ws.on("framereceived", lambda payload: note("<-", payload))
+            ws.on("framesent", lambda payload: note("->", payload))
+            ws.on("close", lambda _: note("closed"))
+
         page.on("console", on_console)
         page.on("pageerror", lambda exc: watched.page_errors.append(str(exc)))
+        page.on("websocket", on_socket)
         page.expose_function("reportCspViolation", on_csp_violation)
         page.add_init_script(CSP_WATCH)
         page.goto(f"{self.daemon.url}{path}")
@@ -157,6 +194,18 @@ def browser() -> Iterator[Browser]:
         chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=PATIENCE_MS)
         yield chromium
         chromium.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test's report says what each of its screens showed, and what its sockets said last."""
+    report = yield
+    opened = getattr(item, "funcargs", {}).get("screens")
+    if report.when == "call" and report.failed and isinstance(opened, Screens):
+        report.sections.append(("screens", "\n\n".join(w.report() for w in opened.opened)))
+    return report
 
 
 @pytest.fixture
