@@ -77,15 +77,27 @@ def uvicorn_without_its_command_line() -> None:
     sys.modules["uvicorn"] = package
     try:
         own = vars(package)
-        own["__version__"] = importlib.import_module("uvicorn._version").__version__
+        own["__version__"] = _uvicorn_version()
         own["Config"] = importlib.import_module("uvicorn.config").Config  # before uvicorn.lifespan, which imports it
         own["Server"] = importlib.import_module("uvicorn.server").Server
         own["__all__"] = ["main", "run", "Config", "Server"]
         own["__getattr__"] = command_line
-    except BaseException:
+    except Exception:
+        # A uvicorn laid out otherwise than this knows (its version's modules differ from release to
+        # release: 0.54, which the bundle pins, has no uvicorn._version): uvicorn's own import then,
+        # the command line and its 2 MB with it. The table starts either way.
         for name in [name for name in sys.modules if name == "uvicorn" or name.startswith("uvicorn.")]:
             del sys.modules[name]
-        raise
+
+
+def _uvicorn_version() -> str:
+    """uvicorn's version as its package says it (uvicorn._version, from 0.55), else as installed."""
+    try:
+        return str(importlib.import_module("uvicorn._version").__version__)
+    except ImportError:
+        from importlib.metadata import version
+
+        return version("uvicorn")
 
 
 class ApiChild(Protocol):

@@ -157,3 +157,17 @@ def test_the_api_process_serves_with_uvicorn_whose_command_line_is_not_loaded(tm
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines() == ["click loaded: False uvicorn.main loaded: False", "as uvicorn's own"]
+
+
+# uvicorn 0.54 (the release the bundle pins, deploy/constraints.txt) has no uvicorn._version: its
+# version is then read as installed (tests/install found the table could not start with it).
+WITHOUT_VERSION_MODULE = 'import sys; sys.modules["uvicorn._version"] = None\n' + SERVED
+
+
+def test_a_uvicorn_without_its_version_module_serves_as_well(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_VERSION_MODULE, str(tmp_path)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines() == ["click loaded: False uvicorn.main loaded: False", "as uvicorn's own"]
