@@ -14,8 +14,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+$(STAMP): pyproject.toml deploy/constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c deploy/constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 run: $(STAMP)
