@@ -69,6 +69,7 @@ def create_app(rt: Runtime) -> FastAPI:
 
     app.add_middleware(StateReads, rt=rt)  # inside Guard: the same security headers
     app.add_middleware(Guard, rt=rt)
+    app.state.answer_now = StateNow(rt)  # the same answer before the app, by the HTTP protocol
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -142,6 +143,25 @@ async def openapi_json(request: Request) -> Response:
     return Response(state.openapi_json, media_type="application/json")
 
 
+class Secured:
+    """An answer's headers as `Guard` sends them: the security headers (and HSTS over HTTPS) in
+    place of any the app set, and on an /api/ answer `Cache-Control: no-store`."""
+
+    def __init__(self, rt: Runtime) -> None:
+        headers = {**SECURITY_HEADERS, **(HSTS if rt.tls else {})}
+        self.headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        self.names = {k for k, _ in self.headers}
+        self._api_names = self.names | {b"cache-control"}
+
+    def __call__(self, headers: Any, *, api: bool) -> list[tuple[bytes, bytes]]:
+        drop = self._api_names if api else self.names
+        raw = [(k, v) for k, v in headers if k not in drop]
+        raw.extend(self.headers)
+        if api:
+            raw.append((b"cache-control", b"no-store"))
+        return raw
+
+
 class Guard:
     """Every answer's security headers, and while the journal cannot be written a 503 for every
     POST, in plain words (nothing can be taken). Plain ASGI: it adds nothing to a request's cost
@@ -150,24 +170,18 @@ class Guard:
     def __init__(self, app: ASGIApp, rt: Runtime) -> None:
         self.app = app
         self.rt = rt
-        headers = {**SECURITY_HEADERS, **(HSTS if rt.tls else {})}
-        self.headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-        self.names = {k for k, _ in self.headers}
+        self.secured = Secured(rt)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         api = str(scope.get("path", "")).startswith("/api/")
+        secured = self.secured
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                drop = self.names | ({b"cache-control"} if api else set())
-                raw = [(k, v) for k, v in message.get("headers", []) if k not in drop]
-                raw.extend(self.headers)
-                if api:
-                    raw.append((b"cache-control", b"no-store"))
-                message = {**message, "headers": raw}
+                message = {**message, "headers": secured(message.get("headers", []), api=api)}
             await send(message)
 
         if scope.get("method") == "POST":
@@ -210,6 +224,40 @@ class StateReads:
                     await Response(body, media_type="application/json")(scope, receive, send)
                     return
         await self.app(scope, receive, send)
+
+
+class StateNow:
+    """`GET /api/state` answered at once, with no task, no ASGI messages and no turn of the loop,
+    by the API's HTTP protocol (controller/api/http.py's `H11Coalesced`, which finds it as the app's
+    `state.answer_now`), when `StateReads` would answer it from a view already made: the same
+    caller check (`granted_quietly`), the view of the table as it stands now (the feed's last
+    message said so: `view_now`), the same body and the same headers (`Response`'s and `Guard`'s),
+    byte for byte (tests/controller/test_state_now.py). None in every other case: the request
+    then goes the ASGI way, through `StateReads` and FastAPI, as before."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.allowed = roles_for("GET", StateReads.PATH)
+        self.secured = Secured(rt)
+        self._last: tuple[bytes, list[tuple[bytes, bytes]]] | None = None
+
+    def __call__(self, scope: Scope) -> tuple[list[tuple[bytes, bytes]], bytes] | None:
+        """The answer's headers (those the app sets; the server adds its own) and body, or None."""
+        view_now = getattr(self.rt.gate, "view_now", None)
+        if view_now is None:
+            return None
+        granted = granted_quietly(self.rt, Request(scope))
+        if granted is None or (self.allowed is not None and granted not in self.allowed):
+            return None
+        view = view_now()
+        if view is None:
+            return None
+        body = view.state_json(granted in SEES_EVERY_CARD)
+        last = self._last
+        if last is None or last[0] is not body:
+            headers = Response(body, media_type="application/json").raw_headers
+            last = self._last = (body, self.secured(headers, api=True))
+        return last[1], body
 
 
 def _page(name: str) -> FileResponse:

@@ -341,6 +341,11 @@ class TableGate:
 
     # -- the published view ---------------------------------------------------------------------
 
+    def view_now(self) -> TableView | None:
+        """The view of the table as it stands if it is made already (no change since), else None."""
+        view = self._view
+        return view if view is not None and view.version == self._version else None
+
     async def view(self) -> TableView:
         """The table as it stands (read on the table's loop at most once per change; masked and
         encoded here, on the caller's loop, so the table's loop only copies what it publishes)."""

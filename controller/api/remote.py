@@ -127,9 +127,12 @@ class RemoteGate:
     async def command(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return await self._ask("call", name, args, kwargs)
 
-    async def view(self) -> TableView:
-        if self.closed.is_set():  # what the table said last is not served once it is gone
-            raise TableError("the table is not answering (the daemon is stopping)", kind="unavailable")
+    def view_now(self) -> TableView | None:
+        """The view of the table as it stands, if it can be had without asking the table (the
+        live feed's last message, or a view made since, is the newest the API has been told of);
+        None otherwise, and once the table is gone: `view` then asks, or says it is gone."""
+        if self.closed.is_set():
+            return None
         view = self._view
         if view is not None and view.version >= self._known:
             return view
@@ -137,6 +140,14 @@ class RemoteGate:
         if fed is not None and fed[0].version >= self._known:
             # The live feed's last message is the table as it stands: the view, without asking.
             view = self._view = masked(fed[0].published(fed[1]), self.adapter)
+            return view
+        return None
+
+    async def view(self) -> TableView:
+        if self.closed.is_set():  # what the table said last is not served once it is gone
+            raise TableError("the table is not answering (the daemon is stopping)", kind="unavailable")
+        view = self.view_now()
+        if view is not None:
             return view
         building = self._building
         if building is None or building.done():

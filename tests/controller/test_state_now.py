@@ -1,0 +1,192 @@
+"""GET /api/state answered by the API's HTTP protocol itself (controller/api/http.py's
+`H11Coalesced` with the app's `StateNow`, controller/api/app.py): over a real server, the same
+answer byte for byte as the app gives it the ASGI way (status line, headers, body), again on the
+same kept-alive connection, and with `Connection: close` (the connection then closed); the caller
+who may not have it, a stale view and any other request still answered by the app; the answer
+made at the end of the loop's turn the request was read in, so what that turn also read (the
+table's news of an entry) is in it."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.types import Receive, Scope, Send
+
+from controller.api.app import create_app
+from controller.api.auth import Tokens
+from controller.api.http import H11Coalesced
+from controller.api.runtime import Runtime
+from controller.engine.cards import parse_card
+from controller.journal.log import Journal
+from controller.table import Table
+
+DEALER = "dealer-token-0123456789"
+SUPERVISOR = "supervisor-token-0123456789"
+SURVEILLANCE = "surveillance-token-0123456789"
+PLAYERS = {"players": [{"seat": 1, "stack": 100}, {"seat": 2, "stack": 100}, {"seat": 3, "stack": 100}]}
+CARDS = ["AS", "JD", "7C", "TS", "8D", "6C", "2H", "5D", "9C"]  # face-down cards: the dealer's view masks them
+
+
+@pytest.fixture
+def rt(tmp_path: Path) -> Runtime:
+    table = Table(Journal(tmp_path / "j.sqlite3"), game="baseball-poker", rules={}, simulated=True)
+    table.open_round(PLAYERS, by="dealer")
+    for card in CARDS:
+        table.card(parse_card(card), {"via": "test"})
+    return Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR, SURVEILLANCE))
+
+
+class Counted:
+    """The app's `answer_now`, counting the requests it answered."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.answered = 0
+
+    def __call__(self, scope: dict[str, Any]) -> Any:
+        got = self.answer(scope)
+        self.answered += got is not None
+        return got
+
+
+async def _serve(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(
+        app,
+        http=H11Coalesced,
+        log_level="warning",
+        access_log=False,
+        log_config=None,
+        lifespan="off",
+        date_header=False,  # (a Date could change between two answers compared byte for byte)
+        proxy_headers=False,  # as the API's process serves with no trusted proxy (with one: the app's way)
+    )
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    return server, serving, sock.getsockname()[1]
+
+
+async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> bytes:
+    writer.write(request)
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+    )
+    return head + await reader.readexactly(length)
+
+
+def _get(target: str, token: str, *more: str) -> bytes:
+    lines = [f"GET {target} HTTP/1.1", "Host: table", f"Authorization: Bearer {token}", *more]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def test_the_state_is_the_apps_answer_byte_for_byte_for_each_role_kept_alive_and_closed(rt: Runtime) -> None:
+    app = create_app(rt)
+    counted = app.state.answer_now = Counted(app.state.answer_now)
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            bodies = {}
+            for token in (DEALER, SUPERVISOR):
+                # "/api/state?" is the app's way (StateReads, the same answer): not answered now.
+                the_apps = await _answer(reader, writer, _get("/api/state?", token))
+                answered = counted.answered
+                now = await _answer(reader, writer, _get("/api/state", token))
+                assert counted.answered == answered + 1  # the protocol's own answer
+                assert now == the_apps
+                assert now.startswith(b"HTTP/1.1 200 OK\r\n")
+                assert b"\r\ncache-control: no-store\r\n" in now
+                assert b"\r\ncontent-security-policy: " in now
+                bodies[token] = now
+                assert await _answer(reader, writer, _get("/api/state", token)) == now  # kept alive
+            assert b'"AS"' not in bodies[DEALER]  # the dealer's sight: no face-down card
+            assert b'"AS"' in bodies[SUPERVISOR]
+            # Closed when asked, as uvicorn closes it.
+            the_apps = await _answer(reader, writer, _get("/api/state?", DEALER, "Connection: close"))
+            assert await reader.read() == b""
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            answered = counted.answered
+            now = await _answer(reader, writer, _get("/api/state", DEALER, "Connection: close"))
+            assert counted.answered == answered + 1
+            assert now == the_apps
+            assert b"\r\nconnection: close\r\n" in now.lower()
+            assert await reader.read() == b""
+            # A caller without a valid token, and HEAD: the app's answers.
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            answered = counted.answered
+            refused = await _answer(reader, writer, _get("/api/state", "not-a-token-of-this-table"))
+            assert refused.startswith(b"HTTP/1.1 401 ")
+            writer.write(
+                b"HEAD /api/state HTTP/1.1\r\nHost: table\r\nAuthorization: Bearer " + DEALER.encode() + b"\r\n\r\n"
+            )
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 405 ")  # the route's
+            assert counted.answered == answered
+            writer.close()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
+
+
+class _News:
+    """An app whose `answer_now` says what it was last told; the app's own way says "asgi"."""
+
+    def __init__(self) -> None:
+        self.state = self
+        self.told = "old"
+        self.asked = 0
+
+    def answer_now(self, scope: dict[str, Any]) -> Any:
+        self.asked += 1
+        if self.told == "unknown":
+            return None  # the view is not to be had now: the app's way
+        return [(b"content-type", b"text/plain"), (b"content-length", str(len(self.told)).encode())], self.told.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"4")]})
+        await send({"type": "http.response.body", "body": b"asgi"})
+
+
+def test_the_answer_has_what_the_same_turn_of_the_loop_read_and_is_the_apps_when_not_to_be_had() -> None:
+    app = _News()
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            request = _get("/api/state", DEALER)
+            # The request is read, and later in the same turn of the loop the news arrives (as the
+            # table's channel, ready in the same select, is read after the request's socket).
+            original = H11Coalesced.data_received
+
+            def then_news(self: H11Coalesced, data: bytes) -> None:
+                original(self, data)
+                app.told = "new"
+
+            H11Coalesced.data_received = then_news  # type: ignore[method-assign]
+            try:
+                answer = await _answer(reader, writer, request)
+            finally:
+                H11Coalesced.data_received = original  # type: ignore[method-assign]
+            assert answer.endswith(b"\r\n\r\nnew")
+            app.told = "unknown"
+            assert (await _answer(reader, writer, request)).endswith(b"\r\n\r\nasgi")
+            app.told = "again"
+            assert (await _answer(reader, writer, request)).endswith(b"\r\n\r\nagain")  # the next cycle
+            writer.close()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
