@@ -34,10 +34,37 @@ def changes(old: Any, new: Any) -> Changes:
 
 
 def patched(state: Any, changed: Sequence[Sequence[Any]]) -> Any:
-    """`state` with `changed` applied (a new document; `state` is not changed)."""
+    """`state` with `changed` applied (a new document; `state` is not changed, nor any value in
+    `changed`). Each object or list on the way to a change is copied once for all the changes (an
+    entry's changes share most of their way from the top), the copies then changed in place."""
+    made: dict[int, Any] = {}  # the copies this patch made, by id (kept: no id is taken again meanwhile)
     for path, value in changed:
-        state = _set(state, path, 0, value) if path else value
+        if not path:
+            state = value
+            continue
+        top = node = _own(state, path, 0, made)
+        for at in range(len(path) - 1):
+            key = path[at]
+            child = node[key] = _own(node[key], path, at + 1, made)
+            node = child
+        node[path[-1]] = value
+        state = top
     return state
+
+
+def _own(node: Any, path: Sequence[Any], at: int, made: dict[int, Any]) -> Any:
+    """`node`, in which `path[at]` is to change: the copy this patch made of it already, or a new one."""
+    key = path[at]
+    if isinstance(node, dict):
+        if key not in node:
+            raise KeyError(f"no key {key!r} at {list(path[:at])} to change")
+    elif not (isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)):
+        raise KeyError(f"no {key!r} at {list(path[:at])} to change")
+    if made.get(id(node)) is node:
+        return node
+    copy: Any = dict(node) if isinstance(node, dict) else list(node)
+    made[id(copy)] = copy
+    return copy
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -57,17 +84,3 @@ def _diff(old: Any, new: Any, path: Path, out: Changes) -> None:
                 _diff(old[index], value, [*path, index], out)
     else:
         out.append([path, new])
-
-
-def _set(node: Any, path: Sequence[Any], at: int, value: Any) -> Any:
-    key = path[at]
-    if isinstance(node, dict):
-        copy: Any = dict(node)
-        if key not in copy:
-            raise KeyError(f"no key {key!r} at {list(path[:at])} to change")
-    elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-        copy = list(node)
-    else:
-        raise KeyError(f"no {key!r} at {list(path[:at])} to change")
-    copy[key] = value if at == len(path) - 1 else _set(node[key], path, at + 1, value)
-    return copy

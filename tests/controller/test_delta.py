@@ -55,3 +55,27 @@ def test_changes_that_name_what_the_state_does_not_have_are_refused() -> None:
         patched({"state": {}}, [[["state", "seats", 0], 1]])
     with pytest.raises(KeyError):
         patched({"seats": []}, [[["seats", 0], 1]])
+
+
+@given(_docs, st.lists(_docs, min_size=1, max_size=4))
+def test_many_changes_at_once_are_the_same_as_one_after_another(old: Any, news: list[Any]) -> None:
+    """An entry's changes applied together (each object on their way copied once for all of them)
+    make what applying them one by one makes, and change neither the state nor the changes' values."""
+    said: list[list[Any]] = []
+    last = old
+    for new in news:  # changes after changes: paths that share their way, a part changed twice
+        said += changes(last, new)
+        last = new
+    before, values = _text(old), _text(said)
+    one_by_one = old
+    for change in said:
+        one_by_one = patched(one_by_one, [change])
+    assert patched(old, said) == one_by_one == news[-1]
+    assert _text(old) == before and _text(said) == values
+
+
+def test_a_change_within_a_part_made_by_the_patch_still_names_only_what_is_there() -> None:
+    with pytest.raises(KeyError, match="no key 'x' at \\['a'\\]"):
+        patched({"a": {"b": 1}}, [[["a", "b"], 2], [["a", "x"], 3]])
+    with pytest.raises(KeyError):
+        patched({"a": [1]}, [[["a", 0], 2], [["a", 1], 3]])
