@@ -166,6 +166,13 @@ class H11Coalesced(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(Coalesced(transport, self.loop))  # type: ignore[arg-type]
 
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        coalesced = self.transport
+        if isinstance(coalesced, Coalesced):
+            coalesced.flush()
+            self.transport = coalesced.real  # the feed's messages are one write each already
+        super().handle_websocket_upgrade(event)
+
     def handle_events(self) -> None:
         if self._answer_now is not None and self._due is None and self._took_plain():
             return
@@ -204,8 +211,8 @@ class H11Coalesced(H11Protocol):
         event, end = due
         asked = list(event.headers)  # h11's names are lower case already
         assert self._answer_now is not None
-        answer = self._answer_now(self._scope(event, asked))
-        if answer is None:  # the app's way after all, as uvicorn would have taken it
+        answer = None if self.flow.write_paused else self._answer_now(self._scope(event, asked))
+        if answer is None:  # the app's way after all (its answer waits for the writes to drain)
             conn.stashed.extend((event, end))
             super().handle_events()
             return

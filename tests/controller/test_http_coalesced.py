@@ -210,3 +210,40 @@ def test_the_feed_writes_a_waiting_screen_its_frame_and_queues_in_order_otherwis
         assert len(written["a"]) == len(written["b"]) + 2 == 4
 
     asyncio.run(run())
+
+
+def test_a_screens_frames_go_to_its_socket_not_held_for_the_loops_next_turn() -> None:
+    """Once upgraded, a screen's connection writes each frame to the socket's own transport: a
+    held write (`Coalesced`) would cost every screen a turn of the loop per message."""
+    from websockets.asyncio.client import connect
+
+    async def run() -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            _frames_app,
+            http=H11Coalesced,
+            ws=WebSocketFrames,
+            ws_per_message_deflate=False,
+            log_level="warning",
+            lifespan="off",
+        )
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.01)
+        try:
+            async with connect(f"ws://127.0.0.1:{port}/api/ws") as ws:
+                await ws.recv()
+                screens = [c for c in server.server_state.connections if isinstance(c, WebSocketFrames)]
+                assert len(screens) == 1
+                assert isinstance(screens[0].transport, asyncio.Transport)
+                assert not isinstance(screens[0].transport, Coalesced)
+                for _ in range(5):
+                    await ws.recv()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
