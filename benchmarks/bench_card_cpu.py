@@ -580,7 +580,9 @@ def _profiled(argv: list[str]) -> int:
     # BENCH_CPROFILE=1: cProfile on the wall clock; =cpu: on the thread's CPU clock (time spent
     # waiting for the loop's select, or preempted inside a write by the process it woke, not counted).
     how = os.environ.get("BENCH_CPROFILE")
-    traced = None if how not in ("1", "cpu") else cProfile.Profile(time.thread_time) if how == "cpu" else cProfile.Profile()
+    traced = None
+    if how in ("1", "cpu"):
+        traced = cProfile.Profile(time.thread_time) if how == "cpu" else cProfile.Profile()
 
     def start(*_: Any) -> None:
         sampler.start()
