@@ -523,7 +523,7 @@ class Reader:
                 before is not None
                 and changed is not None
                 and int(changed[rows].sum()) <= t.changed_samples
-                and float(np.max(np.abs(gain / before.gain - 1.0))) <= t.changed_light
+                and _same_light(gain, before.gain, self.felt, t.changed_light)
                 and not newly[y0:y1, x0:x1].any()
             )
             if same and before is not None and name not in asked:
@@ -660,6 +660,19 @@ class Reader:
         frame read (call `read(frame)` first)."""
         view = self.frame_view(frame)
         return np.asarray(view.sample(view.in_frame(view.project(points)))[:, ::-1], dtype=np.float64)
+
+
+def _same_light(gain: FloatArray, then: FloatArray, felt: npt.NDArray[np.float32], limit: float) -> bool:
+    """Is the light on the felt the same as when a zone was read (its white balance `then`, now
+    `gain`)? Each channel's gain moved by at most `limit`, or its felt level (the median of 8-bit
+    samples: `_felt_reference`) by at most one level, which is the median's own step and not the
+    light: the felt's red of 24 levels stepping to 25 is 4.2% (issue 36, sixth round: under JPEG
+    75 the median of the felt's samples, all near the same few levels, stepped so on 8 of 30
+    frames of a still table, and every zone was read as changed)."""
+    level_now = felt / np.maximum(gain, 1e-9)
+    level_then = felt / np.maximum(then, 1e-9)
+    moved = np.abs(gain / then - 1.0) > limit
+    return not bool(np.any(moved & (np.abs(level_now - level_then) > 1.0)))
 
 
 def _median_byte(values: Image, count: int) -> float:
