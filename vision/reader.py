@@ -679,9 +679,11 @@ def _same_light(gain: FloatArray, then: FloatArray, felt: npt.NDArray[np.float32
     light: the felt's red of 24 levels stepping to 25 is 4.2% (issue 36, sixth round: under JPEG
     75 the median of the felt's samples, all near the same few levels, stepped so on 8 of 30
     frames of a still table, and every zone was read as changed)."""
+    moved = np.abs(gain / then - 1.0) > limit
+    if not moved.any():  # the common case, as cheap as the check was before
+        return True
     level_now = felt / np.maximum(gain, 1e-9)
     level_then = felt / np.maximum(then, 1e-9)
-    moved = np.abs(gain / then - 1.0) > limit
     return not bool(np.any(moved & (np.abs(level_now - level_then) > 1.0)))
 
 
