@@ -34,7 +34,7 @@ With `pixels` (`WagerFusion(pixels=True)`, and `update` given the frame too), th
 keeps each zone's pixels averaged over the frames since its wager last changed (vision/pixelmean.py:
 no frame with a hand over it, restarted by the reader's change detection and by a bump) and, for a
 wager the frames have not decided, reads that mean with a second reader when it holds 8, 16, 24
-and 32 frames (`MEAN_EVERY`, `MEAN_LAST`; 2 such zones a frame at most, `MEAN_READS`). Two mean
+and 32 frames (`MEAN_EVERY`, `MEAN_LAST`; one such zone a frame, `MEAN_READS`). Two mean
 readings of one value, and no sure reading of another by a frame or a mean, make it "ok" ("the
 mean of 8 and 16 frames read 25 (2 readings of it)", `frames` the larger mean's); a mean's value
 that differs from a frame's sure one, or from another mean's, is "unsure" naming both ("the frames
@@ -66,7 +66,7 @@ from vision.readings import FrameReading, ZoneReading
 
 SETTLING = "settling"  # the start of the reason of a zone whose readings are still being gathered
 MEAN_EVERY = 8  # an undecided wager's pixel mean is read at each multiple of this many frames it holds
-MEAN_READS = 2  # pixel means read a frame at most
+MEAN_READS = 1  # pixel means read a frame at most
 MEAN_LAST = 4  # pixel-mean readings a segment at most (up to 32 frames)
 SHARE = 0.25  # the share of a wager's readable frames that must agree on its value (see `WagerFusion`)
 

@@ -24,9 +24,12 @@ nearer stack put down restarts the farther zone's pixels it covers, and a zone's
 fewest in its box. Memory: one float32 sum and one float32 count over the boxes' bounding
 rectangle, whatever the number of frames (a half-table camera at 1280x720: a few MB).
 
-`read(frame, zones)` shows the mean reader the frame with every box's mean pasted in (a pixel no
-frame went into shows this frame) and asks it to read `zones` afresh; a zone the mean reader
-sees changed is read too (that is its cost), others it keeps from memory as it always does.
+`read(frame, zones)` asks the mean reader to read `zones` afresh on a mean frame: the first time
+(and after a reset, or when most zones restarted at once: the light changed) the frame with every
+box's mean pasted in (a pixel no frame went into shows this frame), then the frame it was last
+shown with only the asked zones' boxes pasted in anew, so that it reads those and what they touch,
+not every zone whose mean moved (a restarted box shows one noisy frame where it showed a smooth
+mean: pasting every box made it read 13-15 zones afresh, 38-52 ms, after each wager changed).
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ class PixelMeans:
         self._sum = np.zeros((y1 - y0, x1 - x0, 3), dtype=np.float32)
         self._count = np.zeros((y1 - y0, x1 - x0), dtype=np.float32)
         self.reads = 0  # frames shown to the mean reader
+        # what the mean reader was last shown: a whole mean frame at first (and after a reset or
+        # a change of most zones at once: the light), then only the asked zones' boxes pasted in,
+        # so that it reads those and what they touch, not every zone whose mean moved
+        self._shown: Image | None = None
 
     @property
     def nbytes(self) -> int:
@@ -72,6 +79,7 @@ class PixelMeans:
     def reset(self) -> None:
         self._sum[:] = 0.0
         self._count[:] = 0.0
+        self._shown = None
         self.mean_reader.forget(markers=True)
 
     def update(self, reading: FrameReading, frame: Image) -> None:
@@ -79,9 +87,11 @@ class PixelMeans:
         if reading.bumped or not reading.camera.verified:
             self.reset()
             return
-        for name, why in self.reader.afresh.items():
-            if why != "asked" and name in self._boxes:
-                self._empty(name)
+        restarted = [name for name, why in self.reader.afresh.items() if why != "asked" and name in self._boxes]
+        for name in restarted:
+            self._empty(name)
+        if 2 * len(restarted) > len(self._boxes):  # most zones at once: the light, or a forget
+            self._shown = None
         x0, y0, x1, y1 = self.rect
         cv2.accumulate(frame[y0:y1, x0:x1], self._sum)
         self._count += 1.0
@@ -111,6 +121,18 @@ class PixelMeans:
         np.copyto(inside, cv2.convertScaleAbs(mean), where=(self._count > 0)[..., None])
         return shown
 
+    def _paste(self, name: str, frame: Image) -> None:
+        """Paste the zone's box's means into the frame last shown (this frame's pixels where no
+        frame went in)."""
+        assert self._shown is not None
+        rows, cols = self._boxes[name]
+        x0, y0 = self.rect[0], self.rect[1]
+        there = (slice(rows.start + y0, rows.stop + y0), slice(cols.start + x0, cols.stop + x0))
+        count = self._count[rows, cols]
+        held = np.maximum(count, 1.0)
+        mean = cv2.convertScaleAbs(cv2.divide(self._sum[rows, cols], cv2.merge([held, held, held])))
+        self._shown[there] = np.where((count > 0)[..., None], mean, frame[there])
+
     def read(self, frame: Image, zones: Iterable[str]) -> dict[str, tuple[int, ZoneReading]]:
         """The mean reader's reading of each of `zones` on the mean frame, with how many frames
         its mean holds."""
@@ -118,8 +140,13 @@ class PixelMeans:
         if not wanted:
             return {}
         held = {name: self.frames(name) for name in wanted}
+        if self._shown is None or self._shown.shape != frame.shape:
+            self._shown = self.mean_frame(frame)
+        else:
+            for name in wanted:
+                self._paste(name, frame)
         self.mean_reader.reread(wanted)
-        seen = self.mean_reader.read(self.mean_frame(frame))
+        seen = self.mean_reader.read(self._shown)
         self.reads += 1
         if seen.bumped or not seen.camera.verified:
             self.mean_reader.forget(markers=True)

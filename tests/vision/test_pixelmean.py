@@ -76,3 +76,22 @@ def test_a_hand_over_a_zone_empties_its_mean_and_a_bump_empties_every_mean(layou
     assert reading.bumped
     means.update(reading, frame)
     assert max(means.frames(g.zone.name) for g in reader.zones) == 0
+
+
+def test_a_zones_mean_is_read_by_the_same_reader_with_the_frames_it_holds(layout: Layout) -> None:
+    calibration = Calibration.from_frame(render(Scene(seed=4), layout), layout)
+    scene = Scene(zones={ZONE: (Stack((25, 25, 5)),), "seat6.first": (Stack((100, 100)),)}, noise=6.0, seed=4)
+    reader = Reader(layout, calibration)
+    means = PixelMeans(reader)
+    frames = exposures(draw(scene), scene, np.random.default_rng(9))
+    for _ in range(8):
+        frame = next(frames)
+        means.update(reader.read(frame), frame)
+    first = means.read(frame, [ZONE])
+    assert first[ZONE][0] == 8 and first[ZONE][1].value == 55  # the mean of 8 frames, read
+    for _ in range(8):
+        frame = next(frames)
+        means.update(reader.read(frame), frame)
+    again = means.read(frame, [ZONE])
+    assert again[ZONE][0] == 16 and again[ZONE][1].value == 55
+    assert means.mean_reader.afresh == {ZONE: "asked"}  # the mean reader read the asked zone only
