@@ -501,7 +501,7 @@ class Reader:
         self.measured.clear()
         self.evidence.clear()
         view = FrameView(frame, self._lut, gain, self._move, self.camera, self.pose, self.foot)
-        changed = self._changed_samples(smooth) if self._remembered else None
+        changed = self._changed_samples(smooth, conditions.noise) if self._remembered else None
         # every patch's distance from the felt, worked out (for all the patches at once: the same
         # numbers) only when a zone is read afresh: on a still table none is
         score: npt.NDArray[np.float32] | None = None
@@ -523,7 +523,7 @@ class Reader:
                 before is not None
                 and changed is not None
                 and int(changed[rows].sum()) <= t.changed_samples
-                and float(np.max(np.abs(gain / before.gain - 1.0))) <= t.changed_light
+                and _same_light(gain, before.gain, self.felt, t.changed_light)
                 and not newly[y0:y1, x0:x1].any()
             )
             if same and before is not None and name not in asked:
@@ -576,11 +576,21 @@ class Reader:
         b = np.take(flat, np.minimum(self._felt_samples + 1, len(flat) - 1), axis=0).astype(np.int16)
         return float(1.4826 * np.median(np.abs(a - b)) / math.sqrt(2.0))
 
-    def _changed_samples(self, smooth: Image) -> npt.NDArray[np.intp]:
+    def _changed_samples(self, smooth: Image, noise: float) -> npt.NDArray[np.intp]:
         """For each row of the (box-averaged) patches, how many samples (a pixel's channel) differ
-        by more than `Tuning.changed_level` from that row when its zone was last read."""
+        by more than `Tuning.changed_level` from that row when its zone was last read, or by more
+        than 8 times this frame's noise as measured (`noise`, `_noise_level`) where that is more.
+        `changed_level` is ten times a noisy camera's averaged noise; the box average keeps 0.7-1.0
+        times the noise `_noise_level` measures (two still frames' averages differ by 1.0-1.4
+        times it, sigma: sensor noise 3, 7 and 14), so 8 times it is that rule at any noise, and
+        24 up to a measured 3 levels (sensor noise 6-7): below that nothing changes. Under sensor
+        noise 14 (measured 7.3) the averages of two frames of a still table differed by more than
+        24 on 0.16% of the samples, enough in every zone on every frame: each zone read as
+        changed on each of 30 frames (issue 36, sixth round, tuning seed 0), and no two frames'
+        readings were ever fused."""
+        level = max(float(self.tuning.changed_level), 8.0 * noise)
         diff = cv2.absdiff(smooth, self._read_patches).reshape(len(smooth), -1)
-        return np.asarray(np.count_nonzero(diff > self.tuning.changed_level, axis=1), dtype=np.intp)
+        return np.asarray(np.count_nonzero(diff > level, axis=1), dtype=np.intp)
 
     def _felt_reference(self, patches: Image) -> FloatArray | None:
         """The felt's colour now, from every patch's pixels where no stack can stand."""
@@ -660,6 +670,21 @@ class Reader:
         frame read (call `read(frame)` first)."""
         view = self.frame_view(frame)
         return np.asarray(view.sample(view.in_frame(view.project(points)))[:, ::-1], dtype=np.float64)
+
+
+def _same_light(gain: FloatArray, then: FloatArray, felt: npt.NDArray[np.float32], limit: float) -> bool:
+    """Is the light on the felt the same as when a zone was read (its white balance `then`, now
+    `gain`)? Each channel's gain moved by at most `limit`, or its felt level (the median of 8-bit
+    samples: `_felt_reference`) by at most one level, which is the median's own step and not the
+    light: the felt's red of 24 levels stepping to 25 is 4.2% (issue 36, sixth round: under JPEG
+    75 the median of the felt's samples, all near the same few levels, stepped so on 8 of 30
+    frames of a still table, and every zone was read as changed)."""
+    moved = np.abs(gain / then - 1.0) > limit
+    if not moved.any():  # the common case, as cheap as the check was before
+        return True
+    level_now = felt / np.maximum(gain, 1e-9)
+    level_then = felt / np.maximum(then, 1e-9)
+    return not bool(np.any(moved & (np.abs(level_now - level_then) > 1.0)))
 
 
 def _median_byte(values: Image, count: int) -> float:
