@@ -435,12 +435,12 @@ def _stamped_run(argv: list[str]) -> int:
     """`stamped-run LOG -- run --sim --config FILE ...`: `tablectl` itself, with mock pins that
     also log each lamp latch change (gpiozero's own stamp; made by the table loop or not), then
     LOG. The daemon's code is untouched: only the pin factory it is handed differs."""
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
+    from gpiozero.pins.mock import MockFactory
 
     import controller.app.daemon
     from controller.app.config import load
     from controller.cli.main import main
-    from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
+    from drivers.pins import DEFAULT_PIN_FILE, SimulatedPin, load_pin_map
 
     log, cli_argv = Path(argv[0]), argv[argv.index("--") + 1 :]
     config = load(Path(cli_argv[cli_argv.index("--config") + 1]), simulated=True)
@@ -453,7 +453,7 @@ def _stamped_run(argv: list[str]) -> int:
     edges: list[tuple[float, bool, bool]] = []
     factories: list[Any] = []
 
-    class StampedPin(MockPWMPin):  # type: ignore[misc]
+    class StampedPin(SimulatedPin):  # the daemon's own simulated pins, stamped
         def _change_state(self, value: Any) -> bool:
             changed = bool(super()._change_state(value))
             if changed and self.info.name in watched:

@@ -50,6 +50,11 @@ MOST_CARDS_A_ROUND = 21
 SEED = 20261202
 GOAL_MB = 70.0
 WAIT_S = 30.0
+#: The figures whose growth over the second half is reported: both processes' and each one's.
+GROWTH_KEYS = (
+    "rss_mb", "table_rss_mb", "api_rss_mb", "pss_mb", "table_pss_mb", "api_pss_mb",
+    "table_private_dirty_mb", "api_private_dirty_mb",
+)
 
 
 async def _screens_come_and_go(port: int, after: int) -> None:
@@ -154,7 +159,7 @@ async def _day(workdir: Path, entries: int) -> dict[str, Any]:
         "at_ready": ready,
         "after_the_day": after,
         "growth_mb_per_10k_entries_second_half": {
-            key: _slope_per_10k(settled, key) for key in ("rss_mb", "table_rss_mb", "api_rss_mb", "pss_mb")
+            key: _slope_per_10k(settled, key) for key in GROWTH_KEYS
         },
         "samples": samples,
     }

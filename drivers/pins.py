@@ -27,6 +27,7 @@ import functools
 import os
 import re
 import tomllib
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -61,15 +62,33 @@ def lamp_name(seat: int, name: str) -> str:
     return f"seat{seat}.{name}"
 
 
+#: The level changes a simulated pin keeps, the latest (gpiozero's mock pins keep every one).
+PIN_HISTORY = 500
+
+
+class SimulatedPin(MockPWMPin):  # type: ignore[misc]
+    """gpiozero's PWM-capable mock pin that keeps only its last PIN_HISTORY level changes.
+
+    gpiozero's mock pins append every change to `states` for ever; a simulated table's 74HC595
+    chain toggles its clock and data lines dozens of times for each lamp update, so a day of play
+    would hold millions (a real Pi's pins keep none). `states` is a deque of the latest changes,
+    oldest first, each with the time since the change before it, as gpiozero keeps them."""
+
+    def clear_states(self) -> None:
+        super().clear_states()
+        self.states: deque[Any] = deque(self.states, maxlen=PIN_HISTORY)
+
+
 def make_pin_factory(simulated: bool, name: str | None = None) -> Any:
     """Return the gpiozero pin factory to pass as `pin_factory=` to every device.
 
-    Simulated mode ignores `name` and GPIOZERO_PIN_FACTORY: mock pins, with PWM support.
+    Simulated mode ignores `name` and GPIOZERO_PIN_FACTORY: mock pins, with PWM support, each
+    keeping its last PIN_HISTORY level changes (`SimulatedPin`).
     On a real table the factory comes from `name` (config), else GPIOZERO_PIN_FACTORY, else
     lgpio (the only one that works on a Pi 5, and it works on older Pis too).
     """
     if simulated:
-        return MockFactory(pin_class=MockPWMPin)
+        return MockFactory(pin_class=SimulatedPin)
     chosen = name or os.environ.get("GPIOZERO_PIN_FACTORY") or "lgpio"
     chosen = chosen.strip().lower()
     if chosen == "mock":

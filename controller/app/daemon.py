@@ -1008,8 +1008,6 @@ class Daemon:
                     self.table.retry_journal()
             if self.table is not None:
                 self._journal_check(self.table)
-            if self.simulated:
-                _trim_pin_history(self.pin_factory)
             if self.display is not None and self.table is not None and self.table.faults:
                 self.display.next_page()  # a long fault text pages through the two lines
             if time.monotonic() - trimmed > TRIM_EVERY_S:
@@ -1209,7 +1207,8 @@ def _lamps_json(lamps: BaseIndicators) -> dict[str, Any]:
 
 def _pin_history(factory: Any) -> dict[str, Any]:
     """Every mock pin's recent state history (simulation only), for hardware-in-the-loop checks:
-    {"GPIO17": [[seconds since the first state kept, state], ...]}. gpiozero's mock pins record
+    {"GPIO17": [[seconds since the first state kept, state], ...]}, the last PIN_HISTORY changes
+    of each (drivers/pins.py's SimulatedPin). gpiozero's mock pins record
     each state with the time since the previous change; these are summed here."""
     out: dict[str, Any] = {}
     for info, pin in list(getattr(factory, "pins", {}).items()):
@@ -1220,14 +1219,6 @@ def _pin_history(factory: Any) -> dict[str, Any]:
             history.append([round(elapsed, 6), state.state])
         out[str(getattr(info, "name", info))] = history
     return out
-
-
-def _trim_pin_history(factory: Any, keep: int = 2000) -> None:
-    # Mock pins keep every change forever; a simulated table blinking for days must not grow.
-    for pin in list(getattr(factory, "pins", {}).values()):
-        states = getattr(pin, "states", None)
-        if isinstance(states, list) and len(states) > keep:
-            del states[: len(states) - keep]
 
 
 def _announce_tokens(tokens: Tokens) -> None:

@@ -178,17 +178,25 @@ class PoleDisplay:
             ) from exc
 
 
-class _MemoryPort:
-    """A port that keeps every byte written: the simulated display's wire."""
+#: The bytes the simulated display's wire keeps, the latest (a frame is a few dozen bytes).
+WIRE_KEPT = 4096
 
-    def __init__(self) -> None:
+
+class _MemoryPort:
+    """The simulated display's wire: keeps the last `keep` bytes written, or a little more (a day
+    of frames would otherwise be megabytes held for nobody: the screen draws `current`)."""
+
+    def __init__(self, keep: int = WIRE_KEPT) -> None:
         self.written = bytearray()
+        self.keep = keep
         self.closed = False
 
     def write(self, data: bytes) -> int:
         if self.closed:
             raise OSError("the simulated display is closed")
         self.written += data
+        if len(self.written) > 2 * self.keep:  # let go of the older bytes now and then, not every write
+            del self.written[: len(self.written) - self.keep]
         return len(data)
 
     def flush(self) -> None:
