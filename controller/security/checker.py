@@ -151,6 +151,13 @@ def io_class(pid: int = 0) -> str:
     return IOPRIO_CLASSES.get(_ioprio_syscall(1, IOPRIO_WHO_PROCESS, pid) >> IOPRIO_CLASS_SHIFT, "?")
 
 
+def check_cpus() -> set[int] | None:
+    """The cores the check's process is kept on: the last of this process's, when it may run on two
+    or more (a Pi Zero 2 W and a Pi 4 have four); None (any) on one."""
+    mine = os.sched_getaffinity(0)
+    return {max(mine)} if len(mine) >= 2 else None
+
+
 class CheckStopped(Exception):
     """The table stopped while its check ran: no result, nothing to journal."""
 
@@ -170,6 +177,7 @@ class Checker:
         self.command = command
         self.started = started  # told each run's pid (its process group's too) once it runs
         self.io_class = IOPRIO_CLASS_IDLE  # the I/O class each run's process is put in
+        self.cpus: set[int] | None = None  # the cores each run's process may run on (None: any; check_cpus())
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[str]] = set()
         self._stopped = False
@@ -239,6 +247,11 @@ class Checker:
         # its own or its children's; what the child starts inherits it).
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE))
+        if self.cpus is not None:  # and off the other cores, where the table's loop finds one free
+            try:
+                os.sched_setaffinity(proc.pid, self.cpus)
+            except OSError as exc:
+                log.warning("the software check's process (pid %d) may run on any core: %s", proc.pid, exc)
         try:  # and its disk reads after everyone else's (the journal's commits and fsyncs first)
             set_io_class(proc.pid, self.io_class)
         except OSError as exc:
@@ -373,6 +386,7 @@ def main() -> int:
         "pid": os.getpid(),
         "nice": os.getpriority(os.PRIO_PROCESS, 0),
         "io_class": ran_in,
+        "cpus": sorted(os.sched_getaffinity(0)),
         "cpu_s": round(cpu, 3),
     }
     json.dump(report.to_json(), sys.stdout)
