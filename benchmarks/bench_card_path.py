@@ -54,11 +54,14 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             come at once (`at_the_let_go`: as the check's process is continued or started)
             in two of every four paying times, and 150 ms later (`after_150_ms_of_checking`:
             the check running steadily, as it runs for about a second at a table) in the
-            other two, in every arm alike (`by_moment`). The check's
-            process runs in the IDLE I/O class (as the table runs it) in every other one of
-            `checking`'s paying times and in the kernel's default class (as before) in the
-            others (`by_io_class`: each class's dead cards against `off`'s, and idle's against
-            the default's), so both are measured in the same sitting
+            other two, in every arm alike (`by_moment`). Crossed with the moment, two
+            settings alternate turn by turn (`by_setting`, each against `off`'s cards of the
+            same turns, and against its alternative): the table's loop thread's time slice
+            (controller/app/sched.py: the kernel's default, or 100 us, so that the card's
+            wake-up preempts the check's process on its core), every card of the turn under
+            it; and the cores the check's process may run on (the last one, or any: set while
+            it is held). Its I/O class is the idle one throughout, as the table runs it (the
+            default class alternated with it in the runs up to d9ade90: no measurable difference)
 
 Per arm, from the loop's own timestamps, how many of its cards were dealt (hand-over to
 acknowledgement) while a signing ran on the loop, and while a check's process was let run.
@@ -97,7 +100,7 @@ from controller.app.daemon import CHECK_AFTER_S, SIGN_AFTER_S, SWITCH_INTERVAL_S
 from controller.app.sched import LOOP_SLICE_NS, set_slice
 from controller.engine.cards import Card
 from controller.journal.log import Journal
-from controller.security.checker import Checker, CheckStopped, RoundHold, check_cpus
+from controller.security.checker import Checker, CheckStopped, RoundHold
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import ROOT
@@ -106,14 +109,14 @@ from drivers.indicators.base_indicators import BaseIndicators
 from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "600"))  # rounds of each arm
-#: Two settings alternated turn by turn, crossed with each other and with the paying time's moment
-#: (MOMENTS) in every 8 turns, so that each is measured at the same load as its alternative:
-#: the table's loop thread's time slice (controller/app/sched.py: the kernel's default, or
-#: LOOP_SLICE_NS), every card of the turn's three arms under it, each turn's four in (turn // 4) % 2;
-#: the cores the check's process may run on (controller/security/checker.py's check_cpus: the last
-#: one, or any), set while it is held before the turn, in turn % 2.
+#: Two settings alternated, crossed with each other and with the paying time's moment (MOMENTS),
+#: so that each is measured at the same load as its alternative: the table's loop thread's time
+#: slice (controller/app/sched.py: the kernel's default, or LOOP_SLICE_NS), every card of a turn's
+#: three arms under it, each turn's four in (turn // 4) % 2; and the session the check's process
+#: runs in (controller/security/checker.py's Checker.own_session: its own, whose autogroup is set
+#: to nice +10, or the table's), alternating run by run, each card labelled with the run's under way.
 SLICES = {"default": 0, "short": LOOP_SLICE_NS}
-CPUS = ("last core", "any core")
+GROUPS = ("own session", "table's session")
 DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
@@ -233,12 +236,12 @@ class Arm:
         self.paid: list[float] = []  # the wall of each dead card handed in this arm's paying time
         self.paid_spans: list[tuple[float, float]] = []
         self.paid_woken: list[float] = []  # the same cards to when the shoe's thread was woken (ShoeThread.woken)
-        self.paid_cpus: list[str] = []  # the cores the check's process may run on while each was dealt
+        self.paid_group: list[str] = []  # the session the check's process ran in while each was dealt (GROUPS)
         self.paid_slice: list[str] = []  # the loop thread's time slice while each was dealt (SLICES)
         self.turn_slice: list[str] = []  # the loop thread's time slice in each turn (SLICES)
         self.paid_after: list[float] = []  # how long after its paying time began each was handed (PAYING_AFTER_S)
         self.paying_times = 0
-        self.setting: dict[str, str] = {}  # this turn's settings ("slice", "cpus"): the session's
+        self.setting: dict[str, Any] = {}  # this turn's settings ("slice"; "group": the check's, asked): the session's
         self.check_spans: list[tuple[float, float]] = []  # when a software check's process was let run
         self.heads = 0
         self.check_read_bytes: list[int] = []  # checking's: each run's process's bytes read from the disk
@@ -271,7 +274,7 @@ class Arm:
 
     def clear(self) -> None:
         for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
-                     self.journalings, self.signing_parts, self.paid, self.paid_spans, self.paid_cpus,
+                     self.journalings, self.signing_parts, self.paid, self.paid_spans, self.paid_group,
                      self.paid_after, self.turn_spans, self.paid_woken, self.paid_slice, self.turn_slice):  # fmt: skip
             kept.clear()
 
@@ -387,7 +390,7 @@ async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
         arm.paid.append(span[1] - span[0])
         arm.paid_woken.append(shoe_thread.woken.pop(span[0]) - span[0])
         arm.paid_spans.append(span)
-        arm.paid_cpus.append(arm.setting["cpus"])
+        arm.paid_group.append(arm.setting["group"]())
         arm.paid_slice.append(arm.setting["slice"])
         arm.paid_after.append(after)
 
@@ -454,11 +457,14 @@ class TimedChecker(Checker):
         self.freed: list[list[float]] = []  # [let go, held again (inf while let go)]
         self.live: list[list[float]] = []  # [a run's process started, its run returned (inf until then)]
         self.let_go_event: asyncio.Event | None = None  # set when let go (on the loop)
+        self.live_group = GROUPS[1]  # the session of the run under way (GROUPS)
         self.read_bytes: dict[int, int] = {}  # each run's process: bytes it had read from the disk when last held
         self.hold()  # as a table whose round is dealt: the bench lets it go in `checking`'s paying time
 
     def _started(self, pid: int) -> None:
         self.live.append([time.perf_counter(), float("inf")])
+        self.live_group = GROUPS[0] if self.own_session else GROUPS[1]
+        self.own_session = not self.own_session  # the next run in the other
 
     def returned(self) -> None:
         if self.live and self.live[-1][1] == float("inf"):
@@ -486,19 +492,6 @@ class TimedChecker(Checker):
             if self.let_go_event is not None:
                 self.let_go_event.set()
 
-    def keep_on(self, cpus: set[int] | None) -> None:
-        """While held (between turns, no card's span open): the cores the runs held (each run's
-        process and what it started) and the runs started next may run on (None: any)."""
-        assert self.held
-        self.cpus = cpus
-        every = cpus if cpus is not None else os.sched_getaffinity(0)
-        for proc in list(self._running):
-            for pid in _family(proc.pid):
-                try:
-                    os.sched_setaffinity(pid, every)
-                except OSError:
-                    continue  # ended meanwhile
-
     def running(self) -> list[Span]:
         """When a check's process was let run: its run's span within a let-go span."""
         spans = []
@@ -508,20 +501,6 @@ class TimedChecker(Checker):
                 if low < high:
                     spans.append((low, high))
         return spans
-
-
-def _family(pid: int) -> list[int]:
-    """`pid` and its descendants (/proc/PID/task/*/children)."""
-    out, todo = [], [pid]
-    while todo:
-        one = todo.pop()
-        out.append(one)
-        for task in Path(f"/proc/{one}/task").glob("*"):
-            try:
-                todo.extend(int(child) for child in (task / "children").read_text().split())
-            except (OSError, ValueError):
-                continue
-    return out
 
 
 class Checking:
@@ -760,10 +739,11 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
             checker.hold()  # the paying time is over: no check runs into the next arm's round
 
         def settle(turn: int) -> None:
-            """This turn's settings (SLICES, CPUS), between turns: the checker is held."""
-            setting = {"slice": list(SLICES)[(turn // 4) % 2], "cpus": CPUS[turn % 2]}
-            set_slice(SLICES[setting["slice"]])  # this thread's: the table's loop's
-            checker.keep_on(check_cpus() if setting["cpus"] == "last core" else None)
+            """This turn's settings (SLICES), between turns: the checker is held. The check's session
+            alternates run by run (TimedChecker), each card labelled with the run's under way."""
+            label = list(SLICES)[(turn // 4) % 2]
+            setting = {"slice": label, "group": lambda: checker.live_group}
+            set_slice(SLICES[label])  # this thread's: the table's loop's
             for arm in arms.values():
                 arm.setting = setting
 
@@ -957,9 +937,9 @@ def _by_setting(checking: Arm, off: Arm) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for after, moment in MOMENTS.items():
         at: dict[str, Any] = {}
-        for key, values in (("slice", list(SLICES)), ("cpus", list(CPUS))):
-            labels = checking.paid_slice if key == "slice" else checking.paid_cpus
-            off_labels = off.paid_slice if key == "slice" else off.paid_cpus
+        for key, values in (("slice", list(SLICES)), ("group", list(GROUPS))):
+            labels = checking.paid_slice if key == "slice" else checking.paid_group
+            off_labels = off.paid_slice if key == "slice" else off.paid_group
             for value in values:
                 mine = [i for i, a in enumerate(checking.paid_after) if a == after and labels[i] == value]
                 theirs = [i for i, a in enumerate(off.paid_after) if a == after and off_labels[i] == value]
@@ -975,13 +955,14 @@ def _by_setting(checking: Arm, off: Arm) -> dict[str, Any]:
                     "wall_p50": _difference(first, second, statistics.median),
                 }
         for slice_label in SLICES:
-            for cpus in CPUS:
+            for group in GROUPS:
                 mine = [i for i, a in enumerate(checking.paid_after)
-                        if a == after and checking.paid_slice[i] == slice_label and checking.paid_cpus[i] == cpus]
+                        if a == after and checking.paid_slice[i] == slice_label and checking.paid_group[i] == group]
                 theirs = [i for i, a in enumerate(off.paid_after)
-                          if a == after and off.paid_slice[i] == slice_label and off.paid_cpus[i] == cpus]  # fmt: skip
+                          if a == after and off.paid_slice[i] == slice_label
+                          and off.paid_group[i] == group]  # fmt: skip
                 if mine and theirs:
-                    at[f"slice: {slice_label}, cpus: {cpus}"] = _dead_cards(checking, off, mine, theirs)
+                    at[f"slice: {slice_label}, group: {group}"] = _dead_cards(checking, off, mine, theirs)
         out[moment] = at
     return out
 

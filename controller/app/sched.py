@@ -1,24 +1,26 @@
-"""A short time slice for the table's loop thread (the card path), so that a card's wake-up
-preempts the task running on the core it is given.
+"""A thread's own time slice in the kernel's fair scheduler: tried for the table's loop thread
+(the card path) and NOT used by the table (measured, not kept: controller/security/checker.py's
+docstring has the figures); benchmarks/bench_card_path.py alternates it to measure it again.
 
 The kernel's fair scheduler (EEVDF, Linux 6.6 and later) lets the task on a core run out its slice
 (about 1.4 ms on a 2-core machine, the base slice scaled by the number of cores) before a woken
 task takes it, whatever their nice values: a card that wakes the loop while the software check's
-process (nice +10, controller/security/checker.py) runs on that core waited for it, p99 +1.3 to
-+1.7 ms over a table without a check when the check is let go (benchmarks/bench_card_path.py).
+process (nice +10, controller/security/checker.py) runs on that core may wait for it (at the
+check's let-go, p99 +1.3 to +1.7 ms over a table without a check in the quiet sitting at d9ade90).
 Since Linux 6.12 a thread may ask for its own slice (`sched_setattr(2)`, SCHED_OTHER with
 `sched_runtime` in ns, 0.1 to 100 ms), and a woken task whose slice is shorter than the running
 one's preempts it at once when it is eligible (the scheduler's PREEMPT_SHORT). Its share of the
-CPU does not change (that is its weight, its nice value): only how finely it is cut.
+CPU does not change (that is its weight, its nice value); its runs are cut more finely, by
+whatever else is eligible on its core as well.
 
 No privilege is needed (a thread may set its own slice, as it may raise its own nice value;
 systemd's `RestrictRealtime=yes` filters the real-time policies of `sched_setscheduler` only, and
 `SystemCallFilter=@system-service` allows `sched_setattr`: systemd/tablectl.service). Only the
-loop's thread gets it, and `SCHED_FLAG_RESET_ON_FORK` keeps it so: every thread and process made
+thread that asks gets it, and `SCHED_FLAG_RESET_ON_FORK` keeps it so: every thread and process made
 from it afterwards (asyncio's worker threads, the signer's, the software check's process started
 from one) starts with the kernel's default slice. On a kernel before 6.12 the call succeeds and
-changes nothing (its `sched_getattr` then reads 0): the slice is read back, and a table whose
-kernel keeps none, or refuses it, runs as before and says so in one log line.
+changes nothing (its `sched_getattr` then reads 0): `shorten_loop_slice` reads the slice back and
+says in one sentence what came of it (the slice, a kernel that keeps none, a refusal).
 
 Python has no wrapper for sched_setattr / sched_getattr: libc's `syscall` through ctypes, the
 struct as include/uapi/linux/sched/types.h has it (SCHED_ATTR_SIZE_VER1, 56 bytes)."""
@@ -30,7 +32,7 @@ import errno
 import os
 import platform
 
-#: The loop thread's slice: the kernel's shortest (it clamps a request to 0.1-100 ms).
+#: The slice tried for the loop thread: the kernel's shortest (it clamps a request to 0.1-100 ms).
 LOOP_SLICE_NS = 100_000
 
 SCHED_OTHER = 0
