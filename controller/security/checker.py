@@ -43,8 +43,13 @@ e720244, 600 rounds, each alternated turn by turn with its alternative and cross
   card's p99 against `off`'s in the same turns: -4.09 ms (-9.16 to +1.41) with it, -0.76 (-5.06 to
   +5.88) without: not resolved (without minus with +3.01, -1.89 to +9.16); 150 ms into the check
   it was worse: without minus with -5.25 ms (-12.28 to -0.52); on the disk nothing resolved at that
-  load. `off`'s round cards with it: wall p50 +0.029 ms (+0.012 to +0.044) tmpfs, -0.34 (-0.53
-  to -0.19) disk, against `off`'s without it.
+  load. A second sitting (cfc91d1, 300 rounds, load 3-7, results/card_path_cfc91d1.json): at the
+  let-go on the tmpfs p99 +4.49 ms (+0.25 to +16.74) with it, +0.46 (-3.71 to +1.95) without.
+  `off`'s round cards with it, against `off`'s without it: on the disk wall p50 -0.34 ms (-0.53 to
+  -0.19) and p99 -10.6 (-22.2 to -1.0), then -0.28 (-0.41 to -0.13) and -17.9 (-22.2 to -10.3); on
+  the tmpfs p50 +0.029 (+0.012 to +0.044), then +0.016 (-0.002 to +0.037): a card that waits for
+  the disk gets its core back sooner, not the one at the let-go (a lead for the round cards'
+  wall, not taken here).
   It did not hurt the API's load (api_load, two runs each, without/with/with/without, load
   7.5-15, benchmarks/results/api_load_loop_slice.json: the cards' card-to-lamp p99 under load 96.8
   and 48.4 ms without it, 42.7 and 51.0 with it; no fault; the screens' commit-to-screen p99 540
@@ -54,7 +59,16 @@ e720244, 600 rounds, each alternated turn by turn with its alternative and cross
   `check_cpus()`), so that the loop finds the other one free. On the disk its dead cards waited
   more: p50 +1.68 ms (+0.36 to +3.46) at the let-go and +2.77 (+0.71 to +3.75) 150 ms in, against
   any core; nothing resolved on the tmpfs. The check's process runs on any core, as before.
-In the same sitting, at that load, a dead card dealt while the check ran on the disk waited p50
+- The check's process in a session of its own (`Checker.own_session`: setsid, its autogroup, the
+  kernel's group of a session's tasks, set to nice +10), so that the table's group keeps its claim
+  on a core against the other sessions' while the check runs (second sitting above, alternated run
+  by run; its runs got less CPU and lasted longer, 520 of 600 dead cards at the let-go on the disk
+  fell in them): on the disk a dead card's p50 against the table's session -1.49 ms (-3.69 to
+  +0.57) at the let-go, -1.21 (-3.97 to -0.12) 150 ms in; on the tmpfs +0.088 (+0.009 to +0.192)
+  at the let-go; p99 not resolved. Not shown to pay at the let-go; off (False), as before. On a
+  Pi the autogroup is the service's session's only where systemd has not enabled the CPU
+  controller for it.
+In the first sitting, at its load, a dead card dealt while the check ran on the disk waited p50
 +8.7 ms (+8.1 to +9.3) at the let-go and +5.5 (+4.4 to +6.3) 150 ms in, whatever the slice and
 the cores (+0.04 / +0.12 in the quiet sitting at d9ade90; 13.3 ms against `off`'s 4.6), while
 its loop cost moved little (at the let-go p50 +0.15 ms, +0.12 to +0.18; p99 +0.17, -0.17 to
