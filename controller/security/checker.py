@@ -49,7 +49,8 @@ e720244, 600 rounds, each alternated turn by turn with its alternative and cross
   -0.19) and p99 -10.6 (-22.2 to -1.0), then -0.28 (-0.41 to -0.13) and -17.9 (-22.2 to -10.3); on
   the tmpfs p50 +0.029 (+0.012 to +0.044), then +0.016 (-0.002 to +0.037): a card that waits for
   the disk gets its core back sooner, not the one at the let-go (a lead for the round cards'
-  wall, not taken here).
+  wall, not taken here). In the third sitting (below) at the let-go on the tmpfs p99 +0.83 ms
+  (-0.78 to +3.77) with it, +2.87 (+1.43 to +8.24) without, the difference not resolved.
   It did not hurt the API's load (api_load, two runs each, without/with/with/without, load
   7.5-15, benchmarks/results/api_load_loop_slice.json: the cards' card-to-lamp p99 under load 96.8
   and 48.4 ms without it, 42.7 and 51.0 with it; no fault; the screens' commit-to-screen p99 540
@@ -65,7 +66,9 @@ e720244, 600 rounds, each alternated turn by turn with its alternative and cross
   by run; its runs got less CPU and lasted longer, 520 of 600 dead cards at the let-go on the disk
   fell in them): on the disk a dead card's p50 against the table's session -1.49 ms (-3.69 to
   +0.57) at the let-go, -1.21 (-3.97 to -0.12) 150 ms in; on the tmpfs +0.088 (+0.009 to +0.192)
-  at the let-go; p99 not resolved. Not shown to pay at the let-go; off (False), as before. On a
+  at the let-go; p99 not resolved. A third sitting (fe0beb7, 600 rounds, load 1-2.4,
+  results/card_path.json, both leads alternated): on the disk at the let-go p50 +0.23 ms (+0.03 to
+  +0.41) MORE than in the table's session, p99 not resolved. Off (False), as before. On a
   Pi the autogroup is the service's session's only where systemd has not enabled the CPU
   controller for it.
 In the first sitting, at its load, a dead card dealt while the check ran on the disk waited p50
