@@ -13,8 +13,10 @@ import hashlib
 import os
 import signal
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -23,8 +25,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from controller.app.config import parse
 from controller.app.daemon import Daemon as TableDaemon
 from controller.journal.log import Journal
-from controller.security.authentication import authenticate
-from controller.security.checker import Checker, RoundHold, io_class
+from controller.security.authentication import Report, authenticate
+from controller.security.checker import Checker, RoundHold, check_cpus, io_class
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
@@ -195,6 +197,78 @@ def test_the_checks_process_reads_the_disk_in_the_idle_io_class_and_gives_the_sa
     here = authenticate(key, seed, tmp_path / "site")
     assert here.ok is True, here.summary()
     assert (report.digest, report.hmac) == (here.digest, here.hmac) and report.hmac is not None
+
+
+def while_it_is_stuck(tmp_path: Path, checker: Checker, look: Callable[[int], Any]) -> tuple[Any, Report]:
+    """Run `checker` on this test's stuck release; `look` at its process mid-check (blocked on the FIFO)."""
+    (tmp_path / "site").mkdir()
+    key = signed_release(tmp_path / "site")
+    stuck = tmp_path / "site" / STUCK
+
+    def while_it_runs() -> Any:
+        pid = checking_process(stuck)
+        wait_state(pid, "S")
+        try:
+            return look(pid)
+        finally:
+            stuck.write_bytes(b"STUCK = True\n")  # the file it reads, as listed
+
+    with ThreadPoolExecutor(1) as pool:
+        seen = pool.submit(while_it_runs)
+        report = checker.run(key, root=tmp_path / "site")
+        return seen.result(), report
+
+
+def status_line(pid: int, name: str) -> str:
+    line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith(f"{name}:"))
+    return line.split(":", 1)[1].strip()
+
+
+def test_as_the_table_runs_it_the_checks_process_stays_in_the_tables_session_on_every_core(
+    tmp_path: Path,
+) -> None:
+    """As the table runs it: the check's process in the table's session, on every core the table
+    has (the options below were measured and not kept: controller/security/checker.py)."""
+    checker = Checker()
+    assert (checker.cpus, checker.own_session) == (None, False)
+    (sid, cores), report = while_it_is_stuck(
+        tmp_path, checker, lambda pid: (os.getsid(pid), status_line(pid, "Cpus_allowed_list"))
+    )
+    assert report.ok is True, report.summary()
+    assert sid == os.getsid(0)
+    assert cores == status_line(os.getpid(), "Cpus_allowed_list")
+    assert report.process is not None and report.process["cpus"] == sorted(os.sched_getaffinity(0))
+
+
+def test_the_checks_process_kept_on_the_last_core_when_asked(tmp_path: Path) -> None:
+    checker = Checker()
+    checker.cpus = check_cpus()
+    mine = sorted(os.sched_getaffinity(0))
+    last = [mine[-1]] if len(mine) >= 2 else mine
+    cores, report = while_it_is_stuck(tmp_path, checker, lambda pid: status_line(pid, "Cpus_allowed_list"))
+    assert report.ok is True, report.summary()
+    if len(mine) >= 2:
+        assert cores == str(mine[-1])
+    assert report.process is not None and report.process["cpus"] == last
+
+
+def test_the_checks_process_in_a_session_and_autogroup_of_its_own_when_asked(tmp_path: Path) -> None:
+    """`own_session`: a session (and process group) of its own, its autogroup (where the kernel has
+    them) at nice +10, read while it runs; held and ended by its process group as before."""
+    checker = Checker()
+    checker.own_session = True
+    autogroups = Path("/proc/self/autogroup").exists()
+
+    def look(pid: int) -> tuple[int, int, int, str]:
+        group = Path(f"/proc/{pid}/autogroup").read_text().split() if autogroups else []
+        return pid, os.getsid(pid), os.getpgid(pid), " ".join(group)
+
+    (pid, sid, pgid, group), report = while_it_is_stuck(tmp_path, checker, look)
+    assert report.ok is True, report.summary()
+    assert sid == pgid == pid and sid != os.getsid(0)
+    if autogroups:
+        assert group.endswith("nice 10"), group
+        assert group.split()[0] != Path("/proc/self/autogroup").read_text().split()[0]
 
 
 def test_a_periodic_check_whose_process_is_killed_stops_play_naming_it(
