@@ -28,9 +28,9 @@ struct as include/uapi/linux/sched/types.h has it (SCHED_ATTR_SIZE_VER1, 56 byte
 from __future__ import annotations
 
 import ctypes
-import errno
-import os
 import platform
+
+from controller.security.checker import linux_syscall
 
 #: The slice tried for the loop thread: the kernel's shortest (it clamps a request to 0.1-100 ms).
 LOOP_SLICE_NS = 100_000
@@ -69,13 +69,7 @@ class SchedAttr(ctypes.Structure):
 
 def _syscall(which: int, *args: object) -> None:
     """sched_setattr (which 0) or sched_getattr (1); OSError on a refusal or an unknown machine."""
-    numbers = _SYSCALLS.get(platform.machine())
-    if numbers is None:
-        raise OSError(errno.ENOSYS, f"no sched_setattr syscall number known for {platform.machine()}")
-    libc = ctypes.CDLL(None, use_errno=True)
-    if int(libc.syscall(ctypes.c_long(numbers[which]), *args)) < 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code))
+    linux_syscall(_SYSCALLS, "sched_setattr", which, *args)
 
 
 def get_attr(tid: int = 0) -> SchedAttr:

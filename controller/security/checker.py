@@ -169,17 +169,23 @@ _IOPRIO_SYSCALLS = {
 }
 
 
-def _ioprio_syscall(which: int, *args: int) -> int:
-    """ioprio_set (which 0) or ioprio_get (1); OSError on a refusal or an unknown machine."""
-    numbers = _IOPRIO_SYSCALLS.get(platform.machine())
-    if numbers is None:
-        raise OSError(errno.ENOSYS, f"no ioprio syscall number known for {platform.machine()}")
+def linux_syscall(numbers: dict[str, tuple[int, int]], name: str, which: int, *args: Any) -> int:
+    """Linux system call `numbers[machine][which]` (one with no libc wrapper) with ctypes `args`:
+    its result, OSError on a refusal or on a machine `numbers` does not know (`name` says which)."""
+    known = numbers.get(platform.machine())
+    if known is None:
+        raise OSError(errno.ENOSYS, f"no {name} syscall number known for {platform.machine()}")
     libc = ctypes.CDLL(None, use_errno=True)
-    result = int(libc.syscall(ctypes.c_long(numbers[which]), *(ctypes.c_int(a) for a in args)))
+    result = int(libc.syscall(ctypes.c_long(known[which]), *args))
     if result < 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
     return result
+
+
+def _ioprio_syscall(which: int, *args: int) -> int:
+    """ioprio_set (which 0) or ioprio_get (1); OSError on a refusal or an unknown machine."""
+    return linux_syscall(_IOPRIO_SYSCALLS, "ioprio", which, *(ctypes.c_int(a) for a in args))
 
 
 def set_io_class(pid: int, io_class: int = IOPRIO_CLASS_IDLE, level: int = 0) -> None:
