@@ -83,6 +83,7 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop)
     watching = asyncio.create_task(_stop_when(gate.closed, stop), name="daemon")
+    server.on_listening = lambda: gate.send("listening")
     serving = asyncio.create_task(server.serve(sockets=list(listening)), name="http")
     while not server.started and not serving.done():
         await asyncio.sleep(0.01)
@@ -93,7 +94,6 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
         with contextlib.suppress(Exception):
             await writer.drain()
         return 1
-    gate.send("listening")
     # Not now: the collector's one full pass over what start-up made (tens of ms of this process's
     # loop on a busy Pi) would hold the first requests' answers, the supervisor's health check
     # among them, whose table's reply arrives meanwhile. Once they are answered.
@@ -195,6 +195,10 @@ class _Server(uvicorn.Server):
     `should_exit`): an idle table's API wakes for nothing of its own."""
 
     exiting: asyncio.Event | None = None
+    #: Called as the server starts listening, before the loop runs anything else: the table is told
+    #: (its "listening") before any request can be answered, so the table never sees this process
+    #: answer (its health check) and end while it still waits to be told the process listens.
+    on_listening: Callable[[], None] | None = None
 
     def __init__(self, config: uvicorn.Config) -> None:
         from controller.api.http import DatedState
@@ -212,6 +216,11 @@ class _Server(uvicorn.Server):
         self._should_exit = value
         if value and self.exiting is not None:
             self.exiting.set()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.on_listening is not None:
+            self.on_listening()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
