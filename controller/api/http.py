@@ -328,10 +328,27 @@ class WebSocketFrames(WebSocketsSansIOProtocol):
             await super().run_asgi()
         finally:
             self._let_go()
+            if self.disconnected:  # a close after the connection was lost starts a parser anew
+                self._parser_ended()
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self._let_go()
+        # Two more cycles each closed screen's connection would leave for the collector (its
+        # objects kept until one of the API's rare collections, controller/app/heap.py: hundreds of
+        # screens' at a busy table): websockets' protocol and its parser, a generator whose frame
+        # holds the protocol, never finished (it waits at its last step for ever); and asyncio's
+        # transport and its read callback, its own bound method. Nothing reads this connection
+        # again: both are let go here, and the connection is freed by its reference counts.
+        self._parser_ended()
+        transport = self.transport
+        if transport is not None and getattr(transport, "_read_ready_cb", None) is not None:
+            transport._read_ready_cb = None  # type: ignore[attr-defined]
+
+    def _parser_ended(self) -> None:
+        parser = getattr(self.conn, "parser", None)
+        if parser is not None:
+            parser.close()  # its frame, and the protocol it held, let go
 
     def _let_go(self) -> None:
         """The scope's `send_frame` is this connection's own bound method: a reference cycle

@@ -6,7 +6,8 @@ with controller/api/http.py's protocols and the app), each screen connects to `/
 hello, gets the state and closes. Then, at an idle table (no card dealt):
 - no screen's feed is left open (`LiveFeed.subscribers`) and no screen's task is left waiting for
   the table's next entry (it would wait all night at an idle table, its connection with it);
-- each screen's connection object (the WebSocket protocol uvicorn made for it) is freed by its
+- each screen's connection object (the WebSocket protocol uvicorn made for it), websockets' protocol
+  within it (with its frame parser) and its socket's asyncio transport are freed by their
   reference counts alone, the cyclic collector off: the API's process collects rarely
   (controller/app/heap.py), so a connection kept by a reference cycle stays in its memory until
   one of its rare full collections, and grows it with every screen that comes and goes.
@@ -65,16 +66,21 @@ async def _until(what: str, check: Callable[[], bool]) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _served(tmp_path: Path) -> AsyncIterator[tuple[uvicorn.Server, Runtime, list[weakref.ref[Any]]]]:
+async def _served(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[uvicorn.Server, Runtime, list[weakref.ref[Any]], list[weakref.ref[Any]]]]:
     """The app served as the API's process serves it, on 127.0.0.1, at an idle table; and a weak
-    reference to each WebSocket connection object made."""
+    reference to each WebSocket connection object made (`made`), and to each one's websockets
+    protocol and transport (`parts`)."""
     table = Table(Journal(tmp_path / "j.sqlite3"), game="grand-slam", rules={}, simulated=True)
     rt = Runtime(table=table, tokens=Tokens(DEALER, SUPERVISOR), table_loop=asyncio.get_running_loop())
     made: list[weakref.ref[Any]] = []
+    parts: list[weakref.ref[Any]] = []
 
     class Counted(WebSocketFrames):
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             made.append(weakref.ref(self))
+            parts.extend((weakref.ref(self.conn), weakref.ref(transport)))
             super().connection_made(transport)
 
     config = server_config(create_app(rt), {})
@@ -85,7 +91,7 @@ async def _served(tmp_path: Path) -> AsyncIterator[tuple[uvicorn.Server, Runtime
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     await _until("the server started", lambda: server.started or serving.done())
     try:
-        yield server, rt, made
+        yield server, rt, made, parts
     finally:
         rt.live.close_all()  # as the API's process stops: each screen's feed ends, then the server
         server.should_exit = True
@@ -115,7 +121,7 @@ async def _all_let_go(server: uvicorn.Server, rt: Runtime) -> None:
 
 def test_screens_that_leave_an_idle_table_are_let_go(tmp_path: Path) -> None:
     async def run() -> None:
-        async with _served(tmp_path) as (server, rt, made):
+        async with _served(tmp_path) as (server, rt, made, _):
             port = server.servers[0].sockets[0].getsockname()[1]
             await _come_and_go(port, SCREENS)
             assert len(made) == SCREENS
@@ -129,12 +135,16 @@ def test_screens_that_leave_an_idle_table_are_let_go(tmp_path: Path) -> None:
 
 def test_a_closed_screens_connection_is_freed_by_its_reference_counts(tmp_path: Path, no_cycle_collector: None) -> None:
     async def run() -> None:
-        async with _served(tmp_path) as (server, rt, made):
+        async with _served(tmp_path) as (server, rt, made, parts):
             port = server.servers[0].sockets[0].getsockname()[1]
             await _come_and_go(port, SCREENS)
             await _all_let_go(server, rt)
             kept = [ref() for ref in made if ref() is not None]
             referrers = sorted({type(r).__name__ for r in gc.get_referrers(*kept) if r is not kept}) if kept else []
             assert not kept, f"{len(kept)} of {SCREENS} closed screens' connections kept by a cycle: {referrers}"
+            assert len(parts) == 2 * SCREENS
+            kept = [ref() for ref in parts if ref() is not None]
+            names = sorted({type(part).__name__ for part in kept})
+            assert not kept, f"{len(kept)} of the closed screens' protocols and transports kept by a cycle: {names}"
 
     asyncio.run(run())
