@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,52 @@ def test_the_state_json_reused_part_by_part_is_byte_for_byte_the_whole_conversio
             check()
         assert table.awaiting.kind == "round", f"a {game} round did not end"
     assert entries > 30 and reused > 0  # parts were reused, and found equal all the same
+
+
+def _immutable_parts(value: Any, found: dict[int, Any]) -> None:
+    """Every frozen dataclass and tuple within `value` (what SharedJson keeps; a card is
+    converted alone), by id."""
+    import dataclasses
+
+    from controller.engine.cards import Card
+
+    if isinstance(value, Card):
+        return
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is not None and params.frozen:
+        found[id(value)] = value
+        for f in dataclasses.fields(value):
+            _immutable_parts(getattr(value, f.name), found)
+    elif isinstance(value, tuple):
+        found[id(value)] = value
+        for v in value:
+            _immutable_parts(v, found)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _immutable_parts(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            _immutable_parts(v, found)
+
+
+def test_what_is_kept_for_the_next_state_is_the_last_states_parts_and_nothing_older(tmp_path: Path) -> None:
+    """Kept for the next entry: exactly the parts of the last state (each the same object), so
+    the memory held never grows with the entries and no older part's id is taken for a new one."""
+    table = Table(Journal(tmp_path / "journal.sqlite3"), game="grand-slam", rules={}, simulated=True)
+    shared = SharedJson()
+    rng = random.Random("kept-20261204")
+    for opening in OPENINGS["grand-slam"] * 2:
+        if table.now.payouts_due():
+            table.button("confirm", by="dealer")
+        if table.shuffle_due:
+            table.shoe_reshuffled("dealer")
+        table.open_round(opening, by="dealer")
+        deck = list(table.shoe.composition.cards())
+        rng.shuffle(deck)
+        while table.awaiting.kind == "card" and deck:
+            table.card(deck.pop(), {"via": "test"})
+            shared(table.state)
+            parts: dict[int, Any] = {}
+            _immutable_parts(table.state, parts)
+            kept = shared._last  # what it holds is the point
+            assert set(kept) == set(parts) and all(kept[i][0] is parts[i] for i in kept)
