@@ -37,8 +37,8 @@ journal is on a disk, so nice it stays.
 Two more leads for the let-go's wait were tried and measured (benchmarks/bench_card_path.py at
 e720244, 600 rounds, each alternated turn by turn with its alternative and crossed with the other,
 2026-12-03, load average 7-10.5: other engineers' builds and tests beside it) and not kept:
-- The table's loop thread with a 100 us time slice (controller/app/sched.py: sched_setattr, no
-  privilege needed, reset on fork), so that a card's wake-up preempts the check's process (the
+- The table's loop thread with a 100 us time slice (sched_setattr, no privilege needed, reset on
+  fork; controller/app/sched.py, removed after 550b5d6, where it can still be read), so that a card's wake-up preempts the check's process (the
   kernel's PREEMPT_SHORT) instead of waiting out its slice. At the let-go on the tmpfs a dead
   card's p99 against `off`'s in the same turns: -4.09 ms (-9.16 to +1.41) with it, -0.76 (-5.06 to
   +5.88) without: not resolved (without minus with +3.01, -1.89 to +9.16); 150 ms into the check
@@ -54,8 +54,7 @@ e720244, 600 rounds, each alternated turn by turn with its alternative and cross
   It did not hurt the API's load (api_load, two runs each, without/with/with/without, load
   7.5-15, benchmarks/results/api_load_loop_slice.json: the cards' card-to-lamp p99 under load 96.8
   and 48.4 ms without it, 42.7 and 51.0 with it; no fault; the screens' commit-to-screen p99 540
-  and 42 / 77 and 78 ms), unlike SCHED_FIFO; controller/app/sched.py is kept for the next try,
-  the table does not call it.
+  and 42 / 77 and 78 ms), unlike SCHED_FIFO. The table never called it.
 - The check's process kept on the last core (sched_setaffinity, as it is started; `Checker.cpus`,
   `check_cpus()`), so that the loop finds the other one free. On the disk its dead cards waited
   more: p50 +1.68 ms (+0.36 to +3.46) at the let-go and +2.77 (+0.71 to +3.75) 150 ms in, against
