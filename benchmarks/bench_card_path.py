@@ -54,13 +54,13 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             come at once (`at_the_let_go`: as the check's process is continued or started)
             in two of every four paying times, and 150 ms later (`after_150_ms_of_checking`:
             the check running steadily, as it runs for about a second at a table) in the
-            other two, in every arm alike (`by_moment`). Crossed with the moment, the session
-            the check's process runs in alternates run by run (`by_setting`, against `off`'s
-            cards of the same turns, and against its alternative). Its I/O class is the idle
-            one throughout, as the table runs it (the default class alternated with it in the
-            runs up to d9ade90: no measurable difference). The table's loop thread with a
-            100 us time slice was alternated too up to 550b5d6 (controller/app/sched.py, removed
-            after: not kept, controller/security/checker.py's docstring has the figures)
+            other two, in every arm alike (`by_moment`). Its I/O class is the idle one
+            throughout, as the table runs it (the default class alternated with it in the runs
+            up to d9ade90: no measurable difference). Three more settings were alternated with
+            their alternatives up to 550b5d6 and not kept (figures in controller/security/
+            checker.py's docstring; their code and arms can be read at 550b5d6): the table's loop
+            thread with a 100 us time slice, the check's process kept on the last core, and the
+            check's process in a session (and autogroup) of its own
 
 Per arm, from the loop's own timestamps, how many of its cards were dealt (hand-over to
 acknowledgement) while a signing ran on the loop, and while a check's process was let run.
@@ -107,11 +107,6 @@ from drivers.indicators.base_indicators import BaseIndicators
 from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "600"))  # rounds of each arm
-#: A setting alternated, crossed with the paying time's moment (MOMENTS), so that it is measured at
-#: the same load as its alternative: the session the check's process runs in
-#: (controller/security/checker.py's Checker.own_session: its own, whose autogroup is set to nice
-#: +10, or the table's), alternating run by run, each card labelled with the run's under way.
-GROUPS = ("own session", "table's session")
 DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
@@ -231,10 +226,8 @@ class Arm:
         self.paid: list[float] = []  # the wall of each dead card handed in this arm's paying time
         self.paid_spans: list[tuple[float, float]] = []
         self.paid_woken: list[float] = []  # the same cards to when the shoe's thread was woken (ShoeThread.woken)
-        self.paid_group: list[str] = []  # the session the check's process ran in while each was dealt (GROUPS)
         self.paid_after: list[float] = []  # how long after its paying time began each was handed (PAYING_AFTER_S)
         self.paying_times = 0
-        self.setting: dict[str, Any] = {}  # this turn's settings ("group": the check's session, asked)
         self.check_spans: list[tuple[float, float]] = []  # when a software check's process was let run
         self.heads = 0
         self.check_read_bytes: list[int] = []  # checking's: each run's process's bytes read from the disk
@@ -267,7 +260,7 @@ class Arm:
 
     def clear(self) -> None:
         for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
-                     self.journalings, self.signing_parts, self.paid, self.paid_spans, self.paid_group,
+                     self.journalings, self.signing_parts, self.paid, self.paid_spans,
                      self.paid_after, self.turn_spans, self.paid_woken):  # fmt: skip
             kept.clear()
 
@@ -382,7 +375,6 @@ async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
         arm.paid.append(span[1] - span[0])
         arm.paid_woken.append(shoe_thread.woken.pop(span[0]) - span[0])
         arm.paid_spans.append(span)
-        arm.paid_group.append(arm.setting["group"]())
         arm.paid_after.append(after)
 
 
@@ -448,14 +440,11 @@ class TimedChecker(Checker):
         self.freed: list[list[float]] = []  # [let go, held again (inf while let go)]
         self.live: list[list[float]] = []  # [a run's process started, its run returned (inf until then)]
         self.let_go_event: asyncio.Event | None = None  # set when let go (on the loop)
-        self.live_group = GROUPS[1]  # the session of the run under way (GROUPS)
         self.read_bytes: dict[int, int] = {}  # each run's process: bytes it had read from the disk when last held
         self.hold()  # as a table whose round is dealt: the bench lets it go in `checking`'s paying time
 
     def _started(self, pid: int) -> None:
         self.live.append([time.perf_counter(), float("inf")])
-        self.live_group = GROUPS[0] if self.own_session else GROUPS[1]
-        self.own_session = not self.own_session  # the next run in the other
 
     def returned(self) -> None:
         if self.live and self.live[-1][1] == float("inf"):
@@ -729,10 +718,6 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
             await _paying(arm, shoe_thread, probe)
             checker.hold()  # the paying time is over: no check runs into the next arm's round
 
-        # The check's session alternates run by run (TimedChecker), each card labelled with the run's under way.
-        setting = {"group": lambda: checker.live_group}
-        for arm in arms.values():
-            arm.setting = setting
         for _ in range(3):  # warm up: every code path loaded and run once
             for arm in arms.values():
                 await turn_of(arm)
@@ -849,7 +834,6 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
             "wall_p50": _difference(checking.paid, off.paid, statistics.median),
         },
     }
-    results["dead_card_while_the_check_runs"]["by_setting"] = _by_setting(checking, off)
     by_moment: dict[str, Any] = {}
     for after, label in MOMENTS.items():
         mine = [i for i, a in enumerate(checking.paid_after) if a == after]
@@ -891,49 +875,6 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
     }
     results["load_average"] = {"before": load[0], "after": load[1]}
     return results
-
-
-def _dead_cards(checking: Arm, off: Arm, mine: list[int], theirs: list[int]) -> dict[str, Any]:
-    """The dead cards `mine` of checking's paying times against `theirs` of off's."""
-    walls, costs = [checking.paid[i] for i in mine], [checking.paid_costs[i] for i in mine]
-    off_walls, off_costs = [off.paid[i] for i in theirs], [off.paid_costs[i] for i in theirs]
-    return {
-        "cards": len(mine),
-        "wall": _stats(walls),
-        "off_wall": _stats(off_walls),
-        "more_than_off": {
-            "wall_p99": _difference(walls, off_walls, lambda v: _percentile(v, 0.99)),
-            "wall_p50": _difference(walls, off_walls, statistics.median),
-            "loop_cost_p99": _difference(costs, off_costs, lambda v: _percentile(v, 0.99)),
-        },
-    }
-
-
-def _by_setting(checking: Arm, off: Arm) -> dict[str, Any]:
-    """At each moment, the dead cards dealt under each setting (the check's session) against off's
-    in the same turns (the same setting); and under one setting against its alternative
-    (checking's cards alone)."""
-    out: dict[str, Any] = {}
-    for after, moment in MOMENTS.items():
-        at: dict[str, Any] = {}
-        for key, values in (("group", list(GROUPS)),):
-            labels, off_labels = checking.paid_group, off.paid_group
-            for value in values:
-                mine = [i for i, a in enumerate(checking.paid_after) if a == after and labels[i] == value]
-                theirs = [i for i, a in enumerate(off.paid_after) if a == after and off_labels[i] == value]
-                if mine and theirs:
-                    at[f"{key}: {value}"] = _dead_cards(checking, off, mine, theirs)
-            first, second = (
-                [checking.paid[i] for i, a in enumerate(checking.paid_after) if a == after and labels[i] == value]
-                for value in values
-            )
-            if first and second:
-                at[f"{key}: {values[0]} more than {values[1]}"] = {
-                    "wall_p99": _difference(first, second, lambda v: _percentile(v, 0.99)),
-                    "wall_p50": _difference(first, second, statistics.median),
-                }
-        out[moment] = at
-    return out
 
 
 def _met(label: str, diff: dict[str, Any]) -> str:
@@ -989,13 +930,6 @@ def _verdict(results: dict[str, Any]) -> dict[str, str]:
                 + _met(f"{label.replace('_', ' ')} ({by['cards']} cards), wall p99", by["more_than_off"]["wall_p99"])
                 + f", p50 {by['more_than_off']['wall_p50']['ms']:+.3f} {_interval(by['more_than_off']['wall_p50'])} ms"
                 for label, by in dead.get("by_moment", {}).items()
-            )
-            + "".join(
-                f"; at the let-go, {label} ({by['cards']} cards): wall p99 {more['wall_p99']['ms']:+.3f}"
-                f" {_interval(more['wall_p99'])}, p50 {more['wall_p50']['ms']:+.3f} {_interval(more['wall_p50'])} ms"
-                for label, by in dead["by_setting"].get("at_the_let_go", {}).items()
-                for more in [by.get("more_than_off", {})]
-                if "more_than_off" in by
             )
         )
     return out
