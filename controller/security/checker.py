@@ -57,20 +57,21 @@ e720244, 600 rounds, each alternated turn by turn with its alternative and cross
   and 48.4 ms without it, 42.7 and 51.0 with it; no fault; the screens' commit-to-screen p99 540
   and 42 / 77 and 78 ms), unlike SCHED_FIFO. The table never called it.
 - The check's process kept on the last core (sched_setaffinity, as it is started; `Checker.cpus`,
-  `check_cpus()`, removed after 550b5d6), so that the loop finds the other one free. On the disk its dead cards waited
-  more: p50 +1.68 ms (+0.36 to +3.46) at the let-go and +2.77 (+0.71 to +3.75) 150 ms in, against
-  any core; nothing resolved on the tmpfs. The check's process runs on any core, as before.
-- The check's process in a session of its own (`Checker.own_session`, removed after 550b5d6: setsid,
-  its autogroup, the kernel's group of a session's tasks, set to nice +10), so that the table's group keeps its claim
-  on a core against the other sessions' while the check runs (second sitting above, alternated run
-  by run; its runs got less CPU and lasted longer, 520 of 600 dead cards at the let-go on the disk
-  fell in them): on the disk a dead card's p50 against the table's session -1.49 ms (-3.69 to
-  +0.57) at the let-go, -1.21 (-3.97 to -0.12) 150 ms in; on the tmpfs +0.088 (+0.009 to +0.192)
-  at the let-go; p99 not resolved. A third sitting (fe0beb7, 600 rounds, load 1-2.4,
-  results/card_path.json, both leads alternated): on the disk at the let-go p50 +0.23 ms (+0.03 to
-  +0.41) MORE than in the table's session, p99 not resolved. The check's process stays in the
-  table's session. (On a Pi the autogroup is the service's session's only where systemd has not
-  enabled the CPU controller for it.)
+  `check_cpus()`, removed after 550b5d6), so that the loop finds the other one free. On the disk
+  its dead cards waited more: p50 +1.68 ms (+0.36 to +3.46) at the let-go and +2.77 (+0.71 to
+  +3.75) 150 ms in, against any core; nothing resolved on the tmpfs. The check's process runs on
+  any core, as before.
+- The check's process in a session of its own (`Checker.own_session`, removed after 550b5d6:
+  setsid, its autogroup, the kernel's group of a session's tasks, set to nice +10), so that the
+  table's group keeps its claim on a core against the other sessions' while the check runs (second
+  sitting above, alternated run by run; its runs got less CPU and lasted longer, 520 of 600 dead
+  cards at the let-go on the disk fell in them): on the disk a dead card's p50 against the table's
+  session -1.49 ms (-3.69 to +0.57) at the let-go, -1.21 (-3.97 to -0.12) 150 ms in; on the tmpfs
+  +0.088 (+0.009 to +0.192) at the let-go; p99 not resolved. A third sitting (fe0beb7, 600 rounds,
+  load 1-2.4, results/card_path.json, both leads alternated): on the disk at the let-go p50 +0.23
+  ms (+0.03 to +0.41) MORE than in the table's session, p99 not resolved. The check's process stays
+  in the table's session. (On a Pi the autogroup is the service's session's only where systemd has
+  not enabled the CPU controller for it.)
 In the first sitting, at its load, a dead card dealt while the check ran on the disk waited p50
 +8.7 ms (+8.1 to +9.3) at the let-go and +5.5 (+4.4 to +6.3) 150 ms in, whatever the slice and
 the cores (+0.04 / +0.12 in the quiet sitting at d9ade90; 13.3 ms against `off`'s 4.6), while
