@@ -54,14 +54,13 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             come at once (`at_the_let_go`: as the check's process is continued or started)
             in two of every four paying times, and 150 ms later (`after_150_ms_of_checking`:
             the check running steadily, as it runs for about a second at a table) in the
-            other two, in every arm alike (`by_moment`). Crossed with the moment, two
-            settings alternate turn by turn (`by_setting`, each against `off`'s cards of the
-            same turns, and against its alternative): the table's loop thread's time slice
-            (controller/app/sched.py: the kernel's default, or 100 us, so that the card's
-            wake-up preempts the check's process on its core), every card of the turn under
-            it; and the cores the check's process may run on (the last one, or any: set while
-            it is held). Its I/O class is the idle one throughout, as the table runs it (the
-            default class alternated with it in the runs up to d9ade90: no measurable difference)
+            other two, in every arm alike (`by_moment`). Its I/O class is the idle one
+            throughout, as the table runs it (the default class alternated with it in the runs
+            up to d9ade90: no measurable difference). Three more settings were alternated with
+            their alternatives up to 550b5d6 and not kept (figures in controller/security/
+            checker.py's docstring; their code and arms can be read at 550b5d6): the table's loop
+            thread with a 100 us time slice, the check's process kept on the last core, and the
+            check's process in a session (and autogroup) of its own
 
 Per arm, from the loop's own timestamps, how many of its cards were dealt (hand-over to
 acknowledgement) while a signing ran on the loop, and while a check's process was let run.
@@ -97,7 +96,6 @@ from controller.adapters.outputs import DisplayOutput, LampOutput
 from controller.api.channel import frame
 from controller.api.side import table_side
 from controller.app.daemon import CHECK_AFTER_S, SIGN_AFTER_S, SWITCH_INTERVAL_S, HeadSigner
-from controller.app.sched import LOOP_SLICE_NS, set_slice
 from controller.engine.cards import Card
 from controller.journal.log import Journal
 from controller.security.checker import Checker, CheckStopped, RoundHold
@@ -109,14 +107,6 @@ from drivers.indicators.base_indicators import BaseIndicators
 from drivers.pins import DEFAULT_PIN_FILE, load_pin_map
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "600"))  # rounds of each arm
-#: Two settings alternated, crossed with each other and with the paying time's moment (MOMENTS),
-#: so that each is measured at the same load as its alternative: the table's loop thread's time
-#: slice (controller/app/sched.py: the kernel's default, or LOOP_SLICE_NS), every card of a turn's
-#: three arms under it, each turn's four in (turn // 4) % 2; and the session the check's process
-#: runs in (controller/security/checker.py's Checker.own_session: its own, whose autogroup is set
-#: to nice +10, or the table's), alternating run by run, each card labelled with the run's under way.
-SLICES = {"default": 0, "short": LOOP_SLICE_NS}
-GROUPS = ("own session", "table's session")
 DECKS = 6
 SEED = 20261202
 ARMS = ("off", "signing", "checking")
@@ -236,12 +226,8 @@ class Arm:
         self.paid: list[float] = []  # the wall of each dead card handed in this arm's paying time
         self.paid_spans: list[tuple[float, float]] = []
         self.paid_woken: list[float] = []  # the same cards to when the shoe's thread was woken (ShoeThread.woken)
-        self.paid_group: list[str] = []  # the session the check's process ran in while each was dealt (GROUPS)
-        self.paid_slice: list[str] = []  # the loop thread's time slice while each was dealt (SLICES)
-        self.turn_slice: list[str] = []  # the loop thread's time slice in each turn (SLICES)
         self.paid_after: list[float] = []  # how long after its paying time began each was handed (PAYING_AFTER_S)
         self.paying_times = 0
-        self.setting: dict[str, Any] = {}  # this turn's settings ("slice"; "group": the check's, asked): the session's
         self.check_spans: list[tuple[float, float]] = []  # when a software check's process was let run
         self.heads = 0
         self.check_read_bytes: list[int] = []  # checking's: each run's process's bytes read from the disk
@@ -274,8 +260,8 @@ class Arm:
 
     def clear(self) -> None:
         for kept in (self.rounds, self.spans, self.cpu, self.ends, self.probes, self.probe_spans, self.signings,
-                     self.journalings, self.signing_parts, self.paid, self.paid_spans, self.paid_group,
-                     self.paid_after, self.turn_spans, self.paid_woken, self.paid_slice, self.turn_slice):  # fmt: skip
+                     self.journalings, self.signing_parts, self.paid, self.paid_spans,
+                     self.paid_after, self.turn_spans, self.paid_woken):  # fmt: skip
             kept.clear()
 
     @property
@@ -364,7 +350,6 @@ async def _round(arm: Arm, shoe_thread: ShoeThread, probe: Arm | None) -> None:
         elif probe is not None:
             probe.pool.append(probe_card)
     arm.rounds.append(walls)
-    arm.turn_slice.append(arm.setting["slice"])
     arm.turn_spans.append(arm.spans[len(arm.spans) - len(walls) :])
 
 
@@ -390,8 +375,6 @@ async def _paying(arm: Arm, shoe_thread: ShoeThread, probe: Arm) -> None:
         arm.paid.append(span[1] - span[0])
         arm.paid_woken.append(shoe_thread.woken.pop(span[0]) - span[0])
         arm.paid_spans.append(span)
-        arm.paid_group.append(arm.setting["group"]())
-        arm.paid_slice.append(arm.setting["slice"])
         arm.paid_after.append(after)
 
 
@@ -457,14 +440,11 @@ class TimedChecker(Checker):
         self.freed: list[list[float]] = []  # [let go, held again (inf while let go)]
         self.live: list[list[float]] = []  # [a run's process started, its run returned (inf until then)]
         self.let_go_event: asyncio.Event | None = None  # set when let go (on the loop)
-        self.live_group = GROUPS[1]  # the session of the run under way (GROUPS)
         self.read_bytes: dict[int, int] = {}  # each run's process: bytes it had read from the disk when last held
         self.hold()  # as a table whose round is dealt: the bench lets it go in `checking`'s paying time
 
     def _started(self, pid: int) -> None:
         self.live.append([time.perf_counter(), float("inf")])
-        self.live_group = GROUPS[0] if self.own_session else GROUPS[1]
-        self.own_session = not self.own_session  # the next run in the other
 
     def returned(self) -> None:
         if self.live and self.live[-1][1] == float("inf"):
@@ -738,19 +718,7 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
             await _paying(arm, shoe_thread, probe)
             checker.hold()  # the paying time is over: no check runs into the next arm's round
 
-        def settle(turn: int) -> None:
-            """This turn's settings (SLICES), between turns: the checker is held. The check's session
-            alternates run by run (TimedChecker), each card labelled with the run's under way."""
-            label = list(SLICES)[(turn // 4) % 2]
-            setting = {"slice": label, "group": lambda: checker.live_group}
-            set_slice(SLICES[label])  # this thread's: the table's loop's
-            for arm in arms.values():
-                arm.setting = setting
-
-        turns = 0
         for _ in range(3):  # warm up: every code path loaded and run once
-            settle(turns)
-            turns += 1
             for arm in arms.values():
                 await turn_of(arm)
         for arm in (*arms.values(), probe):
@@ -760,12 +728,9 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
         checker.live[:] = checker.live[-1:]
         order = list(arms)
         for turn in range(ROUNDS):
-            settle(turns)
-            turns += 1
             # Each arm in turn, the order rotated every time: none always follows another.
             for name in order[turn % len(order) :] + order[: turn % len(order)]:
                 await turn_of(arms[name])
-        set_slice(0)
         for arm in (*arms.values(), probe):
             arm.publisher.wait_acked(arm.journal.last_seq, 30.0)
             arm.heads = len(arm.journal.last_of_kinds(("chain-head",), 100_000))
@@ -869,8 +834,6 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
             "wall_p50": _difference(checking.paid, off.paid, statistics.median),
         },
     }
-    results["dead_card_while_the_check_runs"]["by_setting"] = _by_setting(checking, off)
-    results["round_cards_by_slice"] = _round_cards_by_slice(arms)
     by_moment: dict[str, Any] = {}
     for after, label in MOMENTS.items():
         mine = [i for i, a in enumerate(checking.paid_after) if a == after]
@@ -912,94 +875,6 @@ def _summary(arms: dict[str, Arm], checks: list[dict[str, Any]], load: tuple[flo
     }
     results["load_average"] = {"before": load[0], "after": load[1]}
     return results
-
-
-def _dead_cards(checking: Arm, off: Arm, mine: list[int], theirs: list[int]) -> dict[str, Any]:
-    """The dead cards `mine` of checking's paying times against `theirs` of off's."""
-    walls, costs = [checking.paid[i] for i in mine], [checking.paid_costs[i] for i in mine]
-    off_walls, off_costs = [off.paid[i] for i in theirs], [off.paid_costs[i] for i in theirs]
-    return {
-        "cards": len(mine),
-        "wall": _stats(walls),
-        "off_wall": _stats(off_walls),
-        "more_than_off": {
-            "wall_p99": _difference(walls, off_walls, lambda v: _percentile(v, 0.99)),
-            "wall_p50": _difference(walls, off_walls, statistics.median),
-            "loop_cost_p99": _difference(costs, off_costs, lambda v: _percentile(v, 0.99)),
-        },
-    }
-
-
-def _by_setting(checking: Arm, off: Arm) -> dict[str, Any]:
-    """At each moment, the dead cards dealt under each setting (the loop's slice, the check's cores)
-    and each pair of them, against off's in the same turns (the same settings); and under one
-    setting against its alternative (checking's cards alone)."""
-    out: dict[str, Any] = {}
-    for after, moment in MOMENTS.items():
-        at: dict[str, Any] = {}
-        for key, values in (("slice", list(SLICES)), ("group", list(GROUPS))):
-            labels = checking.paid_slice if key == "slice" else checking.paid_group
-            off_labels = off.paid_slice if key == "slice" else off.paid_group
-            for value in values:
-                mine = [i for i, a in enumerate(checking.paid_after) if a == after and labels[i] == value]
-                theirs = [i for i, a in enumerate(off.paid_after) if a == after and off_labels[i] == value]
-                if mine and theirs:
-                    at[f"{key}: {value}"] = _dead_cards(checking, off, mine, theirs)
-            first, second = (
-                [checking.paid[i] for i, a in enumerate(checking.paid_after) if a == after and labels[i] == value]
-                for value in values
-            )
-            if first and second:
-                at[f"{key}: {values[0]} more than {values[1]}"] = {
-                    "wall_p99": _difference(first, second, lambda v: _percentile(v, 0.99)),
-                    "wall_p50": _difference(first, second, statistics.median),
-                }
-        for slice_label in SLICES:
-            for group in GROUPS:
-                mine = [i for i, a in enumerate(checking.paid_after)
-                        if a == after and checking.paid_slice[i] == slice_label and checking.paid_group[i] == group]
-                theirs = [i for i, a in enumerate(off.paid_after)
-                          if a == after and off.paid_slice[i] == slice_label
-                          and off.paid_group[i] == group]  # fmt: skip
-                if mine and theirs:
-                    at[f"slice: {slice_label}, group: {group}"] = _dead_cards(checking, off, mine, theirs)
-        out[moment] = at
-    return out
-
-
-def _round_cards_by_slice(arms: dict[str, Arm]) -> dict[str, Any]:
-    """The round cards of the turns under each loop slice: signing's and checking's against off's
-    in the same turns; and off's under the short slice against off's under the default."""
-    base = arms["off"]
-    out: dict[str, Any] = {}
-    for label in SLICES:
-        turns = [t for t, s in enumerate(base.turn_slice) if s == label]
-        if not turns:
-            continue
-        at: dict[str, Any] = {"turns": len(turns)}
-        for name in ("signing", "checking"):
-            arm = arms[name]
-            pick = [arm.costs[t] for t in turns], [base.costs[t] for t in turns]
-            walls = [arm.rounds[t] for t in turns], [base.rounds[t] for t in turns]
-            at[f"{name}_more_than_off"] = {
-                "loop_cost_p99": _paired(*pick, 0.99),
-                "wall_p99": _paired(*walls, 0.99),
-            }
-        at["off"] = {
-            "wall": _stats([w for t in turns for w in base.rounds[t]]),
-            "loop_cost": _stats([c for t in turns for c in base.costs[t]]),
-        }
-        out[label] = at
-    if len(out) == 2:
-        short, default = (
-            [w for t, s in enumerate(base.turn_slice) if s == label for w in base.rounds[t]]
-            for label in ("short", "default")
-        )
-        out["off_short_more_than_default"] = {
-            "wall_p99": _difference(short, default, lambda v: _percentile(v, 0.99)),
-            "wall_p50": _difference(short, default, statistics.median),
-        }
-    return out
 
 
 def _met(label: str, diff: dict[str, Any]) -> str:
@@ -1055,13 +930,6 @@ def _verdict(results: dict[str, Any]) -> dict[str, str]:
                 + _met(f"{label.replace('_', ' ')} ({by['cards']} cards), wall p99", by["more_than_off"]["wall_p99"])
                 + f", p50 {by['more_than_off']['wall_p50']['ms']:+.3f} {_interval(by['more_than_off']['wall_p50'])} ms"
                 for label, by in dead.get("by_moment", {}).items()
-            )
-            + "".join(
-                f"; at the let-go, {label} ({by['cards']} cards): wall p99 {more['wall_p99']['ms']:+.3f}"
-                f" {_interval(more['wall_p99'])}, p50 {more['wall_p50']['ms']:+.3f} {_interval(more['wall_p50'])} ms"
-                for label, by in dead["by_setting"].get("at_the_let_go", {}).items()
-                for more in [by.get("more_than_off", {})]
-                if "more_than_off" in by
             )
         )
     return out

@@ -70,7 +70,7 @@ ROUND = 400
 #: alternating with the code after: seven turns each, medians) on 2 cores shared with other work
 #: at a load average of 22 to 33 (`import_ms`: the -X importtime total; `heavy`: which of HEAVY it
 #: loaded; `run`: its table's process, and its API's process's CPU and start). The figures of
-#: da3d16c, before this benchmark's first changes, are in README's history of this row.
+#: da3d16c, before this benchmark's first changes, are in benchmarks/HISTORY.md#commands.
 REFERENCE_COMMIT = "f589af6"
 REFERENCE: dict[str, dict[str, Any]] = {
     "run": {"wall_s": 8.154, "cpu_s": 0.62, "api_cpu_s": 0.77, "api_started_s": 2.53, "import_ms": 3557.4,

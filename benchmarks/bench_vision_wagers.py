@@ -21,9 +21,9 @@ Speed: a half-table camera at 1280x720 (seed 200000, the speed benchmark's), 60 
 which one stack gains a chip every 10 frames; CPU time of read + fuse + health a frame, one core.
 
 `VISION_WAGER_SCENES` (default 8 a condition), `VISION_WAGER_FIRST` (100000),
-`VISION_WAGER_CONDITIONS` (comma-separated), `VISION_WAGER_PIXELS` (1: the fusion reads pixel
-means too, `WagerFusion(pixels=True)`; off in the table's camera feed) and `VISION_WAGER_NOTE`
-change the run.
+`VISION_WAGER_CONDITIONS` (comma-separated) and `VISION_WAGER_NOTE` change the run. Up to 550b5d6
+`VISION_WAGER_PIXELS=1` measured the fusion with pixel means (issue 36's sixth round, not kept:
+vision/README.md; results/vision_wagers.json keeps its figures).
 """
 
 from __future__ import annotations
@@ -67,9 +67,8 @@ def _truth(scene: Scene, zones: list[str]) -> dict[str, int]:
     return {name: sum(sum(stack.chips) for stack in scene.zones.get(name, ())) for name in zones}
 
 
-def one_seed(seed: int, names: list[str], pixels: bool = False) -> dict[str, dict[str, Any]]:
-    """Each condition's scene `seed` filmed and fused (see the module's docstring); `pixels`:
-    the fusion reads the wagers' pixel means too (vision/pixelmean.py, issue 36's sixth round)."""
+def one_seed(seed: int, names: list[str]) -> dict[str, dict[str, Any]]:
+    """Each condition's scene `seed` filmed and fused (see the module's docstring)."""
     whole = Layout.load("grand-slam-7")
     base, layout = view(seed, "halves", whole, (1920, 1080))
     base = dataclasses.replace(base, hands=())
@@ -83,7 +82,7 @@ def one_seed(seed: int, names: list[str], pixels: bool = False) -> dict[str, dic
             calibration = Calibration.from_frame(render(setup, whole), layout, camera=setup.camera.model())
         except CalibrationError:
             calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
-        reader, fusion, health = Reader(layout, calibration), WagerFusion(pixels=pixels), CameraHealth()
+        reader, fusion, health = Reader(layout, calibration), WagerFusion(), CameraHealth()
         rng = np.random.default_rng([seed, 36])
         felt = drawn.setdefault("empty", draw(empty, whole))
         placed = drawn.setdefault("scene", draw(base, whole)) if lighting_only(scene) else draw(scene, whole)
@@ -99,7 +98,7 @@ def one_seed(seed: int, names: list[str], pixels: bool = False) -> dict[str, dic
         per_frame = 0
         for k, frame in enumerate(frames):
             reading = reader.read(frame)
-            fused = fusion.update(reader, reading, frame)
+            fused = fusion.update(reader, reading)
             now = health.update(reader, frame)
             if fault_at is None and now.faults:
                 fault_at = k
@@ -131,17 +130,17 @@ def one_seed(seed: int, names: list[str], pixels: bool = False) -> dict[str, dic
     return out
 
 
-def speed(frames: int = 60, share: float = SHARE, pixels: bool = False) -> dict[str, float]:
+def speed(frames: int = 60, share: float = SHARE) -> dict[str, float]:
     """CPU time (ms) of read + fuse + health a frame, a half-table camera at 1280x720, one wager
     changing every 10 frames (fresh noise on every frame); `share` the fusion's (0: as before issue
-    36's fifth round); `pixels`: the fusion reads pixel means too (vision/pixelmean.py)."""
+    36's fifth round)."""
     cv2.setNumThreads(1)
     whole = Layout.load("grand-slam-7")
     scene, layout = view(200_000, "halves", whole, (1280, 720))
     scene = dataclasses.replace(scene, hands=())
     empty = empty_table(scene)
     calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
-    reader, fusion, health = Reader(layout, calibration), WagerFusion(share=share, pixels=pixels), CameraHealth()
+    reader, fusion, health = Reader(layout, calibration), WagerFusion(share=share), CameraHealth()
     zone = next(n for n, stacks in sorted(scene.zones.items()) if stacks and n in {g.zone.name for g in reader.zones})
     rng = np.random.default_rng(36)
     times: list[float] = []
@@ -156,7 +155,7 @@ def speed(frames: int = 60, share: float = SHARE, pixels: bool = False) -> dict[
         frame = next(stream)
         began = time.process_time()
         reading = reader.read(frame)
-        fusion.update(reader, reading, frame)
+        fusion.update(reader, reading)
         health.update(reader, frame)
         times.append((time.process_time() - began) * 1e3)
     times = times[10:]  # the first frames read every zone cold
@@ -168,11 +167,11 @@ def speed(frames: int = 60, share: float = SHARE, pixels: bool = False) -> dict[
     }
 
 
-def evaluate(seeds: range, names: list[str], pixels: bool = False) -> dict[str, Any]:
+def evaluate(seeds: range, names: list[str]) -> dict[str, Any]:
     per_seed = []
     for seed in seeds:
         began = time.perf_counter()
-        per_seed.append(one_seed(seed, names, pixels))
+        per_seed.append(one_seed(seed, names))
         print(f"  seed {seed}: {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
     return summarise(per_seed, names, seeds)
 
@@ -212,10 +211,8 @@ def run() -> dict[str, Any]:
     chosen = os.environ.get("VISION_WAGER_CONDITIONS")
     names = [n.strip() for n in chosen.split(",")] if chosen else [*AVAILABLE, *FAULTS]
     started = time.perf_counter()
-    pixels = os.environ.get("VISION_WAGER_PIXELS") == "1"
-    results = evaluate(range(first, first + count), names, pixels)
-    results["pixels"] = pixels
-    results["speed_half_table_1280x720"] = speed(pixels=pixels)
+    results = evaluate(range(first, first + count), names)
+    results["speed_half_table_1280x720"] = speed()
     results["seconds"] = round(time.perf_counter() - started, 1)
     if os.environ.get("VISION_WAGER_NOTE"):
         results["note"] = os.environ["VISION_WAGER_NOTE"]

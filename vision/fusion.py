@@ -30,17 +30,10 @@ readings (the first and each asked-for one: a reading kept from memory is not a 
   readings are being gathered. "unsure" readings between sure ones add no value and take
   none away; they only count among the readings the agreeing ones must be a share of.
 
-With `pixels` (`WagerFusion(pixels=True)`, and `update` given the frame too), the fusion also
-keeps each zone's pixels averaged over the frames since its wager last changed (vision/pixelmean.py:
-no frame with a hand over it, restarted by the reader's change detection and by a bump) and, for a
-wager the frames have not decided, reads that mean with a second reader when it holds 8, 16, 24
-and 32 frames (`MEAN_EVERY`, `MEAN_LAST`; one such zone a frame, `MEAN_READS`). Two mean
-readings of one value, and no sure reading of another by a frame or a mean, make it "ok" ("the
-mean of 8 and 16 frames read 25 (2 readings of it)", `frames` the larger mean's); a mean's value
-that differs from a frame's sure one, or from another mean's, is "unsure" naming both ("the frames
-disagree: 25 in 1 frame, 30 in the mean of 8 frames"). Issue 36's sixth round measured it and
-found it does not pay under JPEG (vision/README.md): it is off by default, and the table's camera
-feed does not pass frames.
+Issue 36's sixth round also averaged each still wager's pixels over its frames and read the mean
+with a second reader (vision/pixelmean.py, `WagerFusion(pixels=True)`): off by default, never
+passed frames by the table's camera feed, it added no wager under any goal condition on the
+held-out scenes (vision/README.md has the figures) and was removed; its code can be read at 550b5d6.
 
 A segment is read afresh at most `window` times (30: a second of frames); a zone still undecided
 then stays "unsure" (with the reader's reason) until its wager changes. `combine` fuses the
@@ -65,9 +58,6 @@ from typing import Any, Protocol
 from vision.readings import FrameReading, ZoneReading
 
 SETTLING = "settling"  # the start of the reason of a zone whose readings are still being gathered
-MEAN_EVERY = 8  # an undecided wager's pixel mean is read at each multiple of this many frames it holds
-MEAN_READS = 1  # pixel means read a frame at most
-MEAN_LAST = 4  # pixel-mean readings a segment at most (up to 32 frames)
 SHARE = 0.25  # the share of a wager's readable frames that must agree on its value (see `WagerFusion`)
 
 
@@ -111,26 +101,12 @@ class _Segment:
     seen: int = 0  # readings afresh that saw the wager ("ok" or "unsure"; not a hand over it)
     last: ZoneReading | None = None
     read_at: int = 0  # the frame it was last read afresh on
-    # readings of the zone's pixel mean (vision/pixelmean.py): "ok" values, and how many frames
-    # the mean held at each reading, as (frames, value or None)
-    means: Counter[int] = field(default_factory=Counter)
-    mean_reads: list[tuple[int, int | None]] = field(default_factory=list)
-    mean_why: str = ""
 
 
 class WagerFusion:
     """Fuses one camera's readings zone by zone (see the module's docstring)."""
 
-    def __init__(
-        self,
-        agree: int = 2,
-        window: int = 30,
-        rereads: int = 2,
-        share: float = SHARE,
-        pixels: bool = False,
-        mean_every: int = MEAN_EVERY,
-        mean_reads: int = MEAN_READS,
-    ) -> None:
+    def __init__(self, agree: int = 2, window: int = 30, rereads: int = 2, share: float = SHARE) -> None:
         if agree < 2:
             raise ValueError(f"agree = {agree}: a value needs at least 2 frames that agree")
         if not 0.0 <= share <= 1.0:
@@ -142,20 +118,11 @@ class WagerFusion:
         self._segments: dict[str, _Segment] = {}
         self._frame = 0
         self.asked: list[str] = []  # the zones asked to be read afresh on the next frame
-        # the pixel means (vision/pixelmean.py), when `pixels` and `update` is given the frame:
-        # an undecided wager's mean is read when it holds a multiple of `mean_every` frames,
-        # `mean_reads` zones a frame at most, `MEAN_LAST` readings a segment at most
-        self.pixels = pixels
-        self.mean_every = mean_every
-        self.mean_reads = mean_reads
-        self.means: Any = None  # a PixelMeans, made from the first reader given with a frame
 
     def reset(self) -> None:
         self._segments.clear()
-        if self.means is not None:
-            self.means.reset()
 
-    def update(self, reader: Rereads, reading: FrameReading, frame: Any = None) -> dict[str, FusedZone]:
+    def update(self, reader: Rereads, reading: FrameReading) -> dict[str, FusedZone]:
         """The fused view after `reader` read a frame into `reading`; asks `reader` to read the
         undecided zones afresh on the next frame: every one whose felt was read bare (cheap), and
         `rereads` of those with chips or doubts: those with a value read once first, then those
@@ -163,8 +130,6 @@ class WagerFusion:
         self._frame += 1
         if reading.bumped:
             self._segments.clear()
-        if self.pixels and frame is not None:
-            self._add_pixels(reader, reading, frame)
         out: dict[str, FusedZone] = {}
         undecided: list[tuple[int, int, str]] = []  # zones with chips (or doubts)
         empty: list[str] = []
@@ -194,78 +159,16 @@ class WagerFusion:
         undecided.sort()
         self.asked = [*empty, *(name for _, _, name in undecided[: self.rereads])]
         reader.reread(self.asked)
-        if self.pixels and frame is not None and not reading.bumped:
-            self._read_means(out, frame)
         return out
-
-    def _add_pixels(self, reader: Rereads, reading: FrameReading, frame: Any) -> None:
-        from vision.pixelmean import PixelMeans
-        from vision.reader import Reader
-
-        if not isinstance(reader, Reader):
-            return
-        if self.means is None or self.means.reader is not reader:
-            self.means = PixelMeans(reader)
-        self.means.update(reading, frame)
-
-    def _read_means(self, out: dict[str, FusedZone], frame: Any) -> None:
-        """Read the pixel means of the undecided wagers due a reading (a multiple of `mean_every`
-        frames held since the last), those waiting longest first, and fuse them in `out`."""
-        means = self.means
-        if means is None:
-            return
-        due: list[tuple[int, str]] = []
-        for name, fused in out.items():
-            segment = self._segments.get(name)
-            if fused.state != "unsure" or segment is None or segment.reads == 0 or segment.values.get(0):
-                continue
-            if segment.last is not None and segment.last.state == "ok" and not segment.last.value:
-                continue  # the bare felt: its frames decide it
-            if len(segment.mean_reads) >= MEAN_LAST or len(segment.values) >= 2:
-                continue
-            held = means.frames(name)
-            last = segment.mean_reads[-1][0] if segment.mean_reads else 0
-            if held >= self.mean_every and held // self.mean_every > last // self.mean_every:
-                due.append((last, name))
-        if not due:
-            return
-        due.sort()
-        for name, (held, seen) in means.read(frame, [name for _, name in due[: self.mean_reads]]).items():
-            out[name] = self.add_mean(name, held, seen)
-
-    def add_mean(self, zone: str, held: int, seen: ZoneReading) -> FusedZone:
-        """Fuse a reading `seen` of `zone`'s pixel mean over `held` frames into its segment;
-        the zone's fused view after it."""
-        segment = self._segments.setdefault(zone, _Segment())
-        value = int(seen.value or 0) if seen.state == "ok" else None
-        segment.mean_reads.append((held, value))
-        if value is not None:
-            segment.means[value] += 1
-        elif seen.why:
-            segment.mean_why = seen.why
-        return self._fused(segment, segment.last or seen)
 
     def _fused(self, segment: _Segment, seen: ZoneReading) -> FusedZone:
         if seen.state == "blocked":
             return FusedZone("blocked", why=seen.why)
         if segment.reads == 0:  # never read afresh (out of the camera's view): as the reader says
             return FusedZone("unsure", why=seen.why or "not read")
-        if len(segment.values) >= 2 or len(set(segment.values) | set(segment.means)) >= 2:
+        if len(segment.values) >= 2:
             said = ", ".join(f"{value} in {n} frame{'s' if n > 1 else ''}" for value, n in segment.values.most_common())
-            for value in sorted(set(segment.means) - set(segment.values)):
-                counts = " and ".join(str(k) for k, v in segment.mean_reads if v == value)
-                said += f"{', ' if said else ''}{value} in the mean of {counts} frames"
             return FusedZone("unsure", why=f"the frames disagree: {said}")
-        if segment.means:
-            ((value, n),) = segment.means.items()
-            if n >= self.agree and not (segment.values and value not in segment.values):
-                held = [k for k, v in segment.mean_reads if v == value]
-                return FusedZone(
-                    "ok",
-                    value,
-                    max(held),
-                    why=f"the mean of {' and '.join(map(str, held))} frames read {value} ({len(held)} readings of it)",
-                )
         last = segment.last or seen
         if segment.values:
             ((value, n),) = segment.values.items()

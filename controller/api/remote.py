@@ -9,11 +9,10 @@ import asyncio
 import concurrent.futures
 import itertools
 import logging
-import pickle
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controller.api.channel import HEADER, MAX_FRAME, frame, read_frame
+from controller.api.channel import HEADER, frame, frame_length, read_frame, unframed
 from controller.api.commands import Recalled
 from controller.api.gate import AccessKind, Published, TableView, Told, masked
 from controller.journal.log import Entry
@@ -99,7 +98,8 @@ class RemoteGate:
         elif kind == "changed":
             self._known = max(self._known, message[1])
         elif kind == "feed":
-            _, tick, unmasked, told = message
+            _, tick, unmasked, said = message
+            told = Told(*said)  # sent as its fields (channel.py's plain_frame)
             self._live.fan_out(tick, unmasked)
             whole = self._live.whole
             self._fed = (told, whole) if whole is not None else None
@@ -192,9 +192,9 @@ class RemoteGate:
 
 
 class _Frames(asyncio.Protocol):
-    """The channel's bytes as they arrive, cut into frames (channel.py's `frame`: a 4-byte length
-    and a pickle), each handed to `take` at once; `ended` is done when the channel ends (or
-    breaks: a frame too long, or one that does not unpickle)."""
+    """The channel's bytes as they arrive, cut into frames (channel.py's `frame` and `plain_frame`:
+    a 4-byte length and a pickle, or marshal's format), each handed to `take` at once; `ended` is
+    done when the channel ends (or breaks: a frame too long, or one that does not unpickle)."""
 
     def __init__(self, take: Callable[[Any], None], ended: asyncio.Future[None]) -> None:
         self._take = take
@@ -213,13 +213,11 @@ class _Frames(asyncio.Protocol):
         at, size = 0, len(buffer)
         try:
             while size - at >= HEADER.size:
-                (length,) = HEADER.unpack_from(buffer, at)
-                if length > MAX_FRAME:
-                    raise ConnectionError(f"a frame of {length} bytes on the API's channel")
-                end = at + HEADER.size + length
+                (word,) = HEADER.unpack_from(buffer, at)
+                end = at + HEADER.size + frame_length(word)
                 if end > size:
                     break
-                message = pickle.loads(buffer[at + HEADER.size : end])
+                message = unframed(word, buffer[at + HEADER.size : end])
                 at = end
                 self._take(message)
         except Exception as exc:  # a broken channel: as the end of it (the stream read said None)

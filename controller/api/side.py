@@ -13,7 +13,6 @@ from controller.adapters.metrics import TableMetrics
 from controller.api.commands import Commands, sim_controls
 from controller.api.gate import TableGate
 from controller.api.live import FeedSource, LiveFeed, Unmasked
-from controller.engine.base import SharedJson
 from controller.engine.cards import Card
 from controller.security.authentication import Report
 from controller.table import Table
@@ -100,14 +99,13 @@ class _LastSnapshot:
         self._key: tuple[int, object] | None = None
         self._devices: dict[str, Any] = {}
         self._snap: dict[str, Any] = {}
-        self._state_json = SharedJson()  # the engine state's JSON, its unchanged parts reused
 
     def of(self, table: Table) -> dict[str, Any]:
         from controller.table.view import snapshot
 
         key = (table.shown_seq, table.journal_fault)
         if key != self._key or table.devices != self._devices:
-            self._snap = snapshot(table, self._state_json)
+            self._snap = snapshot(table, table.state_json)  # its unchanged parts reused
             self._key, self._devices = key, {name: dict(status) for name, status in table.devices.items()}
         elif self._snap.get("journal_seq") != table.journal.last_seq:
             # Only quiet entries since (Table.QUIET_KINDS: a signed chain head): the same picture, the

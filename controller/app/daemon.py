@@ -55,7 +55,7 @@ from controller.table.view import SHOE_EMPTY, prompt
 from controller.table.visibility import sight
 from drivers.buttons import ButtonPress, DealerButtons
 from drivers.display.device import PoleDisplay, SimulatedDisplay, open_display
-from drivers.indicators.base_indicators import BaseIndicators
+from drivers.indicators.base_indicators import BaseIndicators, LampSnapshot
 from drivers.pins import DEFAULT_PIN_FILE, PinMap, load_pin_map, make_pin_factory
 from drivers.shoe.events import (
     CardRead,
@@ -849,7 +849,7 @@ class Daemon:
         lamps, pin_map = self.lamps, self.pin_map
         if lamps is not None and pin_map is not None:
             unwired = pin_map.unwired(self.config.seats)
-            views["lamps"] = lambda: _lamps_json(lamps) | {"unwired_seats": unwired}
+            views["lamps"] = _LampsView(lamps, unwired)
         floor = self._floor
         if floor is not None:
             views["floor"] = floor.status
@@ -1192,9 +1192,27 @@ def _display_dialect(name: str) -> str:
     return {"cd5220": "cd5220", "dmd": "epson-dmd"}.get(name, name)
 
 
-def _lamps_json(lamps: BaseIndicators) -> dict[str, Any]:
-    snap = lamps.snapshot()
+class _LampsView:
+    """The lamps' view in the table's state (`devices.lamps`), made again only when what the
+    lamps mean has changed (the live feed's snapshot asks for it after every entry; most entries
+    change no wager lamp and move the blinking one at most): the same document handed out
+    meanwhile, never changed by anyone (the snapshot's documents are not)."""
 
+    def __init__(self, lamps: BaseIndicators, unwired: list[int]) -> None:
+        self._lamps = lamps
+        self._unwired = unwired
+        self._of: LampSnapshot | None = None
+        self._view: dict[str, Any] = {}
+
+    def __call__(self) -> dict[str, Any]:
+        snap = self._lamps.snapshot()
+        if snap != self._of:
+            self._view = _lamps_json(snap) | {"unwired_seats": self._unwired}
+            self._of = snap
+        return self._view
+
+
+def _lamps_json(snap: LampSnapshot) -> dict[str, Any]:
     def said(lamp: str) -> str:  # "seat1.first" as the API has always said it: "1:first"
         return lamp.removeprefix("seat").replace(".", ":", 1)
 

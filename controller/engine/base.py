@@ -146,7 +146,6 @@ def _no_json(value: Any) -> JSON:
     raise TypeError(f"{type(value).__name__} has no JSON form in the engine")
 
 
-
 class SharedJson:
     """`to_json` of one value after another (the table's state after each entry), the JSON of every
     part that is the same object as in the value before reused, not made again.
@@ -161,17 +160,18 @@ class SharedJson:
     `to_json` (tests/controller/test_shared_state_json.py)."""
 
     def __init__(self) -> None:
-        # id -> (the object, its JSON, its own parts kept), of the last value's immutable parts:
-        # the object is kept so its id cannot be taken by another meanwhile.
+        # id -> (the object, its JSON, every part kept within it by id), of the last value's
+        # immutable parts: the object is kept so its id cannot be taken by another meanwhile.
         self._last: dict[int, _Kept] = {}
-        self._now: dict[int, _Kept] = {}
 
     def __call__(self, value: Any) -> JSON:
-        self._now = {}
+        parts: list[_Kept] = []
         try:
-            return self._json(value, [])
+            return self._json(value, parts)
         finally:
-            self._last, self._now = self._now, {}
+            # Kept for the next value: the parts of this one (each with the parts within it, made
+            # once, when the part was made: no walk of the parts used again), nothing older.
+            self._last = _within(parts)
 
     def _json(self, value: Any, parts: list[_Kept]) -> JSON:
         """`value`'s JSON; the parts kept for the next value are added to `parts` (its container's)."""
@@ -184,7 +184,6 @@ class SharedJson:
             return to_json(value)
         kept = self._last.get(id(value))
         if kept is not None and kept[0] is value:
-            self._keep(kept)
             parts.append(kept)
             return kept[1]
         own: list[_Kept] = []
@@ -199,20 +198,23 @@ class SharedJson:
             return [self._json(v, parts) for v in value]
         else:  # a tuple
             out = [self._json(v, own) for v in value]
-        made = (value, out, tuple(own))
-        self._now[id(value)] = made
+        made = (value, out, _within(own))
         parts.append(made)
         return out
 
-    def _keep(self, kept: _Kept) -> None:
-        # A part used again: it, and every part kept within it, are kept for the next value too.
-        self._now[id(kept[0])] = kept
-        for part in kept[2]:
-            self._keep(part)
+
+#: A part of a value SharedJson keeps: the object, its JSON, and every part kept within it (by id).
+_Kept = tuple[Any, JSON, dict[int, Any]]
 
 
-#: A part of a value SharedJson keeps: the object, its JSON, and the parts kept within it.
-_Kept = tuple[Any, JSON, tuple[Any, ...]]
+def _within(parts: list[_Kept]) -> dict[int, _Kept]:
+    """`parts` and every part kept within them, by id (dicts merged at C speed, no walk)."""
+    out: dict[int, _Kept] = {}
+    for part in parts:
+        out.update(part[2])
+        out[id(part[0])] = part
+    return out
+
 
 # How SharedJson takes a type's values: converted by `to_json` (a card, an enum, a plain value),
 # or part by part, kept for the next value when the type is immutable (a frozen dataclass, a tuple).
@@ -238,6 +240,7 @@ def _plan(tp: type) -> tuple[int, tuple[str, ...]]:
     if issubclass(tp, list):
         return _LIST, ()
     return _PLAIN, ()
+
 
 T = TypeVar("T")
 

@@ -37,9 +37,10 @@ journal is on a disk, so nice it stays.
 Two more leads for the let-go's wait were tried and measured (benchmarks/bench_card_path.py at
 e720244, 600 rounds, each alternated turn by turn with its alternative and crossed with the other,
 2026-12-03, load average 7-10.5: other engineers' builds and tests beside it) and not kept:
-- The table's loop thread with a 100 us time slice (controller/app/sched.py: sched_setattr, no
-  privilege needed, reset on fork), so that a card's wake-up preempts the check's process (the
-  kernel's PREEMPT_SHORT) instead of waiting out its slice. At the let-go on the tmpfs a dead
+- The table's loop thread with a 100 us time slice (sched_setattr, no privilege needed, reset on
+  fork; controller/app/sched.py, removed after 550b5d6, where it can still be read), so that a
+  card's wake-up preempts the check's process (the kernel's PREEMPT_SHORT) instead of waiting out
+  its slice. At the let-go on the tmpfs a dead
   card's p99 against `off`'s in the same turns: -4.09 ms (-9.16 to +1.41) with it, -0.76 (-5.06 to
   +5.88) without: not resolved (without minus with +3.01, -1.89 to +9.16); 150 ms into the check
   it was worse: without minus with -5.25 ms (-12.28 to -0.52); on the disk nothing resolved at that
@@ -54,23 +55,23 @@ e720244, 600 rounds, each alternated turn by turn with its alternative and cross
   It did not hurt the API's load (api_load, two runs each, without/with/with/without, load
   7.5-15, benchmarks/results/api_load_loop_slice.json: the cards' card-to-lamp p99 under load 96.8
   and 48.4 ms without it, 42.7 and 51.0 with it; no fault; the screens' commit-to-screen p99 540
-  and 42 / 77 and 78 ms), unlike SCHED_FIFO; controller/app/sched.py is kept for the next try,
-  the table does not call it.
+  and 42 / 77 and 78 ms), unlike SCHED_FIFO. The table never called it.
 - The check's process kept on the last core (sched_setaffinity, as it is started; `Checker.cpus`,
-  `check_cpus()`), so that the loop finds the other one free. On the disk its dead cards waited
-  more: p50 +1.68 ms (+0.36 to +3.46) at the let-go and +2.77 (+0.71 to +3.75) 150 ms in, against
-  any core; nothing resolved on the tmpfs. The check's process runs on any core, as before.
-- The check's process in a session of its own (`Checker.own_session`: setsid, its autogroup, the
-  kernel's group of a session's tasks, set to nice +10), so that the table's group keeps its claim
-  on a core against the other sessions' while the check runs (second sitting above, alternated run
-  by run; its runs got less CPU and lasted longer, 520 of 600 dead cards at the let-go on the disk
-  fell in them): on the disk a dead card's p50 against the table's session -1.49 ms (-3.69 to
-  +0.57) at the let-go, -1.21 (-3.97 to -0.12) 150 ms in; on the tmpfs +0.088 (+0.009 to +0.192)
-  at the let-go; p99 not resolved. A third sitting (fe0beb7, 600 rounds, load 1-2.4,
-  results/card_path.json, both leads alternated): on the disk at the let-go p50 +0.23 ms (+0.03 to
-  +0.41) MORE than in the table's session, p99 not resolved. Off (False), as before. On a
-  Pi the autogroup is the service's session's only where systemd has not enabled the CPU
-  controller for it.
+  `check_cpus()`, removed after 550b5d6), so that the loop finds the other one free. On the disk
+  its dead cards waited more: p50 +1.68 ms (+0.36 to +3.46) at the let-go and +2.77 (+0.71 to
+  +3.75) 150 ms in, against any core; nothing resolved on the tmpfs. The check's process runs on
+  any core, as before.
+- The check's process in a session of its own (`Checker.own_session`, removed after 550b5d6:
+  setsid, its autogroup, the kernel's group of a session's tasks, set to nice +10), so that the
+  table's group keeps its claim on a core against the other sessions' while the check runs (second
+  sitting above, alternated run by run; its runs got less CPU and lasted longer, 520 of 600 dead
+  cards at the let-go on the disk fell in them): on the disk a dead card's p50 against the table's
+  session -1.49 ms (-3.69 to +0.57) at the let-go, -1.21 (-3.97 to -0.12) 150 ms in; on the tmpfs
+  +0.088 (+0.009 to +0.192) at the let-go; p99 not resolved. A third sitting (fe0beb7, 600 rounds,
+  load 1-2.4, results/card_path.json, both leads alternated): on the disk at the let-go p50 +0.23
+  ms (+0.03 to +0.41) MORE than in the table's session, p99 not resolved. The check's process stays
+  in the table's session. (On a Pi the autogroup is the service's session's only where systemd has
+  not enabled the CPU controller for it.)
 In the first sitting, at its load, a dead card dealt while the check ran on the disk waited p50
 +8.7 ms (+8.1 to +9.3) at the let-go and +5.5 (+4.4 to +6.3) 150 ms in, whatever the slice and
 the cores (+0.04 / +0.12 in the quiet sitting at d9ade90; 13.3 ms against `off`'s 4.6), while
@@ -134,6 +135,7 @@ class Table(Protocol):
 
     @property
     def now(self) -> Any: ...
+
 
 log = logging.getLogger("tablectl.checker")
 
@@ -200,14 +202,6 @@ def io_class(pid: int = 0) -> str:
     return IOPRIO_CLASSES.get(_ioprio_syscall(1, IOPRIO_WHO_PROCESS, pid) >> IOPRIO_CLASS_SHIFT, "?")
 
 
-def check_cpus() -> set[int] | None:
-    """The cores the check's process would be kept on (`Checker.cpus`; tried and not kept, see
-    above): the last of this process's, when it may run on two or more (a Pi Zero 2 W and a Pi 4
-    have four); None (any) on one."""
-    mine = os.sched_getaffinity(0)
-    return {max(mine)} if len(mine) >= 2 else None
-
-
 class CheckStopped(Exception):
     """The table stopped while its check ran: no result, nothing to journal."""
 
@@ -227,8 +221,6 @@ class Checker:
         self.command = command
         self.started = started  # told each run's pid (its process group's too) once it runs
         self.io_class = IOPRIO_CLASS_IDLE  # the I/O class each run's process is put in
-        self.cpus: set[int] | None = None  # the cores each run's process may run on (None: any, as kept)
-        self.own_session = False  # each run's process in a session (and autogroup) of its own, at nice +NICE
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[str]] = set()
         self._stopped = False
@@ -288,7 +280,7 @@ class Checker:
                 try:
                     proc = subprocess.Popen(
                         self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        text=True, cwd="/", **_group(self.own_session),
+                        text=True, cwd="/", process_group=0,
                     )  # fmt: skip
                 except OSError as exc:
                     return _failed(root, seed, None, f"could not be started ({exc.strerror or exc})")
@@ -298,13 +290,6 @@ class Checker:
         # its own or its children's; what the child starts inherits it).
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE))
-        if self.own_session:  # its autogroup below the table's too
-            _autogroup_nice(proc.pid)
-        if self.cpus is not None:  # and off the other cores, where the table's loop finds one free
-            try:
-                os.sched_setaffinity(proc.pid, self.cpus)
-            except OSError as exc:
-                log.warning("the software check's process (pid %d) may run on any core: %s", proc.pid, exc)
         try:  # and its disk reads after everyone else's (the journal's commits and fsyncs first)
             set_io_class(proc.pid, self.io_class)
         except OSError as exc:
@@ -398,28 +383,6 @@ class RoundHold:
 
     def redrive(self, table: Table) -> None:
         return
-
-
-def _group(own_session: bool) -> dict[str, Any]:
-    """Popen's arguments for the child's process group: its own (its pid), in a session of its own
-    when asked (setsid: the kernel's autogroup, one a session, is its own too)."""
-    return {"start_new_session": True} if own_session else {"process_group": 0}
-
-
-def _autogroup_nice(pid: int) -> None:
-    """The autogroup of `pid` (a session's) at nice +NICE (/proc/PID/autogroup), so that, as a group,
-    it weighs against the table's as the child does against the table's loop; the kernel lets a
-    process without privilege set it once in 100 ms (EAGAIN): tried for up to a second."""
-    for _ in range(10):
-        try:
-            Path(f"/proc/{pid}/autogroup").write_text(str(NICE))
-            return
-        except OSError as exc:
-            if exc.errno != errno.EAGAIN:
-                log.warning("the software check's process (pid %d) runs in an autogroup at nice 0: %s", pid, exc)
-                return
-            time.sleep(0.1)
-    log.warning("the software check's process (pid %d) runs in an autogroup at nice 0: busy", pid)
 
 
 def _signal(proc: subprocess.Popen[str], sig: signal.Signals) -> None:

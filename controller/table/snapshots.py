@@ -32,12 +32,13 @@ from controller.table.state import TableSetup, TableState
 REPLAY_SNAPSHOT_EVERY = 500
 
 
-def snapshot_state(state: TableState) -> dict[str, JSON]:
-    """The whole table state as plain JSON, each part from the module that owns it."""
+def snapshot_state(state: TableState, engine_json: Callable[[Any], JSON] = to_json) -> dict[str, JSON]:
+    """The whole table state as plain JSON, each part from the module that owns it (the engine's
+    state by `engine_json`: the table's `SharedJson`, whose JSON of it is `to_json`'s)."""
     current = state.current
     doc: dict[str, Any] = {
         "game": state.game_name,
-        "engine": to_json(state.engine),
+        "engine": engine_json(state.engine),
         "round_no": state.round_no,
         "round": current.record_json() if current is not None else None,
         "round_ended": state.rounds.ended_at(state.round_no),
@@ -81,12 +82,12 @@ def load_state(setup: TableSetup, doc: Mapping[str, Any]) -> TableState:
     )
 
 
-def keep(journal: Journal, state: TableState) -> bool:
+def keep(journal: Journal, state: TableState, engine_json: Callable[[Any], JSON] = to_json) -> bool:
     """Keep `state` (after the journal's last entry) and the rounds finished since the last
     snapshot in the journal's database (a read-only journal keeps nothing)."""
     if journal.readonly:
         return False
-    body = {"state": snapshot_state(state), "floor_confirmed": journal.floor_confirmed()}
+    body = {"state": snapshot_state(state, engine_json), "floor_confirmed": journal.floor_confirmed()}
     if not journal.write_snapshot(body, state.rounds.to_index()):
         return False
     state.rounds.forget_finished(state.round_no)

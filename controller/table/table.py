@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from controller.engine.base import JSON, Awaiting, Effect, Game, RuleError, to_json
+from controller.engine.base import JSON, Awaiting, Effect, Game, RuleError, SharedJson, to_json
 from controller.engine.cards import Card, CardError, ShoeTracker, parse_card
 from controller.games.base import GameAdapter
 from controller.journal.entries import parse_entry
@@ -96,6 +96,10 @@ class Table:
         # The last entry that may have changed what the table shows (not a QUIET_KINDS one): the API's
         # feed makes a new snapshot only after such an entry (controller/api/side.py).
         self.shown_seq = journal.last_seq
+        # The engine state's JSON after one entry and the next, its unchanged parts reused: the
+        # live feed's snapshot makes it after each entry, and the snapshot kept as a round ends
+        # takes it from there (the same state: made once, not again).
+        self.state_json = SharedJson()
         self._refused = 0  # inputs refused while it lasts
         # The dealer list and who is signed in: read from the journal once, at start (a scan of the
         # entries' kinds, not to be paid on the loop at the first round), then followed.
@@ -673,7 +677,7 @@ class Table:
     def keep_snapshot(self) -> bool:
         """Keep the state after the last entry, and the rounds finished since the last one, in
         the journal's database (a read-only table keeps nothing)."""
-        return snapshots.keep(self.journal, self.now)
+        return snapshots.keep(self.journal, self.now, self.state_json)
 
     # -- recall ---------------------------------------------------------------------------------
 

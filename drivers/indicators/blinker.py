@@ -27,13 +27,16 @@ Clock = Callable[[], float]
 class Blinker:
     """Owns every lamp's current pattern and when it started; renders frames on demand."""
 
-    def __init__(
-        self, lamps: Iterable[LampId], sinks: Sequence[LedSink], *, clock: Clock = time.monotonic
-    ) -> None:
+    def __init__(self, lamps: Iterable[LampId], sinks: Sequence[LedSink], *, clock: Clock = time.monotonic) -> None:
         self._clock = clock
         self._sinks = tuple(sinks)
         now = self._now_ms()
         self._playing: dict[LampId, tuple[Pattern, int]] = {lamp: (DARK, now) for lamp in lamps}
+        # The same, split: the lamps whose pattern has no steps (dark or steady: one level, never a
+        # change) by their level, and the others. A frame asks only the others what they show now
+        # and when they change next (most of a table's lamps are dark or steady).
+        self._still: dict[LampId, bool] = {lamp: DARK.then for lamp in self._playing}
+        self._moving: dict[LampId, tuple[Pattern, int]] = {}
         self._lock = threading.RLock()
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
@@ -54,7 +57,13 @@ class Blinker:
         with self._lock:
             if lamp not in self._playing:
                 raise KeyError(f"no lamp {lamp!r} in this pin map")
-            self._playing[lamp] = (pattern, self._now_ms())
+            self._playing[lamp] = playing = (pattern, self._now_ms())
+            if pattern.steps:
+                self._still.pop(lamp, None)
+                self._moving[lamp] = playing
+            else:
+                self._moving.pop(lamp, None)
+                self._still[lamp] = pattern.then
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -71,15 +80,15 @@ class Blinker:
         """Write the frame for now to every sink; return the clock time of the next change."""
         with self._lock:
             now = self._now_ms()
-            frame = {
-                lamp: pattern.lit_at(now - started)
-                for lamp, (pattern, started) in self._playing.items()
-            }
+            moving = self._moving
+            frame = dict(self._still)
+            for lamp, (pattern, started) in moving.items():
+                frame[lamp] = pattern.lit_at(now - started)
             for sink in self._sinks:
                 sink.write(frame, force=force)
             deadlines = [
                 started + due
-                for pattern, started in self._playing.values()
+                for pattern, started in moving.values()
                 if (due := pattern.next_change(now - started)) is not None
             ]
             next_at = min(deadlines) / 1000 if deadlines else None

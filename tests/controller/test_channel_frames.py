@@ -6,6 +6,7 @@ channel (the API then answers 503, as when the daemon goes away) and nothing aft
 from __future__ import annotations
 
 import asyncio
+import enum
 import random
 from typing import Any
 
@@ -46,3 +47,56 @@ def test_a_frame_too_long_or_not_a_pickle_ends_the_channel() -> None:
     assert _taken([good + too_long + good]) == ([("changed", 1)], True)
     garbage = HEADER.pack(3) + b"\xff\xfe\xfd"
     assert _taken([good, garbage, good]) == ([("changed", 1)], True)
+
+
+class Kind(enum.StrEnum):
+    CARD = "card"
+
+
+def test_plain_frames_and_pickled_ones_arrive_the_same_values_in_order_however_cut() -> None:
+    """A live-feed message of plain values (channel.py's `plain_frame`, marshal's format) arrives as
+    the same values, of the same types (tuples stay tuples, a frozenset a frozenset), in order with
+    the pickled messages around it, through the API's side and through `read_frame`; a message
+    that holds anything else (an enum, a dataclass, a dict's subclass) is pickled, and arrives
+    as itself all the same."""
+    from collections import OrderedDict
+
+    from controller.api.channel import PLAIN, plain_frame, read_frame
+    from controller.api.gate import Told
+
+    feed = [
+        (
+            "feed",
+            n,
+            ({"type": "entry", "seq": n, "changes": [[["state", "seats", n % 7], {"cards": ["AS", "10H"]}]],
+              "live": True, "ratio": n / 7, "none": None, "yes": n % 2 == 0},
+             frozenset({f"{n}:first"} if n % 3 else set())),
+            (n, None if n % 5 else "disk-full", frozenset({"AS"}), {"rounds": n, "wagered": {"first": n * 5}}),
+        )
+        for n in range(30)
+    ]  # fmt: skip
+    odd = [("reply", 1, True, Kind.CARD), ("reply", 2, True, Told(3, None, frozenset(), {})), ("x", OrderedDict(a=1))]
+    messages: list[Any] = [*feed, ("changed", 31), *odd]
+    frames = [plain_frame(m) for m in feed] + [frame(("changed", 31))] + [plain_frame(m) for m in odd]
+    assert all(HEADER.unpack_from(f)[0] & PLAIN for f in frames[:30])
+    assert not any(HEADER.unpack_from(f)[0] & PLAIN for f in frames[30:])  # pickled, as `frame` does
+    data = b"".join(frames)
+    rng = random.Random(20261204)
+    for _ in range(20):
+        cuts = sorted(rng.sample(range(1, len(data)), rng.randint(1, 60)))
+        chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        taken, ended = _taken(chunks)
+        assert taken == messages and not ended
+        assert [type(x) for m in taken[:30] for x in (m[2], m[2][1], m[3], m[3][2])] == [tuple, frozenset] * 60
+        assert type(taken[-3][3]) is Kind and type(taken[-2][3]) is Told and type(taken[-1][1]) is OrderedDict
+
+    async def read_all() -> list[Any]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(data)
+        reader.feed_eof()
+        out = []
+        while (message := await read_frame(reader)) is not None:
+            out.append(message)
+        return out
+
+    assert asyncio.run(read_all()) == messages

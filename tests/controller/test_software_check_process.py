@@ -26,7 +26,7 @@ from controller.app.config import parse
 from controller.app.daemon import Daemon as TableDaemon
 from controller.journal.log import Journal
 from controller.security.authentication import Report, authenticate
-from controller.security.checker import Checker, RoundHold, check_cpus, io_class
+from controller.security.checker import Checker, RoundHold, io_class
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
@@ -227,51 +227,18 @@ def status_line(pid: int, name: str) -> str:
 def test_as_the_table_runs_it_the_checks_process_stays_in_the_tables_session_on_every_core(
     tmp_path: Path,
 ) -> None:
-    """As the table runs it: the check's process in the table's session, on every core the table
-    has (the options below were measured and not kept: controller/security/checker.py)."""
+    """As the table runs it: the check's process in the table's session (in a process group of its
+    own, which the hold stops and continues), on every core the table has (a session of its own and
+    the last core alone were measured and not kept: controller/security/checker.py)."""
     checker = Checker()
-    assert (checker.cpus, checker.own_session) == (None, False)
-    (sid, cores), report = while_it_is_stuck(
-        tmp_path, checker, lambda pid: (os.getsid(pid), status_line(pid, "Cpus_allowed_list"))
+    (pid, sid, pgid, cores), report = while_it_is_stuck(
+        tmp_path, checker, lambda pid: (pid, os.getsid(pid), os.getpgid(pid), status_line(pid, "Cpus_allowed_list"))
     )
     assert report.ok is True, report.summary()
     assert sid == os.getsid(0)
+    assert pgid == pid != os.getpgid(0)
     assert cores == status_line(os.getpid(), "Cpus_allowed_list")
     assert report.process is not None and report.process["cpus"] == sorted(os.sched_getaffinity(0))
-
-
-def test_the_checks_process_kept_on_the_last_core_when_asked(tmp_path: Path) -> None:
-    checker = Checker()
-    checker.cpus = check_cpus()
-    mine = sorted(os.sched_getaffinity(0))
-    last = [mine[-1]] if len(mine) >= 2 else mine
-    cores, report = while_it_is_stuck(tmp_path, checker, lambda pid: status_line(pid, "Cpus_allowed_list"))
-    assert report.ok is True, report.summary()
-    if len(mine) >= 2:
-        assert cores == str(mine[-1])
-    assert report.process is not None and report.process["cpus"] == last
-
-
-def test_the_checks_process_in_a_session_and_autogroup_of_its_own_when_asked(tmp_path: Path) -> None:
-    """`own_session`: a session (and process group) of its own, its autogroup (where the kernel has
-    them) at nice +10, read while it runs; held and ended by its process group as before."""
-    checker = Checker()
-    checker.own_session = True
-    autogroups = Path("/proc/self/autogroup").exists()
-
-    def look(pid: int) -> tuple[int, int, int, str]:
-        group = Path(f"/proc/{pid}/autogroup").read_text().split() if autogroups else []
-        return pid, os.getsid(pid), os.getpgid(pid), " ".join(group)
-
-    (pid, sid, pgid, group), report = while_it_is_stuck(tmp_path, checker, look)
-    assert report.ok is True, report.summary()
-    assert sid == pgid == pid and sid != os.getsid(0)
-    if autogroups:
-        assert group.endswith("nice 10"), group
-        # A process in the kernel's root autogroup (never in a session of its own, as under some CI
-        # runners) reads an empty file: the check's own group then differs from it by being named.
-        ours = Path("/proc/self/autogroup").read_text().split()
-        assert group.split()[0] != (ours[0] if ours else ""), (group, ours)
 
 
 def test_a_periodic_check_whose_process_is_killed_stops_play_naming_it(

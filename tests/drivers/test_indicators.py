@@ -525,3 +525,65 @@ def test_missing_lgpio_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
     with pytest.raises(PinError, match="python3-lgpio"):
         make_pin_factory(simulated=False, name=None)
+
+
+# -- the blinker's frames ------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Frames:
+    """A sink that keeps every frame written to it."""
+
+    def __init__(self, lamps: frozenset[str]) -> None:
+        self.lamps = lamps
+        self.frames: list[dict[str, bool]] = []
+
+    def write(self, frame: dict[str, bool], *, force: bool = False) -> None:
+        self.frames.append({lamp: bool(frame.get(lamp, False)) for lamp in self.lamps})
+
+    def close(self) -> None:
+        pass
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.sampled_from(["dark", "steady", "next", "scored", "out", "fault"]),
+            st.integers(0, 1500),
+        ),
+        max_size=25,
+    )
+)
+def test_every_frame_shows_each_lamp_as_its_pattern_says_whatever_it_played_before(
+    script: list[tuple[int, str, int]],
+) -> None:
+    """Each frame, and when the next change is due, is what each lamp's own pattern says at that
+    moment, for lamps dark or steady (one level, never a change) and blinking alike, as lamps go
+    from one pattern to another in any order (the blinker asks only the blinking ones)."""
+    from drivers.indicators.blinker import Blinker
+    from drivers.indicators.patterns import DARK, FAULT, NEXT_CARD, OUT, SCORED, STEADY
+
+    patterns = {"dark": DARK, "steady": STEADY, "next": NEXT_CARD, "scored": SCORED, "out": OUT, "fault": FAULT}
+    lamps = [f"seat{n}.first" for n in range(4)]
+    clock = _Clock()
+    sink = _Frames(frozenset(lamps))
+    blinker = Blinker(lamps, [sink], clock=clock)
+    playing = {lamp: (DARK, 0) for lamp in lamps}
+    for lamp, name, wait_ms in script:
+        clock.now += wait_ms / 1000
+        now = round(clock.now * 1000)
+        blinker.play(lamps[lamp], patterns[name])
+        playing[lamps[lamp]] = (patterns[name], now)
+        due = blinker.tick()
+        assert sink.frames[-1] == {lamp: pattern.lit_at(now - started) for lamp, (pattern, started) in playing.items()}
+        changes = [s + d for p, s in playing.values() if (d := p.next_change(now - s)) is not None]
+        assert due == (min(changes) / 1000 if changes else None)

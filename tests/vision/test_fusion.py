@@ -185,43 +185,6 @@ def test_a_still_table_filmed_under_jpeg_noise_and_vignette_fuses_no_wrong_value
     assert sum(1 for w in wagers if w["known_at"] is not None) >= 4  # and values are still known
 
 
-def test_a_pixel_mean_read_twice_gives_the_value_and_says_how_many_frames_it_held() -> None:
-    """A wager no single frame could count: its pixel mean (vision/pixelmean.py) read at 8 and
-    at 16 frames agrees; one reading of a mean is not enough, as one frame is not."""
-    fusion, frames = WagerFusion(), Frames()
-    doubt = ZoneReading.unsure("the stack's height (18.9 mm) is between 5 and 6 chips")
-    for afresh in ("changed", "asked", "asked"):
-        _feed(fusion, frames, afresh, doubt)
-    once = fusion.add_mean(ZONE, 8, _chips(25))
-    assert (once.state, once.value) == ("unsure", None)
-    twice = fusion.add_mean(ZONE, 16, _chips(25))
-    assert twice == FusedZone("ok", 25, 16, "the mean of 8 and 16 frames read 25 (2 readings of it)")
-    assert twice.to_json()["why"] == "the mean of 8 and 16 frames read 25 (2 readings of it)"
-    changed = _feed(fusion, frames, "changed", doubt)  # the wager changed: its means start again
-    assert (changed.state, changed.value) == ("unsure", None)
-
-
-def test_a_pixel_mean_that_disagrees_with_a_frames_sure_reading_is_unsure_naming_both() -> None:
-    fusion, frames = WagerFusion(), Frames()
-    _feed(fusion, frames, "changed", _chips(25))
-    split = fusion.add_mean(ZONE, 8, _chips(30))
-    assert split == FusedZone("unsure", why="the frames disagree: 25 in 1 frame, 30 in the mean of 8 frames")
-    fusion.add_mean(ZONE, 16, _chips(30))  # more means agreeing with each other do not outvote a frame
-    later = _feed(fusion, frames, "asked", _chips(25))
-    assert (later.state, later.value) == ("unsure", None)
-    assert later.why == "the frames disagree: 25 in 2 frames, 30 in the mean of 8 and 16 frames"
-
-
-def test_means_that_disagree_with_each_other_are_unsure_naming_both() -> None:
-    fusion, frames = WagerFusion(), Frames()
-    _feed(fusion, frames, "changed", ZoneReading.unsure("chip 2 from the bottom could be more than one colour"))
-    fusion.add_mean(ZONE, 8, _chips(30))
-    split = fusion.add_mean(ZONE, 16, _chips(35))
-    assert split == FusedZone(
-        "unsure", why="the frames disagree: 30 in the mean of 8 frames, 35 in the mean of 16 frames"
-    )
-
-
 @pytest.mark.slow  # 16 frames of a half table at 1920x1080 read: 10-40 s
 def test_a_still_table_under_jpeg_is_not_read_as_changed_when_the_felts_median_steps_one_level() -> None:
     """Tuning seed 1 at the two-camera mount under JPEG 75, a still table, fresh noise and JPEG
