@@ -340,6 +340,22 @@ def _live(state: GrandSlamState, step: Step) -> bool:
 
 
 def _next_step(state: GrandSlamState) -> tuple[int, Step] | None:
+    # A card asks this of the same state up to three times (the state after it, for where the
+    # next card goes; what the table awaits; the next card's deal): the state is immutable, so
+    # the answer for the last state asked is kept (one global, swapped whole: any thread safe).
+    global _LAST_NEXT
+    last = _LAST_NEXT
+    if last[0] is state:
+        return last[1]
+    found = _first_live_step(state)
+    _LAST_NEXT = (state, found)
+    return found
+
+
+_LAST_NEXT: tuple[GrandSlamState | None, tuple[int, Step] | None] = (None, None)
+
+
+def _first_live_step(state: GrandSlamState) -> tuple[int, Step] | None:
     schedule = _schedule(state)
     for index in range(state.cursor, len(schedule)):
         if _live(state, schedule[index]):
