@@ -37,8 +37,8 @@ class LampOutput:
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
         moves = None if entry.kind in ("round-open", "button") else table.adapter.lamp_moves(effects)
-        if moves is None:  # the whole picture again
-            self.redrive(table)
+        if moves is None:  # the whole picture again; outputs already showing it are not written again
+            self.lamps.set_from_state(self._snapshot(table), force=False)
             return
         with self.lamps.together():  # the entry's lamp changes in one frame (one latch of the chain)
             for move in moves:
@@ -68,8 +68,11 @@ class LampOutput:
         """Only the place the game says play is at may blink (a blind hand's card moves no
         stack, and a settled round awaits none)."""
         shown = self.lamps.snapshot()
-        wanted = self._snapshot(table).next_card
-        if shown.next_card is None or shown.next_card == wanted:
+        if shown.next_card is None:
+            return
+        # The picture's blinking place alone: the rest of the game's picture is not asked for.
+        picked = table.adapter.lamp_next(table, self.seats)
+        if shown.next_card == (self._lamp(*picked) if picked is not None else None):
             return
         if shown.next_card in shown.wagers:
             self.lamps.show_wager(shown.next_card)

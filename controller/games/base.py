@@ -307,11 +307,21 @@ class GameAdapter:
         """The whole lamp picture. By default: the first lamp of every place still in play is
         steady and the one whose turn it is (a card or a decision) blinks."""
         places = {n for n in self.in_play(table.state) if n in seats}
+        return LampPicture(frozenset((n, "first") for n in places), self._turn_lamp(table, seats))
+
+    def lamp_next(self, table: TableView, seats: frozenset[int]) -> tuple[int, str] | None:
+        """The blinking place of `lamps`' picture alone (`lamps(table, seats).next`), without the
+        rest of it: what the lamps ask after every entry. A game that draws its own picture says
+        its blinking place here too, or the whole picture is drawn for it."""
+        if type(self).lamps is GameAdapter.lamps:
+            return self._turn_lamp(table, seats)
+        return self.lamps(table, seats).next
+
+    def _turn_lamp(self, table: TableView, seats: frozenset[int]) -> tuple[int, str] | None:
         awaiting = table.awaiting
         where = awaiting.target if awaiting.kind == "card" else awaiting.who
         turn, _ = seat_of(where)
-        nxt = (turn, "first") if turn is not None and turn in seats else None
-        return LampPicture(frozenset((n, "first") for n in places), nxt)
+        return (turn, "first") if turn is not None and turn in seats else None
 
     def in_play(self, state: Any) -> set[int]:
         """Seats (or spots) still in the round being dealt."""

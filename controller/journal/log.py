@@ -697,6 +697,7 @@ class Journal:
         seq = self._last_seq + 1
         at = utc_now()
         lazy = not sync and self.durable and not self._memory
+        content = _content(seq, at, round_no, kind, text)  # encoded once, for its CRC and its link
         if lazy and self._undurable_from is None:
             self._undurable_from = seq  # before the entry is there to read
         try:
@@ -705,7 +706,7 @@ class Journal:
             try:
                 self._db.execute(
                     "INSERT INTO entries (seq, at, round, kind, body, crc) VALUES (?, ?, ?, ?, ?, ?)",
-                    (seq, at, round_no, kind, text, _crc(seq, at, round_no, kind, text)),
+                    (seq, at, round_no, kind, text, zlib.crc32(content)),
                 )
             finally:
                 if lazy:
@@ -717,7 +718,7 @@ class Journal:
                 self._undurable_from = None
             raise _unwritable(self.path, exc) from None
         self._last_seq = seq
-        self._hash = link(self._hash, seq, at, round_no, kind, text)
+        self._hash = _linked(self._hash, content)
         if lazy:
             self._head_waiting = (seq, self._hash, at)
         else:

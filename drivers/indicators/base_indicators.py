@@ -192,8 +192,11 @@ class BaseIndicators:
                 self._blinker.play(lamp, DARK)
             self._show()
 
-    def set_from_state(self, snapshot: LampSnapshot) -> None:
-        """Re-drive every lamp from `snapshot` (recovery): every output is written again."""
+    def set_from_state(self, snapshot: LampSnapshot, *, force: bool = True) -> None:
+        """Re-drive every lamp from `snapshot` (recovery): every output is written again. With
+        `force=False` (the picture drawn again as play goes on, the lamps' state already known)
+        a sink whose outputs would stay as they are is not written (no shift of a 74HC595 chain
+        that shows this frame already)."""
         with self._lock:
             spots = [*snapshot.wagers, *([snapshot.next_card] if snapshot.next_card else [])]
             for lamp in spots:
@@ -205,7 +208,7 @@ class BaseIndicators:
                 pattern = STEADY if spot in self._wagers else DARK
                 self._blinker.play(spot, NEXT_CARD if spot == self._next else pattern)
             self._blinker.play(STATUS, FAULT if self._fault else STEADY)
-            self._blinker.tick(force=True)
+            self._blinker.tick(force=force)
 
     def snapshot(self) -> LampSnapshot:
         """What the lamps mean now (the table loop journals its own state; this is for checks)."""

@@ -143,3 +143,27 @@ def test_a_journal_made_readable_to_others_is_made_the_owners_alone_when_the_tab
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     reader = Journal(path, readonly=True)  # a reader changes nothing
     reader.close()
+
+
+def test_an_appended_entrys_checksum_and_chain_are_those_of_its_stored_bytes(tmp_path: Path) -> None:
+    # `append` encodes an entry's content once for its CRC and its chain link: each stored row's
+    # CRC and the chain over the rows are what `_crc` and `link` make of the stored text (what
+    # `journal verify` and a start check), for entries fsync'd and not, and the journal reopens.
+    from controller.journal.log import GENESIS, _crc, link
+
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    journal.append("round-open", {"seats": [{"seat": 3, "wagers": {"first": 5}}], "é": "ü"}, round_no=1)
+    journal.append("card", {"card": "AS", "source": {"via": "shoe"}}, round_no=1, head_later=True)
+    journal.append("chain-head", {"head_seq": 2}, sync=False)
+    journal.append("fault", {"code": "misread"})
+    rows = journal._db.execute("SELECT seq, at, round, kind, body, crc FROM entries ORDER BY seq").fetchall()
+    chain = GENESIS
+    for seq, at, round_no, kind, body, crc in rows:
+        assert crc == _crc(seq, at, round_no, kind, body)
+        chain = link(chain, seq, at, round_no, kind, body)
+    assert len(rows) == 4 and journal._hash == chain
+    journal.close()
+    again = Journal(path)  # verified at the open: every entry's checksum and the chain
+    assert [e.kind for e in again.entries()] == ["round-open", "card", "chain-head", "fault"]
+    again.close()

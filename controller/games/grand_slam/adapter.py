@@ -80,11 +80,13 @@ class GrandSlamAdapter(GameAdapter):
                 for position, stack in seat.stacks.items():
                     if stack and position != "out":
                         wagers.add((seat.seat, position))
-        nxt = None
+        return LampPicture(frozenset(wagers), self.lamp_next(table, seats))
+
+    def lamp_next(self, table: TableView, seats: frozenset[int]) -> tuple[int, str] | None:
         awaiting = table.awaiting
         if awaiting.kind == "card" and awaiting.target.get("seat") in seats:
-            nxt = (int(awaiting.target["seat"]), str(awaiting.target["base"]))
-        return LampPicture(frozenset(wagers), nxt)
+            return (int(awaiting.target["seat"]), str(awaiting.target["base"]))
+        return None
 
     def lamp_moves(self, effects: tuple[Effect, ...]) -> list[LampMove] | None:
         moves: list[LampMove] = []

@@ -102,6 +102,11 @@ class GrandSlamCamera:
         self.home_left: dict[int, int] = {}  # chips left on a home plate when the round opened
         self.flagged: set[tuple[str, int]] = set()  # (zone, value) already raised this round
         self.checked_round: int | None = None
+        # Each seat's stacks (the engine's state is immutable: a seat whose stacks moved has a new
+        # mapping) as last added to `stood`, and the `stood` they were added to: a seat whose
+        # stacks are the same object adds nothing again.
+        self._folded: dict[int, object] = {}
+        self._folded_into: object = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +118,7 @@ class GrandSlamCamera:
 
     def restore(self, data: Mapping[str, Any]) -> None:
         self.stood = {(int(seat), str(wager)): set(spots) for seat, wager, spots in data["stood"]}
+        self._folded.clear()
         self.home_left = {int(seat): int(n) for seat, n in data["home_left"].items()}
         self.flagged = {(str(zone), int(value)) for zone, value in data["flagged"]}
         self.checked_round = data["checked_round"]
@@ -129,10 +135,18 @@ class GrandSlamCamera:
             self.flagged.clear()
             self.home_left = {seat.seat: view.last_ok.get(f"seat{seat.seat}.home", 0) for seat in state.seats}
         if state.phase in ("dealing", "settled"):
+            stood, folded = self.stood, self._folded
+            if self._folded_into is not stood or isinstance(entry, RoundOpened):
+                folded.clear()  # `stood` begun again (a round, a restore): every seat adds its stacks
+                self._folded_into = stood
             for seat in state.seats:
-                for position, wagers in seat.stacks.items():
+                stacks = seat.stacks
+                if folded.get(seat.seat) is stacks:
+                    continue  # its stacks are where they were when last added
+                for position, wagers in stacks.items():
                     for wager in wagers:
-                        self.stood.setdefault((seat.seat, wager), set()).add(position)
+                        stood.setdefault((seat.seat, wager), set()).add(position)
+                folded[seat.seat] = stacks
         if isinstance(entry, ConfirmPressed):
             record = table.current
             paid = record is not None and record.status == "settled" and record.paid

@@ -13,6 +13,7 @@ cards: 3 OUT INSURANCE (15 to 1 on three out cards) and POKER BONUS (a three-car
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
@@ -298,22 +299,33 @@ class Step:
     blind: bool
 
 
-def _schedule(state: GrandSlamState) -> list[Step]:
+def _schedule(state: GrandSlamState) -> tuple[Step, ...]:
     """Every place a card may go this round, in dealing order; `_live` says whether it does."""
-    seats = sorted(s.seat for s in state.seats)
-    if state.rules.dealing == "base-major":
+    blind = state.blind
+    return _schedule_of(
+        tuple(sorted(s.seat for s in state.seats)),
+        state.rules.dealing,
+        None if blind is None else (blind.seat, blind.player),
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _schedule_of(seats: tuple[int, ...], dealing: str, blind: tuple[int, int] | None) -> tuple[Step, ...]:
+    """`_schedule` of a round's seats, dealing order and blind hand: made once for them, not again
+    for every card of the round (its steps are immutable, shared)."""
+    if dealing == "base-major":
         steps = [Step(seat, base, False) for base in BASES for seat in seats]
     else:
         steps = [Step(seat, base, False) for seat in seats for base in BASES]
-    if state.blind is None:
-        return steps
+    if blind is None:
+        return tuple(steps)
     # The blind hand takes a card each time the solo player takes one, in seat order.
-    blind, before = state.blind.seat, state.blind.seat < state.blind.player
+    before = blind[0] < blind[1]
     out: list[Step] = []
     for step in steps:
-        pair = [Step(blind, step.base, True), step]
+        pair = [Step(blind[0], step.base, True), step]
         out.extend(pair if before else reversed(pair))
-    return out
+    return tuple(out)
 
 
 def _live(state: GrandSlamState, step: Step) -> bool:
@@ -328,6 +340,22 @@ def _live(state: GrandSlamState, step: Step) -> bool:
 
 
 def _next_step(state: GrandSlamState) -> tuple[int, Step] | None:
+    # A card asks this of the same state up to three times (the state after it, for where the
+    # next card goes; what the table awaits; the next card's deal): the state is immutable, so
+    # the answer for the last state asked is kept (one global, swapped whole: any thread safe).
+    global _LAST_NEXT
+    last = _LAST_NEXT
+    if last[0] is state:
+        return last[1]
+    found = _first_live_step(state)
+    _LAST_NEXT = (state, found)
+    return found
+
+
+_LAST_NEXT: tuple[GrandSlamState | None, tuple[int, Step] | None] = (None, None)
+
+
+def _first_live_step(state: GrandSlamState) -> tuple[int, Step] | None:
     schedule = _schedule(state)
     for index in range(state.cursor, len(schedule)):
         if _live(state, schedule[index]):

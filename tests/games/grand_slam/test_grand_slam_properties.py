@@ -124,3 +124,17 @@ def test_a_replayed_round_settles_as_the_live_engine_did(case: tuple[OpenRound, 
     # And the whole shoe slice with undealt cards after it settles the same, with cards_used saying so.
     round_file["cards"] = shoe
     assert settle_round_file(round_file) == GAME.settlement(live)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rounds())
+def test_every_card_goes_where_it_went_when_the_state_is_a_fresh_copy_at_each_step(
+    case: tuple[OpenRound, list[str]],
+) -> None:
+    # The engine keeps where the next card goes for the last state it was asked of (the state is
+    # immutable); a state rebuilt from JSON at every step is never the one kept: both deal alike.
+    opening, shoe = case
+    _, live, used = _live(opening, shoe, through_json=False)
+    _, rebuilt, used_json = _live(opening, shoe, through_json=True)
+    assert used_json == used
+    assert [to_json(e) for e in rebuilt] == [to_json(e) for e in live]
