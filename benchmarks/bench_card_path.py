@@ -57,8 +57,8 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             other two, in every arm alike (`by_moment`). Its I/O class is the idle one
             throughout, as the table runs it (the default class alternated with it in the runs
             up to d9ade90: no measurable difference). Three more settings were alternated with
-            their alternatives up to 550b5d6 and not kept (figures in controller/security/
-            checker.py's docstring; their code and arms can be read at 550b5d6): the table's loop
+            their alternatives up to 550b5d6 and not kept (figures in benchmarks/HISTORY.md#card_path;
+            their code and arms can be read at 550b5d6): the table's loop
             thread with a 100 us time slice, the check's process kept on the last core, and the
             check's process in a session (and autogroup) of its own
 

@@ -34,49 +34,11 @@ kernel places a waking thread, so the table's thread woken from the journal's fs
 the core the check holds, to preempt it there, rather than on the core that is free. A table's
 journal is on a disk, so nice it stays.
 
-Two more leads for the let-go's wait were tried and measured (benchmarks/bench_card_path.py at
-e720244, 600 rounds, each alternated turn by turn with its alternative and crossed with the other,
-2026-12-03, load average 7-10.5: other engineers' builds and tests beside it) and not kept:
-- The table's loop thread with a 100 us time slice (sched_setattr, no privilege needed, reset on
-  fork; controller/app/sched.py, removed after 550b5d6, where it can still be read), so that a
-  card's wake-up preempts the check's process (the kernel's PREEMPT_SHORT) instead of waiting out
-  its slice. At the let-go on the tmpfs a dead
-  card's p99 against `off`'s in the same turns: -4.09 ms (-9.16 to +1.41) with it, -0.76 (-5.06 to
-  +5.88) without: not resolved (without minus with +3.01, -1.89 to +9.16); 150 ms into the check
-  it was worse: without minus with -5.25 ms (-12.28 to -0.52); on the disk nothing resolved at that
-  load. A second sitting (cfc91d1, 300 rounds, load 3-7, results/card_path_cfc91d1.json): at the
-  let-go on the tmpfs p99 +4.49 ms (+0.25 to +16.74) with it, +0.46 (-3.71 to +1.95) without.
-  `off`'s round cards with it, against `off`'s without it: on the disk wall p50 -0.34 ms (-0.53 to
-  -0.19) and p99 -10.6 (-22.2 to -1.0), then -0.28 (-0.41 to -0.13) and -17.9 (-22.2 to -10.3); on
-  the tmpfs p50 +0.029 (+0.012 to +0.044), then +0.016 (-0.002 to +0.037): a card that waits for
-  the disk gets its core back sooner, not the one at the let-go (a lead for the round cards'
-  wall, not taken here). In the third sitting (below) at the let-go on the tmpfs p99 +0.83 ms
-  (-0.78 to +3.77) with it, +2.87 (+1.43 to +8.24) without, the difference not resolved.
-  It did not hurt the API's load (api_load, two runs each, without/with/with/without, load
-  7.5-15, benchmarks/results/api_load_loop_slice.json: the cards' card-to-lamp p99 under load 96.8
-  and 48.4 ms without it, 42.7 and 51.0 with it; no fault; the screens' commit-to-screen p99 540
-  and 42 / 77 and 78 ms), unlike SCHED_FIFO. The table never called it.
-- The check's process kept on the last core (sched_setaffinity, as it is started; `Checker.cpus`,
-  `check_cpus()`, removed after 550b5d6), so that the loop finds the other one free. On the disk
-  its dead cards waited more: p50 +1.68 ms (+0.36 to +3.46) at the let-go and +2.77 (+0.71 to
-  +3.75) 150 ms in, against any core; nothing resolved on the tmpfs. The check's process runs on
-  any core, as before.
-- The check's process in a session of its own (`Checker.own_session`, removed after 550b5d6:
-  setsid, its autogroup, the kernel's group of a session's tasks, set to nice +10), so that the
-  table's group keeps its claim on a core against the other sessions' while the check runs (second
-  sitting above, alternated run by run; its runs got less CPU and lasted longer, 520 of 600 dead
-  cards at the let-go on the disk fell in them): on the disk a dead card's p50 against the table's
-  session -1.49 ms (-3.69 to +0.57) at the let-go, -1.21 (-3.97 to -0.12) 150 ms in; on the tmpfs
-  +0.088 (+0.009 to +0.192) at the let-go; p99 not resolved. A third sitting (fe0beb7, 600 rounds,
-  load 1-2.4, results/card_path.json, both leads alternated): on the disk at the let-go p50 +0.23
-  ms (+0.03 to +0.41) MORE than in the table's session, p99 not resolved. The check's process stays
-  in the table's session. (On a Pi the autogroup is the service's session's only where systemd has
-  not enabled the CPU controller for it.)
-In the first sitting, at its load, a dead card dealt while the check ran on the disk waited p50
-+8.7 ms (+8.1 to +9.3) at the let-go and +5.5 (+4.4 to +6.3) 150 ms in, whatever the slice and
-the cores (+0.04 / +0.12 in the quiet sitting at d9ade90; 13.3 ms against `off`'s 4.6), while
-its loop cost moved little (at the let-go p50 +0.15 ms, +0.12 to +0.18; p99 +0.17, -0.17 to
-+0.53): a wait outside the loop's CPU (the disk's fsync, or a core), not found.
+Three more leads for the let-go's wait were measured with benchmarks/bench_card_path.py on
+2026-12-03 and not kept: the table's loop thread with a 100 us time slice, the check's process kept
+on the last core, and the check's process in a session (autogroup) of its own. Their figures are
+in benchmarks/HISTORY.md#card_path; their code was removed after 550b5d6. The check's process runs
+on any core, in the table's session, at nice +NICE.
 
 Its disk reads go last too: the child runs in the IDLE I/O class (`ioprio_set(IOPRIO_CLASS_IDLE)`,
 set by the table on the child's pid as it sets its nice value, right after it is started, before
