@@ -16,10 +16,12 @@ fsync, and the check's process then takes the core; when the fsync ends the tabl
 get it back, up to the kernel's time slice (benchmarks/bench_card_path.py, before this: a card
 dealt while a check ran waited p50 +3.0 ms, p99 +33 ms on the disk). So no check runs while a
 round is being dealt: the table HOLDS its checker when a round opens and LETS IT GO after the
-round's end (controller/app/daemon.py, CheckerHold): a run under way is stopped (SIGSTOP to its
-process group) and continued (SIGCONT) after, and a run asked meanwhile (on demand, or the
-periodic one) starts only then. Its report's `process["held_s"]` says how long it waited. A
-dealer's paying time between rounds is seconds; a check needs about a second of CPU on a Pi 4.
+round's end (RoundHold below, attached by controller/app/daemon.py): a run under way is stopped
+(SIGSTOP to its process group) and continued (SIGCONT) after, and a run asked meanwhile (on demand,
+or the periodic one) starts only then. Its report's `process["held_s"]` says how long it waited. A
+dealer's paying time between rounds is seconds; a check needs about a second of CPU on a Pi 4. In
+that time the only cards are dead ones (a burn, a card dropped): each, and any other entry of the
+card path, holds the check from before its commit until CHECK_AFTER_S after it (RoundHold.ahead).
 
 `SCHED_IDLE` for the child was tried and measured (benchmarks/bench_card_path.py, 600 rounds on a
 quiet machine, 2026-12-03) and not kept. The kernel's fair scheduler lets the task on a core run out
