@@ -54,7 +54,11 @@ arms share the noise of their moment). Beside it, what cannot be noise:
             come at once (`at_the_let_go`: as the check's process is continued or started)
             in two of every four paying times, and 150 ms later (`after_150_ms_of_checking`:
             the check running steadily, as it runs for about a second at a table) in the
-            other two, in every arm alike (`by_moment`). Its I/O class is the idle one
+            other two, in every arm alike (`by_moment`). Each of these cards is told to the
+            check's RoundHold ahead of its commit (the fourth table's Table.ahead, as a daemon's
+            one table tells it): the check is stopped before the card's fsync begins and let go
+            CHECK_AFTER_S after the last one (since 2026-12-04; before, a dead card was dealt
+            beside the running check, benchmarks/HISTORY.md#card_path). Its I/O class is the idle one
             throughout, as the table runs it (the default class alternated with it in the runs
             up to d9ade90: no measurable difference). Three more settings were alternated with
             their alternatives up to 550b5d6 and not kept (figures in benchmarks/HISTORY.md#card_path;
@@ -483,6 +487,16 @@ class TimedChecker(Checker):
         return spans
 
 
+class PayingHold(RoundHold):
+    """The daemon's RoundHold, with the end of the `checking` arm's paying time: held again as the
+    next round at its table would hold it, the let-go its last dead card had set dropped (the next
+    round is another arm's, at another table, which does not tell this hold)."""
+
+    def paid(self) -> None:
+        self._due = None
+        self.checker.hold()
+
+
 class Checking:
     """The software check as the table runs it (a child process, controller/security/checker.py),
     back to back on a thread, held while the `checking` arm's round is dealt (the table's own
@@ -710,13 +724,17 @@ async def _session(home: Path, broker: Broker, release: Path, key: Path) -> tupl
         checking = stack.enter_context(Checking(release, key, loop))
         checker = checking.checker
         checker.let_go_event = arms["checking"].paying
-        RoundHold(checker, loop, CHECK_AFTER_S).attach(arms["checking"].table)  # as the daemon attaches it
+        hold = PayingHold(checker, loop, CHECK_AFTER_S)
+        hold.attach(arms["checking"].table)  # as the daemon attaches it
+        # The paying time's dead cards go to the probe table: told ahead of their commit, as the
+        # one table of a daemon tells its own (Table.ahead), they hold the check while journaled.
+        probe.table.ahead.append(hold.ahead)
         shoe_thread = ShoeThread(loop)
 
         async def turn_of(arm: Arm) -> None:
             await _round(arm, shoe_thread, probe if arm.name != "checking" else None)
             await _paying(arm, shoe_thread, probe)
-            checker.hold()  # the paying time is over: no check runs into the next arm's round
+            hold.paid()  # the paying time is over: no check runs into the next arm's round
 
         for _ in range(3):  # warm up: every code path loaded and run once
             for arm in arms.values():
@@ -962,7 +980,9 @@ def run() -> dict[str, Any]:
             f"a round of each arm in turn ({', '.join(ARMS)}), the order rotated each turn, {ROUNDS} rounds each "
             f"after 3 to warm up, each followed by its paying time ({PAYING_CARDS} dead cards to a fourth table, "
             f"{CHECK_AFTER_S * 1e3:g} ms after the round's end); the software check held while the checking arm's "
-            "round is dealt (by the table's own RoundHold) and let go in its paying time only"
+            "round is dealt (by the table's own RoundHold) and let go in its paying time only; since 2026-12-04 "
+            "each dead card of the paying time holds it too, from before its commit until CHECK_AFTER_S after it "
+            "(RoundHold.ahead, told by the fourth table as a daemon's table tells it)"
         ),
         "card": "handed from a thread to the table's loop (run_coroutine_threadsafe) until journaled and told",
         "cpu": "thread CPU of the table's loop from the card until the next card (the signing counted)",

@@ -16,10 +16,12 @@ fsync, and the check's process then takes the core; when the fsync ends the tabl
 get it back, up to the kernel's time slice (benchmarks/bench_card_path.py, before this: a card
 dealt while a check ran waited p50 +3.0 ms, p99 +33 ms on the disk). So no check runs while a
 round is being dealt: the table HOLDS its checker when a round opens and LETS IT GO after the
-round's end (controller/app/daemon.py, CheckerHold): a run under way is stopped (SIGSTOP to its
-process group) and continued (SIGCONT) after, and a run asked meanwhile (on demand, or the
-periodic one) starts only then. Its report's `process["held_s"]` says how long it waited. A
-dealer's paying time between rounds is seconds; a check needs about a second of CPU on a Pi 4.
+round's end (RoundHold below, attached by controller/app/daemon.py): a run under way is stopped
+(SIGSTOP to its process group) and continued (SIGCONT) after, and a run asked meanwhile (on demand,
+or the periodic one) starts only then. Its report's `process["held_s"]` says how long it waited. A
+dealer's paying time between rounds is seconds; a check needs about a second of CPU on a Pi 4. In
+that time the only cards are dead ones (a burn, a card dropped): each, and any other entry of the
+card path, holds the check from before its commit until CHECK_AFTER_S after it (RoundHold.ahead).
 
 `SCHED_IDLE` for the child was tried and measured (benchmarks/bench_card_path.py, 600 rounds on a
 quiet machine, 2026-12-03) and not kept. The kernel's fair scheduler lets the task on a core run out
@@ -94,6 +96,7 @@ class Table(Protocol):
     below the table, so it names only what it uses)."""
 
     listeners: list[Any]
+    ahead: list[Any]
 
     @property
     def now(self) -> Any: ...
@@ -309,11 +312,26 @@ class Checker:
             _end(proc)
 
 
+#: The entries of the card path: a card, a dealer's button or decision, a fault (a shoe's among
+#: them), a round opened, the shoe's own events. Told AHEAD of their commit (Table.ahead), they
+#: hold the check between rounds too; a scene, a chain head or a check's own report do not.
+CARD_PATH_KINDS = frozenset({"card", "button", "decision", "fault", "round-open", "shoe-event", "shoe-reshuffled"})
+
+
 class RoundHold:
     """A table listener: holds `checker` while a round is being dealt (from its opening entry on)
     and lets it go `after` seconds after the round has ended (after the round's end is signed:
     controller/app/daemon.py's SIGN_AFTER_S), counted from the end of the job that ended it.
-    A table restarted mid-round holds it from the start."""
+    A table restarted mid-round holds it from the start.
+
+    Between rounds too, a card-path entry (CARD_PATH_KINDS: a dead card, a burnt one, a button)
+    holds it, BEFORE the entry is journaled (the table tells it ahead, Table.ahead), and lets it
+    go `after` seconds after the job that journaled it. Held only from the entry's own commit on,
+    such a card waited for its fsync beside the running check: with both cores busy this disk's
+    fdatasync took a flat 1.9 ms instead of 0.26 (p99 up to 3.6), whatever the check's priority,
+    and the dead card dealt at the let-go waited p99 +2.3 ms (tmpfs) / +20.9 ms (disk) more than
+    with no check (benchmarks/HISTORY.md#card_path, fe0beb7). With the check stopped just before
+    each fsync, the fsync's p99 was that of an idle machine (0.6-0.8 ms)."""
 
     def __init__(self, checker: Checker, loop: asyncio.AbstractEventLoop | None, after: float) -> None:
         self.checker = checker
@@ -323,8 +341,21 @@ class RoundHold:
 
     def attach(self, table: Table) -> RoundHold:
         table.listeners.append(self)
+        table.ahead.append(self.ahead)
         self.update(table, None, ())
         return self
+
+    def ahead(self, kind: str) -> None:
+        """An entry of `kind` is about to be journaled: a card-path one holds the check now (a
+        round's holds it on; between rounds it is let go `after` seconds after this job)."""
+        if kind not in CARD_PATH_KINDS or (self.checker.held and self._due is None):
+            return  # not the card path's, or a round's (held till its end already)
+        self.checker.hold()
+        if self.loop is None:
+            self._due = None  # the update that follows the entry lets it go (or keeps it, in a round)
+        else:
+            due = self._due = object()
+            self.loop.call_soon(self.loop.call_later, self.after, self._let_go, due)
 
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         record = table.now.current

@@ -89,6 +89,10 @@ class Table:
         self.recent_effects: dict[int, tuple[Effect, ...]] = {}
         self.devices: dict[str, dict[str, JSON]] = {}
         self.listeners: list[Output] = []  # the API's live feed; told after the devices
+        # Told each entry's kind BEFORE it is journaled (a card's commit and fsync not yet begun):
+        # the software check's RoundHold stops a check's process before a card dealt between
+        # rounds waits on the disk (controller/security/checker.py). Quick, and never raise.
+        self.ahead: list[Callable[[str], None]] = []
         # Told when a device's status changes (no entry is journaled for it): the live feed sends
         # the screens the state again, so a Devices panel follows the shoe as it comes and goes.
         self.device_watchers: list[Callable[[Table], None]] = []
@@ -586,6 +590,11 @@ class Table:
         not in the lamps' way, and a head one entry behind is harmless at the next start."""
         if self.journal_fault is not None:
             self._journal_back()
+        for ahead in self.ahead:
+            try:
+                ahead(kind)
+            except Exception:
+                log.exception("told of a %s entry ahead of its commit, %r failed", kind, ahead)
         try:
             entry = self.journal.append(kind, body, round_no, head_later=True, sync=sync)
         except JournalUnwritable as exc:

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.app.config import parse
 from controller.app.daemon import Daemon as TableDaemon
+from controller.engine.cards import parse_card
 from controller.journal.log import Journal
 from controller.security.authentication import Report, authenticate
 from controller.security.checker import Checker, RoundHold, io_class
@@ -316,3 +317,85 @@ def test_a_check_under_way_is_stopped_while_a_round_is_dealt_and_goes_on_after(
     assert isinstance(process, dict) and process["pid"] == pid, body
     assert float(process["held_s"]) > 0, body  # it was held, and said so
     assert body["trigger"] == "every 24 h" and "software-authentication" not in {f.code for f in table.faults.values()}
+
+
+def test_a_card_dealt_between_rounds_stops_the_check_before_it_is_journaled_and_lets_it_go_after(
+    table_daemon: TableDaemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead card dealt in the paying time, while a check runs, must not wait for its fsync beside
+    the check's process: the check is stopped before the card's commit begins, and goes on after."""
+    table = table_daemon.table
+    assert table is not None
+    stuck = tmp_path / "site" / STUCK
+    checker = table_daemon.checker
+    at_the_commit: list[tuple[str, bool, str]] = []  # (kind, held, the check's process state)
+    append = table.journal.append
+
+    async def deal_a_dead_card() -> tuple[int, str]:
+        RoundHold(checker, asyncio.get_running_loop(), 0.05).attach(table)
+        checking = asyncio.create_task(table_daemon._periodic_check())
+        pid = await asyncio.to_thread(checking_process, stuck)
+        await asyncio.to_thread(wait_state, pid, "S")  # blocked on its FIFO: running
+
+        def appended(kind: str, *args: Any, **kwargs: Any) -> Any:
+            if checker.held:
+                wait_state(pid, "T")  # SIGSTOP was sent: stopped before the commit starts
+            at_the_commit.append((kind, checker.held, state_of(pid) if Path(f"/proc/{pid}").exists() else "ended"))
+            return append(kind, *args, **kwargs)
+
+        monkeypatch.setattr(table.journal, "append", appended)
+        table.card(parse_card("Kh"), {"dealer": "burn"})  # between rounds: no round is open
+        right_after = state_of(pid)
+        await asyncio.to_thread(wait_state, pid, "S")  # let go, `after` (50 ms) later
+        await asyncio.to_thread(stuck.write_bytes, b"STUCK = True\n")  # the file it reads, as listed
+        await checking
+        return pid, right_after
+
+    pid, right_after = asyncio.run(deal_a_dead_card())
+    # The card, then the check's own report (journaled after its process ended).
+    assert at_the_commit == [("card", True, "T"), ("software-check", False, "ended")], at_the_commit
+    assert right_after == "T"  # still stopped as the card's job ends: let go only after it
+    assert not checker.held
+    body = last_check(table)
+    process = body["process"]
+    assert isinstance(process, dict) and process["pid"] == pid and float(process["held_s"]) > 0, body
+    assert "software-authentication" not in {f.code for f in table.faults.values()}, table.faults
+
+
+def test_only_the_card_paths_entries_hold_the_check_between_rounds(
+    table_daemon: TableDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A login, a camera's scene or a check's own report is no card: the check is not held for it;
+    a card, a fault and the shoe's events are (each let go after its job), and a round from its
+    opening on."""
+    table = table_daemon.table
+    assert table is not None
+    checker = table_daemon.checker
+    held_at: list[tuple[str, bool]] = []
+    append = table.journal.append
+
+    def appended(kind: str, *args: Any, **kwargs: Any) -> Any:
+        held_at.append((kind, checker.held))
+        return append(kind, *args, **kwargs)
+
+    monkeypatch.setattr(table.journal, "append", appended)
+
+    async def entries() -> list[bool]:
+        RoundHold(checker, asyncio.get_running_loop(), 0.01).attach(table)
+        after: list[bool] = []
+        for journal_one in (
+            lambda: table.access("login", {"name": "Kim", "role": "dealer", "ok": False}),
+            lambda: table.card(parse_card("2c"), {"dealer": "burn"}),
+            lambda: table.software_check({"ok": True}, "on demand by the test"),
+            lambda: table.raise_fault("misread", "the shoe sent '??'", source={"shoe": "test"}),
+            lambda: table.shoe_event("cut-card", {"shoe": "test"}),
+        ):
+            journal_one()
+            while checker.held:  # a card-path entry's hold ends `after` its job
+                await asyncio.sleep(0.01)
+            after.append(checker.held)
+        return after
+
+    assert asyncio.run(entries()) == [False] * 5
+    assert held_at == [("login", False), ("card", True), ("software-check", False), ("fault", True),
+                       ("shoe-event", True)], held_at  # fmt: skip
