@@ -317,6 +317,11 @@ class Checker:
 #: hold the check between rounds too; a scene, a chain head or a check's own report do not.
 CARD_PATH_KINDS = frozenset({"card", "button", "decision", "fault", "round-open", "shoe-event", "shoe-reshuffled"})
 
+#: Between rounds, such entries hold the check at most this long on end, and then not for as long
+#: again: a shoe or a client that sends them without end (a flood of dead cards or faults) cannot
+#: keep the periodic and on-demand checks from running; they run at least half the time, beside it.
+BETWEEN_ROUNDS_HOLD_S = 1.0
+
 
 class RoundHold:
     """A table listener: holds `checker` while a round is being dealt (from its opening entry on)
@@ -331,13 +336,23 @@ class RoundHold:
     fdatasync took a flat 1.9 ms instead of 0.26 (p99 up to 3.6), whatever the check's priority,
     and the dead card dealt at the let-go waited p99 +2.3 ms (tmpfs) / +20.9 ms (disk) more than
     with no check (benchmarks/HISTORY.md#card_path, fe0beb7). With the check stopped just before
-    each fsync, the fsync's p99 was that of an idle machine (0.6-0.8 ms)."""
+    each fsync, the fsync's p99 was that of an idle machine (0.6-0.8 ms). Such holds last at most
+    BETWEEN_ROUNDS_HOLD_S on end, then none for as long: a flood of them cannot starve the check."""
 
-    def __init__(self, checker: Checker, loop: asyncio.AbstractEventLoop | None, after: float) -> None:
+    def __init__(
+        self,
+        checker: Checker,
+        loop: asyncio.AbstractEventLoop | None,
+        after: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.checker = checker
         self.loop = loop
         self.after = after
+        self.clock = clock
         self._due: object | None = None  # the round's end whose let-go is due (a stale timer does nothing)
+        self._held_from: float | None = None  # when the between-rounds hold under way began
+        self._free_until = float("-inf")  # no between-rounds hold before then (one was cut short)
 
     def attach(self, table: Table) -> RoundHold:
         table.listeners.append(self)
@@ -350,6 +365,14 @@ class RoundHold:
         round's holds it on; between rounds it is let go `after` seconds after this job)."""
         if kind not in CARD_PATH_KINDS or (self.checker.held and self._due is None):
             return  # not the card path's, or a round's (held till its end already)
+        now = self.clock()
+        if now < self._free_until:
+            return  # a flood: the check runs beside these entries for now
+        if self._held_from is None:
+            self._held_from = now
+        elif now - self._held_from >= BETWEEN_ROUNDS_HOLD_S:
+            self._held_from, self._free_until = None, now + BETWEEN_ROUNDS_HOLD_S
+            return  # held on end too long: let go `after` the last entry held, as it would be
         self.checker.hold()
         if self.loop is None:
             self._due = None  # the update that follows the entry lets it go (or keeps it, in a round)
@@ -360,7 +383,7 @@ class RoundHold:
     def update(self, table: Table, entry: Any, effects: tuple[Any, ...]) -> None:
         record = table.now.current
         if record is not None and record.status == "open":
-            self._due = None
+            self._due = self._held_from = None
             self.checker.hold()
         elif self.checker.held and self._due is None:
             due = self._due = object()
@@ -371,7 +394,7 @@ class RoundHold:
 
     def _let_go(self, due: object) -> None:
         if due is self._due:
-            self._due = None
+            self._due = self._held_from = None
             self.checker.let_go()
 
     def redrive(self, table: Table) -> None:

@@ -27,7 +27,7 @@ from controller.app.daemon import Daemon as TableDaemon
 from controller.engine.cards import parse_card
 from controller.journal.log import Journal
 from controller.security.authentication import Report, authenticate
-from controller.security.checker import Checker, RoundHold, io_class
+from controller.security.checker import BETWEEN_ROUNDS_HOLD_S, Checker, RoundHold, io_class
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
@@ -399,3 +399,65 @@ def test_only_the_card_paths_entries_hold_the_check_between_rounds(
     assert asyncio.run(entries()) == [False] * 5
     assert held_at == [("login", False), ("card", True), ("software-check", False), ("fault", True),
                        ("shoe-event", True)], held_at  # fmt: skip
+
+
+class Timeline:
+    """A clock and the loop's timers on it, moved on by the test: RoundHold's let-go timers fire
+    when the test's time passes them, as they would on the table's loop."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.timers: list[tuple[float, Callable[..., object], tuple[object, ...]]] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def call_soon(self, callback: Callable[..., object], *args: object) -> None:
+        callback(*args)
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: object) -> None:
+        self.timers.append((self.now + delay, callback, args))
+
+    def advance(self, to: float) -> None:
+        self.now = to
+        due = [t for t in self.timers if t[0] <= to]
+        self.timers = [t for t in self.timers if t[0] > to]
+        for _, callback, args in sorted(due, key=lambda t: t[0]):
+            callback(*args)
+
+
+def test_a_flood_of_dead_cards_between_rounds_cannot_keep_the_check_from_running(
+    table_daemon: TableDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shoe that sends card after card between rounds (100 a second, for 4 seconds) holds the
+    check at most BETWEEN_ROUNDS_HOLD_S on end, then not for as long: the check runs half the time."""
+    table = table_daemon.table
+    assert table is not None
+    checker = table_daemon.checker
+    time_ = Timeline()
+    RoundHold(checker, time_, 0.1, clock=time_).attach(table)  # type: ignore[arg-type]
+    held_at: list[tuple[float, bool]] = []
+    append = table.journal.append
+
+    def appended(kind: str, *args: Any, **kwargs: Any) -> Any:
+        held_at.append((time_.now, checker.held))
+        return append(kind, *args, **kwargs)
+
+    monkeypatch.setattr(table.journal, "append", appended)
+    cards = [parse_card(f"{rank}{suit}") for suit in "cdhs" for rank in "23456789TJQKA"] * 8
+    for i in range(400):
+        time_.advance(i / 100)
+        table.card(cards[i], {"dealer": "burn"})
+    time_.advance(4.2)
+    assert not checker.held  # let go `after` the last card held
+    held = [t for t, h in held_at if h]
+    free = [t for t, h in held_at if not h]
+    assert held[0] == 0.0 and len(held) + len(free) == 400
+    # Held from the first card for BETWEEN_ROUNDS_HOLD_S, let run as long, held again, and so on.
+    assert max(held) < 4.0 and free, held_at
+    span = 2 * BETWEEN_ROUNDS_HOLD_S
+    # Held in the first BETWEEN_ROUNDS_HOLD_S of each span (and until the let-go, `after` = 0.1 s
+    # past its last held card); let run for the rest.
+    assert all(round(t % span, 6) < BETWEEN_ROUNDS_HOLD_S + 0.1 for t in held), held_at
+    assert all(round(t % span, 6) >= BETWEEN_ROUNDS_HOLD_S for t in free), held_at
+    assert len(free) >= 150, held_at  # about half the time
