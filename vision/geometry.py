@@ -116,11 +116,17 @@ def project(camera: CameraModel, pose: Pose, points: npt.ArrayLike) -> FloatArra
 
 _NUMPY_FROM = 128  # points: below, projectPoints (Jacobian and all) costs less than numpy's calls
 _PROJECTORS: dict[bytes, tuple[float, ...]] = {}
+# the last camera and pose asked for (their arrays are never changed in place) and their constants:
+# a reader asks for one pair tens of times a frame, and the key above costs more than the lookup
+_LAST: list[tuple[Any, Any, tuple[float, ...]] | None] = [None]
 
 
 def _constants(camera: CameraModel, pose: Pose) -> tuple[float, ...]:
     """The rotation (as projectPoints makes it, by Rodrigues), translation, distortion (k1 k2 p1 p2
     k3) and focal lengths and centre as Python floats, once per camera and pose."""
+    last = _LAST[0]
+    if last is not None and last[0] is camera and last[1] is pose:  # the same objects as the last call
+        return last[2]
     key = b"".join(a.tobytes() for a in (pose.rvec, pose.tvec, camera.matrix, camera.dist))
     got = _PROJECTORS.get(key)
     if got is None:
@@ -137,6 +143,7 @@ def _constants(camera: CameraModel, pose: Pose) -> tuple[float, ...]:
             float(m[0, 2]),
             float(m[1, 2]),
         )
+    _LAST[0] = (camera, pose, got)
     return got
 
 
