@@ -152,11 +152,12 @@ def _project_numpy(camera: CameraModel, pose: Pose, pts: FloatArray) -> FloatArr
     cdist = 1 + k1 r2 + k2 r4 + k3 r6 and xd = x cdist + p1 2xy + p2 (r2 + 2x^2) (the rational and
     thin-prism terms are 0: 1 and + 0 change no bit of a result that is not zero), pixels = xd f + c."""
     r0, r1, r2_, r3, r4_, r5, r6_, r7, r8, t0, t1, t2, k1, k2, p1, p2, k3, fx, fy, cx, cy = _constants(camera, pose)
-    xs, ys, zs = pts[:, 0], pts[:, 1], pts[:, 2]
+    xs, ys, zs = pts.T.copy()  # each coordinate contiguous: numpy's loops over strided columns cost more
     x = r0 * xs + r1 * ys + r2_ * zs + t0
     y = r3 * xs + r4_ * ys + r5 * zs + t1
     z = r6_ * xs + r7 * ys + r8 * zs + t2
-    z = np.divide(1.0, z, out=np.ones_like(z), where=z != 0)  # projectPoints: z ? 1 / z : 1
+    # projectPoints: z ? 1 / z : 1 (a point in the camera's plane is none the reader projects)
+    z = np.divide(1.0, z) if z.all() else np.divide(1.0, z, out=np.ones_like(z), where=z != 0)
     x *= z
     y *= z
     xx = x * x

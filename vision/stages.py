@@ -97,7 +97,7 @@ class FrameView:
         sampled = cv2.remap(self.frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
         if self.lut is not None:
             sampled = cv2.LUT(sampled, self.lut)
-        return np.asarray(sampled[0].astype(np.float64) * self.gain, dtype=np.float64)
+        return np.multiply(sampled[0], self.gain, dtype=np.float64)  # each level as a double, times the gain
 
     def around(self, centre: FloatArray, angles: FloatArray) -> FloatArray:
         """(A, 2) unit directions on the felt from a stack's centre, `angles` (radians) either side
@@ -105,7 +105,23 @@ class FrameView:
         toward = self.foot - centre
         toward /= np.linalg.norm(toward)
         side = np.array([toward[1], -toward[0]])
-        return np.asarray(np.cos(angles)[:, None] * toward + np.sin(angles)[:, None] * side, dtype=np.float64)
+        cos, sin = _cos_sin(angles)
+        return np.asarray(cos * toward + sin * side, dtype=np.float64)
+
+
+_COS_SIN: dict[bytes, tuple[FloatArray, FloatArray]] = {}
+
+
+def _cos_sin(angles: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(A, 1) cosines and sines of `angles`: the stages' angles are a few tuned constants, each
+    worked out once rather than for every stack."""
+    key = angles.tobytes()
+    got = _COS_SIN.get(key)
+    if got is None:
+        if len(_COS_SIN) > 64:
+            _COS_SIN.clear()
+        got = _COS_SIN[key] = (np.cos(angles)[:, None], np.sin(angles)[:, None])
+    return got
 
 
 # -- 1. is there one stack? -------------------------------------------------------------------
@@ -655,10 +671,20 @@ def _lab_doubt(colours: Colours, t: Tuning) -> str | None:
     """The third opinion on every chip, in Lab (`Tuning.lab_lead`): why the stack is "unsure"
     when a chip's own colour is nearer another chip colour's than the one it is named, else None."""
     named = colours.named
-    leads = [named.lab_lead(i) for i in range(len(named.colours))]
-    i = int(np.argmin([lead for _, lead in leads]))
-    other, lead = leads[i]
-    if other < 0 or lead >= -t.lab_lead:
+    off = named.lab_off
+    if off is None or off.shape[1] < 2:  # no third opinion: every chip's lead is infinite
+        return None
+    # every chip's `NamedStack.lab_lead` at once: the same differences, the same first smallest
+    chips = np.arange(len(named.colours))
+    mine = np.asarray(named.colours)
+    d = off.copy()
+    own = d[chips, mine]
+    d[chips, mine] = np.inf
+    others = d.argmin(axis=1)
+    leads = d[chips, others] - own
+    i = int(leads.argmin())
+    other, lead = int(others[i]), float(leads[i])
+    if lead >= -t.lab_lead:
         return None
     mine, theirs = colours.values[named.colours[i]], colours.values[other]
     return (
@@ -789,15 +815,15 @@ def _measure(
     base looks (blur), in mm."""
     # each row's blob pixels (none, one, more) and first and last one, as Python numbers: the loops over
     # rows below are short, and numpy calls on a few values each cost more than the work
-    filled: Mask = np.any(blob, axis=1)
+    filled: Mask = blob.any(axis=1)  # the array methods skip numpy's function wrappers
     if np.count_nonzero(filled) < 5:
         return None
     n_rows, width = blob.shape
-    lefts = np.argmax(blob, axis=1).tolist()
-    rights = (width - 1 - np.argmax(blob[:, ::-1], axis=1)).tolist()
+    lefts = blob.argmax(axis=1).tolist()
+    rights = (width - 1 - blob[:, ::-1].argmax(axis=1)).tolist()
     # 0 for an empty row, 1 for one pixel, 2 for two or more
     per_row = [(1 + (r > left)) if f else 0 for f, left, r in zip(filled.tolist(), lefts, rights, strict=True)]
-    front_row = int(np.argmax(filled))
+    front_row = int(filled.argmax())
     # the widest rows of the base circle (about r beyond the front edge) give the centre across
     band = range(front_row + int(R) - 3, min(front_row + int(R) + 4, n_rows))
     centres = sorted((lefts[i] + rights[i]) / 2 for i in band if per_row[i])  # whole and half pixels: exact
@@ -806,10 +832,10 @@ def _measure(
     half = len(centres) // 2
     col = centres[half] if len(centres) % 2 else (centres[half - 1] + centres[half]) / 2
     c0 = round(col)
-    column: Mask = np.any(blob[:, max(c0 - 1, 0) : c0 + 2], axis=1)
+    column: Mask = blob[:, max(c0 - 1, 0) : c0 + 2].any(axis=1)
     if not column.any():
         return None
-    first, last = int(np.argmax(column)), len(column) - 1 - int(np.argmax(column[::-1]))
+    first, last = int(column.argmax()), len(column) - 1 - int(column[::-1].argmax())
     profile = _mean(score[:, max(c0 - 1, 0) : c0 + 2], 1)
     front = _crossing(profile, first, -1)
     far = _crossing(profile, last, +1)
@@ -869,9 +895,9 @@ def _misalignment(
         return 0.0, 0.0, 0.0
     rows = np.arange(first, last + 1)
     inside = blob[rows]
-    has = np.any(inside, axis=1)
-    lefts = np.argmax(inside, axis=1)
-    rights = width - 1 - np.argmax(inside[:, ::-1], axis=1)
+    has = inside.any(axis=1)
+    lefts = inside.argmax(axis=1)
+    rights = width - 1 - inside[:, ::-1].argmax(axis=1)
     ok = has & (rights - lefts >= 8) & (lefts >= 3) & (rights <= width - 4)
     rows, lefts, rights = rows[ok], lefts[ok], rights[ok]
     if len(rows) < 6:
