@@ -97,7 +97,8 @@ class FrameView:
         sampled = cv2.remap(self.frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
         if self.lut is not None:
             sampled = cv2.LUT(sampled, self.lut)
-        return np.multiply(sampled[0], self.gain, dtype=np.float64)  # each level as a double, times the gain
+        # each level as a double, times the gain (one call)
+        return np.asarray(np.multiply(sampled[0], self.gain, dtype=np.float64))
 
     def around(self, centre: FloatArray, angles: FloatArray) -> FloatArray:
         """(A, 2) unit directions on the felt from a stack's centre, `angles` (radians) either side
@@ -676,10 +677,10 @@ def _lab_doubt(colours: Colours, t: Tuning) -> str | None:
         return None
     # every chip's `NamedStack.lab_lead` at once: the same differences, the same first smallest
     chips = np.arange(len(named.colours))
-    mine = np.asarray(named.colours)
+    as_named = np.asarray(named.colours)
     d = off.copy()
-    own = d[chips, mine]
-    d[chips, mine] = np.inf
+    own = d[chips, as_named]
+    d[chips, as_named] = np.inf
     others = d.argmin(axis=1)
     leads = d[chips, others] - own
     i = int(leads.argmin())
@@ -815,11 +816,11 @@ def _measure(
     base looks (blur), in mm."""
     # each row's blob pixels (none, one, more) and first and last one, as Python numbers: the loops over
     # rows below are short, and numpy calls on a few values each cost more than the work
-    filled: Mask = blob.any(axis=1)  # the array methods skip numpy's function wrappers
+    filled: Mask = np.any(blob, axis=1)
     if np.count_nonzero(filled) < 5:
         return None
     n_rows, width = blob.shape
-    lefts = blob.argmax(axis=1).tolist()
+    lefts = blob.argmax(axis=1).tolist()  # the array methods skip numpy's function wrappers
     rights = (width - 1 - blob[:, ::-1].argmax(axis=1)).tolist()
     # 0 for an empty row, 1 for one pixel, 2 for two or more
     per_row = [(1 + (r > left)) if f else 0 for f, left, r in zip(filled.tolist(), lefts, rights, strict=True)]
@@ -832,7 +833,7 @@ def _measure(
     half = len(centres) // 2
     col = centres[half] if len(centres) % 2 else (centres[half - 1] + centres[half]) / 2
     c0 = round(col)
-    column: Mask = blob[:, max(c0 - 1, 0) : c0 + 2].any(axis=1)
+    column: Mask = np.any(blob[:, max(c0 - 1, 0) : c0 + 2], axis=1)
     if not column.any():
         return None
     first, last = int(column.argmax()), len(column) - 1 - int(column[::-1].argmax())
