@@ -116,11 +116,17 @@ def project(camera: CameraModel, pose: Pose, points: npt.ArrayLike) -> FloatArra
 
 _NUMPY_FROM = 128  # points: below, projectPoints (Jacobian and all) costs less than numpy's calls
 _PROJECTORS: dict[bytes, tuple[float, ...]] = {}
+# the last camera and pose asked for (their arrays are never changed in place) and their constants:
+# a reader asks for one pair tens of times a frame, and the key above costs more than the lookup
+_LAST: list[tuple[Any, Any, tuple[float, ...]] | None] = [None]
 
 
 def _constants(camera: CameraModel, pose: Pose) -> tuple[float, ...]:
     """The rotation (as projectPoints makes it, by Rodrigues), translation, distortion (k1 k2 p1 p2
     k3) and focal lengths and centre as Python floats, once per camera and pose."""
+    last = _LAST[0]
+    if last is not None and last[0] is camera and last[1] is pose:  # the same objects as the last call
+        return last[2]
     key = b"".join(a.tobytes() for a in (pose.rvec, pose.tvec, camera.matrix, camera.dist))
     got = _PROJECTORS.get(key)
     if got is None:
@@ -137,6 +143,7 @@ def _constants(camera: CameraModel, pose: Pose) -> tuple[float, ...]:
             float(m[0, 2]),
             float(m[1, 2]),
         )
+    _LAST[0] = (camera, pose, got)
     return got
 
 
@@ -145,11 +152,12 @@ def _project_numpy(camera: CameraModel, pose: Pose, pts: FloatArray) -> FloatArr
     cdist = 1 + k1 r2 + k2 r4 + k3 r6 and xd = x cdist + p1 2xy + p2 (r2 + 2x^2) (the rational and
     thin-prism terms are 0: 1 and + 0 change no bit of a result that is not zero), pixels = xd f + c."""
     r0, r1, r2_, r3, r4_, r5, r6_, r7, r8, t0, t1, t2, k1, k2, p1, p2, k3, fx, fy, cx, cy = _constants(camera, pose)
-    xs, ys, zs = pts[:, 0], pts[:, 1], pts[:, 2]
+    xs, ys, zs = pts.T.copy()  # each coordinate contiguous: numpy's loops over strided columns cost more
     x = r0 * xs + r1 * ys + r2_ * zs + t0
     y = r3 * xs + r4_ * ys + r5 * zs + t1
     z = r6_ * xs + r7 * ys + r8 * zs + t2
-    z = np.divide(1.0, z, out=np.ones_like(z), where=z != 0)  # projectPoints: z ? 1 / z : 1
+    # projectPoints: z ? 1 / z : 1 (a point in the camera's plane is none the reader projects)
+    z = np.divide(1.0, z) if z.all() else np.divide(1.0, z, out=np.ones_like(z), where=z != 0)
     x *= z
     y *= z
     xx = x * x

@@ -213,6 +213,8 @@ class Reader:
                 rows, cols = np.nonzero(~g.legal[::4, ::4])
                 samples.append((g.top + 4 * rows) * width + 4 * cols)
         self._felt_samples = np.concatenate(samples)
+        grid_size = sum(g.rows for g in self.zones) * width
+        self._felt_neighbours = np.minimum(self._felt_samples + 1, grid_size - 1)  # each sample's right-hand pixel
         grid_px = np.concatenate(maps).astype(np.float32)
         # each zone's reading and its rows of the patches (box-averaged) as they were when it was made
         self._remembered: dict[str, _Remembered] = {}
@@ -573,8 +575,9 @@ class Reader:
             return 0.0
         flat = patches.reshape(-1, 3)
         a = np.take(flat, self._felt_samples, axis=0).astype(np.int16)
-        b = np.take(flat, np.minimum(self._felt_samples + 1, len(flat) - 1), axis=0).astype(np.int16)
-        return float(1.4826 * np.median(np.abs(a - b)) / math.sqrt(2.0))
+        b = np.take(flat, self._felt_neighbours, axis=0).astype(np.int16)
+        d = np.abs(a - b).reshape(-1)
+        return float(1.4826 * _median_byte(d, len(d)) / math.sqrt(2.0))
 
     def _changed_samples(self, smooth: Image, noise: float) -> npt.NDArray[np.intp]:
         """For each row of the (box-averaged) patches, how many samples (a pixel's channel) differ
@@ -644,7 +647,7 @@ class Reader:
         if square.why:
             return _ZoneResult(ZoneReading.unsure(square.why), evidence=StackEvidence(height, square))
         colours_named = name_colours(
-            square.centre, height.n, height.blur, view, conditions, self.chips, self.felt_rgb, t
+            square.centre, height.n, height.blur, view, conditions, self.chips, self.felt_rgb, t, square.side
         )
         evidence = StackEvidence(height, square, colours_named)
         doubt = check_colours(colours_named, conditions, t)
@@ -687,9 +690,9 @@ def _same_light(gain: FloatArray, then: FloatArray, felt: npt.NDArray[np.float32
     return not bool(np.any(moved & (np.abs(level_now - level_then) > 1.0)))
 
 
-def _median_byte(values: Image, count: int) -> float:
-    """The median of `count` (> 0) 8-bit values, as np.median gives it (the mean of the middle two
-    of an even count), from their histogram rather than a sort."""
+def _median_byte(values: npt.NDArray[np.integer[Any]], count: int) -> float:
+    """The median of `count` (> 0) values in 0-255, as np.median gives it (the mean of the middle
+    two of an even count), from their histogram rather than a sort."""
     cumulative = np.cumsum(np.bincount(values, minlength=256))
     low = int(np.searchsorted(cumulative, (count - 1) // 2, side="right"))
     high = int(np.searchsorted(cumulative, count // 2, side="right"))

@@ -420,7 +420,7 @@ class StackNamer:
             top,
             sequence,
             levels,
-            np.broadcast_to(blurs[chosen], (len(levels), *blurs.shape[1:])),
+            blurs[np.full(len(levels), chosen)],  # the chosen one for each level
         )
         level = float(levels[int(np.argmin(fits))])
         cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])

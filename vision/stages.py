@@ -97,7 +97,8 @@ class FrameView:
         sampled = cv2.remap(self.frame, px[None, :, 0], px[None, :, 1], cv2.INTER_LINEAR)
         if self.lut is not None:
             sampled = cv2.LUT(sampled, self.lut)
-        return np.asarray(sampled[0].astype(np.float64) * self.gain, dtype=np.float64)
+        # each level as a double, times the gain (one call)
+        return np.asarray(np.multiply(sampled[0], self.gain, dtype=np.float64))
 
     def around(self, centre: FloatArray, angles: FloatArray) -> FloatArray:
         """(A, 2) unit directions on the felt from a stack's centre, `angles` (radians) either side
@@ -105,7 +106,23 @@ class FrameView:
         toward = self.foot - centre
         toward /= np.linalg.norm(toward)
         side = np.array([toward[1], -toward[0]])
-        return np.asarray(np.cos(angles)[:, None] * toward + np.sin(angles)[:, None] * side, dtype=np.float64)
+        cos, sin = _cos_sin(angles)
+        return np.asarray(cos * toward + sin * side, dtype=np.float64)
+
+
+_COS_SIN: dict[bytes, tuple[FloatArray, FloatArray]] = {}
+
+
+def _cos_sin(angles: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(A, 1) cosines and sines of `angles`: the stages' angles are a few tuned constants, each
+    worked out once rather than for every stack."""
+    key = angles.tobytes()
+    got = _COS_SIN.get(key)
+    if got is None:
+        if len(_COS_SIN) > 64:
+            _COS_SIN.clear()
+        got = _COS_SIN[key] = (np.cos(angles)[:, None], np.sin(angles)[:, None])
+    return got
 
 
 # -- 1. is there one stack? -------------------------------------------------------------------
@@ -312,6 +329,7 @@ class Squareness:
     closer: float
     why: str
     rival_reason: str
+    side: SideSamples | None = None  # the side as sampled for these checks and for the colours
 
 
 def check_square(
@@ -330,8 +348,9 @@ def check_square(
     n = height.n
     square = _misalignment(blob.mask, score, height.u0, height.v0, outline.k, g.half_width, g.v_min, g.distance)
     centre = g.to_table(height.u0, height.v0)
-    bands = side_bands(centre, height.chips_f * CHIP_THICKNESS_MM, n, view, t)
-    sliver = plainest_band(centre, n, view, t)
+    side = sample_side(centre, height.chips_f * CHIP_THICKNESS_MM, n, view, t)
+    bands = side_bands(centre, height.chips_f * CHIP_THICKNESS_MM, n, view, t, side.bands)
+    sliver = plainest_band(centre, n, view, t, side.sliver)
     rivals = [m for m in (n - 1, n + 1) if m in bands]
     rival = max(rivals, key=lambda m: bands[m]) if n in bands and rivals else None
     closer = bands[rival] - bands[n] if rival is not None else -math.inf  # >= 0: the rival fits as well
@@ -373,24 +392,66 @@ def check_square(
             f"the stack is not square (its height, {height.chips_f:.2f} chips, leans toward the {rival} chips "
             f"its side's edges fit about as well as {n}: a chip pushed along the line of sight moves its top)"
         )
-    return Squareness(centre, square, bands, sliver, rival, closer, why, rival_reason)
+    return Squareness(centre, square, bands, sliver, rival, closer, why, rival_reason, side)
 
 
-def side_bands(centre: FloatArray, top_mm: float, n: int, view: FrameView, t: Tuning) -> dict[int, float]:
-    """How well the side's colour changes (edge spots, changes of denomination) fall on the
-    boundaries between chips when the side, from the felt to the top's height, holds m chips
-    (m = n - 1, n, n + 1): for each, the mean colour change along the side at the m - 1
-    boundaries against that at the bands' middles, as (boundaries - middles) / (both)."""
+@dataclass(frozen=True, eq=False)
+class SideSamples:
+    """A stack's side as the not-square checks and the colours sample it (`side_bands`,
+    `plainest_band`, `name_colours`: BGR, the tone curve undone, times the gain), every point
+    projected and sampled at once: each point's numbers are those of its own stage's projecting
+    and sampling (both work point by point), without two of the three passes' calls."""
+
+    bands: FloatArray
+    sliver: FloatArray | None  # None: a stack too short to hold a half chip away from both ends
+    colours: FloatArray
+    colours_px: npt.NDArray[np.float32]  # where `colours` was sampled (frame pixels)
+
+
+def sample_side(centre: FloatArray, top_mm: float, n: int, view: FrameView, t: Tuning) -> SideSamples:
+    """The side of a stack of `n` chips standing on `centre` (its top at `top_mm`), sampled for
+    the three stages that read it (see `SideSamples`)."""
+    band_pts = _band_points(centre, top_mm, n, view, t)
+    sliver_pts = _sliver_points(centre, n, view, t)
+    colour_pts = _colour_points(centre, n, view, t)
+    parts = [band_pts, colour_pts] if sliver_pts is None else [band_pts, colour_pts, sliver_pts]
+    projected = view.project(np.concatenate(parts))
+    nb, nc = len(band_pts), len(colour_pts)
+    band_px = view.in_frame(projected[:nb])
+    colours_px = view.in_frame(projected[nb : nb + nc])
+    pxs = [band_px, colours_px]
+    if sliver_pts is not None:
+        pxs.append(_sliver_px(projected[nb + nc :], n, view, t))
+    rgb = view.sample(np.concatenate(pxs))
+    sliver = rgb[nb + nc :] if sliver_pts is not None else None
+    return SideSamples(rgb[:nb], sliver, rgb[nb : nb + nc], colours_px)
+
+
+def _band_points(centre: FloatArray, top_mm: float, n: int, view: FrameView, t: Tuning) -> FloatArray:
+    """`side_bands`' points on the side (steps x angles, table mm)."""
     dirs = view.around(centre, t.band_angles)
     steps = t.band_steps_per_chip * max(n, 1)
     z = (np.arange(steps) + 0.5) / steps * top_mm
     ring = centre + R * dirs
-    pts = np.concatenate(
+    return np.concatenate(
         [np.repeat(ring[None], steps, axis=0), np.repeat(z[:, None, None], len(dirs), axis=1)], axis=2
     ).reshape(-1, 3)
-    px = view.in_frame(view.project(pts))
+
+
+def side_bands(
+    centre: FloatArray, top_mm: float, n: int, view: FrameView, t: Tuning, sampled: FloatArray | None = None
+) -> dict[int, float]:
+    """How well the side's colour changes (edge spots, changes of denomination) fall on the
+    boundaries between chips when the side, from the felt to the top's height, holds m chips
+    (m = n - 1, n, n + 1): for each, the mean colour change along the side at the m - 1
+    boundaries against that at the bands' middles, as (boundaries - middles) / (both).
+    `sampled`: the side already sampled there (`sample_side`)."""
+    angles = len(t.band_angles)
+    steps = t.band_steps_per_chip * max(n, 1)
+    if sampled is None:
+        sampled = view.sample(view.in_frame(view.project(_band_points(centre, top_mm, n, view, t))))
     # channel first (3, steps, angles): numpy's loops over an axis of 3 cost several times the arithmetic
-    rgb = np.ascontiguousarray(view.sample(px).reshape(steps, len(dirs), 3).transpose(2, 0, 1))
+    rgb = np.ascontiguousarray(sampled.reshape(steps, angles, 3).transpose(2, 0, 1))
     step = rgb[:, 1:] - rgb[:, :-1]
     step *= step
     change = np.sqrt(step[0] + step[1] + step[2])  # (steps - 1, angles), at z between samples
@@ -413,30 +474,48 @@ def side_bands(centre: FloatArray, top_mm: float, n: int, view: FrameView, t: Tu
     return out
 
 
-def plainest_band(centre: FloatArray, n: int, view: FrameView, t: Tuning) -> tuple[float, float]:
-    """How plain the side's plainest half chip is (see `Tuning.sliver_share`): the least spread
-    across the angles of a half chip at least half a chip from the felt and from the top, over
-    the side's median spread a quarter chip, and how many chips up it is (its middle); (inf, 0)
-    when the stack is too short to hold one."""
-    quarter = t.sliver_steps_per_chip // 4
-    quarters = 4 * n
-    if quarters < 6:  # no half chip half a chip from both ends
-        return math.inf, 0.0
+def _sliver_points(centre: FloatArray, n: int, view: FrameView, t: Tuning) -> FloatArray | None:
+    """`plainest_band`'s points: the side at each chip's boundary ((n + 1) x angles, table mm);
+    None when the stack is too short to hold a half chip half a chip from both ends."""
+    if 4 * n < 6:
+        return None
     dirs = view.around(centre, t.sliver_angles)
-    steps = t.sliver_steps_per_chip * n
     ring = centre + R * dirs
     # the side projected at each chip's boundary only, the heights between interpolated (a
     # vertical line's image over 3.3 mm is straight to far below a thousandth of a pixel):
     # projecting every sample cost ms on a tall stack
     levels = np.arange(n + 1) * CHIP_THICKNESS_MM
-    pts = np.concatenate(
+    return np.concatenate(
         [np.repeat(ring[None], n + 1, axis=0), np.repeat(levels[:, None, None], len(dirs), axis=1)], axis=2
     ).reshape(-1, 3)
-    ends = view.project(pts).reshape(n + 1, len(dirs), 2)
+
+
+def _sliver_px(projected: FloatArray, n: int, view: FrameView, t: Tuning) -> npt.NDArray[np.float32]:
+    """`plainest_band`'s sample pixels from its points projected: the heights between each two
+    chip boundaries interpolated (steps x angles)."""
+    ends = projected.reshape(n + 1, len(t.sliver_angles), 2)
     f = ((np.arange(t.sliver_steps_per_chip) + 0.5) / t.sliver_steps_per_chip)[None, :, None, None]
-    px = view.in_frame((ends[:-1, None] + (ends[1:] - ends[:-1])[:, None] * f).reshape(-1, 2))
+    return view.in_frame((ends[:-1, None] + (ends[1:] - ends[:-1])[:, None] * f).reshape(-1, 2))
+
+
+def plainest_band(
+    centre: FloatArray, n: int, view: FrameView, t: Tuning, sampled: FloatArray | None = None
+) -> tuple[float, float]:
+    """How plain the side's plainest half chip is (see `Tuning.sliver_share`): the least spread
+    across the angles of a half chip at least half a chip from the felt and from the top, over
+    the side's median spread a quarter chip, and how many chips up it is (its middle); (inf, 0)
+    when the stack is too short to hold one. `sampled`: the side already sampled there (`sample_side`)."""
+    quarter = t.sliver_steps_per_chip // 4
+    quarters = 4 * n
+    if quarters < 6:  # no half chip half a chip from both ends
+        return math.inf, 0.0
+    steps = t.sliver_steps_per_chip * n
+    if sampled is None:
+        pts = _sliver_points(centre, n, view, t)
+        assert pts is not None
+        sampled = view.sample(_sliver_px(view.project(pts), n, view, t))
     # channel first (3, steps, angles): numpy's loops over an axis of 3 cost several times the arithmetic
-    rgb = np.ascontiguousarray(view.sample(px).reshape(steps, len(dirs), 3).transpose(2, 0, 1))
+    rgb = np.ascontiguousarray(sampled.reshape(steps, len(t.sliver_angles), 3).transpose(2, 0, 1))
     off = rgb - _mean(rgb, 2, keepdims=True)
     off *= off
     deviation = np.sqrt(_mean(off, 2))  # 3, steps: each channel's spread across the angles
@@ -494,23 +573,9 @@ class Colours:
         }
 
 
-def name_colours(
-    centre: FloatArray,
-    n: int,
-    blur: ZoneBlur,
-    view: FrameView,
-    cond: FrameConditions,
-    chips: ChipSet,
-    felt: tuple[float, float, float],
-    t: Tuning,
-) -> Colours:
-    """Each chip's colour, bottom to top, from the colours down the stack's near side, every
-    chip named at once with the blur between neighbouring chips modelled (vision/stack_colours.py).
-    On a frame smeared one way the namer models the blur along the stack's side (it mixes
-    neighbouring chips), and the margin asked grows with the blur along its longest axis (a blur
-    across the side mixes in what the namer does not model: the felt beside the stack, its top
-    face); else the frame's `spread_px` for both."""
-    along, blurred = (blur.along, cond.longest_px) if cond.smeared else (cond.spread_px, cond.spread_px)
+def _colour_points(centre: FloatArray, n: int, view: FrameView, t: Tuning) -> FloatArray:
+    """`name_colours`' points: the near side at each chip's SAMPLE_HEIGHTS (chips x heights x
+    angles), then the felt just in front of the stack (one an angle), table mm."""
     dirs = view.around(centre, t.side_angles)
     angles = len(dirs)
     # on the side itself: a point inside it would show the side a fraction of a chip higher
@@ -520,19 +585,45 @@ def name_colours(
         [np.repeat(ring[None], len(z), axis=0), np.repeat(z[:, None, None], angles, axis=1)], axis=2
     ).reshape(-1, 3)
     on_felt = np.concatenate([centre + (R + t.felt_beside_mm) * dirs, np.zeros((angles, 1))], axis=1)
-    px = view.in_frame(view.project(np.concatenate([on_side, on_felt])))
+    return np.concatenate([on_side, on_felt])
+
+
+def name_colours(
+    centre: FloatArray,
+    n: int,
+    blur: ZoneBlur,
+    view: FrameView,
+    cond: FrameConditions,
+    chips: ChipSet,
+    felt: tuple[float, float, float],
+    t: Tuning,
+    side: SideSamples | None = None,
+) -> Colours:
+    """Each chip's colour, bottom to top, from the colours down the stack's near side, every
+    chip named at once with the blur between neighbouring chips modelled (vision/stack_colours.py).
+    On a frame smeared one way the namer models the blur along the stack's side (it mixes
+    neighbouring chips), and the margin asked grows with the blur along its longest axis (a blur
+    across the side mixes in what the namer does not model: the felt beside the stack, its top
+    face); else the frame's `spread_px` for both. `side`: the side already sampled there
+    (`sample_side`, by the not-square checks)."""
+    along, blurred = (blur.along, cond.longest_px) if cond.smeared else (cond.spread_px, cond.spread_px)
+    angles = len(t.side_angles)
+    on_side = n * len(SAMPLE_HEIGHTS) * angles
+    if side is None:
+        px = view.in_frame(view.project(_colour_points(centre, n, view, t)))
+        sampled = view.sample(px)
+    else:
+        px, sampled = side.colours_px, side.colours
     middle = angles // 2  # how tall a chip is in the frame, from the lowest and highest samples
-    rise = float(np.linalg.norm(px[len(on_side) - angles + middle] - px[middle]))
+    rise = float(np.linalg.norm(px[on_side - angles + middle] - px[middle]))
     px_per_chip = rise / (n - 1 + SAMPLE_HEIGHTS[-1] - SAMPLE_HEIGHTS[0])
-    rgb = view.sample(px)[:, ::-1]
+    rgb = sampled[:, ::-1]
     if cond.compressed:  # the felt's colour bled into the bottom chip (Tuning.jpeg_bottom_chroma)
-        rgb = _unmix_bottom_chroma(rgb, angles, len(on_side), t)
+        rgb = _unmix_bottom_chroma(rgb, angles, on_side, t)
     namer = namer_for(tuple(c.colour for c in chips.chips), felt)
     # blur beyond what the namer's blurs were measured on is added to each of them
     extra = math.sqrt(max(along**2 - t.sharp_enough_px**2, 0.0))
-    named = namer.name(
-        rgb[: len(on_side)].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[len(on_side) :], px_per_chip, extra
-    )
+    named = namer.name(rgb[:on_side].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[on_side:], px_per_chip, extra)
     wanted = cond.colour_margin(px_per_chip, blurred, t)
     return Colours(named, px_per_chip, wanted, tuple(c.value for c in chips.chips))
 
@@ -581,10 +672,20 @@ def _lab_doubt(colours: Colours, t: Tuning) -> str | None:
     """The third opinion on every chip, in Lab (`Tuning.lab_lead`): why the stack is "unsure"
     when a chip's own colour is nearer another chip colour's than the one it is named, else None."""
     named = colours.named
-    leads = [named.lab_lead(i) for i in range(len(named.colours))]
-    i = int(np.argmin([lead for _, lead in leads]))
-    other, lead = leads[i]
-    if other < 0 or lead >= -t.lab_lead:
+    off = named.lab_off
+    if off is None or off.shape[1] < 2:  # no third opinion: every chip's lead is infinite
+        return None
+    # every chip's `NamedStack.lab_lead` at once: the same differences, the same first smallest
+    chips = np.arange(len(named.colours))
+    as_named = np.asarray(named.colours)
+    d = off.copy()
+    own = d[chips, as_named]
+    d[chips, as_named] = np.inf
+    others = d.argmin(axis=1)
+    leads = d[chips, others] - own
+    i = int(leads.argmin())
+    other, lead = int(others[i]), float(leads[i])
+    if lead >= -t.lab_lead:
         return None
     mine, theirs = colours.values[named.colours[i]], colours.values[other]
     return (
@@ -719,11 +820,11 @@ def _measure(
     if np.count_nonzero(filled) < 5:
         return None
     n_rows, width = blob.shape
-    lefts = np.argmax(blob, axis=1).tolist()
-    rights = (width - 1 - np.argmax(blob[:, ::-1], axis=1)).tolist()
+    lefts = blob.argmax(axis=1).tolist()  # the array methods skip numpy's function wrappers
+    rights = (width - 1 - blob[:, ::-1].argmax(axis=1)).tolist()
     # 0 for an empty row, 1 for one pixel, 2 for two or more
     per_row = [(1 + (r > left)) if f else 0 for f, left, r in zip(filled.tolist(), lefts, rights, strict=True)]
-    front_row = int(np.argmax(filled))
+    front_row = int(filled.argmax())
     # the widest rows of the base circle (about r beyond the front edge) give the centre across
     band = range(front_row + int(R) - 3, min(front_row + int(R) + 4, n_rows))
     centres = sorted((lefts[i] + rights[i]) / 2 for i in band if per_row[i])  # whole and half pixels: exact
@@ -735,7 +836,7 @@ def _measure(
     column: Mask = np.any(blob[:, max(c0 - 1, 0) : c0 + 2], axis=1)
     if not column.any():
         return None
-    first, last = int(np.argmax(column)), len(column) - 1 - int(np.argmax(column[::-1]))
+    first, last = int(column.argmax()), len(column) - 1 - int(column[::-1].argmax())
     profile = _mean(score[:, max(c0 - 1, 0) : c0 + 2], 1)
     front = _crossing(profile, first, -1)
     far = _crossing(profile, last, +1)
@@ -795,9 +896,9 @@ def _misalignment(
         return 0.0, 0.0, 0.0
     rows = np.arange(first, last + 1)
     inside = blob[rows]
-    has = np.any(inside, axis=1)
-    lefts = np.argmax(inside, axis=1)
-    rights = width - 1 - np.argmax(inside[:, ::-1], axis=1)
+    has = inside.any(axis=1)
+    lefts = inside.argmax(axis=1)
+    rights = width - 1 - inside[:, ::-1].argmax(axis=1)
     ok = has & (rights - lefts >= 8) & (lefts >= 3) & (rights <= width - 4)
     rows, lefts, rights = rows[ok], lefts[ok], rights[ok]
     if len(rows) < 6:

@@ -10,6 +10,7 @@ the reader before it did. Two sets:
          before the speed work; tests/vision/test_identity.py asserts the reader still gives it)
   big    many more frames (robustness conditions on more seeds, the speed benchmark's three
          ways of reading), written to a file and compared by hand while optimising
+  all    the big set with every robustness condition (30) on its seeds
 
     python -m tests.vision.identity write big /tmp/identity-before.json
     python -m tests.vision.identity check big /tmp/identity-before.json   # exit 1 on a difference
@@ -38,6 +39,7 @@ from vision.calibration import Calibration, CalibrationError
 from vision.layout import Layout
 from vision.reader import Reader
 from vision.render import render
+from vision.robustness import CONDITIONS
 
 GOLDEN = Path(__file__).with_name("identity_golden.json")
 
@@ -75,7 +77,14 @@ _BIG_CONDITIONS = (
 ROBUST_BIG = tuple((seed, _BIG_CONDITIONS) for seed in range(10, 22))
 SEQUENCES_BIG = tuple((seed, geometry, (1280, 720)) for seed in range(30, 38) for geometry in ("halves", "whole"))
 
-SETS = {"small": (ROBUST_SMALL, SEQUENCES_SMALL), "big": (ROBUST_BIG, SEQUENCES_BIG)}
+# every robustness condition (vision/robustness.py), on the big set's seeds
+ROBUST_ALL = tuple((seed, tuple(CONDITIONS)) for seed in range(10, 22))
+
+SETS = {
+    "small": (ROBUST_SMALL, SEQUENCES_SMALL),
+    "big": (ROBUST_BIG, SEQUENCES_BIG),
+    "all": (ROBUST_ALL, SEQUENCES_BIG),
+}
 
 
 def _evidence(reader: Reader) -> dict[str, Any]:
