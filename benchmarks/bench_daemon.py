@@ -23,6 +23,16 @@ polls the light /api/health; the unmodified daemon's session polls /api/state (w
 simulation carries the mock pins' history) and gives memory (VmRSS/VmHWM, against the 512 MB
 of a Raspberry Pi Zero 2 W) and start-up (spawn until /api/health answers, on a fresh journal
 and on the session's journal, which a restart replays).
+
+Where a card's time goes (`breakdown`, on unless BENCH_STAGES=0): in the stamped session the
+launcher also wraps the card's way, stage by stage (STAGES: the loop woken by the pty, the bytes
+read, the frame parsed, the daemon's routing, Table._commit's hooks before the journal, the
+entry encoded, SQLite's INSERT until its first write-ahead write, those writes, the fdatasync,
+SQLite after it, the rest of the append, the reducer, the lamps' frame, the chain's shift until
+the latch), with time.monotonic stamps, and benchmarks/sync_stamps.c (built with the system's C
+compiler, LD_PRELOAD'ed into that daemon alone) stamps SQLite's pwrite64 and fdatasync on the
+same clock. Nothing of it is in the daemon's code: a daemon started any other way pays nothing,
+and this one pays a few stamps a card (about 15 calls of time.monotonic).
 """
 
 from __future__ import annotations
@@ -396,6 +406,15 @@ def _breakdown(session: Session) -> dict[str, Any]:
         start = key
     total = [row["latch"] - row["sent"] for row in rows]
     out["total_sent_to_latch"] = _ms(total)
+    cpu = [row["latch_cpu"] - row["woke_cpu"] for row in rows if "latch_cpu" in row and "woke_cpu" in row]
+    if cpu:
+        out["loop_cpu_woke_to_latch"] = {
+            **_ms(cpu),
+            "what": (
+                "CPU time of the table's loop (time.thread_time) from its wake-up by the pty to the latch: the "
+                "code's own cost on the card's way, the fsync's wait and other processes' turns apart"
+            ),
+        }
     p50_sum = sum(out[name]["p50_ms"] for name, _, _ in stages)
     return {
         "cards": len(rows),
@@ -636,7 +655,7 @@ def _stage_stamps(latch_risen: list[Callable[[float], None]]) -> list[dict[str, 
     from drivers.shoe.link import HostLink
     from drivers.shoe.loop_reader import LoopShoeReader
 
-    clock = time.monotonic
+    clock, cpu = time.monotonic, time.thread_time  # the table's loop's own CPU time, beside the clock's
     cards: list[dict[str, Any]] = []
     pending: dict[str, Any] = {}
     now: list[dict[str, Any] | None] = [None]  # the card on its way (open until Table.card returns)
@@ -665,6 +684,7 @@ def _stage_stamps(latch_risen: list[Callable[[float], None]]) -> list[dict[str, 
     def stamped_readable(self: Any) -> None:
         pending.clear()
         pending["woke"] = clock()
+        pending["woke_cpu"] = cpu()
         readable(self)
 
     def stamped_receive(self: Any, data: bytes, at: float) -> Any:
@@ -704,6 +724,7 @@ def _stage_stamps(latch_risen: list[Callable[[float], None]]) -> list[dict[str, 
         record = now[0]
         if record is not None and record["open"] and "latch" not in record:
             record["latch"] = at
+            record["latch_cpu"] = cpu()
 
     LoopShoeReader._readable = stamped_readable  # type: ignore[method-assign]
     HostLink.receive = stamped_receive  # type: ignore[method-assign,assignment]
