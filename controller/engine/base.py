@@ -114,9 +114,14 @@ def evolve(state: D, **changes: Any) -> D:
     if not names.issuperset(changes):
         unknown = ", ".join(sorted(set(changes) - names))
         raise TypeError(f"{kind.__name__} has no field {unknown}")
+    held = state.__dict__
+    if len(held) != len(names):
+        # something beside the fields lives in the instance (a value cached on it): a copy would
+        # carry it to a state it was not worked out for, so the new state is made as replace does
+        return dataclasses.replace(state, **changes)  # type: ignore[type-var]
     new = object.__new__(kind)
     fields = new.__dict__
-    fields.update(state.__dict__)
+    fields.update(held)
     fields.update(changes)
     return new
 

@@ -67,3 +67,21 @@ def test_evolve_refuses_a_dataclass_whose_init_checks_or_sets_what_a_copy_would_
     for made in (Checked(1), Derived(1), Mutable(1)):
         with pytest.raises(TypeError, match="evolve takes a frozen dataclass"):
             evolve(made, value=2)
+
+
+def test_evolve_never_carries_a_value_cached_on_the_old_state_to_the_new_one() -> None:
+    @dataclass(frozen=True)
+    class Hand:
+        cards: tuple[str, ...]
+
+        def best(self) -> str:
+            found: str | None = self.__dict__.get("_best")
+            if found is None:
+                found = self.__dict__["_best"] = max(self.cards)
+            return found
+
+    hand = Hand(("2H", "9S"))
+    assert hand.best() == "9S"
+    grown = evolve(hand, cards=("2H", "9S", "QD"))
+    assert grown.best() == "QD"  # its own best, not the old hand's 9S
+    assert grown == Hand(("2H", "9S", "QD")) and hand.best() == "9S"
