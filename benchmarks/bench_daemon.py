@@ -23,6 +23,16 @@ polls the light /api/health; the unmodified daemon's session polls /api/state (w
 simulation carries the mock pins' history) and gives memory (VmRSS/VmHWM, against the 512 MB
 of a Raspberry Pi Zero 2 W) and start-up (spawn until /api/health answers, on a fresh journal
 and on the session's journal, which a restart replays).
+
+Where a card's time goes (`breakdown`, on unless BENCH_STAGES=0): in the stamped session the
+launcher also wraps the card's way, stage by stage (STAGES: the loop woken by the pty, the bytes
+read, the frame parsed, the daemon's routing, Table._commit's hooks before the journal, the
+entry encoded, SQLite's INSERT until its first write-ahead write, those writes, the fdatasync,
+SQLite after it, the rest of the append, the reducer, the lamps' frame, the chain's shift until
+the latch), with time.monotonic stamps, and benchmarks/sync_stamps.c (built with the system's C
+compiler, LD_PRELOAD'ed into that daemon alone) stamps SQLite's pwrite64 and fdatasync on the
+same clock. Nothing of it is in the daemon's code: a daemon started any other way pays nothing,
+and this one pays a few stamps a card (about 15 calls of time.monotonic).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ import tempfile
 import threading
 import time
 import tty
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,6 +187,8 @@ class Session:
     pins_share: float  # of /api/state's JSON at the end of the session
     lamp_edges: list[tuple[float, bool, bool]] = field(default_factory=list)  # (when, state, by the loop)
     pin_states: int | None = None  # states the mock pins held at exit (stamped session)
+    stages: list[dict[str, Any]] | None = None  # per card, the stamps of its way (stamped session, BENCH_STAGES)
+    disk_calls: list[tuple[int, int, float, float]] | None = None  # (kind, fd, entered, returned), sync_stamps.c
 
 
 class Bench:
@@ -212,9 +225,17 @@ class Bench:
             daemon.stop()
             self.display.drain()  # its start-up frames
 
-    def session(self, state_dir: Path, cards: int, *, probe: str, stamped_log: Path | None = None) -> Session:
+    def session(
+        self,
+        state_dir: Path,
+        cards: int,
+        *,
+        probe: str,
+        stamped_log: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Session:
         argv = [*STAMPED, str(stamped_log), "--"] if stamped_log else TABLECTL
-        daemon = Daemon(self.workdir, self.config, argv=argv, state_dir=state_dir)
+        daemon = Daemon(self.workdir, self.config, argv=argv, state_dir=state_dir, env=env)
         api: Api | None = None
         daemon.spawn()
         try:
@@ -238,6 +259,8 @@ class Bench:
             doc = json.loads(stamped_log.read_text())
             session.lamp_edges = [(float(t), bool(s), bool(loop)) for t, s, loop in doc["edges"]]
             session.pin_states = int(doc["pin_states"])
+            session.stages = doc.get("stages")
+            session.disk_calls = doc.get("disk_calls")
         return session
 
     def _deal(self, api: Api, cards: int, probe: str) -> tuple[list[CardTiming], int]:
@@ -309,6 +332,124 @@ def _lamp_latencies(session: Session) -> tuple[list[float], list[CardTiming]]:
     return out, unchanged
 
 
+# -- where a card's time goes: the stamped session's stages ---------------------------------------------
+
+STAGES_ENV = "BENCH_STAGES"  # set for the stamped daemon: its launcher wraps the card's way with stamps
+SHIM_ENV = "BENCH_SYNC_STAMPS"  # the stamped daemon's LD_PRELOAD'ed sync_stamps.c, read back through ctypes
+#: A card's way to the lamps, stamp to stamp (each stage ends at the next stamp; CLOCK_MONOTONIC).
+STAGES: tuple[tuple[str, str, str], ...] = (
+    ("pty_to_loop", "woke", "the CARD frame written to the pty until the table's loop runs the shoe's reader"),
+    ("read", "read", "os.read of the pty's bytes"),
+    ("parse", "parsed", "the link decodes the frame and hands the card to the daemon"),
+    ("dispatch", "handled", "the daemon's routing of the shoe's event until Table.card"),
+    ("before_journal", "append", "Table._commit before the journal: its ahead hooks (issue 31's round hold)"),
+    ("encode", "encoded", "the entry's JSON, time and the content its CRC and chain link are made of"),
+    ("sqlite_to_write", "wal_write", "the INSERT's binding and SQLite's own work until its first write-ahead write"),
+    ("wal_write", "sync", "SQLite's pwrite64s of the write-ahead file's frames"),
+    ("fsync", "synced", "fdatasync of the write-ahead file (the disk's)"),
+    ("after_fsync", "committed", "SQLite after its sync until the INSERT returns to Python"),
+    ("append_rest", "appended", "Journal.append after the commit: the chain's link, the Entry"),
+    ("apply", "lamps", "the reducer applies the entry (parse_entry, the engine) until the lamps are told"),
+    ("lamp_frame", "shift", "the lamps' moves, patterns and the frame until the 74HC595 chain's shift begins"),
+    ("shift_out", "latch", "the chain's writes until the latch rises"),
+)
+#: The same without the disk calls' stamps (no C compiler, or the shim not loaded): the commit as one.
+STAGES_NO_SHIM: tuple[tuple[str, str, str], ...] = (
+    *STAGES[:6],
+    ("sqlite_insert_commit", "committed", "the INSERT and its commit, fsync included"),
+    *STAGES[10:],
+)
+AFTER: tuple[tuple[str, str, str], ...] = (
+    ("after_lamps", "card_done", "latch risen until Table.card returns: the display, the listeners, the head file"),
+    ("to_ack", "acked", "Table.card returned until the shoe's ACK is written"),
+)
+
+
+def _sync_stamps(where: Path) -> Path | None:
+    """benchmarks/sync_stamps.c built into `where` (None when there is no C compiler)."""
+    out = where / "sync_stamps.so"
+    source = Path(__file__).with_name("sync_stamps.c")
+    try:
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(out), str(source), "-ldl"], check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out
+
+
+def _breakdown(session: Session) -> dict[str, Any]:
+    """Per stage of a card's way to the lamps, p50/p99 over the cards that changed a lamp."""
+    records = session.stages or []
+    calls = session.disk_calls
+    stages = STAGES if calls is not None else STAGES_NO_SHIM
+    if calls is not None:
+        _place_disk_calls(records, calls)
+    by_card: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_card.setdefault(record["card"], []).append(record)
+    rows: list[dict[str, float]] = []
+    for timing in session.timings:
+        found = [r for r in by_card.get(timing.card, []) if r.get("handled", 0.0) >= timing.sent]
+        if not found:
+            continue
+        record = min(found, key=lambda r: float(r["handled"]))
+        row = {"sent": timing.sent, **{k: v for k, v in record.items() if isinstance(v, float)}}
+        if all(key in row for _, key, _ in stages):
+            rows.append(row)
+    if not rows:
+        return {"cards": 0, "why": "no card had every stamp (is the stamped launcher's wrapping out of date?)"}
+    out: dict[str, Any] = {}
+    start = "sent"
+    for name, key, what in (*stages, *AFTER):
+        values = [row[key] - row[start] for row in rows if key in row and start in row]
+        if values:
+            out[name] = {**_ms(values), "what": what}
+        start = key
+    total = [row["latch"] - row["sent"] for row in rows]
+    out["total_sent_to_latch"] = _ms(total)
+    cpu = [row["latch_cpu"] - row["woke_cpu"] for row in rows if "latch_cpu" in row and "woke_cpu" in row]
+    if cpu:
+        out["loop_cpu_woke_to_latch"] = {
+            **_ms(cpu),
+            "what": (
+                "CPU time of the table's loop (time.thread_time) from its wake-up by the pty to the latch: the "
+                "code's own cost on the card's way, the fsync's wait and other processes' turns apart"
+            ),
+        }
+    p50_sum = sum(out[name]["p50_ms"] for name, _, _ in stages)
+    return {
+        "cards": len(rows),
+        "how": (
+            "the stamped session's daemon, its card path wrapped by its launcher (benchmarks/bench_daemon.py's "
+            "_stage_stamps, BENCH_STAGES; nothing in the daemon's code) with time.monotonic at each stage's end, "
+            "and the write-ahead file's pwrite64/fdatasync stamped in C (benchmarks/sync_stamps.c, LD_PRELOAD): "
+            "all CLOCK_MONOTONIC; a stage is the time from the stamp before; p50/p99 of each stage over the "
+            "cards that changed a lamp (the p50s need not sum to the total's)"
+        ),
+        "stages": out,
+        "p50_sum_ms": round(p50_sum, 3),
+        "disk_stamps": calls is not None,
+    }
+
+
+def _place_disk_calls(records: list[dict[str, Any]], calls: list[tuple[int, int, float, float]]) -> None:
+    """Each card's first write-ahead pwrite, its sync's entry and the last sync's return, taken
+    from the C stamps that fall within its INSERT (`insert` .. `committed`)."""
+    calls = sorted(calls, key=lambda c: c[2])
+    enters = [c[2] for c in calls]
+    for record in records:
+        begin, end = record.get("insert"), record.get("committed")
+        if begin is None or end is None:
+            continue
+        inside = calls[bisect.bisect_left(enters, begin) : bisect.bisect_right(enters, end)]
+        writes = [c for c in inside if c[0] == 3]
+        syncs = [c for c in inside if c[0] in (1, 2)]
+        if writes and syncs:
+            record["wal_write"] = writes[0][2]
+            record["sync"] = syncs[0][2]
+            record["synced"] = syncs[-1][3]
+            record["syncs"] = len(syncs)
+
+
 # -- the result -----------------------------------------------------------------------------------------
 
 
@@ -343,12 +484,21 @@ def _source() -> str:
 
 
 def run() -> dict[str, Any]:
+    staged = os.environ.get("BENCH_STAGES", "1") != "0"  # the stamped session's per-stage stamps (on unless 0)
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp, Bench(Path(tmp)) as bench:
         starts = [bench.time_start(Path(tmp) / f"fresh-{i}") for i in range(STARTS)]
         stock = bench.session(Path(tmp) / "stock", CARDS, probe="/api/state")
         restarts = [bench.time_start(Path(tmp) / "stock") for _ in range(RESTARTS)]
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp, Bench(Path(tmp)) as bench:
-        stamped = bench.session(Path(tmp) / "stamped", CARDS, probe="/api/health", stamped_log=Path(tmp) / "edges.json")
+        env = None
+        if staged:
+            env = {STAGES_ENV: "1"}
+            shim = _sync_stamps(Path(tmp))
+            if shim is not None:
+                env |= {"LD_PRELOAD": str(shim), SHIM_ENV: str(shim)}
+        stamped = bench.session(
+            Path(tmp) / "stamped", CARDS, probe="/api/health", stamped_log=Path(tmp) / "edges.json", env=env
+        )
     lamp, unchanged = _lamp_latencies(stamped)
     if len(lamp) < 0.8 * CARDS:
         raise RuntimeError(f"only {len(lamp)} of {CARDS} cards changed a lamp: the latch log is not what it seems")
@@ -398,6 +548,7 @@ def run() -> dict[str, Any]:
                 "cards": len(stamped.timings),
                 "how": "GET /api/health sent after the display bytes came, answered with the card's journal_seq",
             },
+            "breakdown": _breakdown(stamped) if staged else "not measured (BENCH_STAGES=0)",
             "rounds": {"stock_session": stock.rounds, "stamped_session": stamped.rounds},
             "daemon_cpu_ms_per_card": {
                 "polling_api_state": _cpu_ms_per_card(stock),
@@ -453,11 +604,24 @@ def _stamped_run(argv: list[str]) -> int:
     edges: list[tuple[float, bool, bool]] = []
     factories: list[Any] = []
 
-    class StampedPin(SimulatedPin):  # the daemon's own simulated pins, stamped
-        def _change_state(self, value: Any) -> bool:
-            changed = bool(super()._change_state(value))
-            if changed and self.info.name in watched:
-                edges.append((self._last_change, bool(value), threading.get_ident() == loop_thread))
+    latch_risen: list[Callable[[float], None]] = []  # the stages' stamp of a card's latch (BENCH_STAGES)
+
+    class StampedPin(SimulatedPin):  # the daemon's own simulated pins, the watched ones stamped
+        def __init__(self, factory: Any, info: Any) -> None:
+            super().__init__(factory, info)
+            if info.name in watched:
+                # On the watched pins alone (the latch): the chain's other writes, about 70 a frame,
+                # cost what they cost in `tablectl run --sim`, not a stamping call each too.
+                self._change_state = self._stamped_change
+
+        def _stamped_change(self, value: Any) -> bool:
+            changed = bool(SimulatedPin._change_state(self, value))
+            if changed:
+                by_loop = threading.get_ident() == loop_thread
+                edges.append((self._last_change, bool(value), by_loop))
+                if value and by_loop:
+                    for risen in latch_risen:
+                        risen(self._last_change)
             return changed
 
     def stamped_factory(simulated: bool, name: str | None = None) -> Any:
@@ -465,10 +629,129 @@ def _stamped_run(argv: list[str]) -> int:
         return factories[-1]
 
     controller.app.daemon.make_pin_factory = stamped_factory  # type: ignore[attr-defined]
+    stages = _stage_stamps(latch_risen) if os.environ.get(STAGES_ENV) == "1" else None
     code = main(cli_argv)
     held = sum(len(pin.states) for factory in factories for pin in factory.pins.values())
-    log.write_text(json.dumps({"edges": edges, "pin_states": held}))
+    doc: dict[str, Any] = {"edges": edges, "pin_states": held}
+    if stages is not None:
+        doc["stages"] = stages
+        shim = os.environ.get(SHIM_ENV)
+        if shim and shim in os.environ.get("LD_PRELOAD", ""):
+            doc["disk_calls"] = _disk_calls(shim)
+    log.write_text(json.dumps(doc))
     return code
+
+
+def _stage_stamps(latch_risen: list[Callable[[float], None]]) -> list[dict[str, Any]]:
+    """Wrap the card's way in this (stamped) daemon with time.monotonic stamps (STAGES): one
+    record a card, from the shoe reader's wake-up to the ACK. Installed only here, by the
+    launcher: the daemon's code is the same, and a daemon started otherwise pays nothing."""
+    from controller.adapters.outputs import LampOutput
+    from controller.app.daemon import Daemon as TableDaemon
+    from controller.journal import log as journal_log
+    from controller.table.table import Table
+    from drivers.indicators.sinks import ShiftRegisterSink
+    from drivers.shoe.events import CardRead
+    from drivers.shoe.link import HostLink
+    from drivers.shoe.loop_reader import LoopShoeReader
+
+    clock, cpu = time.monotonic, time.thread_time  # the table's loop's own CPU time, beside the clock's
+    cards: list[dict[str, Any]] = []
+    pending: dict[str, Any] = {}
+    now: list[dict[str, Any] | None] = [None]  # the card on its way (open until Table.card returns)
+
+    def mark(key: str) -> None:
+        record = now[0]
+        if record is not None and record["open"] and key not in record:
+            record[key] = clock()
+
+    def wrap(owner: Any, name: str, before: str | None = None, after: str | None = None) -> None:
+        original = getattr(owner, name)
+
+        def stamped(*args: Any, **kwargs: Any) -> Any:
+            if before is not None:
+                mark(before)
+            result = original(*args, **kwargs)
+            if after is not None:
+                mark(after)
+            return result
+
+        setattr(owner, name, stamped)
+
+    readable, receive, write = LoopShoeReader._readable, HostLink.receive, LoopShoeReader._write
+    from_shoe, card, execute = TableDaemon._from_shoe_on_loop, Table.card, journal_log._Db.execute
+
+    def stamped_readable(self: Any) -> None:
+        pending.clear()
+        pending["woke"] = clock()
+        pending["woke_cpu"] = cpu()
+        readable(self)
+
+    def stamped_receive(self: Any, data: bytes, at: float) -> Any:
+        pending["read"] = clock()
+        return receive(self, data, at)
+
+    def stamped_from_shoe(self: Any, event: Any) -> None:
+        if isinstance(event, CardRead):
+            pending["parsed"] = clock()
+        from_shoe(self, event)
+
+    def stamped_card(self: Any, which: Any, source: Any) -> Any:
+        record = {**pending, "handled": clock(), "card": str(which), "open": True}
+        cards.append(record)
+        now[0] = record
+        try:
+            return card(self, which, source)
+        finally:
+            record["card_done"] = clock()
+            record["open"] = False
+
+    def stamped_write(self: Any, port: Any, data: bytes) -> None:
+        record = now[0]
+        if record is not None and "card_done" in record and "acked" not in record:
+            record["acked"] = clock()
+        write(self, port, data)
+
+    def stamped_execute(self: Any, sql: str, args: Any = ()) -> Any:
+        if not sql.startswith("INSERT INTO entries"):
+            return execute(self, sql, args)
+        mark("insert")
+        rows = execute(self, sql, args)
+        mark("committed")
+        return rows
+
+    def risen(at: float) -> None:
+        record = now[0]
+        if record is not None and record["open"] and "latch" not in record:
+            record["latch"] = at
+            record["latch_cpu"] = cpu()
+
+    LoopShoeReader._readable = stamped_readable  # type: ignore[method-assign]
+    HostLink.receive = stamped_receive  # type: ignore[method-assign,assignment]
+    LoopShoeReader._write = stamped_write  # type: ignore[method-assign]
+    TableDaemon._from_shoe_on_loop = stamped_from_shoe  # type: ignore[method-assign]
+    Table.card = stamped_card  # type: ignore[method-assign,assignment]
+    journal_log._Db.execute = stamped_execute  # type: ignore[method-assign]
+    wrap(journal_log.Journal, "append", before="append", after="appended")
+    wrap(journal_log, "_content", after="encoded")
+    wrap(LampOutput, "update", before="lamps")
+    wrap(ShiftRegisterSink, "_shift_out", before="shift")
+    latch_risen.append(risen)
+    return cards
+
+
+def _disk_calls(shim: str) -> list[tuple[int, int, float, float]]:
+    """What sync_stamps.c recorded in this process: (kind 1 fsync / 2 fdatasync / 3 pwrite, fd,
+    entered, returned)."""
+    import ctypes
+
+    lib = ctypes.CDLL(shim)  # the copy LD_PRELOAD loaded: the same file, the same handle
+    count = min(ctypes.c_long.in_dll(lib, "sync_stamp_count").value, 1 << 18)
+    kinds = (ctypes.c_int * count).in_dll(lib, "sync_stamp_kind")
+    fds = (ctypes.c_int * count).in_dll(lib, "sync_stamp_fd")
+    enters = (ctypes.c_double * count).in_dll(lib, "sync_stamp_enter")
+    leaves = (ctypes.c_double * count).in_dll(lib, "sync_stamp_leave")
+    return [(kinds[i], fds[i], enters[i], leaves[i]) for i in range(count)]
 
 
 if __name__ == "__main__":

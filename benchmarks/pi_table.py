@@ -76,7 +76,8 @@ SOURCES = (
     "a Pi was found to pin it. Vision's OpenCV uses AVX-512 here and 128-bit NEON there, so its ratio "
     "may also be past the low end.",
     "- CPU figures are multiplied; memory is not (the same objects, 64-bit on both); wall times "
-    "(card-to-lamp, measured here with nothing else running) are multiplied as if they were all "
+    "(card-to-lamp, measured here on a machine shared with other work: its row says the load) are "
+    "multiplied as if they were all "
     "CPU, an upper estimate. A figure **fits** when it is within its budget at the high end of the "
     'range, does **not** when it is over even at the low end; "at xN" says the factor it needs.',
 )

@@ -12,7 +12,6 @@ cards: 3 OUT INSURANCE (15 to 1 on three out cards) and POKER BONUS (a three-car
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from controller.engine.base import (
     Void,
     effect,
     event,
+    evolve,
     from_json,
     rule_options,
     seat_refused,
@@ -427,17 +427,17 @@ class GrandSlam(RoundGame[GrandSlamState, OpenRound, Event]):
         assert nxt is not None
         index, step = nxt
         effects: list[Effect] = [CardPlaced(seat=step.seat, base=step.base, card=card, blind=step.blind)]
-        state = dataclasses.replace(state, cursor=index + 1, dealt=(*state.dealt, card))
+        state = evolve(state, cursor=index + 1, dealt=(*state.dealt, card))
         if step.blind:
             assert state.blind is not None
-            state = dataclasses.replace(state, blind=dataclasses.replace(state.blind, cards=(*state.blind.cards, card)))
+            state = evolve(state, blind=evolve(state.blind, cards=(*state.blind.cards, card)))
             return self._advance(state, effects)
         seat = state.seat(step.seat)
-        seat = dataclasses.replace(seat, cards=(*seat.cards, card), dealt_at=(*seat.dealt_at, step.base))
+        seat = evolve(seat, cards=(*seat.cards, card), dealt_at=(*seat.dealt_at, step.base))
         to = destination(step.base, card)
         if to == "slam":
             standing = tuple(w for base in BASES for w in seat.standing(base))
-            seat = dataclasses.replace(
+            seat = evolve(
                 seat,
                 grand_slam=True,
                 stacks={"home": (*seat.stacks.get("home", ()), *standing)},
@@ -449,11 +449,11 @@ class GrandSlam(RoundGame[GrandSlamState, OpenRound, Event]):
             del stacks[step.base]
             target = cast(Position, to)
             stacks[target] = (*stacks.get(target, ()), *moving)
-            seat = dataclasses.replace(seat, stacks=stacks)
+            seat = evolve(seat, stacks=stacks)
             effects.append(
                 StackMoved(seat=seat.seat, from_base=step.base, to=target, wagers=moving, amount=seat.amount(moving))
             )
-        state = dataclasses.replace(state, seats=tuple(seat if s.seat == seat.seat else s for s in state.seats))
+        state = evolve(state, seats=tuple(seat if s.seat == seat.seat else s for s in state.seats))
         return self._advance(state, effects)
 
     def _advance(self, state: GrandSlamState, effects: list[Effect]) -> tuple[GrandSlamState, tuple[Effect, ...]]:
@@ -463,7 +463,7 @@ class GrandSlam(RoundGame[GrandSlamState, OpenRound, Event]):
             step = nxt[1]
             effects.append(NextCard(seat=step.seat, base=step.base, blind=step.blind))
             return state, tuple(effects)
-        state = dataclasses.replace(state, phase="settled")
+        state = evolve(state, phase="settled")
         paid = collected = 0
         for seat in state.seats:
             result = settle_seat(state.rules, seat)
