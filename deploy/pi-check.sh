@@ -7,7 +7,7 @@
 #    python3-venv, systemd, udev (about 25 min), built once and cached in
 #    ${XDG_CACHE_HOME:-~/.cache}/tablectl/bookworm-arm64; each run works on a fresh copy of it.
 #    It runs through qemu-user-static and binfmt_misc (Debian: qemu-user-static binfmt-support
-#    mmdebstrap; run as root).
+#    mmdebstrap arch-test: mmdebstrap needs arch-test for a foreign architecture; run as root).
 # 2. `make bundle`'s linux-aarch64 bundle, and pytest and hypothesis as aarch64 wheels for step 5
 #    (these downloads are the only use of the network, before the copy is entered).
 # 3. In the copy, with the network switched off (a new network namespace, loopback only):
@@ -111,8 +111,8 @@ PY
 fi
 
 [ "$(id -u)" = 0 ] || die "run as root (mmdebstrap, chroot and network namespaces need it): sudo make pi-check"
-for tool in mmdebstrap unshare chroot ip; do
-    command -v "$tool" >/dev/null || die "$tool is missing: apt-get install mmdebstrap qemu-user-static binfmt-support iproute2"
+for tool in mmdebstrap arch-test unshare chroot ip; do
+    command -v "$tool" >/dev/null || die "$tool is missing: apt-get install mmdebstrap arch-test qemu-user-static binfmt-support iproute2"
 done
 [ -x /usr/bin/qemu-aarch64-static ] || die "qemu-aarch64-static is missing: apt-get install qemu-user-static binfmt-support"
 mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
