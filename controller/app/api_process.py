@@ -48,6 +48,10 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     """The API's process: the app over a RemoteGate, served on the sockets the daemon bound."""
     openapi_models_built_on_first_use()
     pydantic_v1_asked_of_only_once_loaded()
+    # What starlette would otherwise import at the first request it answers (anyio's asyncio
+    # backend): loaded now, so the first request, /api/health included, is answered sooner. Here
+    # and not before the fork (controller/api/launch.py's PRELOAD): the table's process never uses it.
+    importlib.import_module("anyio._backends._asyncio")
     from controller.adapters.logs import configure
     from controller.api.app import create_app
     from controller.api.auth import Sessions
