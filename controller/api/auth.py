@@ -13,7 +13,6 @@ makes random ones and prints them once at start. A token never appears in a URL 
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import logging
@@ -25,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from controller.api.digests import sha256
 
 Role = Literal["dealer", "supervisor", "surveillance"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "surveillance")
@@ -178,7 +179,8 @@ class Sessions:
     def _proof(self, sid: str, role: Role) -> str:
         """The role's token now, keyed by the session id (which is never stored)."""
         token = getattr(self.tokens, role, None) if self.tokens is not None else None
-        return hmac.new(sid.encode(), (token or "").encode(), "sha256").hexdigest()
+        # The interpreter's SHA-256, not OpenSSL's (controller/api/digests.py): the same HMAC.
+        return hmac.new(sid.encode(), (token or "").encode(), sha256).hexdigest()
 
     def _close(self, key: str, reason: str, role: Role | None) -> None:
         self._sessions.pop(key, None)
@@ -230,7 +232,7 @@ class Sessions:
 
 
 def _key(sid: str) -> str:
-    return hashlib.sha256(sid.encode()).hexdigest()
+    return sha256(sid.encode()).hexdigest()  # the interpreter's, not OpenSSL's (controller/api/digests.py)
 
 
 def _role(value: object) -> Role:

@@ -7,10 +7,12 @@ socketpair and the sockets the daemon bound):
 - forked (`launch(fork=...)`: `tablectl run`'s first start, controller/app/early.py): a copy of the
   table's process as it is before the table's code is loaded, with no thread and no journal open
   yet. The interpreter and what both processes use (asyncio and ssl, the table's code and the
-  channel: `PRELOAD`; not pydantic, which only the API's process loads: the table's reads its
-  bodies without it, controller/games/plain.py) are loaded once, and their pages shared by the two
-  until one writes them (`gc.freeze()` first, so neither's collector writes them all): the second
-  interpreter costs less memory, and no start of its own.
+  channel: `PRELOAD`) are loaded once, and their pages shared by the two until one writes them
+  (`gc.freeze()` first, so neither's collector writes them all): the second interpreter costs less
+  memory, and no start of its own. What only the API's process uses is loaded after the fork, in
+  it alone: pydantic (the table's reads its bodies without it, controller/games/plain.py) and anyio
+  (starlette's). A forked process's memory holds every page its parent had, so a module loaded
+  before the fork that only one process uses is in both processes' RSS.
   Seen as `tablectl-api` (its name in /proc/PID/comm, `ps -o comm`, `top`); its command line is
   the daemon's.
 - executed (`python -m controller.app.api_process`): an API process started again after one
@@ -40,15 +42,14 @@ NAME = "tablectl-api"
 #: as a profiler wrapping `python -m controller.app.api_process` needs).
 FORK = True
 #: Loaded before the fork, once for both processes (each imports them anyway: the table's code and
-#: the channel, the journal's entries, whose pages the two then share; pydantic is the API's alone,
-#: imported after the fork: tests/controller/test_table_without_pydantic.py), and what
-#: the API's process would otherwise import at its first request (anyio's asyncio backend, which
-#: starlette loads when it first answers): the first request, /api/health included, is answered
-#: sooner. The table's game (its rules and adapter, found through its entry point) is loaded too,
+#: the channel, the journal's entries, whose pages the two then share). Not what only the API's
+#: process uses: pydantic and anyio are imported after the fork, by the API's process alone
+#: (anyio's asyncio backend, which starlette loads when it first answers, as the API's process
+#: starts: controller/app/api_process.py), so the table's process holds neither
+#: (tests/controller/test_table_without_pydantic.py): anyio loaded here was 1.8 MB of the table's
+#: RSS. The table's game (its rules and adapter, found through its entry point) is loaded too,
 #: when `launch` is told it: the API's process gets the game's adapter in its start message.
-PRELOAD = (
-    "controller.journal.log", "controller.table", "controller.api.channel", "anyio._backends._asyncio",
-)  # fmt: skip
+PRELOAD = ("controller.journal.log", "controller.table", "controller.api.channel")
 
 
 def uvicorn_without_its_command_line() -> None:

@@ -48,6 +48,11 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     """The API's process: the app over a RemoteGate, served on the sockets the daemon bound."""
     openapi_models_built_on_first_use()
     pydantic_v1_asked_of_only_once_loaded()
+    websocket_handshakes_without_openssl()
+    # What starlette would otherwise import at the first request it answers (anyio's asyncio
+    # backend): loaded now, so the first request, /api/health included, is answered sooner. Here
+    # and not before the fork (controller/api/launch.py's PRELOAD): the table's process never uses it.
+    importlib.import_module("anyio._backends._asyncio")
     from controller.adapters.logs import configure
     from controller.api.app import create_app
     from controller.api.auth import Sessions
@@ -163,6 +168,22 @@ def pydantic_v1_asked_of_only_once_loaded() -> None:
     shared.is_pydantic_v1_model_class = is_pydantic_v1_model_class  # annotation_is_pydantic_v1 asks it
     for module in (shared, _compat, encoders):
         module.is_pydantic_v1_model_instance = is_pydantic_v1_model_instance  # type: ignore[attr-defined]
+
+
+def websocket_handshakes_without_openssl() -> None:
+    """websockets answers each screen's handshake (its Sec-WebSocket-Accept, a SHA-1 of the key the
+    screen sent) with the interpreter's SHA-1 rather than OpenSSL's: the same answer
+    (controller/api/digests.py), without the first OpenSSL digest's 1 MB of libcrypto pages in the
+    API's process (tests/controller/test_digests.py). Nothing if this websockets computes it
+    elsewhere than `websockets.server.accept_key`."""
+    from controller.api.digests import websocket_accept
+
+    try:
+        from websockets import server
+    except ImportError:
+        return
+    if callable(getattr(server, "accept_key", None)):
+        server.accept_key = websocket_accept  # type: ignore[attr-defined]
 
 
 def server_config(app: Any, http: dict[str, Any]) -> uvicorn.Config:

@@ -1,5 +1,6 @@
 """The table's process never loads pydantic (issue 35 point 5: 4-5 MB of the daemon's memory),
-nor prometheus_client until /metrics is first scraped (controller/adapters/metrics.py):
+nor anyio (starlette's: the API's process's alone, 1.8 MB of the table's RSS when loaded before the
+fork), nor prometheus_client until /metrics is first scraped (controller/adapters/metrics.py):
 the pin map and table.toml are read without it when plainly right (drivers/pins.py,
 controller/app/config_plain.py), the games' round files and decisions too (controller/games/plain.py),
 and nothing imports it before the API's process is forked (controller/api/launch.py's PRELOAD). The
@@ -8,7 +9,7 @@ API's process loads it for its bodies, after the fork.
 The real `tablectl run --sim --demo` deals rounds by itself (each opened and each decision taken
 through the table's own `open_round` and `decide`, as a dealer screen's are); once a round is
 settled, the table's process has no pydantic_core mapped (the API's has), and when it stops
-(SIGTERM), its sys.modules holds no pydantic and no prometheus_client (a sitecustomize on its
+(SIGTERM), its sys.modules holds no pydantic, no anyio and no prometheus_client (a sitecustomize on its
 PYTHONPATH writes them down at exit)."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ SITECUSTOMIZE = """
 import atexit, json, os, sys
 
 def _written():
-    watched = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core", "prometheus_client"))
+    watched = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core", "prometheus_client", "anyio"))
     with open(os.path.join(os.environ["IMPORTS_AT_EXIT"], f"{os.getpid()}.json"), "w") as out:
         json.dump(watched, out)
 
