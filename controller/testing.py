@@ -101,6 +101,21 @@ def replay(round_file: Mapping[str, Any] | Path, env: Mapping[str, str] | None =
     return dict(json.loads(done.stdout))
 
 
+def hooked_env(workdir: Path, sitecustomize: str, **dirs: str) -> dict[str, str]:
+    """More of a daemon's environment (`Daemon(env=...)`): `sitecustomize` (Python source) run at
+    the start of every interpreter it starts, the API's process included, through a PYTHONPATH of
+    `workdir/hooks` first; and each of `dirs` (an environment variable -> a directory's name) a
+    new directory under `workdir` named in that variable, for the hook to write in."""
+    hooks = workdir / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(sitecustomize)
+    env = {"PYTHONPATH": os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")])}
+    for variable, name in dirs.items():
+        (workdir / name).mkdir()
+        env[variable] = str(workdir / name)
+    return env
+
+
 class Daemon:
     """One `tablectl run --sim` process with the rig's tokens; restartable on the same config,
     state dir and port. Stopped by SIGTERM (or SIGKILL) to its own PID, never by name.

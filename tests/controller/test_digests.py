@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import hmac
 import json
-import os
 from pathlib import Path
 
 import httpx
@@ -22,7 +21,7 @@ from websockets.asyncio.client import connect
 
 from controller.api.auth import Sessions, _key
 from controller.api.digests import sha1, sha256, websocket_accept
-from controller.testing import DEALER, Daemon
+from controller.testing import DEALER, Daemon, hooked_env
 
 SITECUSTOMIZE = """
 import functools, os
@@ -68,15 +67,8 @@ def _screen_reads_the_state(port: int, cookie: str) -> str:
 
 
 def test_the_apis_process_uses_no_openssl_digest(tmp_path: Path) -> None:
-    hooks, called = tmp_path / "hooks", tmp_path / "called"
-    hooks.mkdir()
-    called.mkdir()
-    (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    daemon = Daemon(
-        tmp_path,
-        '[table]\nid = "T-1"\n',
-        env={"PYTHONPATH": os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]), "DIGESTS_CALLED": str(called)},
-    )
+    called = tmp_path / "called"
+    daemon = Daemon(tmp_path, '[table]\nid = "T-1"\n', env=hooked_env(tmp_path, SITECUSTOMIZE, DIGESTS_CALLED="called"))
     apis = []
     for start in range(2):  # the sessions file kept: the cookie still names the dealer after a restart
         daemon.spawn()

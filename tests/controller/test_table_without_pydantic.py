@@ -15,12 +15,11 @@ PYTHONPATH writes them down at exit)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from controller.testing import Daemon
+from controller.testing import Daemon, hooked_env
 
 SITECUSTOMIZE = """
 import atexit, json, os, sys
@@ -41,15 +40,12 @@ def _mapped(pid: int) -> bool:
 
 @pytest.mark.parametrize("game", ["grand-slam", "jokers-22", "baseball-poker"])
 def test_the_tables_process_deals_a_round_without_pydantic(tmp_path: Path, game: str) -> None:
-    hooks, exits = tmp_path / "hooks", tmp_path / "exits"
-    hooks.mkdir()
-    exits.mkdir()
-    (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    exits = tmp_path / "exits"
     daemon = Daemon(
         tmp_path,
         '[table]\nid = "T-1"\n',
         args=["--demo", "--game", game, "--demo-interval", "0.05"],
-        env={"PYTHONPATH": os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]), "IMPORTS_AT_EXIT": str(exits)},
+        env=hooked_env(tmp_path, SITECUSTOMIZE, IMPORTS_AT_EXIT="exits"),
     )
     daemon.spawn()
     try:
