@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from controller.api.digests import sha256
+from controller.api.digests import hmac_sha256, sha256
 
 Role = Literal["dealer", "supervisor", "surveillance"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "surveillance")
@@ -180,7 +180,7 @@ class Sessions:
         """The role's token now, keyed by the session id (which is never stored)."""
         token = getattr(self.tokens, role, None) if self.tokens is not None else None
         # The interpreter's SHA-256, not OpenSSL's (controller/api/digests.py): the same HMAC.
-        return hmac.new(sid.encode(), (token or "").encode(), sha256).hexdigest()
+        return hmac_sha256(sid.encode(), (token or "").encode())
 
     def _close(self, key: str, reason: str, role: Role | None) -> None:
         self._sessions.pop(key, None)

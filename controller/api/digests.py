@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -44,3 +45,15 @@ def websocket_accept(key: str) -> str:
     """The Sec-WebSocket-Accept answer to a client's Sec-WebSocket-Key (RFC 6455 section 4.2.2),
     as websockets' own `accept_key` computes it."""
     return base64.b64encode(sha1((key + WEBSOCKET_GUID).encode()).digest()).decode()
+
+
+def _sha256_in_python(data: bytes = b"") -> _Hash:
+    return sha256(data)
+
+
+def hmac_sha256(key: bytes, message: bytes) -> str:
+    """HMAC-SHA256 of `message` under `key`, hex, with the interpreter's SHA-256. Given hmac as a
+    Python function: for a built-in constructor such as `sha256` itself, hmac first asks OpenSSL's
+    `hmac_new`, which refuses it (an exception raised and caught on every call); for a function it
+    computes the HMAC itself at once."""
+    return hmac.new(key, message, _sha256_in_python).hexdigest()

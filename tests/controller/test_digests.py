@@ -40,6 +40,12 @@ if os.environ.get("DIGESTS_CALLED"):
     for name in [n for n in dir(_hashlib) if n.startswith("openssl_")] + ["new", "hmac_new", "hmac_digest"]:
         if callable(getattr(_hashlib, name, None)):
             setattr(_hashlib, name, _counted(name, getattr(_hashlib, name)))
+
+    import hmac
+
+    # hmac tells OpenSSL's constructors by their type (`_functype`, from openssl_sha256 as it
+    # imports); the wrappers are Python functions, so it is given back the type the real ones have
+    hmac._functype = type(len)
 """
 
 
