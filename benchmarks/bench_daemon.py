@@ -189,6 +189,7 @@ class Session:
     pin_states: int | None = None  # states the mock pins held at exit (stamped session)
     stages: list[dict[str, Any]] | None = None  # per card, the stamps of its way (stamped session, BENCH_STAGES)
     disk_calls: list[tuple[int, int, float, float]] | None = None  # (kind, fd, entered, returned), sync_stamps.c
+    disk_calls_not_kept: int = 0  # calls sync_stamps.c counted past its capacity (their cards lose the disk's stages)
 
 
 class Bench:
@@ -261,6 +262,7 @@ class Bench:
             session.pin_states = int(doc["pin_states"])
             session.stages = doc.get("stages")
             session.disk_calls = doc.get("disk_calls")
+            session.disk_calls_not_kept = int(doc.get("disk_calls_not_kept", 0))
         return session
 
     def _deal(self, api: Api, cards: int, probe: str) -> tuple[list[CardTiming], int]:
@@ -428,6 +430,7 @@ def _breakdown(session: Session) -> dict[str, Any]:
         "stages": out,
         "p50_sum_ms": round(p50_sum, 3),
         "disk_stamps": calls is not None,
+        "disk_calls_not_kept": session.disk_calls_not_kept,
     }
 
 
@@ -637,7 +640,7 @@ def _stamped_run(argv: list[str]) -> int:
         doc["stages"] = stages
         shim = os.environ.get(SHIM_ENV)
         if shim and shim in os.environ.get("LD_PRELOAD", ""):
-            doc["disk_calls"] = _disk_calls(shim)
+            doc["disk_calls"], doc["disk_calls_not_kept"] = _disk_calls(shim)
     log.write_text(json.dumps(doc))
     return code
 
@@ -740,18 +743,19 @@ def _stage_stamps(latch_risen: list[Callable[[float], None]]) -> list[dict[str, 
     return cards
 
 
-def _disk_calls(shim: str) -> list[tuple[int, int, float, float]]:
+def _disk_calls(shim: str) -> tuple[list[tuple[int, int, float, float]], int]:
     """What sync_stamps.c recorded in this process: (kind 1 fsync / 2 fdatasync / 3 pwrite, fd,
-    entered, returned)."""
+    entered, returned), and how many calls it counted past its capacity and did not keep."""
     import ctypes
 
     lib = ctypes.CDLL(shim)  # the copy LD_PRELOAD loaded: the same file, the same handle
-    count = min(ctypes.c_long.in_dll(lib, "sync_stamp_count").value, 1 << 18)
+    made = ctypes.c_long.in_dll(lib, "sync_stamp_count").value
+    count = min(made, ctypes.c_long.in_dll(lib, "sync_stamp_capacity").value)  # past it, counted, not kept
     kinds = (ctypes.c_int * count).in_dll(lib, "sync_stamp_kind")
     fds = (ctypes.c_int * count).in_dll(lib, "sync_stamp_fd")
     enters = (ctypes.c_double * count).in_dll(lib, "sync_stamp_enter")
     leaves = (ctypes.c_double * count).in_dll(lib, "sync_stamp_leave")
-    return [(kinds[i], fds[i], enters[i], leaves[i]) for i in range(count)]
+    return [(kinds[i], fds[i], enters[i], leaves[i]) for i in range(count)], made - count
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
  * changes nothing the calls do. Built by the benchmark with the system's C compiler. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -17,7 +18,8 @@ int sync_stamp_kind[STAMPS];
 int sync_stamp_fd[STAMPS];
 double sync_stamp_enter[STAMPS];
 double sync_stamp_leave[STAMPS];
-volatile long sync_stamp_count = 0;
+volatile long sync_stamp_count = 0; /* every call, noted or not: past STAMPS the calls are counted, not kept */
+const long sync_stamp_capacity = STAMPS;
 
 static double now(void) {
     struct timespec ts;
@@ -35,38 +37,21 @@ static void note(int kind, int fd, double enter, double leave) {
     }
 }
 
-int fsync(int fd) {
-    static int (*real)(int) = NULL;
-    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-    double enter = now();
-    int r = real(fd);
-    note(1, fd, enter, now());
-    return r;
-}
+/* Each wrapper calls the real function and notes its entry and return; errno is kept as the real
+ * call left it (SQLite reads it after a failed write or sync). */
+#define STAMPED(kind, fd, type, name, params, args)                                   \
+    type name params {                                                                 \
+        static type(*real) params = NULL;                                              \
+        if (!real) real = (type(*) params)dlsym(RTLD_NEXT, #name);                     \
+        double enter = now();                                                          \
+        type r = real args;                                                            \
+        int saved = errno;                                                             \
+        note(kind, fd, enter, now());                                                  \
+        errno = saved;                                                                 \
+        return r;                                                                      \
+    }
 
-int fdatasync(int fd) {
-    static int (*real)(int) = NULL;
-    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-    double enter = now();
-    int r = real(fd);
-    note(2, fd, enter, now());
-    return r;
-}
-
-ssize_t pwrite64(int fd, const void *buf, size_t count, off_t offset) {
-    static ssize_t (*real)(int, const void *, size_t, off_t) = NULL;
-    if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
-    double enter = now();
-    ssize_t r = real(fd, buf, count, offset);
-    note(3, fd, enter, now());
-    return r;
-}
-
-ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset) {
-    static ssize_t (*real)(int, const void *, size_t, off_t) = NULL;
-    if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
-    double enter = now();
-    ssize_t r = real(fd, buf, count, offset);
-    note(3, fd, enter, now());
-    return r;
-}
+STAMPED(1, fd, int, fsync, (int fd), (fd))
+STAMPED(2, fd, int, fdatasync, (int fd), (fd))
+STAMPED(3, fd, ssize_t, pwrite64, (int fd, const void *buf, size_t count, off_t offset), (fd, buf, count, offset))
+STAMPED(3, fd, ssize_t, pwrite, (int fd, const void *buf, size_t count, off_t offset), (fd, buf, count, offset))
