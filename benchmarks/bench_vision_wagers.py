@@ -21,7 +21,9 @@ Speed: a half-table camera at 1280x720 (seed 200000, the speed benchmark's), 60 
 which one stack gains a chip every 10 frames; CPU time of read + fuse + health a frame, one core.
 
 `VISION_WAGER_SCENES` (default 8 a condition), `VISION_WAGER_FIRST` (100000),
-`VISION_WAGER_CONDITIONS` (comma-separated) and `VISION_WAGER_NOTE` change the run. Up to 550b5d6
+`VISION_WAGER_CONDITIONS` (comma-separated), `VISION_WAGER_RESOLUTION` (the mount's cameras at
+another size, e.g. 3840x2160: same places and lenses; issue 36's eighth round) and
+`VISION_WAGER_NOTE` change the run. Up to 550b5d6
 `VISION_WAGER_PIXELS=1` measured the fusion with pixel means (issue 36's sixth round, not kept:
 vision/README.md; results/vision_wagers.json keeps its figures).
 """
