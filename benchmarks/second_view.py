@@ -22,7 +22,8 @@ combined; wrong, over every zone.
     python -m benchmarks.second_view across FIRST N "sloppy 1,lean 0.2" [1920x1080]
 
 `tops`: what the two views' evidence could do that their values cannot. One frame of each scene
-from each camera, read with every count let through the height stage (`max_count_doubt` 0.499),
+from each camera, read with every count let through the height stage (`max_count_doubt` and
+`jpeg_count_doubt` 0.499),
 and for every zone holding one stack that both cameras measured: the top chip's offset from the
 bottom one across each camera's line of sight (the outline's, `Squareness.square[0]`, over the
 top's scale k), the two solved for the offset on the felt, and the two counts joined. A top
@@ -234,7 +235,8 @@ def _evidence(scene: Scene, layout: Layout, whole: Layout, name: str) -> tuple[R
     calibration = Calibration.from_frame(
         render(condition.calibration(empty), whole), layout, camera=scene.camera.model()
     )
-    reader = Reader(layout, calibration, tuning=dataclasses.replace(TUNING, max_count_doubt=0.499))
+    let_through = dataclasses.replace(TUNING, max_count_doubt=0.499, jpeg_count_doubt=0.499)
+    reader = Reader(layout, calibration, tuning=let_through)
     reader.read(render(condition.apply(scene), whole))
     return reader, dict(reader.evidence)
 
