@@ -21,7 +21,9 @@ Speed: a half-table camera at 1280x720 (seed 200000, the speed benchmark's), 60 
 which one stack gains a chip every 10 frames; CPU time of read + fuse + health a frame, one core.
 
 `VISION_WAGER_SCENES` (default 8 a condition), `VISION_WAGER_FIRST` (100000),
-`VISION_WAGER_CONDITIONS` (comma-separated) and `VISION_WAGER_NOTE` change the run. Up to 550b5d6
+`VISION_WAGER_CONDITIONS` (comma-separated), `VISION_WAGER_RESOLUTION` (the mount's cameras at
+another size, e.g. 3840x2160: same places and lenses; issue 36's eighth round) and
+`VISION_WAGER_NOTE` change the run. Up to 550b5d6
 `VISION_WAGER_PIXELS=1` measured the fusion with pixel means (issue 36's sixth round, not kept:
 vision/README.md; results/vision_wagers.json keeps its figures).
 """
@@ -67,10 +69,17 @@ def _truth(scene: Scene, zones: list[str]) -> dict[str, int]:
     return {name: sum(sum(stack.chips) for stack in scene.zones.get(name, ())) for name in zones}
 
 
-def one_seed(seed: int, names: list[str]) -> dict[str, dict[str, Any]]:
-    """Each condition's scene `seed` filmed and fused (see the module's docstring)."""
+def resolution() -> tuple[int, int]:
+    """The cameras' frame size: `VISION_WAGER_RESOLUTION` ("3840x2160"), 1920x1080 by default."""
+    w, h = os.environ.get("VISION_WAGER_RESOLUTION", "1920x1080").lower().split("x")
+    return int(w), int(h)
+
+
+def one_seed(seed: int, names: list[str], size: tuple[int, int] | None = None) -> dict[str, dict[str, Any]]:
+    """Each condition's scene `seed` filmed and fused (see the module's docstring), by cameras of
+    `size` (the mount's, same places and lenses; `resolution()` when not given)."""
     whole = Layout.load("grand-slam-7")
-    base, layout = view(seed, "halves", whole, (1920, 1080))
+    base, layout = view(seed, "halves", whole, size or resolution())
     base = dataclasses.replace(base, hands=())
     empty = empty_table(base)
     drawn: dict[str, Drawn] = {}
@@ -130,13 +139,13 @@ def one_seed(seed: int, names: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def speed(frames: int = 60, share: float = SHARE) -> dict[str, float]:
-    """CPU time (ms) of read + fuse + health a frame, a half-table camera at 1280x720, one wager
-    changing every 10 frames (fresh noise on every frame); `share` the fusion's (0: as before issue
-    36's fifth round)."""
+def speed(frames: int = 60, share: float = SHARE, size: tuple[int, int] = (1280, 720)) -> dict[str, float]:
+    """CPU time (ms) of read + fuse + health a frame, a half-table camera at `size` (1280x720, the
+    issue's), one wager changing every 10 frames (fresh noise on every frame); `share` the fusion's
+    (0: as before issue 36's fifth round)."""
     cv2.setNumThreads(1)
     whole = Layout.load("grand-slam-7")
-    scene, layout = view(200_000, "halves", whole, (1280, 720))
+    scene, layout = view(200_000, "halves", whole, size)
     scene = dataclasses.replace(scene, hands=())
     empty = empty_table(scene)
     calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
