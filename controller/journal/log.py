@@ -1130,6 +1130,7 @@ class Journal:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             log.warning("journal: snapshot after entry %d not kept: %s", seq, exc)
+            self.checkpoint()  # the round's end all the same: the disk's room for the next one is checked
             return False
         self.checkpoint()
         return True
