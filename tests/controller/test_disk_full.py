@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from controller.engine.cards import parse_card
-from controller.journal.log import WAL_RESERVE, Journal
+from controller.journal.log import WAL_RESERVE, Journal, JournalUnwritable
 from controller.table import Table, TableError, TableUnavailable
 from controller.table.view import prompt, snapshot
 from tests.disk import fill, small_disk
@@ -95,6 +95,35 @@ def test_a_disk_full_inside_a_round_journals_the_round_and_stops_the_table_at_it
     journal.close()
     again = Table(Journal(disk / "journal.sqlite3"), game="grand-slam", rules={})
     assert again.snapshot_state() == table.snapshot_state()
+
+
+def test_a_round_the_database_cannot_take_at_its_end_stays_safe_in_the_wal_and_is_copied_once_there_is_room(
+    disk: Path, tmp_path: Path
+) -> None:
+    journal = Journal(disk / "journal.sqlite3")
+    journal.append("card", {"card": "AS"})
+    journal.checkpoint()  # a round's end, with room for the next
+    filler = fill(disk)
+    for n in range(20):  # a round of long entries: within the -wal's blocks, but the database must grow for them
+        journal.append("button", {"button": "confirm", "by": "dealer", "note": f"{n}" * 2000})
+    journal.checkpoint()  # its end: the database cannot take them
+    short = journal.short_of_room
+    assert short is not None and short.reason == "full"
+    assert "entries up to 21 are safe in the write-ahead file" in short.detail
+    with pytest.raises(JournalUnwritable, match=WORDS):
+        journal.append("card", {"card": "KD"})
+    assert journal.last_seq == 21
+    cut = Journal(_power_cut_copy(disk, tmp_path / "cut"))  # a power cut now loses none of them
+    assert cut.last_seq == 21 and cut.check() == 21
+    cut.close()
+
+    filler.unlink()
+    assert journal.append("card", {"card": "KD"}).seq == 22 and journal.short_of_room is None
+    shutil.copy(journal.path, tmp_path / "alone.sqlite3")  # the database alone: the round was copied into it
+    alone = sqlite3.connect(tmp_path / "alone.sqlite3")
+    assert alone.execute("SELECT COUNT(*), MAX(seq) FROM entries").fetchone() == (21, 21)
+    alone.close()
+    journal.close()
 
 
 def test_the_wal_is_checkpointed_at_each_rounds_end_and_kept_at_its_size_so_a_small_disk_holds_many_rounds(
