@@ -6,7 +6,10 @@ table state is never stored as truth: it is what replaying the entries gives, so
 a power cut, game recall and the WebSocket feed all read the same thing.
 
 Durability: WAL mode with synchronous=FULL, so a committed entry survives a power cut; the WAL is
-checkpointed (and truncated) at each round's end, so it never grows with history. Integrity: a
+checkpointed at each round's end, so it never grows with history, and its file is kept allocated
+(WAL_RESERVE), so a card's fsync overwrites blocks the file has instead of growing it, and a round
+needs no new space on the disk. A disk without room for the next round is found at the round's end
+(`checkpoint`): the next entry is then refused as a full disk, as it is when a write fails. Integrity: a
 CRC-32 over each entry, gapless sequence numbers, and a hash chain over every entry whose last
 value is also kept in `journal.head` (controller/journal/head.py), fsync'd after each entry (the
 table's entries: once the entry's effects have gone out, before the shoe's acknowledgement), so a
@@ -59,6 +62,13 @@ CACHE_KIB = 256
 FLOOR_CONFIRMED_KEY = "floor.stored"
 RETAINED_KEY = "retained.through"  # entries up to this seq were exported and removed
 SNAPSHOTS_KEPT = 3
+#: The write-ahead file's size, kept allocated (written once, never truncated below it: SQLite's
+#: journal_size_limit): each round's entries overwrite its blocks from its start after the round
+#: before was checkpointed, so their fdatasync writes no size or extent change (the card path's
+#: largest cost: benchmarks/HISTORY.md, daemon), and a round up to this size needs no new space.
+#: A 7-seat round of Grand Slam takes about 160 KB. The disk must keep this much room for the
+#: next round's checkpoint (`Journal.checkpoint`), or the journal refuses its next entry.
+WAL_RESERVE = 512 * 1024
 SQLITE_INTS = range(-(2**63), 2**63)  # the integers SQLite can hold; a round number outside it is in no index
 
 _SCHEMA = """
@@ -344,6 +354,10 @@ class Journal:
         self.head: HeadFile | None = None if memory else HeadFile(self.head_path, readonly=readonly)
         self._head_failing = False
         self._head_due: tuple[int, str, str] | None = None  # (seq, chain, at) left for write_head
+        # The disk has no room for the next round (found at a round's end, or at opening): every
+        # entry is refused with it, having written nothing, until `_room_again` finds room.
+        self._short: JournalUnwritable | None = None
+        self._checkpoint_owed = False  # the last checkpoint failed for want of space
         # Entries committed without their own fsync (append(sync=False)): the first of them not yet
         # known to be on disk (None: every committed entry is), and its head file write, left for
         # made_durable. Read by the floor publisher's thread (durable_seq): set before the entry.
@@ -367,6 +381,7 @@ class Journal:
             self._create()
             self._last_seq, self._hash = 0, GENESIS
             self._kept_head(None, 0, GENESIS, 0)
+            self._short = self._room()
             return
         # An existing file is checked read-only first: a damaged one is never written to, and its
         # -wal is never checkpointed into it or deleted (SQLite does both when a writer closes).
@@ -398,6 +413,7 @@ class Journal:
         # An entry a killed writer committed without its fsync (a signed head) is on disk before it
         # counts as durable here (and the floor publisher sends it).
         self.flush()
+        self._short = self._room()
 
     def _connect(self) -> _Db:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -406,6 +422,7 @@ class Journal:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'OFF'}")
             db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            db.execute(f"PRAGMA journal_size_limit={WAL_RESERVE}")  # a round that outgrew it: back to it
         except sqlite3.Error as exc:
             raise _cannot_open(self.path, exc) from None
         return db
@@ -693,6 +710,8 @@ class Journal:
         has seen, is written again."""
         if self.readonly:
             raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
+        if self._short is not None:
+            self._room_again()
         text = json.dumps(body, separators=(",", ":"), sort_keys=True)
         seq = self._last_seq + 1
         at = utc_now()
@@ -795,6 +814,8 @@ class Journal:
             raise JournalError(f"{self.path}: opened read-only; only the daemon writes the journal")
         if not items:
             return []
+        if self._short is not None:
+            self._room_again()
         seq, chain = self._last_seq, self._hash
         rows, out = [], []
         for kind, body, round_no in items:
@@ -826,6 +847,12 @@ class Journal:
         and reason an entry's write would give; returns False."""
         if self.readonly or str(self.path) == ":memory:":
             return True
+        try:
+            self._room_again()  # room for a round, not only for this small write (WAL_RESERVE)
+        except JournalUnwritable as exc:
+            if on_unwritable is not None:
+                on_unwritable(exc)
+            return False
         try:
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('probed', ?)", (utc_now(),))
         except sqlite3.OperationalError as exc:
@@ -859,14 +886,107 @@ class Journal:
             self.head.write(HeadMark(self._last_seq, self._hash, utc_now()))
 
     def checkpoint(self) -> None:
-        """Copy the WAL into the database and truncate it (at each round's end): the -wal file
-        never grows with history, and a backup of the database alone misses at most one round."""
+        """Copy the WAL into the database and restart it (at each round's end): the -wal file never
+        grows with history, and a backup of the database alone misses at most one round. The file
+        keeps its blocks (WAL_RESERVE): the next round's entries overwrite them from its start.
+
+        Then the disk must have room for the next round. When it has not, the journal refuses its
+        next entry, having written nothing, with the words a failed write gives (JournalUnwritable,
+        a full disk), and each entry after it, until there is room again: so a full disk stops the
+        table between rounds, not inside one, though the round's writes need no new space. Two
+        ways to have none: this checkpoint failed for want of space (the database must grow to take
+        the round; the round's entries are safe in the write-ahead file, each fsync'd at its
+        commit, and are copied once there is room), or the disk has less free than WAL_RESERVE,
+        the most the next round's checkpoint can need (`_room`)."""
         if self.readonly or str(self.path) == ":memory:":
             return
         try:
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            busy = self._db.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()[0][0]
         except sqlite3.Error as exc:
-            log.warning("journal: checkpoint failed: %s", exc)
+            if _unwritable(self.path, exc).reason != "full":
+                log.warning("journal: checkpoint failed: %s", exc)
+                return
+            if not self._checkpoint_owed:
+                log.warning("journal: checkpoint failed, the disk is full: %s", exc)
+            self._checkpoint_owed = True
+            self._short = JournalUnwritable(
+                self.path,
+                "full",
+                f"{exc}, at the round's checkpoint: entries up to {self._last_seq} are safe in the write-ahead "
+                "file, and are copied into the database once there is room",
+            )
+            return
+        if busy and self._checkpoint_owed:
+            return  # a reader kept it from copying everything: still owed
+        self._checkpoint_owed = False
+        self._short = self._room()
+
+    @property
+    def short_of_room(self) -> JournalUnwritable | None:
+        """Why the disk cannot take the next round (found at the last checkpoint, at a round's end,
+        or at opening): the next entry will be refused with it. None when it can."""
+        return self._short
+
+    def _room_again(self) -> None:
+        """While the disk had no room for the next round: look again (the checkpoint still owed,
+        the write-ahead file's blocks, the room); JournalUnwritable while there is none."""
+        if self._checkpoint_owed:
+            self.checkpoint()
+        else:
+            self._short = self._room()
+        if self._short is not None:
+            raise JournalUnwritable(self.path, "full", self._short.detail)
+
+    def _room(self) -> JournalUnwritable | None:
+        """None when the disk can take the next round: the write-ahead file holds WAL_RESERVE bytes
+        of its own (written, not only reserved, so an fsync over them changes no extent), and the
+        disk has WAL_RESERVE more free for this user (with the database's free pages), the most a
+        round that fits in the file needs in the database at its checkpoint. Else why not."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")  # no other writer extends the file meanwhile
+        except sqlite3.Error as exc:
+            log.warning("journal: the write-ahead file's room not checked: %s", exc)
+            return None
+        try:
+            fd = os.open(wal, os.O_WRONLY)
+        except OSError:
+            fd = -1  # not there yet: SQLite makes it at the next write
+        try:
+            if fd >= 0 and (held := os.fstat(fd).st_size) < WAL_RESERVE:
+                while held < WAL_RESERVE:  # beyond SQLite's last frame: read as the end of its frames
+                    held += os.pwrite(fd, bytes(WAL_RESERVE - held), held)
+                if self.durable:
+                    os.fdatasync(fd)  # its size on disk now, not at the next card's fsync
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                log.warning("journal: the write-ahead file cannot be kept at %d bytes: %s", WAL_RESERVE, exc)
+                return None
+            return JournalUnwritable(
+                self.path, "full", f"the write-ahead file cannot be given the {WAL_RESERVE // 1024} KB a round needs"
+            )
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            self._db.execute("ROLLBACK")
+        try:
+            disk = os.statvfs(self.path.parent)
+            pages = self._db.execute("PRAGMA freelist_count").fetchone()[0] * self._page_size()
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("journal: the disk's free space not read: %s", exc)
+            return None
+        free = disk.f_bavail * disk.f_frsize + int(pages)
+        if free >= WAL_RESERVE:
+            return None
+        return JournalUnwritable(
+            self.path,
+            "full",
+            f"{free // 1024} KB free on the disk, and the next round needs up to {WAL_RESERVE // 1024} KB "
+            "when it is copied into the database",
+        )
+
+    def _page_size(self) -> int:
+        return int(self._db.execute("PRAGMA page_size").fetchone()[0])
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -1010,6 +1130,7 @@ class Journal:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             log.warning("journal: snapshot after entry %d not kept: %s", seq, exc)
+            self.checkpoint()  # the round's end all the same: the disk's room for the next one is checked
             return False
         self.checkpoint()
         return True

@@ -685,8 +685,12 @@ class Table:
 
     def keep_snapshot(self) -> bool:
         """Keep the state after the last entry, and the rounds finished since the last one, in
-        the journal's database (a read-only table keeps nothing)."""
-        return snapshots.keep(self.journal, self.now, self.state_json)
+        the journal's database (a read-only table keeps nothing). A disk found without room for
+        the next round at its checkpoint is the journal's fault from now, before any new round."""
+        kept = snapshots.keep(self.journal, self.now, self.state_json)
+        if self.journal_fault is None and (short := self.journal.short_of_room) is not None:
+            self.journal_down(short)
+        return kept
 
     # -- recall ---------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ numbers already written are never used again."""
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -73,12 +74,32 @@ def test_a_deleted_wal_is_a_blocking_fault_naming_the_lost_entries_and_what_to_d
     assert table.journal is journal and not table.blocked
 
 
-def test_one_damaged_byte_near_the_end_of_the_wal_is_caught(tmp_path: Path) -> None:
+def _frames_end(wal: bytes) -> int:
+    """Where the write-ahead file's frames end: its file is kept longer (WAL_RESERVE), and what
+    follows its last frame (zeros, or an earlier round's frames) has another salt than its header."""
+    page = struct.unpack(">I", wal[8:12])[0]
+    salts, end = wal[16:24], 32
+    while end + 24 + page <= len(wal) and wal[end + 8 : end + 16] == salts:
+        end += 24 + page
+    return end
+
+
+def test_one_damaged_byte_near_the_end_of_the_wal_is_caught_and_one_past_its_frames_changes_nothing(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "journal.sqlite3"
     _killed_writer(path, 20)
     wal = path.with_name("journal.sqlite3-wal")
-    data = bytearray(wal.read_bytes())
-    data[-100] ^= 0xFF
+    kept = wal.read_bytes()
+    end = _frames_end(kept)
+    assert end < len(kept)  # the file is longer than its frames
+    data = bytearray(kept)
+    data[end + 100] ^= 0xFF  # past the last frame: no entry is there
+    wal.write_bytes(bytes(data))
+    reader = Journal(path, readonly=True)
+    assert reader.last_seq == 20 and reader.check() == 20
+    reader.close()
+    data[end - 100] ^= 0xFF  # in the last frame: the last entry's commit
     wal.write_bytes(bytes(data))
     with pytest.raises(JournalCorrupt, match=r"1 journal entry lost: .* entries 20 to 20 are gone"):
         Journal(path)
@@ -242,17 +263,17 @@ def test_a_power_cut_before_a_signed_head_without_its_own_fsync_is_on_disk_start
     table.void(by="supervisor", reason="misdeal")
     ended = journal.last_seq
     wal = state / "journal.sqlite3-wal"
-    on_disk = wal.stat().st_size  # every entry so far fsync'd
+    on_disk = wal.read_bytes()  # every entry so far fsync'd
     body = sign_head(Ed25519PrivateKey.generate(), table.table_id, seq=ended, chain=journal.chain, at=utc_now())
     head = table.journal_head(body, durable=False)  # committed, not fsync'd
-    assert wal.stat().st_size > on_disk and journal.durable_seq == ended
+    assert wal.read_bytes() != on_disk and journal.durable_seq == ended
     # The power cut: what the disk holds is the files as they were before the signed head's commit
     # (its WAL frames were in the page cache only); the head file was not written for it.
     cut = tmp_path / "after-the-cut"
     cut.mkdir()
     for name in ("journal.sqlite3", "journal.head"):
         shutil.copy(state / name, cut / name)
-    (cut / "journal.sqlite3-wal").write_bytes(wal.read_bytes()[:on_disk])
+    (cut / "journal.sqlite3-wal").write_bytes(on_disk)
     journal.close()
     back = Journal(cut / "journal.sqlite3")  # no loss reported: nothing said it was written
     try:

@@ -1,7 +1,9 @@
 """A full disk under the running daemon: its state directory is a real 2 MB tmpfs, filled to the
-last byte while a round is dealt. The fault is said in plain words on the API, the pole display
-and the status lamp, once in the log; every POST answers 503 with a JSON error; the cards the
-shoe holds meanwhile are journaled in order when space returns, and the fault clears itself."""
+last byte while a round is dealt. The round's cards are journaled to its end (the write-ahead file
+keeps its blocks: controller/journal/log.py, WAL_RESERVE), and at the round's end the fault is said
+in plain words on the API, the pole display and the status lamp, once in the log; every POST
+answers 503 with a JSON error; the card the shoe holds meanwhile is journaled when space returns,
+and the fault clears itself."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ url = "{display}"
 """
 
 
-def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held_cards_in_order(
+def test_a_disk_full_inside_a_round_is_a_plain_fault_everywhere_at_its_end_and_clears_itself_with_the_held_card(
     tmp_path: Path, pty_display: tuple[int, str]
 ) -> None:
     master, display = pty_display
@@ -43,19 +45,26 @@ def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held
             assert daemon.post("/api/rounds", seats)[0] == 201
             before = daemon.get("/api/state")["journal_seq"]
             filler = fill(state_dir)
-            drawn = shoe.command("draw 3").split()[2:]
+            drawn: list[str] = []
+            while daemon.get("/api/state")["round_status"] == "open":  # the round dealt to its end
+                assert len(drawn) < 40, drawn
+                drawn += shoe.command("draw 1").split()[2:]
+                taken = before + len(drawn)
+                daemon.wait_for("the card", lambda s, taken=taken: s["journal_seq"] >= taken)
             state = daemon.wait_for("the disk-full fault", lambda s: any(f["code"] == "disk-full" for f in s["faults"]))
-            assert state["prompt"].startswith(f"STOP: {WORDS}") and state["journal_seq"] == before
+            assert state["prompt"].startswith(f"STOP: {WORDS}") and state["journal_seq"] == before + len(drawn)
             assert daemon.get("/api/health")["status"] == "fault"
             assert state["devices"]["lamps"]["fault"] is True  # the status lamp
             for path, body in (("/api/rounds", seats), ("/api/confirm", {}), ("/api/login", {"token": "x"})):
                 status, answer = daemon.post(path, body)
                 assert status == 503 and answer["kind"] == "unavailable" and WORDS in answer["error"], (path, answer)
-            time.sleep(1.0)  # the shoe offers its first card again and again meanwhile
+            held = shoe.command("draw 1").split()[2:]  # a card after the round: not taken while the disk is full
+            time.sleep(1.0)  # the shoe offers it again and again meanwhile
+            assert daemon.get("/api/state")["journal_seq"] == before + len(drawn)
             assert "DISK FULL" in display_text(drain(master)).upper()
 
             filler.unlink()
-            daemon.wait_for("the held cards", lambda s: not s["blocked"] and s["journal_seq"] >= before + 4)
+            daemon.wait_for("the held card", lambda s: not s["blocked"] and s["journal_seq"] >= before + len(drawn) + 2)
             assert daemon.post("/api/login", {"token": DEALER})[0] == 200  # journaled again
             assert daemon.stop() == 0
         finally:
@@ -68,8 +77,9 @@ def test_a_full_disk_is_a_plain_fault_everywhere_and_clears_itself_with_the_held
         journal = Journal(state_dir / "journal.sqlite3", readonly=True)
         after = list(journal.entries(after=before))
         journal.close()
-    assert after[0].kind == "journal-restored" and after[0].body["refused"] >= 5
-    assert [e.body["card"] for e in after if e.kind == "card"] == drawn  # in the shoe's order, once each
+    assert [e.kind for e in after[: len(drawn)]] == ["card"] * len(drawn)  # none refused inside the round
+    assert after[len(drawn)].kind == "journal-restored" and after[len(drawn)].body["refused"] >= 4
+    assert [e.body["card"] for e in after if e.kind == "card"] == drawn + held  # in the shoe's order, once each
 
 
 def test_a_table_started_again_on_a_full_disk_shows_the_journal_fault_from_its_first_answer(tmp_path: Path) -> None:
