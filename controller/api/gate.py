@@ -81,10 +81,13 @@ class TableView:
         return self.states[everything]
 
     def state_json(self, everything: bool) -> bytes:
-        """The state as a JSON answer's body, encoded once per view and audience."""
+        """The state as a JSON answer's body, encoded once per view and audience (once for both
+        when they are given the same document: nothing hidden)."""
         body = self._encoded.get(everything)
         if body is None:
-            body = self._encoded[everything] = json_bytes(self.states[everything])
+            doc, other = self.states[everything], self._encoded.get(not everything)
+            body = other if other is not None and self.states[not everything] is doc else json_bytes(doc)
+            self._encoded[everything] = body
         return body
 
     def prompt(self, everything: bool) -> str:

@@ -289,7 +289,9 @@ class LiveFeed:
             if sub.write is not None and not sub.busy and tick > sub.since and sub.queue.empty():
                 frame = frames.get(sub.everything)
                 if frame is None:
-                    frame = frames[sub.everything] = _text_frame(text)
+                    other = frames.get(not sub.everything)  # the same text for both audiences: one frame
+                    frame = other if other is not None and texts.get(not sub.everything) is text else _text_frame(text)
+                    frames[sub.everything] = frame
                 if sub.write(frame):  # in order: nothing of this screen's is queued or being sent
                     continue
             try:
@@ -323,10 +325,15 @@ class LiveFeed:
             seen = self._masked(whole, hidden)
             parts = {True: {"state": whole}, False: {"state": seen}}
         else:
-            # Nothing hidden, before or now: the same changes; else what the dealer sees, as masked
-            # now, whatever changed.
-            shown = said if not hidden and not self._seen_hidden else changes(self._seen, self._masked(whole, hidden))
-            seen = patched(self._seen, shown)
+            if hidden:  # what the dealer sees, as masked now, whatever changed
+                shown = changes(self._seen, self._masked(whole, hidden))
+                seen = patched(self._seen, shown)
+            else:
+                # Nothing hidden now: the dealer sees the whole state, kept as the same document
+                # (the changes applied once, not again to a copy); the same changes when nothing
+                # was hidden before either (the dealer's state was the whole one then too).
+                shown = said if not self._seen_hidden else changes(self._seen, whole)
+                seen = whole
             parts = {True: {"changes": said}, False: {"changes": shown}}
         self._whole, self._seen, self._seen_hidden = whole, seen, hidden
         if not self._joining:  # the last state only, unless a screen is joining
@@ -342,6 +349,9 @@ class LiveFeed:
             if everything not in listening:
                 continue
             if doc.get("type") == "state" and part.get("changes") == []:
+                continue
+            if not everything and not hidden and _same_parts(part, parts[True]) and True in texts:
+                texts[False] = texts[True]  # nothing hidden: the same message, encoded once
                 continue
             said_rest = rest if everything else self._masked(rest, hidden)
             texts[everything] = _encode({**said_rest, **part})
@@ -454,6 +464,11 @@ async def _patiently(gate: Gate, name: str, *args: Any) -> Any:
 
 def _effects(told: dict[int, tuple[Effect, ...]], seq: int) -> dict[str, Any]:
     return {"effects": [to_json(e) for e in told[seq]]} if seq in told else {}
+
+
+def _same_parts(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """The same keys holding the same objects (not only equal ones: `1` and `true` are equal)."""
+    return a.keys() == b.keys() and all(value is b[key] for key, value in a.items())
 
 
 def _text_frame(text: str) -> bytes:

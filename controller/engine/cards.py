@@ -60,6 +60,9 @@ class Suit(enum.IntEnum):
 _RANK_SYMBOL = {r: ("T" if r == 10 else "JQKA"[r - 11] if r > 10 else str(int(r))) for r in Rank}
 _RANK_BY_SYMBOL = {sym: r for r, sym in _RANK_SYMBOL.items()} | {"10": Rank.TEN}
 _SUIT_BY_SYMBOL = {s.symbol: s for s in Suit}
+#: Each card's text by its number (`Card.number`; the joker's last): `str` of a card is one look-up
+#: (the state's JSON writes every card dealt in a round again after each card).
+_TEXT_BY_NUMBER: tuple[str, ...] = (*(r.symbol + s.symbol for r in Rank for s in Suit), "JK")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +89,7 @@ class Card:
         return self.rank is None
 
     def __str__(self) -> str:
-        if self.rank is None or self.suit is None:
-            return "JK"
-        return self.rank.symbol + self.suit.symbol
+        return _TEXT_BY_NUMBER[self.number]
 
     def __repr__(self) -> str:
         return f"Card({str(self)!r})"

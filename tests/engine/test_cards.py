@@ -146,3 +146,9 @@ def test_a_card_number_is_four_times_rank_less_two_plus_suit_and_52_for_the_joke
         again = pickle.loads(pickle.dumps(card))
         assert again == card and again.number == card.number and hash(again) == hash(card)
     assert repr(parse_card("TH")) == "Card('TH')"
+
+
+def test_each_card_is_written_as_its_rank_then_its_suit_and_the_joker_as_jk() -> None:
+    ranks, suits = "23456789TJQKA", "CDHS"
+    assert [str(card) for card in sorted(STANDARD_DECK)] == [r + s for r in ranks for s in suits]
+    assert str(JOKER) == "JK" and str(parse_card("10h")) == "TH"
