@@ -49,7 +49,17 @@ FORK = True
 #: (tests/controller/test_table_without_pydantic.py): anyio loaded here was 1.8 MB of the table's
 #: RSS. The table's game (its rules and adapter, found through its entry point) is loaded too,
 #: when `launch` is told it: the API's process gets the game's adapter in its start message.
-PRELOAD = ("controller.journal.log", "controller.table", "controller.api.channel")
+#: Then what both processes import once started, so once here rather than once in each: the live
+#: feed (its table half in the table's process, controller/api/side.py), the sessions' tokens and
+#: digests, the heap's trimming, and the standard modules both come to (decimal and fractions:
+#: statistics on the table's side, gpiozero's, and pydantic on the API's; hmac and secrets; ctypes;
+#: platform): what a module loaded after the fork makes is made twice, once in each process:
+#: 0.4-0.5 MB less of the daemon's memory counted once (benchmarks/bench_day_memory.py).
+PRELOAD = (
+    "controller.journal.log", "controller.table", "controller.api.channel",
+    "controller.api.live", "controller.api.auth", "controller.app.heap",
+    "decimal", "fractions", "hmac", "secrets", "ctypes", "platform",
+)  # fmt: skip
 
 
 def uvicorn_without_its_command_line() -> None:
