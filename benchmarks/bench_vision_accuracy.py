@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from vision.calibration import Calibration
+from vision.calibration import Calibration, CalibrationError
 from vision.layout import Layout
 from vision.reader import FrameReading, Reader
 from vision.render import render
@@ -124,6 +124,15 @@ def empty_table(scene: Scene) -> Scene:
         noise=scene.noise,
         seed=scene.seed + 1,
     )
+
+
+def calibrated(setup: Scene, empty: Scene, whole: Layout, layout: Layout) -> Calibration:
+    """The camera calibrated on `setup`'s empty felt (a condition's own, such as its light), or
+    on the plain empty felt where the condition leaves no marker to find."""
+    try:
+        return Calibration.from_frame(render(setup, whole), layout, camera=setup.camera.model())
+    except CalibrationError:
+        return Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
 
 
 def view(seed: int, geometry: str, whole: Layout, resolution: tuple[int, int]) -> tuple[Scene, Layout]:

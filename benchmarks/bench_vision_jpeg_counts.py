@@ -17,13 +17,12 @@ from typing import Any
 import numpy as np
 
 import vision.reader as reader_module
-from benchmarks.bench_vision_accuracy import empty_table, view
+from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
 from benchmarks.bench_vision_wager_doubts import tuning_only
-from vision.calibration import Calibration, CalibrationError
 from vision.chips import CHIP_THICKNESS_MM
 from vision.layout import Layout
 from vision.reader import Reader
-from vision.render import draw, exposures, render
+from vision.render import draw, exposures
 from vision.robustness import CONDITIONS
 from vision.stages import Height, R, _measure, find_stack, measure_height, top_chroma
 from vision.tuning import TUNING
@@ -37,10 +36,7 @@ def heights(seed: int, name: str, exposures_per_scene: int = 1) -> list[dict[str
     empty = empty_table(base)
     condition = CONDITIONS[name]
     scene, setup = condition.apply(base), condition.calibration(empty)
-    try:
-        calibration = Calibration.from_frame(render(setup, whole), layout, camera=setup.camera.model())
-    except CalibrationError:
-        calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
+    calibration = calibrated(setup, empty, whole, layout)
     loose = dataclasses.replace(TUNING, jpeg_count_doubt=0.5, max_count_doubt=0.5)
     reader = Reader(layout, calibration, tuning=loose)
     truth = {n: [list(s.chips) for s in stacks] for n, stacks in scene.zones.items()}

@@ -19,13 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.bench_vision_accuracy import empty_table, view
+from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
 from benchmarks.bench_vision_wagers import BENCHMARK_FIRST_SEED, FRAMES, _truth
-from vision.calibration import Calibration, CalibrationError
 from vision.fusion import SHARE, WagerFusion
 from vision.layout import Layout
 from vision.reader import Reader
-from vision.render import Drawn, draw, exposures, render
+from vision.render import Drawn, draw, exposures
 from vision.robustness import CONDITIONS, lighting_only
 
 
@@ -48,10 +47,7 @@ def record(seed: int, names: list[str], fusion_factory: Any = WagerFusion) -> di
     for name in names:
         condition = CONDITIONS[name]
         scene, setup = condition.apply(base), condition.calibration(empty)
-        try:
-            calibration = Calibration.from_frame(render(setup, whole), layout, camera=setup.camera.model())
-        except CalibrationError:
-            calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
+        calibration = calibrated(setup, empty, whole, layout)
         reader, fusion = Reader(layout, calibration), fusion_factory()
         rng = np.random.default_rng([seed, 36])
         felt = drawn.setdefault("empty", draw(empty, whole))

@@ -40,8 +40,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from benchmarks.bench_vision_accuracy import empty_table, view
-from vision.calibration import Calibration, CalibrationError
+from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
+from vision.calibration import Calibration
 from vision.fusion import SHARE, WagerFusion
 from vision.health import CameraHealth
 from vision.layout import Layout
@@ -87,10 +87,7 @@ def one_seed(seed: int, names: list[str], size: tuple[int, int] | None = None) -
     for name in names:
         condition = CONDITIONS[name]
         scene, setup = condition.apply(base), condition.calibration(empty)
-        try:
-            calibration = Calibration.from_frame(render(setup, whole), layout, camera=setup.camera.model())
-        except CalibrationError:
-            calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
+        calibration = calibrated(setup, empty, whole, layout)
         reader, fusion, health = Reader(layout, calibration), WagerFusion(), CameraHealth()
         rng = np.random.default_rng([seed, 36])
         felt = drawn.setdefault("empty", draw(empty, whole))

@@ -52,8 +52,8 @@ from typing import Any, NamedTuple
 import cv2
 import numpy as np
 
-from benchmarks.bench_vision_accuracy import HALF_MOUNTS, empty_table, view
-from vision.calibration import Calibration, CalibrationError
+from benchmarks.bench_vision_accuracy import HALF_MOUNTS, calibrated, empty_table, view
+from vision.calibration import Calibration
 from vision.chips import CHIP_THICKNESS_MM
 from vision.fusion import FusedZone, WagerFusion, combine
 from vision.layout import Layout
@@ -143,10 +143,7 @@ def _film(
     frame's fused zones."""
     condition = CONDITIONS[name]
     changed, setup = condition.apply(scene), condition.calibration(empty)
-    try:
-        calibration = Calibration.from_frame(render(setup, whole), layout, camera=setup.camera.model())
-    except CalibrationError:
-        calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
+    calibration = calibrated(setup, empty, whole, layout)
     reader, fusion = Reader(layout, calibration), WagerFusion()
     rng = np.random.default_rng([seed, 36])
     before = condition.apply(empty)
