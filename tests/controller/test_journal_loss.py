@@ -219,8 +219,9 @@ def test_a_power_cut_losing_a_signed_heads_unsynced_head_file_write_is_recovered
     table.void(by="supervisor", reason="misdeal")
     before = (tmp_path / "journal.head").read_bytes()  # what the disk holds: the round's end, fsync'd
     synced: list[int] = []
-    real_fsync = head_module.os.fsync
-    monkeypatch.setattr(head_module.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    for call in ("fsync", "fdatasync"):  # either would make the head file durable on its own
+        real = getattr(head_module.os, call)
+        monkeypatch.setattr(head_module.os, call, lambda fd, real=real: (synced.append(fd), real(fd))[1])
     signed = table.sign_head(Ed25519PrivateKey.generate())
     assert synced == [], "the chain head's head file was fsync'd on its own"
     assert journal.head is not None and journal.head.read() == head_module.HeadMark(
