@@ -11,7 +11,7 @@ checkpointed at each round's end, so it never grows with history, and its file i
 needs no new space on the disk. A disk without room for the next round is found at the round's end
 (`checkpoint`): the next entry is then refused as a full disk, as it is when a write fails. Integrity: a
 CRC-32 over each entry, gapless sequence numbers, and a hash chain over every entry whose last
-value is also kept in `journal.head` (controller/journal/head.py), fsync'd after each entry (the
+value is also kept in `journal.head` (controller/journal/head.py), synced (fdatasync) after each entry (the
 table's entries: once the entry's effects have gone out, before the shoe's acknowledgement), so a
 database that comes back shorter or different is caught. Entries can be neither changed nor
 deleted (triggers refuse it; retention may remove only entries it has exported and verified,
