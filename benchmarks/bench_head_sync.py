@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_daemon import _percentile
 from controller.journal.head import HeadFile, HeadMark
 
 CALLS = int(os.environ.get("BENCH_HEAD_CALLS", "300"))  # each arm
@@ -88,11 +89,10 @@ def run() -> dict[str, Any]:
         head.close()
 
     def summary(values: list[float], arm: str) -> dict[str, float]:
-        ordered = sorted(values)
         return {
-            "p50_ms": round(statistics.median(ordered) * 1e3, 3),
-            "p90_ms": round(ordered[int(0.9 * (len(ordered) - 1))] * 1e3, 3),
-            "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))] * 1e3, 3),
+            "p50_ms": round(statistics.median(values) * 1e3, 3),
+            "p90_ms": round(_percentile(values, 0.9) * 1e3, 3),
+            "p99_ms": round(_percentile(values, 0.99) * 1e3, 3),
             "journal_commits_a_call": round(commits[arm] / len(values), 2) if info is not None else -1,
         }
 
