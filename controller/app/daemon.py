@@ -8,8 +8,10 @@ from the table loop, so a hung loop is restarted by systemd.
 
 The shoe's worker thread hands each card to the loop and waits until it is journaled; only then
 is the card acknowledged to the shoe, so a card is never lost to a crash or a restart.
-With a `[camera]` section, the camera's worker thread hands frames to a reading thread, which
-posts the settled view to the loop; the table journals only its changes (controller/camera/).
+With a `[camera]` section, the camera is read in a process of its own (`tablectl-camera`,
+controller/camera/process.py), which sends the settled view to the loop when it changes; the
+table journals only its changes. A frame's read never holds this process's interpreter lock while
+a card waits.
 """
 
 from __future__ import annotations
@@ -203,7 +205,7 @@ class Daemon:
         self.display: PoleDisplay | None = None
         self.lamps: BaseIndicators | None = None
         self.pin_factory: Any = None
-        self.camera_feed: Any = None  # controller.camera.feed.CameraFeed, with a [camera] section
+        self.camera_feed: Any = None  # controller.camera.process.CameraProcess, with a [camera] section
         self.sim_scene: Any = None  # controller.camera.sim.SimScene, with a simulated camera
         self.metrics: TableMetrics | None = None  # GET /metrics
         self._floor: FloorPublisher | None = None  # with a [floor] section, once started
@@ -265,7 +267,7 @@ class Daemon:
             publisher = self._start_floor(table, journal)
             reader = self._start_shoe(table)
             self._start_buttons()
-            self._start_camera(table)
+            await self._start_camera(table)
             self.metrics = TableMetrics(
                 table,
                 floor_acked=(lambda: publisher.acked) if publisher is not None else None,
@@ -731,75 +733,66 @@ class Daemon:
         table.device_status("shoe", {"url": url, "simulated": self.sim_shoe is not None, "state": "connecting"})
         return reader
 
-    def _start_camera(self, table: Table) -> None:
-        """The overhead camera and its reading thread, when config has a [camera] section. A camera
-        that cannot start leaves a degraded table (no proposals, no checks), never a dead one."""
+    async def _start_camera(self, table: Table) -> None:
+        """The overhead camera, read in a process of its own (controller/camera/process.py: a frame's
+        read never holds this loop's interpreter lock while a card waits), when config has a
+        [camera] section. A camera that cannot start leaves a degraded table (no proposals, no
+        checks), never a dead one: its process says why, and is started again if it ends."""
         cfg = self.config.camera
         if cfg is None:
             if table.camera.active and table.camera.status != "offline":
                 # The journal remembers a camera this configuration no longer has: stop trusting its view.
                 table.scene_seen({"camera": "offline", "why": "no camera in the configuration"})
             return
-        from controller.camera.feed import HEALTH_FILE, CameraFeed
-        from controller.camera.sim import SimScene, SimulatedDealer
-        from drivers.camera import CameraError, SimulatedCamera, open_camera
-        from vision.calibration import Calibration, CalibrationError
+        from controller.camera.feed import HEALTH_FILE
+        from controller.camera.process import CameraProcess
         from vision.layout import Layout, LayoutError
 
         assert self.loop is not None
-        loop = self.loop
         simulated = cfg.backend == "simulated"
         try:
             layout = Layout.load(cfg.layout)
-            calibration = None
-            path = Path(cfg.calibration) if cfg.calibration else None
-            if path is not None and (path.exists() or not simulated):
-                calibration = Calibration.load(path)
-        except (LayoutError, CalibrationError) as exc:
+        except LayoutError as exc:
             log.error("camera: %s", exc)
             table.device_status("camera", {"installed": True, "ok": False, "error": str(exc)})
             return
-
-        def post(view: dict[str, Any]) -> None:
-            loop.call_soon_threadsafe(self._scene_view, view)
-
-        def status(record: dict[str, Any]) -> None:
-            loop.call_soon_threadsafe(table.device_status, "camera", record)
-
-        scene_model = None
-        if simulated:
-            from vision.scene import Scene
-
-            scene_model = Scene(layout=layout.name).camera.model()
-        feed = CameraFeed(
-            layout,
-            calibration=calibration,
-            calibration_path=path,
-            camera_model=scene_model,
-            stable_frames=cfg.stable_frames,
-            post=post,
-            status=status,
-            simulated=simulated,
-            health_path=self.state_dir / HEALTH_FILE,
+        settings = {
+            "backend": cfg.backend,
+            "device": cfg.device,
+            "fps": cfg.fps,
+            "layout": cfg.layout,
+            "calibration": cfg.calibration,
+            "stable_frames": cfg.stable_frames,
+            "health_path": str(self.state_dir / HEALTH_FILE),
+        }
+        camera = CameraProcess(
+            settings,
+            loop=self.loop,
+            on_view=self._scene_view,
+            on_status=lambda record: table.device_status("camera", record),
         )
-        try:
-            size = (calibration.camera.width, calibration.camera.height) if calibration else None
-            camera = open_camera(
-                cfg.backend, fps=cfg.fps, device=cfg.device, size=size, layout=layout, on_frame=feed.offer
-            )
-        except CameraError as exc:
-            log.error("camera: %s", exc)
-            table.device_status("camera", {"installed": True, "ok": False, "error": str(exc)})
-            return
-        table.device_status("camera", feed.describe("starting", "starting"))
-        feed.start()
-        camera.start()
-        self._closers.append(feed.stop)
-        self._closers.append(camera.stop)  # closed first: no frame is offered to a stopped reader
-        self.camera_feed = feed
-        if isinstance(camera, SimulatedCamera):
-            table.listeners.append(SimulatedDealer(camera, table.camera.meaning))
-            self.sim_scene = SimScene(camera, feed)
+        if simulated:
+            from controller.camera.sim import SimScene, SimulatedDealer, mirrored_camera
+
+            mirror = mirrored_camera(layout, camera.send_scene)
+            table.listeners.append(SimulatedDealer(mirror, table.camera.meaning))
+            self.sim_scene = SimScene(mirror)
+        table.device_status(
+            "camera",
+            {
+                "installed": True,
+                "simulated": simulated,
+                "layout": layout.name,
+                "view": "starting",
+                "message": ("SIMULATED camera: " if simulated else "") + "starting",
+                "reads": 0,
+                "frames_skipped": 0,
+                "read_ms": 0.0,
+            },
+        )
+        await camera.start()
+        self._closers.append(camera.close)
+        self.camera_feed = camera
 
     def _scene_view(self, view: dict[str, Any]) -> None:
         table = self.table

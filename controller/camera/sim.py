@@ -117,3 +117,35 @@ class SimScene:
             "hands": len(scene.hands),
             "bumped": self.camera.bumped,
         }
+
+
+def mirrored_camera(layout: Any, send: Any) -> SimulatedCamera:
+    """The simulated camera as the table's process holds it when the camera is read in a process of
+    its own (controller/camera/process.py): the scene the simulated dealer and players make, never
+    started (no frame is rendered here); each change, and unplugging it, is handed to `send`
+    (`CameraProcess.send_scene`), in the order made, under the scene's lock."""
+    from drivers.camera import SimulatedCamera
+    from vision.scene import Scene
+
+    class MirroredCamera(SimulatedCamera):
+        def __init__(self) -> None:
+            self._unplugged = False
+            super().__init__(Scene(layout=layout.name), fps=1.0, layout=layout)
+
+        def edit(self, change: Any) -> Any:
+            with self._lock:
+                self._scene = change(self._scene)
+                send(self._scene.to_dict(), self._unplugged)
+                return self._scene
+
+        @property
+        def unplugged(self) -> bool:
+            return self._unplugged
+
+        @unplugged.setter
+        def unplugged(self, on: bool) -> None:
+            with self._lock:
+                self._unplugged = on
+                send(self._scene.to_dict(), on)
+
+    return MirroredCamera()
