@@ -12,8 +12,8 @@ after the stamp its reader callback ran, in three arrangements taking turns:
   thread    vision's `Reader` reading 1280x720 frames of a half-table camera at 30 a second (one
             wager changing between two frames, fresh noise), in a thread of the loop's process:
             the table's design before the camera had a process of its own
-  process   the same reader at the same pace in a child process: the design now
-            (controller/camera/process.py)
+  process   the same reader at the same pace in a child process, as nice as the camera's
+            (controller/camera/process.py's NICE): the design now
 
 Each arrangement BENCH_REPEATS times (3), interleaved; p50 / p90 / p99 / max of each turn, and
 their medians. The reading itself is the vision_speed benchmark's; OpenCV on one thread.
@@ -38,9 +38,12 @@ REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
 SWITCH_INTERVAL_S = 0.001  # controller/app/daemon.py's
 
 
-def _reader_loop(stop: Any, reads: Any) -> None:
-    """Read frames at FPS until `stop` is set (in a thread or a process)."""
+def _reader_loop(stop: Any, reads: Any, nice: int = 0) -> None:
+    """Read frames at FPS until `stop` is set (in a thread, or a process `nice` as the camera's is)."""
     import cv2
+
+    if nice:
+        os.nice(nice)
 
     from benchmarks.bench_vision_speed import _case
     from vision.layout import Layout
@@ -75,7 +78,9 @@ def _turn(arrangement: str) -> dict[str, Any]:
         worker = threading.Thread(target=_reader_loop, args=(stop, reads), daemon=True)
     elif arrangement == "process":
         stop, reads = ctx.Event(), ctx.Value("i", 0)
-        worker = ctx.Process(target=_reader_loop, args=(stop, reads), daemon=True)
+        from controller.camera.process import NICE
+
+        worker = ctx.Process(target=_reader_loop, args=(stop, reads, NICE), daemon=True)
     if worker is not None:
         worker.start()
         deadline = time.monotonic() + 120

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -298,6 +299,9 @@ def serve(sock: socket.socket) -> int:
 
 #: The camera's process as `ps`, `top` and /proc/PID/comm name it.
 NAME = "tablectl-camera"
+#: The camera's process runs this much nicer than the table's: when both want a core, the card's
+#: way (the shoe, the journal, the lamps) goes first, and the camera reads the next frame after.
+NICE = 5
 
 
 def main(argv: list[str]) -> int:
@@ -308,6 +312,8 @@ def main(argv: list[str]) -> int:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(15, NAME.encode(), 0, 0, 0)  # PR_SET_NAME
         libc.prctl(1, 15, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGTERM when the table's process is gone
+    with contextlib.suppress(OSError):
+        os.nice(NICE)
     sock = socket.socket(fileno=int(argv[0]))
     try:
         return serve(sock)

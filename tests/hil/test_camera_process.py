@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from controller.camera.process import NICE, RESTART_AFTER_S
 from controller.testing import PATIENCE_S, Daemon
 
 CONFIG = """
@@ -64,6 +65,10 @@ def camera_process(daemon: Daemon) -> int:
     return found[0]
 
 
+def nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[16])
+
+
 def zone_value(state: dict[str, Any], zone: str) -> int | None:
     view = dict(state.get("camera") or {})
     if view.get("status") != "ok":
@@ -91,6 +96,8 @@ def test_the_frames_are_read_in_a_child_process_of_the_table(daemon: Daemon) -> 
     daemon.wait_for("the camera to see 20 on seat 6", lambda s: zone_value(s, "seat6.first") == 20)
     child = camera_process(daemon)
     assert Path(f"/proc/{child}/comm").read_text().strip() == "tablectl-camera"
+    assert daemon.proc is not None
+    assert nice(child) == nice(daemon.proc.pid) + NICE  # the card's way first when both want a core
     devices = daemon.get("/api/state")["devices"]["camera"]
     assert devices["reads"] >= 1 and devices["view"] == "ok", devices
     # Stopped, the child reads nothing: the table keeps the view it had and deals on; let go, it
@@ -142,8 +149,6 @@ def test_the_camera_process_ends_with_the_table_stopped_or_killed(tmp_path: Path
 
 
 def test_a_camera_that_cannot_run_says_why_and_is_not_started_again(tmp_path: Path) -> None:
-    from controller.camera.process import RESTART_AFTER_S
-
     bad = tmp_path / "camera.json"
     bad.write_text("{not a calibration")
     config = CONFIG.replace("[camera]\n", f'[camera]\ncalibration = "{bad}"\n')
