@@ -69,11 +69,13 @@ class CameraProcess(asyncio.Protocol):
         self.read_seconds = 0.0
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
-        self._read_at_start = 0
+        self._before: tuple[int, int, float] = (0, 0, 0.0)  # the counters of the processes before this one
+        self._child_reads = 0  # frames this process has read
         self._transport: asyncio.Transport | None = None
         self._buffer = b""
         self._closing = False
         self._restart: asyncio.TimerHandle | None = None
+        self._ending: asyncio.Task[None] | None = None
         self._wait = RESTART_AFTER_S
         self._refused = False  # the camera's process said why it cannot run: not started again
         self._scene: tuple[int, dict[str, Any]] | None = None  # the newest scene and its version
@@ -87,11 +89,18 @@ class CameraProcess(asyncio.Protocol):
         ours, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen([*self.argv, str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+        except OSError as exc:  # no process to be had (memory, process limit): a camera fault, not a dead table
+            ours.close()
+            why = f"cannot start the camera's process: {exc}"
+            log.error("camera: %s", why)
+            self.on_status({"installed": True, "ok": False, "error": why})
+            return
         finally:
             theirs.close()
         self.starts += 1
         self._buffer = b""
-        self._read_at_start = self.reads
+        self._before = (self.reads, self.dropped, self.read_seconds)
+        self._child_reads = 0
         transport, _ = await self.loop.create_unix_connection(lambda: self, sock=ours)
         self._transport = transport
         self._write({**self.settings, **self._scene_settings()})
@@ -152,10 +161,11 @@ class CameraProcess(asyncio.Protocol):
 
     def _take(self, message: dict[str, Any]) -> None:
         counts = message.get("counts")
-        if isinstance(counts, dict):
-            self.reads = int(counts.get("reads", self.reads))
-            self.dropped = int(counts.get("dropped", self.dropped))
-            self.read_seconds = float(counts.get("read_seconds", self.read_seconds))
+        if isinstance(counts, dict):  # this process's; /metrics counts every process's frames
+            self._child_reads = int(counts.get("reads", 0))
+            self.reads = self._before[0] + self._child_reads
+            self.dropped = self._before[1] + int(counts.get("dropped", 0))
+            self.read_seconds = self._before[2] + float(counts.get("read_seconds", 0.0))
         if isinstance(message.get("view"), dict):
             self.on_view(message["view"])
         if isinstance(message.get("status"), dict):
@@ -165,12 +175,17 @@ class CameraProcess(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
-        if self._closing:
+        if not self._closing:
+            self._ending = self.loop.create_task(self._ended())
+
+    async def _ended(self) -> None:
+        """The camera's process closed its end: reaped off the loop (it may take a moment to exit),
+        said, and started again after a wait that doubles while it ends without reading a frame;
+        not started again when it said it cannot run."""
+        code = await asyncio.to_thread(self._reap, 1.0)
+        if self._closing or self._refused:  # a camera that cannot run here: it said why already
             return
-        code = self._reap()
-        if self._refused:  # a camera that cannot run here (its device, layout or calibration): said already
-            return
-        if self.reads > self._read_at_start:
+        if self._child_reads:
             self._wait = RESTART_AFTER_S  # it had been reading: a fresh start, not a crash loop
         wait, self._wait = self._wait, min(self._wait * 2, RESTART_MAX_S)
         why = f"the camera's process ended (exit code {code}); starting it again in {wait:g} s"
@@ -184,12 +199,13 @@ class CameraProcess(asyncio.Protocol):
         if not self._closing:
             await self.start()
 
-    def _reap(self) -> int | None:
+    def _reap(self, wait: float) -> int | None:
+        """The process's exit code, waiting up to `wait` for it to end, then killing it."""
         proc = self.proc
         if proc is None:
             return None
         try:
-            return proc.wait(timeout=STOP_WAIT_S)
+            return proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             proc.kill()
             return proc.wait()
@@ -202,7 +218,7 @@ class CameraProcess(asyncio.Protocol):
             self._restart.cancel()
         if self._transport is not None:
             self._transport.close()
-        self._reap()
+        self._reap(STOP_WAIT_S)
 
 
 # -- the camera's process ---------------------------------------------------------------------------
