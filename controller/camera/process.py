@@ -42,6 +42,8 @@ RESTART_AFTER_S = 2.0
 RESTART_MAX_S = 60.0
 #: How long a stopping table waits for the camera's process to end before killing it.
 STOP_WAIT_S = 5.0
+#: OpenCV's threads in the camera's process: its reading is on one core.
+OPENCV_THREADS = 1
 
 
 class CameraProcess(asyncio.Protocol):
@@ -240,6 +242,12 @@ def serve(sock: socket.socket) -> int:
         with lock, contextlib.suppress(OSError):  # the table has gone: the loop below sees its end closed
             sock.sendall(data)
 
+    import cv2
+
+    # One core for the reading, as vision's speed is measured (vision/README.md): the table's other
+    # cores stay the card's and the screens', and OpenCV's own threads never split a frame's sums
+    # in another order than the benchmarks' and the tests' (a measure's last bits stay the same).
+    cv2.setNumThreads(OPENCV_THREADS)
     lines = sock.makefile("rb")
     first = lines.readline()
     if not first:
