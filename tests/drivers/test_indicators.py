@@ -644,3 +644,30 @@ def test_the_blinking_lamp_the_fault_and_each_wager_are_read_as_the_snapshot_say
             assert (lamps.blinking, lamps.faulted, wagers) == (snap.next_card, snap.fault, snap.wagers)
             seen.add((snap.next_card is not None, snap.fault, bool(snap.wagers)))
         assert len(seen) >= 4  # blinking or not, a fault or not, wagers or none: each was read
+
+
+def test_no_frame_of_the_blinkers_own_can_be_rendered_inside_together(pin_factory: Any, clock: Any) -> None:
+    """Inside `together()` the blinker's lock is held, so its thread (or the loop's timer) cannot
+    render a frame with some of the commands given and not the others; outside, it can."""
+    with chain_lamps(pin_factory, clock) as lamps:
+        blinker = lamps._blinker
+
+        def could_render() -> bool:
+            got: list[bool] = []
+
+            def attempt() -> None:
+                taken = blinker._lock.acquire(blocking=False)  # what tick() takes first
+                if taken:
+                    blinker._lock.release()
+                got.append(taken)
+
+            thread = threading.Thread(target=attempt)
+            thread.start()
+            thread.join()
+            return got[0]
+
+        assert could_render()
+        with lamps.together():
+            lamps.show_wager("seat1.first")
+            assert not could_render()
+        assert could_render()
