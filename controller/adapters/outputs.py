@@ -61,23 +61,23 @@ class LampOutput:
             self._settle_blink(table)
             if table.blocked:
                 self.lamps.fault()
-            elif self.lamps.snapshot().fault:
+            elif self.lamps.faulted:
                 self.lamps.clear_fault()
 
     def _settle_blink(self, table: Table) -> None:
         """Only the place the game says play is at may blink (a blind hand's card moves no
         stack, and a settled round awaits none)."""
-        shown = self.lamps.snapshot()
-        if shown.next_card is None:
+        blinking = self.lamps.blinking
+        if blinking is None:
             return
         # The picture's blinking place alone: the rest of the game's picture is not asked for.
         picked = table.adapter.lamp_next(table, self.seats)
-        if shown.next_card == (self._lamp(*picked) if picked is not None else None):
+        if blinking == (self._lamp(*picked) if picked is not None else None):
             return
-        if shown.next_card in shown.wagers:
-            self.lamps.show_wager(shown.next_card)
+        if self.lamps.has_wager(blinking):
+            self.lamps.show_wager(blinking)
         else:
-            self.lamps.remove_wager(shown.next_card)
+            self.lamps.remove_wager(blinking)
 
     def _snapshot(self, table: Table) -> LampSnapshot:
         picture: LampPicture = table.adapter.lamps(table, self.seats)

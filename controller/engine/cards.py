@@ -112,8 +112,14 @@ JOKER = Card(None, None)
 STANDARD_DECK: tuple[Card, ...] = tuple(Card(r, s) for s in Suit for r in Rank)
 
 
+#: Each card by its canonical text ("AS", "TD", "JK"): the text every journal entry holds.
+_CARD_BY_TEXT: dict[str, Card] = {str(card): card for card in (*STANDARD_DECK, JOKER)}
+
+
 def parse_card(text: str) -> Card:
     """Read one card in GAMES.md notation; raise CardError saying why the text is not a card."""
+    if type(text) is str and (card := _CARD_BY_TEXT.get(text)) is not None:
+        return card  # canonical text, as the journal and the shoe's frames give it: a look-up
     if not isinstance(text, str):
         raise CardError(f"a card is written as text such as 'AS' or 'JK', not {text!r}")
     t = text.strip().upper()

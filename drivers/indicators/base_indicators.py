@@ -215,6 +215,21 @@ class BaseIndicators:
         with self._lock:
             return LampSnapshot(frozenset(self._wagers), self._next, self._fault)
 
+    @property
+    def blinking(self) -> Spot | None:
+        """The lamp the next card goes to (`snapshot().next_card`, without copying the wagers)."""
+        return self._next
+
+    @property
+    def faulted(self) -> bool:
+        """Whether the status lamp shows a fault (`snapshot().fault`, without copying the wagers)."""
+        return self._fault
+
+    def has_wager(self, lamp: Spot) -> bool:
+        """Whether a wager stands at `lamp` (`lamp in snapshot().wagers`, without copying them)."""
+        with self._lock:
+            return lamp in self._wagers
+
     def pattern_name(self, lamp: LampId) -> str:
         """The pattern a lamp is playing, by name (for the dealer screen's lamp panel)."""
         return self._blinker.pattern_of(lamp).name

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from drivers.indicators.patterns import DARK, Pattern
 from drivers.indicators.sinks import LampId, LedSink
@@ -65,12 +65,11 @@ class Blinker:
                 self._moving.pop(lamp, None)
                 self._still[lamp] = pattern.then
 
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
+    def held(self) -> contextlib.AbstractContextManager[bool]:
         """No frame is written by the thread meanwhile (several patterns started together show
-        together, never some of them on a frame of the thread's)."""
-        with self._lock:
-            yield
+        together, never some of them on a frame of the thread's): `with blinker.held():`, the
+        blinker's own lock (no generator made and run on every card's frame)."""
+        return self._lock
 
     def pattern_of(self, lamp: LampId) -> Pattern:
         with self._lock:

@@ -88,6 +88,10 @@ class ShiftRegisterSink:
                 raise ValueError(f"lamp {lamp}: no output {output} on a {chain.chips}-chip chain")
         self._chain = chain
         self._outputs = dict(outputs)
+        # Each output's lamp, by output number (None: an output no lamp is wired to).
+        self._wired: tuple[LampId | None, ...] = tuple(
+            {output: lamp for lamp, output in self._outputs.items()}.get(i) for i in range(chain.outputs)
+        )
         self._devices: list[Any] = []
         try:
             self._data = self._add(chain.data, pin_factory)
@@ -110,9 +114,8 @@ class ShiftRegisterSink:
         return frozenset(self._outputs)
 
     def write(self, frame: Frame, *, force: bool = False) -> None:
-        bits = [False] * self._chain.outputs
-        for lamp, output in self._outputs.items():
-            bits[output] = frame.get(lamp, False)
+        get = frame.get
+        bits = [lamp is not None and get(lamp, False) for lamp in self._wired]
         if force or bits != self._bits:
             self._shift_out(bits)
             self._bits = bits
@@ -120,24 +123,24 @@ class ShiftRegisterSink:
     def _shift_out(self, bits: list[bool]) -> None:
         # Written to the pins themselves (each output device is active-high, never blinks): a
         # frame is about 70 writes, and gpiozero's on()/off(), even its `pin.state`, cost several
-        # times the write (`_lean`).
-        data, clock, latch = self._lines()
+        # times the write (`_lean`), each write the pin's own call with its own low and high.
+        (data, data_low, data_high), (clock, clock_low, clock_high), (latch, latch_low, latch_high) = self._lines()
         level = self._data_level
         for bit in reversed(bits):
             # SER only changes when the bit does: one GPIO write fewer for every repeated bit.
             if bit != level:
-                data(bit)
+                data(data_high if bit else data_low)
                 level = bit
-            clock(True)
-            clock(False)
+            clock(clock_high)
+            clock(clock_low)
         self._data_level = level
-        latch(True)
-        latch(False)
+        latch(latch_high)
+        latch(latch_low)
 
-    def _lines(self) -> tuple[Callable[[bool], object], ...]:
+    def _lines(self) -> tuple[_Line, _Line, _Line]:
         lines = getattr(self, "_written", None)
         if lines is None:
-            lines = self._written = tuple(_lean(device.pin) for device in (self._data, self._clock, self._latch))
+            lines = self._written = (_lean(self._data.pin), _lean(self._clock.pin), _lean(self._latch.pin))
         return lines
 
     def close(self) -> None:
@@ -146,21 +149,24 @@ class ShiftRegisterSink:
         self._devices.clear()
 
 
-def _lean(pin: Any) -> Callable[[bool], object]:
+#: How one line of the chain is written: the pin's own write call, then its low and its high level.
+_Line = tuple[Callable[[Any], object], object, object]
+
+
+def _lean(pin: Any) -> _Line:
     """How a level is written to `pin` with nothing in between that a frame need not pay for:
     gpiozero's `pin.state = level` is a property calling the pin's `_set_state`, which for its
     mock pins (the simulated table's, the tests') checks the pin's function and the value's range
     on every write and records the change (`_change_state`, what the tests' logic analyser
     watches). The chain's three lines are outputs this sink made, the levels 0 and 1: the record
-    is written straight (as the pin stores it, a float on a PWM-capable mock pin), and any other
-    pin (a Pi's) has its `_set_state` called, what the property does."""
+    is written straight, called with the level as the pin stores it (a float on a PWM-capable
+    mock pin, so no call in between converts it), and any other pin (a Pi's) has its
+    `_set_state` called, what the property does."""
     if isinstance(pin, MockPWMPin):
-        change = pin._change_state
-        return lambda level: change(1.0 if level else 0.0)
+        return pin._change_state, 0.0, 1.0
     if isinstance(pin, MockPin):
-        change = pin._change_state
-        return lambda level: change(bool(level))
+        return pin._change_state, False, True
     set_state = getattr(pin, "_set_state", None)
     if set_state is not None:
-        return set_state  # type: ignore[no-any-return]
-    return lambda level: setattr(pin, "state", level)
+        return set_state, False, True
+    return (lambda level: setattr(pin, "state", level)), False, True

@@ -20,7 +20,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from controller.engine.cards import Card, CardError, parse_card
+from controller.engine.cards import JOKER, STANDARD_DECK, Card, CardError, parse_card
 
 FLAG = 0x7E
 ESCAPE = 0x7D
@@ -393,15 +393,14 @@ def _sequenced(seq: int) -> int:
 
 
 def _expect(frame: Frame, length: int, sequenced: bool) -> None:
-    name = _type_name(frame.type)
     if len(frame.payload) != length:
         raise ProtocolError(
-            f"a {name} frame carries {length} payload bytes, this one {len(frame.payload)}"
+            f"a {_type_name(frame.type)} frame carries {length} payload bytes, this one {len(frame.payload)}"
         )
     if sequenced and frame.seq == UNSEQUENCED:
-        raise ProtocolError(f"a {name} frame needs a sequence number 1-255, this one has 0")
+        raise ProtocolError(f"a {_type_name(frame.type)} frame needs a sequence number 1-255, this one has 0")
     if not sequenced and frame.seq != UNSEQUENCED:
-        raise ProtocolError(f"a {name} frame has sequence number 0, this one {frame.seq}")
+        raise ProtocolError(f"a {_type_name(frame.type)} frame has sequence number 0, this one {frame.seq}")
 
 
 def _type_name(type_: int) -> str:
@@ -449,13 +448,25 @@ def _read_hello(payload: bytes) -> Hello:
     return Hello(int.from_bytes(payload[1:5], "big"), shoe_id, firmware, payload[0])
 
 
+#: Each card's CARD payload, and the card it names (JOKER and the 52: what a shoe can send).
+_CARD_BY_CODE: dict[bytes, Card] = {card_code(card): card for card in (*STANDARD_DECK, JOKER)}
+
+
 def parse_card_code(code: bytes) -> Card:
     """The card two ASCII bytes name, in canonical notation only; CardError otherwise."""
+    card = _CARD_BY_CODE.get(bytes(code))
+    if card is not None:  # every canonical code: a look-up, on every card the shoe sends
+        return card
     text = code.decode("latin-1")
     card = parse_card(text)
     if card_code(card) != code:  # "as", "10" and friends are not on the wire
         raise CardError(f"{text!r} is not a card in canonical notation")
     return card
+
+
+def _shown(payload: bytes) -> str:
+    """A payload's first bytes in hex, for a misread's words."""
+    return payload[:8].hex(" ") + (" ..." if len(payload) > 8 else "")
 
 
 def parse_shoe_message(frame: Frame) -> ShoeMessage:
@@ -473,18 +484,17 @@ def parse_shoe_message(frame: Frame) -> ShoeMessage:
             return Heartbeat()
         case MessageType.CARD:
             _expect(frame, len(frame.payload), sequenced=True)
-            shown = frame.payload[:8].hex(" ") + (" ..." if len(frame.payload) > 8 else "")
             if len(frame.payload) != 2:
                 return MisreadMessage(
                     frame.seq,
                     MisreadReason.NOT_A_CARD,
-                    f"a CARD frame of {len(frame.payload)} bytes, a card is 2: {shown}".rstrip(": "),
+                    f"a CARD frame of {len(frame.payload)} bytes, a card is 2: {_shown(frame.payload)}".rstrip(": "),
                 )
             try:
                 return CardMessage(frame.seq, parse_card_code(frame.payload))
             except CardError:
                 # The card has left the shoe but its name is lost: the dealer must re-scan it.
-                return MisreadMessage(frame.seq, MisreadReason.NOT_A_CARD, f"card code {shown}")
+                return MisreadMessage(frame.seq, MisreadReason.NOT_A_CARD, f"card code {_shown(frame.payload)}")
         case MessageType.MISREAD:
             _expect(frame, len(frame.payload), sequenced=True)
             if len(frame.payload) != 1:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from gpiozero import PWMLED
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -333,6 +333,34 @@ def test_chain_shifts_the_farthest_output_first_and_each_chips_q7_first(
         assert lit_spots(model.latched[-1]) == {"seat7.home"}
 
 
+@pytest.mark.parametrize("pin_class", [MockPWMPin, MockPin])
+def test_chain_lines_hold_each_level_as_the_pins_own_state_write_stores_it(pin_class: type, clock: Any) -> None:
+    """The chain's lines are written straight, not through gpiozero's `state` property; their
+    history (the simulated table's pin panel) still holds each level as that property stores it:
+    1.0 and 0.0 on a PWM-capable mock pin (the simulated table's), True and False on a plain one."""
+    chain = SEVEN.chain
+    assert chain is not None
+    reference = MockFactory(pin_class=pin_class).pin(chain.data)
+    reference.function = "output"
+    reference.state = True
+    high = reference.state
+    reference.state = False
+    low = reference.state
+    factory = MockFactory(pin_class=pin_class)
+    try:
+        with chain_lamps(factory, clock) as lamps:
+            lamps.show_wager("seat7.home")
+            lamps.show_wager("seat1.first")
+            lamps.remove_wager("seat7.home")
+            for line in (chain.data, chain.clock, chain.latch):
+                written = [state.state for state in factory.pin(line).states[1:]]  # after the device's own first
+                assert written, line
+                assert {(type(level), level) for level in written} <= {(type(high), high), (type(low), low)}, line
+    finally:
+        factory.reset()
+        factory.close()
+
+
 def test_chain_frames_follow_the_commands_in_order_with_the_blink_relatched(
     analyser: AnalyserFactory, clock: Any
 ) -> None:
@@ -587,3 +615,59 @@ def test_every_frame_shows_each_lamp_as_its_pattern_says_whatever_it_played_befo
         assert sink.frames[-1] == {lamp: pattern.lit_at(now - started) for lamp, (pattern, started) in playing.items()}
         changes = [s + d for p, s in playing.values() if (d := p.next_change(now - s)) is not None]
         assert due == (min(changes) / 1000 if changes else None)
+
+
+def test_the_blinking_lamp_the_fault_and_each_wager_are_read_as_the_snapshot_says(
+    pin_factory: Any, clock: Any
+) -> None:
+    """`blinking`, `faulted` and `has_wager` (read on every card, without copying the wagers)
+    say what `snapshot()` says, through every kind of command."""
+    with chain_lamps(pin_factory, clock) as lamps:
+        script = [
+            lambda: lamps.show_wager("seat1.first"),
+            lambda: lamps.show_wager("seat3.second"),
+            lambda: lamps.next_card("seat1.first"),
+            lambda: lamps.scored("seat3.home"),
+            lambda: lamps.next_card("seat5.third"),
+            lambda: lamps.fault(),
+            lambda: lamps.out("seat3.second"),
+            lambda: lamps.remove_wager("seat1.first"),
+            lambda: lamps.clear_fault(),
+            lambda: lamps.set_from_state(LampSnapshot(frozenset({"seat2.first"}), "seat2.first", True)),
+            lambda: lamps.clear(),
+        ]
+        seen = set()
+        for command in script:
+            command()
+            snap = lamps.snapshot()
+            wagers = frozenset(lamp for lamp in lamps.lamps if lamps.has_wager(lamp))
+            assert (lamps.blinking, lamps.faulted, wagers) == (snap.next_card, snap.fault, snap.wagers)
+            seen.add((snap.next_card is not None, snap.fault, bool(snap.wagers)))
+        assert len(seen) >= 4  # blinking or not, a fault or not, wagers or none: each was read
+
+
+def test_no_frame_of_the_blinkers_own_can_be_rendered_inside_together(pin_factory: Any, clock: Any) -> None:
+    """Inside `together()` the blinker's lock is held, so its thread (or the loop's timer) cannot
+    render a frame with some of the commands given and not the others; outside, it can."""
+    with chain_lamps(pin_factory, clock) as lamps:
+        blinker = lamps._blinker
+
+        def could_render() -> bool:
+            got: list[bool] = []
+
+            def attempt() -> None:
+                taken = blinker._lock.acquire(blocking=False)  # what tick() takes first
+                if taken:
+                    blinker._lock.release()
+                got.append(taken)
+
+            thread = threading.Thread(target=attempt)
+            thread.start()
+            thread.join()
+            return got[0]
+
+        assert could_render()
+        with lamps.together():
+            lamps.show_wager("seat1.first")
+            assert not could_render()
+        assert could_render()

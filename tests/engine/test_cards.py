@@ -152,3 +152,38 @@ def test_each_card_is_written_as_its_rank_then_its_suit_and_the_joker_as_jk() ->
     ranks, suits = "23456789TJQKA", "CDHS"
     assert [str(card) for card in sorted(STANDARD_DECK)] == [r + s for r in ranks for s in suits]
     assert str(JOKER) == "JK" and str(parse_card("10h")) == "TH"
+
+
+def _read_as_games_md_says(text: str) -> Card | None:
+    """GAMES.md's notation, read here on its own: rank then suit, either case, 10 for T, JK."""
+    t = text.strip().upper()
+    if t == "JK":
+        return JOKER
+    ranks = {**{str(n): Rank(n) for n in range(2, 10)}, "T": Rank.TEN, "10": Rank.TEN, "J": Rank.JACK,
+             "Q": Rank.QUEEN, "K": Rank.KING, "A": Rank.ACE}  # fmt: skip
+    suits = {"C": Suit.CLUBS, "D": Suit.DIAMONDS, "H": Suit.HEARTS, "S": Suit.SPADES}
+    if len(t) < 2 or t[:-1] not in ranks or t[-1] not in suits:
+        return None
+    return Card(ranks[t[:-1]], suits[t[-1]])
+
+
+def test_every_short_text_reads_as_the_card_it_names_or_is_refused() -> None:
+    """Canonical text (what the journal and the shoe hold, read by a look-up) and every other way
+    of writing a card read alike: each text of one to three characters from the notation's
+    letters, either case, with spaces around."""
+    letters = "23456789TJQKA10CDHSjkqastcdhx "
+    texts = {a + b for a in letters for b in letters} | {a + b + c for a in "1Tt" for b in "0Jj" for c in "CDHSKcs"}
+    texts |= {f" {t} " for t in ("AS", "JK", "TD", "10H")} | {str(card) for card in (*STANDARD_DECK, JOKER)}
+    read = 0
+    for text in sorted(texts):
+        expected = _read_as_games_md_says(text)
+        if expected is None:
+            with pytest.raises(CardError):
+                parse_card(text)
+            continue
+        card = parse_card(text)
+        assert (card, card.rank, card.suit, card.number, str(card)) == (
+            expected, expected.rank, expected.suit, expected.number, str(expected)
+        ), text
+        read += 1
+    assert read > 53 * 2  # canonical texts and other spellings both

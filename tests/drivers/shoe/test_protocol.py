@@ -209,3 +209,21 @@ def test_link_state_goes_to_the_journal_and_back_with_its_frame_content() -> Non
 def test_a_damaged_link_record_is_refused_naming_the_field(record: dict[str, object], words: str) -> None:
     with pytest.raises(ValueError, match=words):
         LinkState.from_record(record)
+
+
+def test_a_card_frame_names_a_card_exactly_when_its_two_bytes_are_a_cards_canonical_code() -> None:
+    """Every two-byte CARD payload: the card whose notation the bytes spell in canonical form (a
+    look-up on every card the shoe sends), anything else a misread naming the bytes."""
+    from controller.engine.cards import STANDARD_DECK
+
+    codes = {str(card).encode("ascii"): card for card in (*STANDARD_DECK, JOKER)}
+    for first in range(256):
+        for second in range(256):
+            payload = bytes((first, second))
+            message = parse_shoe_message(Frame(seq=9, type=0x10, payload=payload))
+            if payload in codes:
+                assert message == CardMessage(9, codes[payload]), payload
+            else:
+                assert message == MisreadMessage(
+                    9, MisreadReason.NOT_A_CARD, f"card code {payload.hex(' ')}"
+                ), payload
