@@ -74,6 +74,7 @@ class CameraProcess(asyncio.Protocol):
         self._before: tuple[int, int, float] = (0, 0, 0.0)  # the counters of the processes before this one
         self._child_reads = 0  # frames this process has read
         self._transport: asyncio.Transport | None = None
+        self._sock: socket.socket | None = None
         self._buffer = b""
         self._closing = False
         self._restart: asyncio.TimerHandle | None = None
@@ -103,6 +104,7 @@ class CameraProcess(asyncio.Protocol):
         self._buffer = b""
         self._before = (self.reads, self.dropped, self.read_seconds)
         self._child_reads = 0
+        self._sock = ours
         transport, _ = await self.loop.create_unix_connection(lambda: self, sock=ours)
         self._transport = transport
         self._write({**self.settings, **self._scene_settings()})
@@ -218,6 +220,11 @@ class CameraProcess(asyncio.Protocol):
         self._closing = True
         if self._restart is not None:
             self._restart.cancel()
+        if self._sock is not None:
+            # Its end sees the table's close at once: the transport's own close waits for a turn of
+            # the loop, and the daemon's closers run after its loop has stopped.
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
         if self._transport is not None:
             self._transport.close()
         self._reap(STOP_WAIT_S)

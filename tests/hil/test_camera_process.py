@@ -10,6 +10,7 @@ on an old picture), and it is started again; it ends with the table, however the
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -146,6 +147,8 @@ def test_the_camera_process_ends_with_the_table_stopped_or_killed(tmp_path: Path
             else:
                 daemon.kill()
         assert gone(child), f"the camera's process {child} outlived the table ({end})"
+        if end == "stop":  # it stopped its camera itself, not killed at the end of the table's wait
+            assert re.search(r"tablectl camera: INFO .*: stopped", daemon.log()), daemon.log()
 
 
 def test_a_camera_that_cannot_run_says_why_and_is_not_started_again(tmp_path: Path) -> None:
