@@ -376,12 +376,16 @@ class Daemon:
         cfg = self.config.camera
         if cfg is None:
             return
-        from vision.layout import Layout, LayoutError
+        from controller.camera.plain import PlainLayout, read_plainly
 
-        try:
-            layout = Layout.load(cfg.layout)
-        except LayoutError:
-            return
+        layout: PlainLayout | Any = read_plainly(cfg.layout)  # without vision in this process
+        if layout is None:
+            from vision.layout import Layout, LayoutError
+
+            try:
+                layout = Layout.load(cfg.layout)
+            except LayoutError:
+                return
         unzoned = layout.seats_without_zones(self.config.seats)
         if unzoned:
             raise ConfigError(
@@ -745,17 +749,23 @@ class Daemon:
                 table.scene_seen({"camera": "offline", "why": "no camera in the configuration"})
             return
         from controller.camera.feed import HEALTH_FILE
+        from controller.camera.plain import read_plainly
         from controller.camera.process import CameraProcess
-        from vision.layout import Layout, LayoutError
 
         assert self.loop is not None
         simulated = cfg.backend == "simulated"
-        try:
-            layout = Layout.load(cfg.layout)
-        except LayoutError as exc:
-            log.error("camera: %s", exc)
-            table.device_status("camera", {"installed": True, "ok": False, "error": str(exc)})
-            return
+        # A real camera's layout is read whole by its own process: here only its name, plainly read
+        # (no vision in this process); a simulated one's scene is held here, with the layout.
+        layout: Any = None if simulated else read_plainly(cfg.layout)
+        if layout is None:
+            from vision.layout import Layout, LayoutError
+
+            try:
+                layout = Layout.load(cfg.layout)
+            except LayoutError as exc:
+                log.error("camera: %s", exc)
+                table.device_status("camera", {"installed": True, "ok": False, "error": str(exc)})
+                return
         settings = {
             "backend": cfg.backend,
             "device": cfg.device,

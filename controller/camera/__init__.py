@@ -7,6 +7,7 @@
     process.py the camera's own process, where the camera and its CameraFeed run, and the table's
               handle on it (CameraProcess): views and statuses in, "recalibrate" and the
               simulated scene out
+    plain.py  a layout's name and zoned seats read without vision, for the table's own checks
     sim.py    the simulated camera's hands: SimulatedDealer (the dealer moves chips as the game
               says) and SimScene (the API's handle for players and knocks)
 
