@@ -56,6 +56,7 @@ from benchmarks.bench_vision_accuracy import HALF_MOUNTS, calibrated, empty_tabl
 from vision.calibration import Calibration
 from vision.chips import CHIP_THICKNESS_MM
 from vision.fusion import FusedZone, WagerFusion, combine
+from vision.join import TwoViews
 from vision.layout import Layout
 from vision.reader import Reader, ZoneReading
 from vision.render import _chip_places, draw, exposures, render
@@ -153,7 +154,35 @@ def _film(
     return [fusion.update(reader, reader.read(frame)) for frame in frames][1:]
 
 
-def across(seed: int, names: list[str], size: tuple[int, int] = (1920, 1080)) -> dict[str, dict[str, Any]]:
+def _film_pair(
+    scenes: tuple[Scene, Scene], layout: Layout, whole: Layout, name: str, seed: int
+) -> list[dict[str, FusedZone]]:
+    """Both cameras' 30 frames after the wagers went down, read as two facing views of one half
+    (`vision.join.TwoViews`: counts joined, values combined), each frame's combined zones."""
+    condition = CONDITIONS[name]
+    readers: dict[str, Reader] = {}
+    streams = {}
+    for cam, scene in zip(("dealer", "across"), scenes, strict=True):
+        empty = empty_table(scene)
+        readers[cam] = Reader(layout, calibrated(condition.calibration(empty), empty, whole, layout))
+        rng = np.random.default_rng([seed, 36])  # as `_film`: each camera's frames as it films them alone
+        changed = condition.apply(scene)
+        streams[cam] = (
+            next(exposures(draw(empty, whole), condition.apply(empty), rng)),
+            exposures(draw(changed, whole), changed, rng),
+        )
+    pair = TwoViews(("dealer", "across"))
+    pair.update(readers, {cam: readers[cam].read(first) for cam, (first, _) in streams.items()})
+    out = []
+    for _ in range(FRAMES):
+        readings = {cam: readers[cam].read(next(stream)) for cam, (_, stream) in streams.items()}
+        out.append(pair.update(readers, readings))
+    return out
+
+
+def across(
+    seed: int, names: list[str], size: tuple[int, int] = (1920, 1080), joined: bool = False
+) -> dict[str, dict[str, Any]]:
     """Per condition, the wagers of scene `seed` known within 30 frames by the dealer's camera,
     the across camera and both combined, and the wrong values (see the module's docstring)."""
     whole = Layout.load("grand-slam-7")
@@ -172,6 +201,11 @@ def across(seed: int, names: list[str], size: tuple[int, int] = (1920, 1080)) ->
         ways["both"] = [
             combine({"dealer": a, "across": b}) for a, b in zip(ways["dealer"], ways["across"], strict=True)
         ]
+        if joined:
+            ways["joined"] = [
+                {z: f for z, f in frames.items() if z in truth}
+                for frames in _film_pair((base, other), layout, whole, name, seed)
+            ]
         row: dict[str, Any] = {"wagers": sum(1 for v in truth.values() if v), "zones": len(truth)}
         for way, frames in ways.items():
             known: set[str] = set()
@@ -189,7 +223,7 @@ def across(seed: int, names: list[str], size: tuple[int, int] = (1920, 1080)) ->
     return out
 
 
-def main_across(argv: list[str]) -> None:
+def main_across(argv: list[str], joined: bool = False) -> None:
     first, n = int(argv[0]), int(argv[1])
     names = argv[2].split(",") if len(argv) > 2 else ["sloppy 1", "lean 0.2"]
     w, h = (int(v) for v in (argv[3] if len(argv) > 3 else "1920x1080").split("x"))
@@ -197,8 +231,9 @@ def main_across(argv: list[str]) -> None:
         raise SystemExit("second_view: tuning seeds only (0-199)")
     cv2.setNumThreads(1)
     total: dict[str, Counter[str]] = {name: Counter() for name in names}
+    ways = ("dealer", "across", "both", "joined") if joined else ("dealer", "across", "both")
     for seed in range(first, first + n):
-        for name, row in across(seed, names, (w, h)).items():
+        for name, row in across(seed, names, (w, h), joined).items():
             print(seed, name, row, flush=True)
             for key, value in row.items():
                 total[name][key] += len(value) if isinstance(value, list) else value
@@ -206,8 +241,7 @@ def main_across(argv: list[str]) -> None:
         print(
             f"== {name}: {t['wagers']} wagers, {t['zones']} zones; known within {FRAMES} frames: "
             + ", ".join(
-                f"{way} {t[way]} ({t[way] / max(t['wagers'], 1):.1%}), wrong {t[f'{way} wrong']}"
-                for way in ("dealer", "across", "both")
+                f"{way} {t[way]} ({t[way] / max(t['wagers'], 1):.1%}), wrong {t[f'{way} wrong']}" for way in ways
             )
         )
 
@@ -336,8 +370,8 @@ def main_tops(argv: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if argv and argv[0] == "across":
-        main_across(argv[1:])
+    if argv and argv[0] in ("across", "joined"):
+        main_across(argv[1:], joined=argv[0] == "joined")
         return
     if argv and argv[0] == "tops":
         main_tops(argv[1:])
