@@ -156,9 +156,10 @@ def _film(
 
 def _film_pair(
     scenes: tuple[Scene, Scene], layout: Layout, whole: Layout, name: str, seed: int
-) -> list[dict[str, FusedZone]]:
+) -> tuple[list[dict[str, FusedZone]], list[dict[str, FusedZone]]]:
     """Both cameras' 30 frames after the wagers went down, read as two facing views of one half
-    (`vision.join.TwoViews`: counts joined, values combined), each frame's combined zones."""
+    (`vision.join.TwoViews`: counts joined, values combined), each frame's combined zones, and
+    the same as `_lenient` would combine them."""
     condition = CONDITIONS[name]
     readers: dict[str, Reader] = {}
     streams = {}
@@ -173,10 +174,25 @@ def _film_pair(
         )
     pair = TwoViews(("dealer", "across"))
     pair.update(readers, {cam: readers[cam].read(first) for cam, (first, _) in streams.items()})
-    out = []
+    out, lenient = [], []
     for _ in range(FRAMES):
         readings = {cam: readers[cam].read(next(stream)) for cam, (_, stream) in streams.items()}
         out.append(pair.update(readers, readings))
+        lenient.append(_lenient(pair.fused))
+    return out, lenient
+
+
+def _lenient(fused: dict[str, dict[str, FusedZone]]) -> dict[str, FusedZone]:
+    """`combine` as it would be if a camera that saw the wager but never read a value on any
+    frame let the other's sure value stand (not the rule: measured for what the rule costs)."""
+    out = combine(fused)
+    for zone, z in out.items():
+        if z.state != "unsure" or "cannot confirm" not in z.why:
+            continue
+        seen = [f[zone] for f in fused.values() if zone in f]
+        sure = [f for f in seen if f.state == "ok"]
+        if sure and all(f.state == "ok" or not f.candidates for f in seen):
+            out[zone] = FusedZone("ok", sure[0].value, sum(f.frames for f in sure))
     return out
 
 
@@ -202,10 +218,9 @@ def across(
             combine({"dealer": a, "across": b}) for a, b in zip(ways["dealer"], ways["across"], strict=True)
         ]
         if joined:
-            ways["joined"] = [
-                {z: f for z, f in frames.items() if z in truth}
-                for frames in _film_pair((base, other), layout, whole, name, seed)
-            ]
+            strict, lenient = _film_pair((base, other), layout, whole, name, seed)
+            ways["joined"] = [{z: f for z, f in frames.items() if z in truth} for frames in strict]
+            ways["joined lenient"] = [{z: f for z, f in frames.items() if z in truth} for frames in lenient]
         row: dict[str, Any] = {"wagers": sum(1 for v in truth.values() if v), "zones": len(truth)}
         for way, frames in ways.items():
             known: set[str] = set()
@@ -231,7 +246,7 @@ def main_across(argv: list[str], joined: bool = False) -> None:
         raise SystemExit("second_view: tuning seeds only (0-199)")
     cv2.setNumThreads(1)
     total: dict[str, Counter[str]] = {name: Counter() for name in names}
-    ways = ("dealer", "across", "both", "joined") if joined else ("dealer", "across", "both")
+    ways = ("dealer", "across", "both", "joined", "joined lenient") if joined else ("dealer", "across", "both")
     for seed in range(first, first + n):
         for name, row in across(seed, names, (w, h), joined).items():
             print(seed, name, row, flush=True)

@@ -17,11 +17,14 @@ checks, the colours) run in each view as they do for one, and the two views' val
 each by its own `WagerFusion` and joined by `combine`: the colours named in both must agree.
 
 Per zone, each view's counts are kept over the frames since the wager last changed in either
-view (a "changed" reading in either, or a bump, starts again: a count from before a change is
-never joined with one from after it), averaged; the join is made once both views have measured
+view (a "changed" reading in either, or a bump, starts again, and the other view's reading of
+that frame is not kept unless it saw the change too: a count from before a change is never joined
+with one from after it), averaged; the join is made once both views have measured
 the stack. A zone the other view read but could not measure (a nearer stack hides it there, its
-outline was not one stack) is counted by this view alone; one the other view has not read yet
-waits ("unsure: waiting for the other camera's count of this stack"). A zone one view alone sees
+outline was not one stack, something covers it there) is counted by this view alone, as one
+camera counts; one the other view has not read yet
+waits ("unsure: waiting for the other camera's count of this stack"), and that view is asked to
+read it afresh on the next frame. A zone one view alone sees
 is that view's, as `combine` gives it. The join is arithmetic on a few numbers a zone.
 
     pair = TwoViews(("dealer", "across"))
@@ -36,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from vision.fusion import FusedZone, Rereads, WagerFusion, combine
+from vision.fusion import SHARE, FusedZone, Rereads, WagerFusion, combine
 from vision.reader import ViewCount
 from vision.readings import FrameReading
 
@@ -82,20 +85,25 @@ class CountJoin:
     def update(self, readers: Mapping[str, Joins], readings: Mapping[str, FrameReading]) -> dict[str, float]:
         if any(readings[view].bumped for view in self.views):
             self._kept.clear()
-        for view in self.views:  # a wager that changed in either view starts both views' counts again
-            for zone, why in readers[view].afresh.items():
-                if why == "changed":
-                    self._kept.pop(zone, None)
+        # a wager that changed in either view starts both views' counts again; a view that did not
+        # see the change on this frame may not have seen it yet (the cameras are not in step), so
+        # its reading of this frame is not kept
+        changed = {view: {z for z, why in readers[view].afresh.items() if why == "changed"} for view in self.views}
+        for zone in set().union(*changed.values()):
+            self._kept.pop(zone, None)
         for view in self.views:
             reader, reading = readers[view], readings[view]
+            late = set().union(*(zones for other, zones in changed.items() if other != view)) - changed[view]
             for zone in reader.afresh:
+                if zone in late:
+                    continue
                 seen = reading.zones.get(zone)
                 kept = self._kept.setdefault(zone, {}).setdefault(view, _Kept())
                 count = reader.counts.get(zone)
                 if count is not None:
                     kept.add(count)
-                elif seen is not None and seen.state == "unsure":
-                    kept.unmeasured = kept.n == 0  # read, and no stack measured in it
+                elif seen is not None and seen.state != "ok":
+                    kept.unmeasured = kept.n == 0  # read, and no stack measured in it (unsure, blocked)
         a, b = self.views
         self.joined = {}
         own: dict[str, list[str]] = {a: [], b: []}
@@ -107,8 +115,18 @@ class CountJoin:
                 own[a].append(zone)
             elif kb is not None and kb.n and ka is not None and ka.unmeasured:
                 own[b].append(zone)
-        for view in self.views:
+        for view, other in ((a, b), (b, a)):
             readers[view].join(self.joined, own[view])
+            # a view the other has measured since the change and this one not: read it afresh (its
+            # fusion may be sure already and ask for no more frames of it)
+            readers[view].reread(
+                zone
+                for zone, both in self._kept.items()
+                if zone not in self.joined
+                and (there := both.get(other)) is not None
+                and there.n
+                and ((here := both.get(view)) is None or not (here.n or here.unmeasured))
+            )
         return self.joined
 
 
@@ -116,9 +134,9 @@ class TwoViews:
     """Two facing views of one half: each fused by its own `WagerFusion`, their counts joined
     (`CountJoin`), their fused zones combined (`combine`)."""
 
-    def __init__(self, views: tuple[str, str] = ("dealer", "across"), **fusion: int) -> None:
+    def __init__(self, views: tuple[str, str] = ("dealer", "across"), share: float = SHARE) -> None:
         self.views = views
-        self.fusions = {view: WagerFusion(**fusion) for view in views}
+        self.fusions = {view: WagerFusion(share=share) for view in views}
         self.counts = CountJoin(views)
         self.fused: dict[str, dict[str, FusedZone]] = {}
 

@@ -6,11 +6,13 @@ evidence it saw) or a reason to be unsure:
 1. `find_stack`: is something there, is it one thing in the zone's circle, unhidden?
    -> `Blob`, or the zone's reading (empty, blocked, or unsure with the reason);
 2. `measure_height`: the stack's place and count from its outline -> `Height`, or why unsure
-   (flat, too tall, a frame too blurred or smeared, a height between two counts);
+   (flat, too tall, a frame too blurred or smeared, a height between two counts); in two steps,
+   `count_stack` (the count before rounding) and `decide_height` (judged, by the count two facing
+   views joined where vision/join.py gives one);
 3. `check_outline`: the outline is that of one upright stack of that count -> `Outline`, or why not;
 4. `check_square`: the stack stands square (its outline's stray across, a sliver of a chip's
-   top showing on its side, its side's chip edges against n +- 1 chips) -> `Squareness`, its
-   `why` set when not;
+   top showing on its side, its side's chip edges against n +- 1 chips; for a joined count, the
+   sliver only) -> `Squareness`, its `why` set when not;
 5. `name_colours`: every chip named at once (vision/stack_colours.py) -> `Colours`;
 6. `check_colours`: the colours are sure (margin, misfit, a worn odd chip, hue, Lab) -> why
    unsure, or None.
