@@ -21,6 +21,13 @@ combined; wrong, over every zone.
 
     python -m benchmarks.second_view across FIRST N "sloppy 1,lean 0.2" [1920x1080]
 
+`joined` (issue 36, ninth round): the same, and both cameras filmed together as the two-view reader
+reads them (`vision.join.TwoViews`: each frame of both read, the two views' counts joined, each
+fused, the two combined); "joined lenient" is the same frames combined as if a camera that saw the
+wager and never read a value let the other's stand (not the rule: what the rule costs).
+
+    python -m benchmarks.second_view joined FIRST N "clean,sloppy 1,lean 0.2,sloppy 2,lean 0.4"
+
 `tops`: what the two views' evidence could do that their values cannot. One frame of each scene
 from each camera, read with every count let through the height stage (`max_count_doubt` and
 `jpeg_count_doubt` 0.499),
