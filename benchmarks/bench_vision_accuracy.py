@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from vision.calibration import Calibration, CalibrationError
-from vision.layout import Layout
+from vision.layout import MOUNTS, Layout
 from vision.reader import FrameReading, Reader
 from vision.render import render
 from vision.scene import CameraSetup, Hand, Lighting, Scene, Stack
@@ -43,9 +43,9 @@ BENCHMARK_FIRST_SEED = 100_000
 SCENES = int(os.environ.get("VISION_SCENES", "500"))
 GEOMETRIES = ("halves", "whole")
 # The two-camera mount: one camera over each half, centred on its half's zones and markers.
-HALF_MOUNTS = {
-    "grand-slam-7-left": CameraSetup(hfov_deg=44.0, position=(470.0, -1000.0, 1600.0), look_at=(470.0, 500.0, 0.0)),
-    "grand-slam-7-right": CameraSetup(hfov_deg=44.0, position=(1340.0, -1000.0, 1600.0), look_at=(1340.0, 500.0, 0.0)),
+HALF_MOUNTS = {  # the two-camera mount's cameras, by the layout each reads (vision.layout.MOUNTS)
+    place.layout: CameraSetup(hfov_deg=place.hfov_deg, position=place.position, look_at=place.look_at)
+    for place in MOUNTS["two-camera"]
 }
 SKINS = ((232, 190, 160), (205, 150, 120), (160, 110, 80), (110, 72, 50), (70, 48, 36))
 

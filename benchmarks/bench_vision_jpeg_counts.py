@@ -24,7 +24,7 @@ from vision.layout import Layout
 from vision.reader import Reader
 from vision.render import draw, exposures
 from vision.robustness import CONDITIONS
-from vision.stages import Height, R, _measure, find_stack, measure_height, top_chroma
+from vision.stages import Height, R, _measure, count_stack, find_stack, top_chroma
 from vision.tuning import TUNING
 
 
@@ -48,10 +48,8 @@ def heights(seed: int, name: str, exposures_per_scene: int = 1) -> list[dict[str
         patch.update(colours=colours, gain=gain, felt=felt)
         return find_stack(seen, covered, g, colours, gain, felt, ink, t)
 
-    def spy(
-        blob: Any, score: Any, g: Any, eye: float, most: int, cond: Any, t: Any, v: Any = None, felt: Any = None
-    ) -> Any:
-        got = measure_height(blob, score, g, eye, most, cond, t, v, felt)
+    def spy(blob: Any, score: Any, g: Any, eye: float, cond: Any, t: Any, v: Any = None, felt: Any = None) -> Any:
+        got = count_stack(blob, score, g, eye, cond, t, v, felt)
         chips = truth.get(g.zone.name)
         if isinstance(got, Height) and chips and len(chips) == 1 and v is not None and felt is not None:
             centre = g.to_table(got.u0, got.v0)
@@ -78,14 +76,14 @@ def heights(seed: int, name: str, exposures_per_scene: int = 1) -> list[dict[str
             )
         return got
 
-    setattr(reader_module, "measure_height", spy)  # noqa: B010 (a tuning script's spy, never a test's)
+    setattr(reader_module, "count_stack", spy)  # noqa: B010 (a tuning script's spy, never a test's)
     setattr(reader_module, "find_stack", seen)  # noqa: B010
     rng = np.random.default_rng([seed, 37])
     stream = exposures(draw(scene, whole), scene, rng)
     for _ in range(exposures_per_scene):
         reader.forget()
         reader.read(next(stream))
-    setattr(reader_module, "measure_height", measure_height)  # noqa: B010
+    setattr(reader_module, "count_stack", count_stack)  # noqa: B010
     setattr(reader_module, "find_stack", find_stack)  # noqa: B010
     return out
 

@@ -20,6 +20,12 @@ mount at 1920x1080 (where the counting is measured), scenes without hands.
 Speed: a half-table camera at 1280x720 (seed 200000, the speed benchmark's), 60 frames in
 which one stack gains a chip every 10 frames; CPU time of read + fuse + health a frame, one core.
 
+`VISION_WAGER_VIEWS=2` films each scene by the across mount's two facing cameras of the half
+(vision/layout.py; the dealer's camera and the one across, its place mirrored, as
+`benchmarks.second_view.across_view`), each frame of both read, fused and their counts joined by
+`vision.join.TwoViews` (issue 36's ninth round); its per-frame figure is not kept (on frame 1 both
+readers wait for the other's count), and the speed is both cameras' frames read + fuse + join.
+
 `VISION_WAGER_SCENES` (default 8 a condition), `VISION_WAGER_FIRST` (100000),
 `VISION_WAGER_CONDITIONS` (comma-separated), `VISION_WAGER_RESOLUTION` (the mount's cameras at
 another size, e.g. 3840x2160: same places and lenses; issue 36's eighth round) and
@@ -42,8 +48,9 @@ import numpy as np
 
 from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
 from vision.calibration import Calibration
-from vision.fusion import SHARE, WagerFusion
+from vision.fusion import SHARE, WagerFusion, combine
 from vision.health import CameraHealth
+from vision.join import TwoViews
 from vision.layout import Layout
 from vision.reader import Reader
 from vision.render import Drawn, draw, exposures, render
@@ -75,27 +82,54 @@ def resolution() -> tuple[int, int]:
     return int(w), int(h)
 
 
-def one_seed(seed: int, names: list[str], size: tuple[int, int] | None = None) -> dict[str, dict[str, Any]]:
+def views() -> int:
+    """`VISION_WAGER_VIEWS`: 1, the dealer's camera of the two-camera mount (as shipped); 2, the
+    across mount's two facing cameras of that half, joined by `vision.join.TwoViews`."""
+    return int(os.environ.get("VISION_WAGER_VIEWS", "1"))
+
+
+def _frames(
+    base: Scene, empty: Scene, name: str, seed: int, whole: Layout, drawn: dict[str, Drawn]
+) -> tuple[Scene, list[Any]]:
+    """The condition's scene and its camera's frames: the empty felt, then `FRAMES` of the wagers."""
+    condition = CONDITIONS[name]
+    scene = condition.apply(base)
+    rng = np.random.default_rng([seed, 36])
+    felt = drawn.setdefault("empty", draw(empty, whole))
+    placed = drawn.setdefault("scene", draw(base, whole)) if lighting_only(scene) else draw(scene, whole)
+    frames = [next(exposures(felt, condition.apply(empty), rng))]
+    stream = exposures(placed, scene, rng)
+    return scene, frames + [next(stream) for _ in range(FRAMES)]
+
+
+def one_seed(
+    seed: int, names: list[str], size: tuple[int, int] | None = None, cameras: int | None = None
+) -> dict[str, dict[str, Any]]:
     """Each condition's scene `seed` filmed and fused (see the module's docstring), by cameras of
-    `size` (the mount's, same places and lenses; `resolution()` when not given)."""
+    `size` (the mount's, same places and lenses; `resolution()` when not given); with `cameras` 2
+    (`views()` when not given) by the dealer's camera and the one across, their counts joined."""
+    from benchmarks.second_view import across_view
+
     whole = Layout.load("grand-slam-7")
     base, layout = view(seed, "halves", whole, size or resolution())
     base = dataclasses.replace(base, hands=())
-    empty = empty_table(base)
-    drawn: dict[str, Drawn] = {}
+    two = (cameras or views()) == 2
+    bases = {"dealer": base, **({"across": across_view(base, whole)} if two else {})}
+    drawn: dict[str, dict[str, Drawn]] = {cam: {} for cam in bases}
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         condition = CONDITIONS[name]
-        scene, setup = condition.apply(base), condition.calibration(empty)
-        calibration = calibrated(setup, empty, whole, layout)
-        reader, fusion, health = Reader(layout, calibration), WagerFusion(), CameraHealth()
-        rng = np.random.default_rng([seed, 36])
-        felt = drawn.setdefault("empty", draw(empty, whole))
-        placed = drawn.setdefault("scene", draw(base, whole)) if lighting_only(scene) else draw(scene, whole)
-        before = condition.apply(empty)
-        frames = [next(exposures(felt, before, rng))]
-        stream = exposures(placed, scene, rng)
-        frames += [next(stream) for _ in range(FRAMES)]
+        readers: dict[str, Reader] = {}
+        films: dict[str, list[Any]] = {}
+        for cam, seen in bases.items():
+            empty = empty_table(seen)
+            readers[cam] = Reader(layout, calibrated(condition.calibration(empty), empty, whole, layout))
+            scene_of, films[cam] = _frames(seen, empty, name, seed, whole, drawn[cam])
+            if cam == "dealer":
+                scene = scene_of
+        reader, fusion, health = readers["dealer"], WagerFusion(), CameraHealth()
+        pair = TwoViews(("dealer", "across")) if two else None
+        frames = films["dealer"]
         names_read = [g.zone.name for g in reader.zones]
         truth = _truth(scene, names_read)
         known: dict[str, int] = {}
@@ -104,11 +138,15 @@ def one_seed(seed: int, names: list[str], size: tuple[int, int] | None = None) -
         per_frame = 0
         for k, frame in enumerate(frames):
             reading = reader.read(frame)
-            fused = fusion.update(reader, reading)
+            if pair is None:
+                fused = fusion.update(reader, reading)
+            else:
+                both = {"dealer": reading, "across": readers["across"].read(films["across"][k])}
+                fused = pair.update(readers, both)
             now = health.update(reader, frame)
             if fault_at is None and now.faults:
                 fault_at = k
-            if k == 1:
+            if k == 1 and pair is None:  # two views: frame 1 waits for the join of the counts
                 per_frame = sum(
                     1 for n, v in truth.items() if v and reading.zones[n].state == "ok" and reading.zones[n].value == v
                 )
@@ -125,7 +163,7 @@ def one_seed(seed: int, names: list[str], size: tuple[int, int] | None = None) -
         out[name] = {
             "zones": len(truth),
             "wagers": len(wagers),
-            "per_frame": per_frame,
+            "per_frame": per_frame if pair is None else None,
             "known": sum(1 for n in wagers if n in known and n not in wrong),
             "first_known": [known[n] for n in wagers if n in known],
             "wrong": len(wrong),
@@ -136,41 +174,61 @@ def one_seed(seed: int, names: list[str], size: tuple[int, int] | None = None) -
     return out
 
 
-def speed(frames: int = 60, share: float = SHARE, size: tuple[int, int] = (1280, 720)) -> dict[str, float]:
+def speed(
+    frames: int = 60, share: float = SHARE, size: tuple[int, int] = (1280, 720), cameras: int = 1
+) -> dict[str, float]:
     """CPU time (ms) of read + fuse + health a frame, a half-table camera at `size` (1280x720, the
     issue's), one wager changing every 10 frames (fresh noise on every frame); `share` the fusion's
-    (0: as before issue 36's fifth round)."""
+    (0: as before issue 36's fifth round). With `cameras` 2 the half's dealer camera and the one
+    across it: both frames read, fused, their counts joined and combined (`vision.join.TwoViews`),
+    health on the dealer's; and the join alone (`CountJoin.update` and `combine`) besides."""
+    from benchmarks.second_view import across_view
+
     cv2.setNumThreads(1)
     whole = Layout.load("grand-slam-7")
     scene, layout = view(200_000, "halves", whole, size)
     scene = dataclasses.replace(scene, hands=())
-    empty = empty_table(scene)
-    calibration = Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model())
-    reader, fusion, health = Reader(layout, calibration), WagerFusion(share=share), CameraHealth()
+    cams = {"dealer": scene, **({"across": across_view(scene, whole)} if cameras == 2 else {})}
+    readers = {}
+    for cam, seen in cams.items():
+        empty = empty_table(seen)
+        readers[cam] = Reader(layout, Calibration.from_frame(render(empty, whole), layout, camera=empty.camera.model()))
+    reader, fusion, health = readers["dealer"], WagerFusion(share=share), CameraHealth()
+    pair = TwoViews(("dealer", "across"), share=share) if cameras == 2 else None
     zone = next(n for n, stacks in sorted(scene.zones.items()) if stacks and n in {g.zone.name for g in reader.zones})
     rng = np.random.default_rng(36)
     times: list[float] = []
-    stream = None
+    joins: list[float] = []
+    streams: dict[str, Any] = {}
     for k in range(frames):
         if k % 10 == 0:
             stacks = scene.zones[zone]
             grown = (Stack((*stacks[0].chips, 5), stacks[0].offset), *stacks[1:])
-            scene = dataclasses.replace(scene, zones={**scene.zones, zone: grown})
-            stream = exposures(draw(scene, whole), scene, rng)
-        assert stream is not None
-        frame = next(stream)
+            cams = {cam: dataclasses.replace(seen, zones={**seen.zones, zone: grown}) for cam, seen in cams.items()}
+            streams = {cam: exposures(draw(seen, whole), seen, rng) for cam, seen in cams.items()}
+        shot = {cam: next(stream) for cam, stream in streams.items()}
         began = time.process_time()
-        reading = reader.read(frame)
-        fusion.update(reader, reading)
-        health.update(reader, frame)
+        readings = {cam: readers[cam].read(frame) for cam, frame in shot.items()}
+        if pair is None:
+            fusion.update(reader, readings["dealer"])
+        else:
+            fused = {cam: pair.fusions[cam].update(readers[cam], readings[cam]) for cam in cams}
+            joined = time.process_time()
+            pair.counts.update(readers, readings)
+            combine(fused)
+            joins.append((time.process_time() - joined) * 1e3)
+        health.update(reader, shot["dealer"])
         times.append((time.process_time() - began) * 1e3)
     times = times[10:]  # the first frames read every zone cold
     ordered = sorted(times)
-    return {
+    out = {
         "median_ms": round(statistics.median(times), 1),
         "p90_ms": round(ordered[int(0.9 * (len(ordered) - 1))], 1),
         "frames": len(times),
     }
+    if joins:
+        out["join_median_ms"] = round(statistics.median(joins[10:]), 3)
+    return out
 
 
 def evaluate(seeds: range, names: list[str]) -> dict[str, Any]:
@@ -194,7 +252,9 @@ def summarise(per_seed: list[dict[str, dict[str, Any]]], names: list[str], seeds
             "what": CONDITIONS[name].what,
             "wagers": wagers,
             "zones": zones,
-            "per_frame": sum(r["per_frame"] for r in rows) / max(wagers, 1),
+            "per_frame": None
+            if any(r["per_frame"] is None for r in rows)
+            else sum(r["per_frame"] for r in rows) / max(wagers, 1),
             "per_wager": sum(r["known"] for r in rows) / max(wagers, 1),
             "wrong": sum(r["wrong"] for r in rows) / max(zones, 1),
             "wrong_zones": sum(r["wrong"] for r in rows),
@@ -218,7 +278,8 @@ def run() -> dict[str, Any]:
     names = [n.strip() for n in chosen.split(",")] if chosen else [*AVAILABLE, *FAULTS]
     started = time.perf_counter()
     results = evaluate(range(first, first + count), names)
-    results["speed_half_table_1280x720"] = speed()
+    results["cameras"] = "the across mount's two facing cameras of a half, joined" if views() == 2 else "one"
+    results["speed_half_table_1280x720"] = speed(cameras=views())
     results["seconds"] = round(time.perf_counter() - started, 1)
     if os.environ.get("VISION_WAGER_NOTE"):
         results["note"] = os.environ["VISION_WAGER_NOTE"]

@@ -21,6 +21,13 @@ combined; wrong, over every zone.
 
     python -m benchmarks.second_view across FIRST N "sloppy 1,lean 0.2" [1920x1080]
 
+`joined` (issue 36, ninth round): the same, and both cameras filmed together as the two-view reader
+reads them (`vision.join.TwoViews`: each frame of both read, the two views' counts joined, each
+fused, the two combined); "joined lenient" is the same frames combined as if a camera that saw the
+wager and never read a value let the other's stand (not the rule: what the rule costs).
+
+    python -m benchmarks.second_view joined FIRST N "clean,sloppy 1,lean 0.2,sloppy 2,lean 0.4"
+
 `tops`: what the two views' evidence could do that their values cannot. One frame of each scene
 from each camera, read with every count let through the height stage (`max_count_doubt` and
 `jpeg_count_doubt` 0.499),
@@ -56,6 +63,7 @@ from benchmarks.bench_vision_accuracy import HALF_MOUNTS, calibrated, empty_tabl
 from vision.calibration import Calibration
 from vision.chips import CHIP_THICKNESS_MM
 from vision.fusion import FusedZone, WagerFusion, combine
+from vision.join import TwoViews
 from vision.layout import Layout
 from vision.reader import Reader, ZoneReading
 from vision.render import _chip_places, draw, exposures, render
@@ -153,7 +161,51 @@ def _film(
     return [fusion.update(reader, reader.read(frame)) for frame in frames][1:]
 
 
-def across(seed: int, names: list[str], size: tuple[int, int] = (1920, 1080)) -> dict[str, dict[str, Any]]:
+def _film_pair(
+    scenes: tuple[Scene, Scene], layout: Layout, whole: Layout, name: str, seed: int
+) -> tuple[list[dict[str, FusedZone]], list[dict[str, FusedZone]]]:
+    """Both cameras' 30 frames after the wagers went down, read as two facing views of one half
+    (`vision.join.TwoViews`: counts joined, values combined), each frame's combined zones, and
+    the same as `_lenient` would combine them."""
+    condition = CONDITIONS[name]
+    readers: dict[str, Reader] = {}
+    streams = {}
+    for cam, scene in zip(("dealer", "across"), scenes, strict=True):
+        empty = empty_table(scene)
+        readers[cam] = Reader(layout, calibrated(condition.calibration(empty), empty, whole, layout))
+        rng = np.random.default_rng([seed, 36])  # as `_film`: each camera's frames as it films them alone
+        changed = condition.apply(scene)
+        streams[cam] = (
+            next(exposures(draw(empty, whole), condition.apply(empty), rng)),
+            exposures(draw(changed, whole), changed, rng),
+        )
+    pair = TwoViews(("dealer", "across"))
+    pair.update(readers, {cam: readers[cam].read(first) for cam, (first, _) in streams.items()})
+    out, lenient = [], []
+    for _ in range(FRAMES):
+        readings = {cam: readers[cam].read(next(stream)) for cam, (_, stream) in streams.items()}
+        out.append(pair.update(readers, readings))
+        lenient.append(_lenient(pair.fused))
+    return out, lenient
+
+
+def _lenient(fused: dict[str, dict[str, FusedZone]]) -> dict[str, FusedZone]:
+    """`combine` as it would be if a camera that saw the wager but never read a value on any
+    frame let the other's sure value stand (not the rule: measured for what the rule costs)."""
+    out = combine(fused)
+    for zone, z in out.items():
+        if z.state != "unsure" or "cannot confirm" not in z.why:
+            continue
+        seen = [f[zone] for f in fused.values() if zone in f]
+        sure = [f for f in seen if f.state == "ok"]
+        if sure and all(f.state == "ok" or not f.candidates for f in seen):
+            out[zone] = FusedZone("ok", sure[0].value, sum(f.frames for f in sure))
+    return out
+
+
+def across(
+    seed: int, names: list[str], size: tuple[int, int] = (1920, 1080), joined: bool = False
+) -> dict[str, dict[str, Any]]:
     """Per condition, the wagers of scene `seed` known within 30 frames by the dealer's camera,
     the across camera and both combined, and the wrong values (see the module's docstring)."""
     whole = Layout.load("grand-slam-7")
@@ -172,6 +224,10 @@ def across(seed: int, names: list[str], size: tuple[int, int] = (1920, 1080)) ->
         ways["both"] = [
             combine({"dealer": a, "across": b}) for a, b in zip(ways["dealer"], ways["across"], strict=True)
         ]
+        if joined:
+            strict, lenient = _film_pair((base, other), layout, whole, name, seed)
+            ways["joined"] = [{z: f for z, f in frames.items() if z in truth} for frames in strict]
+            ways["joined lenient"] = [{z: f for z, f in frames.items() if z in truth} for frames in lenient]
         row: dict[str, Any] = {"wagers": sum(1 for v in truth.values() if v), "zones": len(truth)}
         for way, frames in ways.items():
             known: set[str] = set()
@@ -189,7 +245,7 @@ def across(seed: int, names: list[str], size: tuple[int, int] = (1920, 1080)) ->
     return out
 
 
-def main_across(argv: list[str]) -> None:
+def main_across(argv: list[str], joined: bool = False) -> None:
     first, n = int(argv[0]), int(argv[1])
     names = argv[2].split(",") if len(argv) > 2 else ["sloppy 1", "lean 0.2"]
     w, h = (int(v) for v in (argv[3] if len(argv) > 3 else "1920x1080").split("x"))
@@ -197,8 +253,9 @@ def main_across(argv: list[str]) -> None:
         raise SystemExit("second_view: tuning seeds only (0-199)")
     cv2.setNumThreads(1)
     total: dict[str, Counter[str]] = {name: Counter() for name in names}
+    ways = ("dealer", "across", "both", "joined", "joined lenient") if joined else ("dealer", "across", "both")
     for seed in range(first, first + n):
-        for name, row in across(seed, names, (w, h)).items():
+        for name, row in across(seed, names, (w, h), joined).items():
             print(seed, name, row, flush=True)
             for key, value in row.items():
                 total[name][key] += len(value) if isinstance(value, list) else value
@@ -206,8 +263,7 @@ def main_across(argv: list[str]) -> None:
         print(
             f"== {name}: {t['wagers']} wagers, {t['zones']} zones; known within {FRAMES} frames: "
             + ", ".join(
-                f"{way} {t[way]} ({t[way] / max(t['wagers'], 1):.1%}), wrong {t[f'{way} wrong']}"
-                for way in ("dealer", "across", "both")
+                f"{way} {t[way]} ({t[way] / max(t['wagers'], 1):.1%}), wrong {t[f'{way} wrong']}" for way in ways
             )
         )
 
@@ -336,8 +392,8 @@ def main_tops(argv: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if argv and argv[0] == "across":
-        main_across(argv[1:])
+    if argv and argv[0] in ("across", "joined"):
+        main_across(argv[1:], joined=argv[0] == "joined")
         return
     if argv and argv[0] == "tops":
         main_tops(argv[1:])

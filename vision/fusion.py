@@ -38,8 +38,9 @@ held-out scenes (vision/README.md has the figures) and was removed; its code can
 A segment is read afresh at most `window` times (30: a second of frames); a zone still undecided
 then stays "unsure" (with the reader's reason) until its wager changes. `combine` fuses the
 views of two cameras: where both see a zone and both are sure, they must agree, else "unsure"
-with both values; one camera sure and the other not gives the sure one's value (there is no
-disagreement to resolve).
+with both values; one camera sure and the other not gives the sure one's value only when the
+other could not see the wager (a hand over it, no readable frame); one that saw it and is unsure
+keeps the zone "unsure", a disagreement when it read another value on some frame.
 
     fusion = WagerFusion()
     for frame in camera:
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from vision.readings import FrameReading, ZoneReading
@@ -80,6 +81,11 @@ class FusedZone:
     value: int | None = None
     frames: int = 0
     why: str = ""
+    # what `combine` weighs when another camera is sure: the values read "ok" on frames of the
+    # segment (most read first), and how many readings saw the wager on a frame whose camera
+    # check held (0: the camera could not see it, a hand over it or no readable frame)
+    candidates: tuple[int, ...] = field(default=(), compare=False)
+    readable: int = field(default=0, compare=False)
 
     @property
     def settling(self) -> bool:
@@ -101,6 +107,7 @@ class _Segment:
     seen: int = 0  # readings afresh that saw the wager ("ok" or "unsure"; not a hand over it)
     last: ZoneReading | None = None
     read_at: int = 0  # the frame it was last read afresh on
+    readable: int = 0  # readings afresh that saw the wager on a frame whose camera check held
 
 
 class WagerFusion:
@@ -144,9 +151,14 @@ class WagerFusion:
                 segment.last = seen
                 if seen.state != "blocked":
                     segment.seen += 1
+                    if reading.camera.verified and not reading.camera.bumped:
+                        segment.readable += 1
                 if seen.state == "ok":
                     segment.values[int(seen.value or 0)] += 1
             fused = self._fused(segment, seen)
+            if segment.values or segment.readable:
+                candidates = tuple(value for value, _ in segment.values.most_common())
+                fused = replace(fused, candidates=candidates, readable=segment.readable)
             out[name] = fused
             if fused.settling and not reading.bumped:
                 if segment.values.get(0) or (
@@ -191,9 +203,14 @@ class WagerFusion:
 
 def combine(views: Mapping[str, Mapping[str, FusedZone]]) -> dict[str, FusedZone]:
     """One view of the table from several cameras' fused views (camera name -> zones): a zone
-    seen by one camera is that camera's; seen by several, the sure ones must agree ("ok", their
-    frames added), else "unsure" naming each camera's value; a zone no camera is sure of is the
-    first camera's reading (blocked before unsure)."""
+    seen by one camera is that camera's; seen by several, the sure ones must agree, and a camera
+    that is not sure lets their value stand only when it could not see the wager at all (a hand
+    over it, no readable frame: `FusedZone.readable` 0). One that saw it and read another value
+    on some frame disagrees ("unsure: the cameras disagree: the dealer camera 1500, the across
+    camera unsure, 1000 on some frames"); one that saw it and could not read it is no agreement
+    either ("unsure: the across camera cannot confirm the dealer camera's 1500: ..."). Issue 36's
+    eighth round: a camera sure of a wrong value while the other, unsure, had read the right one
+    was taken. A zone no camera is sure of is the first camera's reading (blocked before unsure)."""
     out: dict[str, FusedZone] = {}
     names = sorted({zone for zones in views.values() for zone in zones})
     for zone in names:
@@ -204,8 +221,21 @@ def combine(views: Mapping[str, Mapping[str, FusedZone]]) -> dict[str, FusedZone
             said = ", ".join(f"the {camera} camera {z.value}" for camera, z in sorted(sure.items()))
             out[zone] = FusedZone("unsure", why=f"the cameras disagree: {said}")
         elif sure:
-            first = next(iter(sure.values()))
-            out[zone] = FusedZone("ok", first.value, sum(z.frames for z in sure.values()))
+            value = next(iter(values))
+            doubting = {c: z for c, z in seen.items() if z.state == "unsure" and z.readable}
+            other = {c: z for c, z in doubting.items() if any(v != value for v in z.candidates)}
+            said = " and ".join(f"the {camera} camera" for camera in sorted(sure))
+            if other:
+                read = ", ".join(
+                    f"the {c} camera unsure, {' or '.join(str(v) for v in z.candidates if v != value)} on some frames"
+                    for c, z in sorted(other.items())
+                )
+                out[zone] = FusedZone("unsure", why=f"the cameras disagree: {said} {value}, {read}")
+            elif doubting:
+                c, z = sorted(doubting.items())[0]
+                out[zone] = FusedZone("unsure", why=f"the {c} camera cannot confirm {said}'s {value}: {z.why}")
+            else:
+                out[zone] = FusedZone("ok", value, sum(z.frames for z in sure.values()))
         else:
             blocked = [z for z in seen.values() if z.state == "blocked"]
             out[zone] = blocked[0] if blocked else next(iter(seen.values()))

@@ -8,6 +8,18 @@ the dealer toward the players, z up. Zones are printed circles named `seat3.firs
     layout = Layout.load("hardware/layouts/grand-slam-7.toml")
     layout.zones["seat3.first"].centre      # (x, y) in mm
     layout.markers[0].corners               # 4 x 2, ArUco corner order
+
+A **mount** (`MOUNTS`) says where a table's cameras stand and which layout each reads. The
+two-camera mount ("two-camera", as shipped): a camera behind the dealer over each half of the
+table, each zone read by one of them. The across mount ("across", issue 36's ninth round): the
+same two, and over each half a camera across the table, 1000 mm beyond the felt's far edge and
+1600 mm up (on a pole or the ceiling above the players' heads), aimed at the same half: the
+dealer's camera mirrored across the table's middle. It reads the same layout as the dealer's
+camera of its half (the same zone names, so the table joins the two views zone by zone), each
+camera calibrated from its own frame (it sees the same markers upside down).
+
+    MOUNTS["across"]                        # four CameraPlace: left, left across, right, right across
+    views_of(MOUNTS["across"])["grand-slam-7-left"]   # ("left", "left across")
 """
 
 from __future__ import annotations
@@ -35,6 +47,47 @@ ZONE_NAME = re.compile(r"^seat([1-9])\.([a-z][a-z_]*)(\.payout)?$")
 MIN_GAP_MM = 10.0  # printed circles closer than this could hold one stack touching both
 
 FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class CameraPlace:
+    """One camera of a mount: its name, the layout whose zones it reads, where it stands and what
+    it is aimed at (table mm), and its lens's field of view across the frame."""
+
+    name: str
+    layout: str
+    position: tuple[float, float, float]
+    look_at: tuple[float, float, float]
+    hfov_deg: float = 44.0
+
+    def across(self, depth_mm: float) -> CameraPlace:
+        """The camera facing this one from the other side of the table: mirrored across the
+        table's middle (y = depth / 2), reading the same layout."""
+        (x, y, z), (lx, ly, lz) = self.position, self.look_at
+        return CameraPlace(
+            f"{self.name} across", self.layout, (x, depth_mm - y, z), (lx, depth_mm - ly, lz), self.hfov_deg
+        )
+
+
+#: The dealer's cameras of the two-camera mount: behind the dealer, 1000 mm off the felt's near
+#: edge and 1600 mm up, each aimed at its half (grand-slam-7: 1700 x 1150 mm).
+_DEALER = (
+    CameraPlace("left", "grand-slam-7-left", (470.0, -1000.0, 1600.0), (470.0, 500.0, 0.0)),
+    CameraPlace("right", "grand-slam-7-right", (1340.0, -1000.0, 1600.0), (1340.0, 500.0, 0.0)),
+)
+_DEPTH_MM = 1150.0  # grand-slam-7's felt, y
+MOUNTS: dict[str, tuple[CameraPlace, ...]] = {
+    "two-camera": _DEALER,
+    "across": tuple(place for dealer in _DEALER for place in (dealer, dealer.across(_DEPTH_MM))),
+}
+
+
+def views_of(mount: tuple[CameraPlace, ...]) -> dict[str, tuple[str, ...]]:
+    """Layout name -> the cameras of `mount` that read it (in the mount's order)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for place in mount:
+        out[place.layout] = (*out.get(place.layout, ()), place.name)
+    return out
 
 
 class LayoutError(ValueError):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,9 +60,10 @@ from vision.stages import (
     check_colours,
     check_outline,
     check_square,
+    count_stack,
+    decide_height,
     find_stack,
     hull_outline,
-    measure_height,
     moved,
     name_colours,
 )
@@ -84,6 +85,20 @@ class _Remembered:
     reading: ZoneReading
     hides: npt.NDArray[np.int32] | None
     gain: FloatArray
+
+
+@dataclass(frozen=True)
+class ViewCount:
+    """What one view measured of a stack's count (vision/join.py joins two facing views'): the
+    count before rounding (`Height.chips_f`) and how many chips it reads long a mm of the top's
+    push away from this camera (1 / (3.3 mm tan(from vertical)): where the camera stands, nothing
+    fitted)."""
+
+    chips: float
+    per_mm: float
+
+
+WAITING = "waiting for the other camera's count of this stack"  # a two-view reader's unsure reason
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,6 +239,12 @@ class Reader:
         # move of the camera or `forget`) or "asked" (vision/fusion.py: another frame's reading)
         self._asked: set[str] = set()
         self.afresh: dict[str, str] = {}
+        # two facing views (vision/join.py): each stack this frame measured (`counts`), and the
+        # counts the two views joined give, to decide by instead of this view's own (`join`);
+        # None: one view, the count is this view's own (as shipped)
+        self.counts: dict[str, ViewCount] = {}
+        self._joined: dict[str, float] | None = None
+        self._own: frozenset[str] = frozenset()
         self._read_patches = np.zeros((len(grid_px), grid_px.shape[1], 3), dtype=np.uint8)
         self._map1, self._map2 = cv2.convertMaps(grid_px[..., 0], grid_px[..., 1], cv2.CV_16SC2)
         self._grid_px = grid_px
@@ -368,6 +389,15 @@ class Reader:
         "asked", unless their patch changed too."""
         self._asked.update(zones)
 
+    def join(self, counts: Mapping[str, float], own: Iterable[str] = ()) -> None:
+        """Read as one of two facing views (vision/join.py) from the next frame on: a stack's
+        count is the two views' counts joined (`counts`, zone -> count before rounding) where
+        there is one, this view's own in the zones `own` (the other view cannot measure the
+        stack: a nearer stack hides it there, ...), else "unsure: waiting for the other camera's
+        count of this stack"."""
+        self._joined = dict(counts)
+        self._own = frozenset(own)
+
     def forget(self, markers: bool = False) -> None:
         """Read every zone afresh on the next frame (the camera moved, or a caller wants the
         whole cost of a read: the speed benchmark's cold frames); with `markers`, look for the
@@ -502,6 +532,7 @@ class Reader:
         self.gain = gain
         self.measured.clear()
         self.evidence.clear()
+        self.counts.clear()
         view = FrameView(frame, self._lut, gain, self._move, self.camera, self.pose, self.foot)
         changed = self._changed_samples(smooth, conditions.noise) if self._remembered else None
         # every patch's distance from the felt, worked out (for all the patches at once: the same
@@ -635,9 +666,19 @@ class Reader:
         found = find_stack(seen, covered, g, colours, view.gain, self.felt, self.ink, t)
         if not isinstance(found, Blob):
             return _ZoneResult(found)  # empty, blocked, or unsure
-        height = measure_height(
-            found, score, g, self.height, self.layout.max_stack_chips, conditions, t, view, self.felt_rgb
-        )
+        counted = count_stack(found, score, g, self.height, conditions, t, view, self.felt_rgb)
+        if isinstance(counted, str):
+            return _ZoneResult(ZoneReading.unsure(counted))
+        joined: float | None = None
+        if self._joined is not None:  # one of two facing views
+            name = g.zone.name
+            centre = g.to_table(counted.u0, counted.v0)
+            distance = max(float(np.linalg.norm(centre - self.foot)), 1.0)
+            self.counts[name] = ViewCount(counted.chips_f, self.height / (distance * CHIP_THICKNESS_MM))
+            joined = self._joined.get(name)
+            if joined is None and name not in self._own:
+                return _ZoneResult(ZoneReading.unsure(WAITING))
+        height = decide_height(counted, self.layout.max_stack_chips, conditions, t, joined)
         if isinstance(height, str):
             return _ZoneResult(ZoneReading.unsure(height))
         outline = check_outline(found, height, g, self.height, t)
@@ -651,7 +692,12 @@ class Reader:
         )
         evidence = StackEvidence(height, square, colours_named)
         doubt = check_colours(colours_named, conditions, t)
-        if doubt is None and square.closer >= 0.0 and not colours_named.sure(t, conditions.compressed):
+        if (
+            doubt is None
+            and height.joined is None
+            and square.closer >= 0.0
+            and not colours_named.sure(t, conditions.compressed)
+        ):
             # a short stack whose side fits n +- 1 within noise (any stack on JPEG, near a whole
             # count): counted only when its colours are sure
             return _ZoneResult(ZoneReading.unsure(square.rival_reason), evidence=evidence)

@@ -6,11 +6,13 @@ evidence it saw) or a reason to be unsure:
 1. `find_stack`: is something there, is it one thing in the zone's circle, unhidden?
    -> `Blob`, or the zone's reading (empty, blocked, or unsure with the reason);
 2. `measure_height`: the stack's place and count from its outline -> `Height`, or why unsure
-   (flat, too tall, a frame too blurred or smeared, a height between two counts);
+   (flat, too tall, a frame too blurred or smeared, a height between two counts); in two steps,
+   `count_stack` (the count before rounding) and `decide_height` (judged, by the count two facing
+   views joined where vision/join.py gives one);
 3. `check_outline`: the outline is that of one upright stack of that count -> `Outline`, or why not;
 4. `check_square`: the stack stands square (its outline's stray across, a sliver of a chip's
-   top showing on its side, its side's chip edges against n +- 1 chips) -> `Squareness`, its
-   `why` set when not;
+   top showing on its side, its side's chip edges against n +- 1 chips; for a joined count, the
+   sliver only) -> `Squareness`, its `why` set when not;
 5. `name_colours`: every chip named at once (vision/stack_colours.py) -> `Colours`;
 6. `check_colours`: the colours are sure (margin, misfit, a worn odd chip, hue, Lab) -> why
    unsure, or None.
@@ -23,7 +25,7 @@ undone, white-balanced by the felt) and the reader's `Tuning` (vision/tuning.py)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -194,6 +196,7 @@ class Height:
     chips_f: float
     n: int
     blur: ZoneBlur
+    joined: float | None = None  # the count two facing views' counts joined gave, when it decided `n`
 
 
 def measure_height(
@@ -206,12 +209,33 @@ def measure_height(
     t: Tuning,
     view: FrameView | None = None,
     felt: tuple[float, float, float] | None = None,
+    joined: float | None = None,
 ) -> Height | str:
     """The stack's base from its outline's near half, its top from the far edge, and so its
     count, corrected for what the far edge still reads long (the pixel's size, the frame's blur,
     the outline's growth; on a smeared frame the blur along and across the stack; on JPEG, the
     colour's halved resolution, by the top's colour against the felt's (`view` and `felt`, RGB,
-    given: `top_chroma`)); why unsure when no count can be trusted."""
+    given: `top_chroma`)); why unsure when no count can be trusted. With `joined`, the count two
+    facing views' counts joined give (`count_stack`, vision/join.py), that count decides in place
+    of this view's own."""
+    counted = count_stack(blob, score, g, eye_height, cond, t, view, felt)
+    if isinstance(counted, str):
+        return counted
+    return decide_height(counted, max_chips, cond, t, joined)
+
+
+def count_stack(
+    blob: Blob,
+    score: npt.NDArray[np.float32],
+    g: ZoneGeometry,
+    eye_height: float,
+    cond: FrameConditions,
+    t: Tuning,
+    view: FrameView | None = None,
+    felt: tuple[float, float, float] | None = None,
+) -> Height | str:
+    """`measure_height`'s measure: the stack's place, height and count before rounding, with `n`
+    its rounding, not yet judged."""
     stack = _measure(blob.mask, score, g.v_min, g.half_width, g.distance, eye_height, g.stretch, t.far_edge_columns)
     if stack is None:
         return "the outline is not one upright stack"
@@ -235,6 +259,18 @@ def measure_height(
             cb, cr = top_chroma(g.to_table(u0, v0), height, g, view, felt)
             bias += t.jpeg_count_bias_per_cb * cb + t.jpeg_count_bias_per_cr * cr
     chips_f = height / CHIP_THICKNESS_MM - bias
+    return Height(u0, v0, k, grown, height, chips_f, round(chips_f), blur)
+
+
+def decide_height(
+    counted: Height, max_chips: int, cond: FrameConditions, t: Tuning, joined: float | None = None
+) -> Height | str:
+    """The count `counted` (`count_stack`) judged: a whole count within the frame's doubt, or why
+    not. With `joined` (two facing views' counts joined) that count is judged in place of the
+    view's own, and the `Height` carries it."""
+    chips_f = counted.chips_f if joined is None else joined
+    blur, height = counted.blur, counted.height_mm
+    along, across = blur.along, blur.across
     n = round(chips_f)
     if n < 1:
         return "something flat lies in the zone, not chips"
@@ -254,8 +290,13 @@ def measure_height(
             f"at most {t.sharp_enough_px + t.max_count_doubt / t.count_doubt_per_px:.1f} px can be counted)"
         )
     if abs(chips_f - n) > doubt:
+        if joined is not None:
+            return (
+                f"the two views' count ({joined:.2f} chips, this view's {counted.chips_f:.2f}) is between "
+                f"{math.floor(chips_f)} and {math.ceil(chips_f)} chips"
+            )
         return f"the stack's height ({height:.1f} mm) is between {math.floor(chips_f)} and {math.ceil(chips_f)} chips"
-    return Height(u0, v0, k, grown, height, chips_f, n, blur)
+    return replace(counted, n=n, joined=joined)
 
 
 _RIM_ANGLES = np.linspace(-0.25, 0.25, 5)  # radians either side of straight away from the camera
@@ -368,17 +409,25 @@ def check_square(
     # (`Colours.sure`)
     washed = cond.compressed and sharp and n < t.leaning_chips and abs(height.chips_f - n) <= t.jpeg_rival_doubt
     why = ""
+    plain = sliver[0] < t.sliver_share
+    plain_why = (
+        f"the stack is not square (a band of its side {sliver[1]:.1f} chips up is as plain as a chip's top: "
+        "a chip pushed off the one below shows a sliver of that chip's top face, which the height counts)"
+    )
+    if height.joined is not None:
+        # a count two facing views joined is free of the top's place along the line of sight, which
+        # the outline's stray and the side's edges stand in for: only the sliver is asked (issue 36,
+        # ninth round: on tuning seeds 0-23, both views' colours required to agree, no wrong value
+        # under sloppy 2 mm or leaning 0.4 mm a chip without those two checks)
+        why = plain_why if plain else ""
     # a blur slanted to the stack's axis (motion) moves its outline's row middles across near its ends
-    if square[1] > t.max_stray_mm + (height.blur.slant / g.px_per_mm if cond.smeared else 0.0):
+    elif square[1] > t.max_stray_mm + (height.blur.slant / g.px_per_mm if cond.smeared else 0.0):
         why = (
             f"the stack is not square (its outline strays {square[1]:.1f} mm across from one upright stack: "
             "chips leaning or sloppy, and as much along the line of sight would change the count)"
         )
-    elif sliver[0] < t.sliver_share:
-        why = (
-            f"the stack is not square (a band of its side {sliver[1]:.1f} chips up is as plain as a chip's top: "
-            "a chip pushed off the one below shows a sliver of that chip's top face, which the height counts)"
-        )
+    elif plain:
+        why = plain_why
     elif closer >= (t.short_band_margin if lenient else 0.0) and not washed:
         why = rival_reason
     elif (

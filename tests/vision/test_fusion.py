@@ -101,8 +101,40 @@ def test_two_cameras_agree_or_the_zone_is_unsure_naming_both() -> None:
     assert both["seat3.second"] == FusedZone(
         "unsure", why="the cameras disagree: the left camera 5, the right camera 10"
     )
-    assert both["seat3.home"] == FusedZone("ok", 0, 2)  # one camera unsure is no disagreement
+    assert both["seat3.home"] == FusedZone("ok", 0, 2)  # a camera with no readable frame of it: no doubt
     assert both["seat4.first"] == FusedZone("blocked", why="a hand")
+
+
+def test_a_camera_that_saw_the_wager_and_is_unsure_never_lets_the_other_cameras_value_stand() -> None:
+    """Issue 36, eighth round (tuning seed 0, seat2.poker_bonus, sloppy 1 mm): the across camera
+    was sure of 1000 while the dealer's, unsure, had read 1500; the join took 1000. A camera
+    unsure of a wager it read another value of is a disagreement; one that saw the wager and
+    could not read it confirms nothing; only one that could not see it lets the sure value stand."""
+    frames = Frames()
+    dealer = WagerFusion()
+    _feed(dealer, frames, "changed", _chips(1500))
+    doubt = ZoneReading.unsure("the stack's height (17.6 mm) is between 5 and 6 chips")
+    for _ in range(4):
+        unsure = _feed(dealer, frames, "asked", doubt)
+    assert unsure.state == "unsure" and unsure.candidates == (1500,)
+    across = {ZONE: FusedZone("ok", 1000, 3)}
+    both = combine({"dealer": {ZONE: unsure}, "across": across})[ZONE]
+    assert (both.state, both.value) == ("unsure", None)
+    assert both.why == "the cameras disagree: the across camera 1000, the dealer camera unsure, 1500 on some frames"
+
+    never = WagerFusion()  # saw the stack on every frame and never read a value
+    for afresh in ("changed", "asked", "asked"):
+        seen = _feed(never, frames, afresh, doubt)
+    assert seen.candidates == () and seen.readable == 3
+    doubted = combine({"dealer": {ZONE: seen}, "across": across})[ZONE]
+    assert (doubted.state, doubted.value) == ("unsure", None)
+    assert doubted.why == f"the dealer camera cannot confirm the across camera's 1000: {seen.why}"
+
+    hand = WagerFusion()  # a hand over it: the across camera's value stands
+    blocked = _feed(hand, frames, "changed", ZoneReading.blocked("a hand over the zone"))
+    assert combine({"dealer": {ZONE: blocked}, "across": across})[ZONE] == FusedZone("ok", 1000, 3)
+    unread = FusedZone("unsure", why="the zone is not wholly in the camera's view")  # no readable frame
+    assert combine({"dealer": {ZONE: unread}, "across": across})[ZONE] == FusedZone("ok", 1000, 3)
 
 
 def test_a_rendered_still_table_is_known_from_two_frames_and_a_new_chip_starts_again(layout: Layout) -> None:

@@ -78,3 +78,31 @@ def test_a_file_that_is_not_toml_or_not_there_is_refused(tmp_path: Path) -> None
         Layout.load(path)
     with pytest.raises(LayoutError, match="no such layout file"):
         Layout.load(tmp_path / "absent.toml")
+
+
+def test_the_across_mount_gives_each_half_a_camera_facing_the_dealers_and_leaves_the_two_camera_mount_as_it_was() -> (
+    None
+):
+    from vision.layout import MOUNTS, views_of
+
+    two = MOUNTS["two-camera"]
+    assert views_of(two) == {"grand-slam-7-left": ("left",), "grand-slam-7-right": ("right",)}
+    assert [(p.position, p.look_at, p.hfov_deg) for p in two] == [
+        ((470.0, -1000.0, 1600.0), (470.0, 500.0, 0.0), 44.0),
+        ((1340.0, -1000.0, 1600.0), (1340.0, 500.0, 0.0), 44.0),
+    ]
+    across = MOUNTS["across"]
+    assert views_of(across) == {
+        "grand-slam-7-left": ("left", "left across"),
+        "grand-slam-7-right": ("right", "right across"),
+    }
+    whole = Layout.load("grand-slam-7")
+    for dealer, facing in zip(across[::2], across[1::2], strict=True):
+        assert dealer in two and facing.layout == dealer.layout
+        x, y, z = facing.position
+        # over the players' side: 1000 mm beyond the felt's far edge, 1600 mm up, aimed at the same half
+        assert (x, y - whole.depth_mm, z) == (dealer.position[0], 1000.0, 1600.0)
+        assert facing.look_at == (dealer.look_at[0], whole.depth_mm - dealer.look_at[1], 0.0)
+    # the same zone names in the two views' layout: the table joins them zone by zone
+    for name in views_of(across):
+        assert set(Layout.load(name).zones) <= set(whole.zones)
