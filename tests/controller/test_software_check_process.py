@@ -27,7 +27,7 @@ from controller.app.daemon import Daemon as TableDaemon
 from controller.engine.cards import parse_card
 from controller.journal.log import Journal
 from controller.security.authentication import Report, authenticate
-from controller.security.checker import BETWEEN_ROUNDS_HOLD_S, Checker, RoundHold, io_class
+from controller.security.checker import BETWEEN_ROUNDS_HOLD_S, NICE, Checker, RoundHold, io_class
 from controller.security.release import MANIFEST, SIGNATURE, manifest_text
 from controller.table import Table
 from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
@@ -55,7 +55,8 @@ def test_a_check_asked_of_the_running_table_runs_in_a_process_of_its_own_below_t
         assert answer["ok"] is None and "holds no signed release" in answer["summary"], answer
         process = answer["process"]
         assert process["pid"] not in (table_pid, api_pid, None), (process, table_pid, api_pid)
-        assert process["nice"] >= nice_of(table_pid) + 10, (process, nice_of(table_pid))
+        # NICE nicer than the table, as far as the kernel's 19 lets it (a suite run under nice).
+        assert process["nice"] == min(19, nice_of(table_pid) + NICE), (process, nice_of(table_pid))
         assert process["io_class"] == "idle", process  # its disk reads after the journal's
         # The journal keeps the same: which process checked, at what priority.
         journal = Journal(daemon.state_dir / "journal.sqlite3", readonly=True)

@@ -98,7 +98,8 @@ def test_the_frames_are_read_in_a_child_process_of_the_table(daemon: Daemon) -> 
     child = camera_process(daemon)
     assert Path(f"/proc/{child}/comm").read_text().strip() == "tablectl-camera"
     assert daemon.proc is not None
-    assert nice(child) == nice(daemon.proc.pid) + NICE  # the card's way first when both want a core
+    # The card's way first when both want a core (as far as the kernel's 19 lets it, under nice).
+    assert nice(child) == min(19, nice(daemon.proc.pid) + NICE)
     devices = daemon.get("/api/state")["devices"]["camera"]
     assert devices["reads"] >= 1 and devices["view"] == "ok", devices
     # Stopped, the child reads nothing: the table keeps the view it had and deals on; let go, it
