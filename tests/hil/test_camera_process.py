@@ -1,10 +1,11 @@
 """The camera is read in a process of its own (controller/camera/process.py), never on the table's.
 
 `tablectl run --sim` with a simulated overhead camera: the frames are rendered and read by a child
-of the daemon, and the table's process holds no camera thread, so a frame's read never holds the
-interpreter lock a card waits for. Chips placed on the felt still reach the table's view through
-it; the child killed is a camera fault on the Devices panel, its view offline (no payout is checked
-on an old picture), and it is started again; it ends with the table, however the table ends.
+of the daemon (stopped, it reads nothing and the table deals on), so a frame's read never holds the
+interpreter lock a card waits for; with a real camera the table's process loads no vision at all.
+Chips placed on the felt still reach the table's view through it; the child killed is a camera
+fault on the Devices panel, its view offline (no payout is checked on an old picture), and it is
+started again; it ends with the table, however the table ends; one that cannot run says why once.
 """
 
 from __future__ import annotations
