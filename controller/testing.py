@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.api.launch import NAME as API_NAME
+from controller.camera.process import NAME as CAMERA_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 DEALER = "rig-dealer-token-0123456789"
@@ -71,9 +72,7 @@ def free_port() -> int:
     raise RuntimeError(f"no free port on 127.0.0.1 from {first} to {first + _PORT_BLOCK - 1}")
 
 
-def tablectl(
-    *args: str, stdin: str = "", env: Mapping[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def tablectl(*args: str, stdin: str = "", env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`tablectl ARGS` as a process of its own, the way the rig runs the daemon (this checkout's
     `controller`, the rig's tokens not set), with `env` added to the environment and `stdin` as its
     input. Its exit code is the caller's to judge: a refusal is an answer too."""
@@ -293,6 +292,17 @@ class Daemon:
             except OSError:
                 continue
         return None
+
+    def camera_pids(self) -> list[int]:
+        """The PIDs of the daemon's camera processes (`tablectl-camera`, controller/camera/process.py)."""
+        found = []
+        for pid in self._children():
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == CAMERA_NAME:
+                    found.append(pid)
+            except OSError:
+                continue
+        return found
 
     def children(self) -> int:
         """How many processes the daemon has started (one: the API's)."""

@@ -59,18 +59,15 @@ class CameraProcess(asyncio.Protocol):
         loop: asyncio.AbstractEventLoop,
         on_view: Callable[[dict[str, Any]], None],
         on_status: Callable[[dict[str, Any]], None],
-        argv: list[str] | None = None,
     ) -> None:
         self.settings = dict(settings)
         self.loop = loop
         self.on_view = on_view
         self.on_status = on_status
-        self.argv = argv or [sys.executable, "-m", "controller.camera.process"]
         self.reads = 0
         self.dropped = 0
         self.read_seconds = 0.0
         self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
         self._before: tuple[int, int, float] = (0, 0, 0.0)  # the counters of the processes before this one
         self._child_reads = 0  # frames this process has read
         self._transport: asyncio.Transport | None = None
@@ -91,7 +88,9 @@ class CameraProcess(asyncio.Protocol):
     async def start(self) -> None:
         ours, theirs = socket.socketpair()
         try:
-            self.proc = subprocess.Popen([*self.argv, str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "controller.camera.process", str(theirs.fileno())], pass_fds=(theirs.fileno(),)
+            )
         except OSError as exc:  # no process to be had (memory, process limit): a camera fault, not a dead table
             ours.close()
             why = f"cannot start the camera's process: {exc}"
@@ -100,7 +99,6 @@ class CameraProcess(asyncio.Protocol):
             return
         finally:
             theirs.close()
-        self.starts += 1
         self._buffer = b""
         self._before = (self.reads, self.dropped, self.read_seconds)
         self._child_reads = 0

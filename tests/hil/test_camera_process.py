@@ -39,30 +39,8 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
     yield from Daemon(tmp_path, CONFIG).serve()
 
 
-def children(pid: int) -> list[int]:
-    """The processes whose parent is `pid`."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rpartition(")")[2].split()[1]) == pid:
-                out.append(int(entry))
-    return out
-
-
-def cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
 def camera_process(daemon: Daemon) -> int:
-    assert daemon.proc is not None
-    found = [pid for pid in children(daemon.proc.pid) if "controller.camera.process" in cmdline(pid)]
+    found = daemon.camera_pids()
     assert len(found) == 1, f"camera processes of the daemon: {found}"
     return found[0]
 
@@ -163,43 +141,22 @@ def test_a_camera_that_cannot_run_says_why_and_is_not_started_again(tmp_path: Pa
         state = daemon.wait_for("the camera's error", lambda s: "error" in s["devices"]["camera"])
         error = state["devices"]["camera"]["error"]
         assert str(bad) in error and "process ended" not in error, error
-        assert daemon.proc is not None
-        assert gone_for_good(daemon.proc.pid, 2 * RESTART_AFTER_S), "the camera's process was started again"
+        assert gone_for_good(daemon, 2 * RESTART_AFTER_S), "the camera's process was started again"
         assert daemon.get("/api/state")["devices"]["camera"]["error"] == error
     finally:
         assert daemon.stop() == 0, daemon.log()
 
 
-def gone_for_good(parent: int, seconds: float) -> bool:
-    """No camera process among `parent`'s children for `seconds` (from when its first one ended)."""
+def gone_for_good(daemon: Daemon, seconds: float) -> bool:
+    """No camera process of the daemon's for `seconds` (from when its first one ended)."""
     deadline = time.monotonic() + PATIENCE_S
-    while any("controller.camera.process" in cmdline(pid) for pid in children(parent)):
+    while daemon.camera_pids():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
     until = time.monotonic() + seconds
     while time.monotonic() < until:
-        if any("controller.camera.process" in cmdline(pid) for pid in children(parent)):
+        if daemon.camera_pids():
             return False
         time.sleep(0.05)
     return True
-
-
-def test_a_real_cameras_table_holds_no_vision_in_its_own_process(tmp_path: Path) -> None:
-    """The camera's process reads the layout, the calibration and the frames: the table's process
-    loads none of vision's libraries (numpy, OpenCV) for a real camera, only the layout's name and
-    seats, plainly read (controller/camera/plain.py)."""
-    missing = tmp_path / "camera.json"
-    config = CONFIG.replace(
-        "[camera]\n", f'[camera]\nbackend = "opencv"\ndevice = "/dev/video-none"\ncalibration = "{missing}"\n'
-    )
-    daemon = Daemon(tmp_path, config)
-    daemon.start()
-    try:
-        state = daemon.wait_for("the camera's error", lambda s: "error" in s["devices"]["camera"])
-        assert f"{missing}: no such calibration file" in state["devices"]["camera"]["error"]
-        assert daemon.proc is not None
-        maps = Path(f"/proc/{daemon.proc.pid}/maps").read_text()
-        assert "numpy" not in maps and "cv2" not in maps and "opencv" not in maps
-    finally:
-        assert daemon.stop() == 0, daemon.log()
