@@ -160,3 +160,23 @@ def gone_for_good(daemon: Daemon, seconds: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def test_a_real_cameras_table_holds_no_vision_in_its_own_process(tmp_path: Path) -> None:
+    """The camera's process reads the layout, the calibration and the frames: the table's process
+    loads none of vision's libraries (numpy, OpenCV) for a real camera, only the layout's name and
+    seats, plainly read (controller/camera/plain.py)."""
+    missing = tmp_path / "camera.json"
+    config = CONFIG.replace(
+        "[camera]\n", f'[camera]\nbackend = "opencv"\ndevice = "/dev/video-none"\ncalibration = "{missing}"\n'
+    )
+    daemon = Daemon(tmp_path, config)
+    daemon.start()
+    try:
+        state = daemon.wait_for("the camera's error", lambda s: "error" in s["devices"]["camera"])
+        assert f"{missing}: no such calibration file" in state["devices"]["camera"]["error"]
+        assert daemon.proc is not None
+        maps = Path(f"/proc/{daemon.proc.pid}/maps").read_text()
+        assert "numpy" not in maps and "cv2" not in maps and "opencv" not in maps
+    finally:
+        assert daemon.stop() == 0, daemon.log()
