@@ -107,10 +107,12 @@ def uvicorn_without_its_command_line() -> None:
 #: with it logging.handlers, socketserver, configparser, queue), html (starlette's error page in
 #: debug mode; with it html.entities' table of 2,231 entities), http.client (its table of status
 #: phrases: starlette's HTTPException made without a detail, FastAPI's OpenAPI document) and
-#: http.cookies (starlette: a request's Cookie header, a response's Set-Cookie). Loaded on first use
+#: http.cookies (starlette: a request's Cookie header, a response's Set-Cookie); and OpenTelemetry's
+#: propagators (FastAPI's own telemetry reads a request's trace headers with them when it is on: the
+#: app turns it off, controller/api/app.py), which choose themselves as they load. Loaded on first use
 #: in the API's process (`modules_loaded_on_first_use`): 0.9-1.0 MB less of the daemon's memory counted
 #: once, at ready and after 1,000 entries (benchmarks/bench_day_memory.py).
-ON_FIRST_USE = ("logging.config", "html", "http.client", "http.cookies")
+ON_FIRST_USE = ("logging.config", "html", "http.client", "http.cookies", "opentelemetry.propagate")
 
 
 class _OnFirstUse(types.ModuleType):

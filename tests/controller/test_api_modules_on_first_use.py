@@ -1,5 +1,5 @@
-"""The API's process loads logging.config, html, http.client and http.cookies when first used, not
-as its libraries import them (controller/api/launch.py's `modules_loaded_on_first_use`, issue 35
+"""The API's process loads logging.config, html, http.client, http.cookies and OpenTelemetry's
+propagators when first used, not as its libraries import them (controller/api/launch.py's `modules_loaded_on_first_use`, issue 35
 point 5: 1 MB of the daemon's memory): a screen, the dealer's requests and a refused one are served
 without their code run, and a library that uses one gets the module as ever.
 
@@ -30,9 +30,9 @@ def _ending_writes_modules():
     exit = os._exit
 
     def written(code):
-        ran = [n for n in ("logging.config", "html", "http.client", "http.cookies")
+        ran = [n for n in ("logging.config", "html", "http.client", "http.cookies", "opentelemetry.propagate")
                if n in sys.modules and "__builtins__" in vars(sys.modules[n])]  # its code has run
-        loaded = [n for n in ("html.entities", "logging.handlers", "socketserver") if n in sys.modules]
+        loaded = [n for n in ("html.entities", "logging.handlers", "socketserver", "opentelemetry.baggage") if n in sys.modules]
         with open(os.path.join(os.environ["MODULES_AT_EXIT"], f"{os.getpid()}.json"), "w") as out:
             json.dump({"ran": ran, "loaded": loaded}, out)
         exit(code)
@@ -81,13 +81,14 @@ from controller.api.launch import ON_FIRST_USE, modules_loaded_on_first_use
 modules_loaded_on_first_use()
 import html, http.client, logging.config
 from http import cookies
-import starlette.exceptions, starlette.middleware.errors, starlette.requests, starlette.responses, uvicorn.config
+from opentelemetry import propagate
+import fastapi.telemetry._asgi, starlette.exceptions, starlette.middleware.errors, starlette.requests, starlette.responses, uvicorn.config
 said = [all("__builtins__" not in vars(sys.modules[n]) for n in ON_FIRST_USE), "html.entities" in sys.modules]
 modules = [sys.modules[n] for n in ON_FIRST_USE]
 said += [html.escape("<&>"), http.client.responses[404], starlette.exceptions.HTTPException(418).detail]
 jar = cookies.SimpleCookie()
 jar["a"] = "b c"
-said += [jar.output(), callable(logging.config.dictConfig), "html.entities" in sys.modules]
+said += [jar.output(), callable(logging.config.dictConfig), "html.entities" in sys.modules, callable(propagate.extract)]
 said += [all(sys.modules[n] is m and type(m).__name__ == "module" for n, m in zip(ON_FIRST_USE, modules))]
 print(said)
 """
@@ -97,6 +98,6 @@ def test_a_module_loaded_on_first_use_is_the_same_module() -> None:
     done = subprocess.run([sys.executable, "-c", FIRST_USE], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == str(
-        [True, False, "&lt;&amp;&gt;", "Not Found", "I'm a Teapot", 'Set-Cookie: a="b c"', True, True, True]
+        [True, False, "&lt;&amp;&gt;", "Not Found", "I'm a Teapot", 'Set-Cookie: a="b c"', True, True, True, True]
     )
-    assert ON_FIRST_USE == ("logging.config", "html", "http.client", "http.cookies")
+    assert ON_FIRST_USE == ("logging.config", "html", "http.client", "http.cookies", "opentelemetry.propagate")
