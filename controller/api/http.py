@@ -192,7 +192,11 @@ class HttpToolsCoalesced(HttpToolsProtocol):
         if cycle.disconnected or self.transport.is_closing() or cycle.response_complete:
             return  # the connection went meanwhile (or the server is stopping): nobody to answer
         assert self._answer_now is not None
-        answer = None if self.flow.write_paused else self._answer_now(dict(cycle.scope))
+        try:
+            answer = None if self.flow.write_paused else self._answer_now(dict(cycle.scope))
+        except Exception:  # a bug in the quick answer: the app's way answers it (or says it failed)
+            self.logger.exception("the state could not be answered at once; the app answers it")
+            answer = None
         if answer is None:  # the app's way after all (its answer waits for the writes to drain)
             super()._start_asgi_task(cycle, self.app)
             return

@@ -251,3 +251,26 @@ def test_a_state_request_that_is_not_plain_is_the_apps_and_a_broken_one_is_refus
             await serving
 
     asyncio.run(run())
+
+
+def test_a_quick_answer_that_fails_is_the_apps_answer_instead() -> None:
+    app = _News()
+
+    def broken(scope: dict[str, Any]) -> Any:
+        raise RuntimeError("a bug in the quick answer")
+
+    app.answer_now = broken  # type: ignore[method-assign]
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            for _ in range(2):  # answered (not left waiting: the bound only ends a failing run), and again
+                answer = await asyncio.wait_for(_answer(reader, writer, _get("/api/state", DEALER)), 30)
+                assert answer.endswith(b"\r\n\r\nasgi")
+            writer.close()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
