@@ -263,13 +263,13 @@ def test_a_quick_answer_that_fails_is_the_apps_answer_instead() -> None:
 
     async def run() -> None:
         server, serving, port = await _serve(app)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
             for _ in range(2):  # answered (not left waiting: the bound only ends a failing run), and again
                 answer = await asyncio.wait_for(_answer(reader, writer, _get("/api/state", DEALER)), 30)
                 assert answer.endswith(b"\r\n\r\nasgi")
-            writer.close()
         finally:
+            writer.close()  # (a request left unanswered would keep the server from stopping)
             server.should_exit = True
             await serving
 
