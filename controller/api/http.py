@@ -148,6 +148,29 @@ class HttpToolsCoalesced(HttpToolsProtocol):
         plain = not self.access_log and self.limit_concurrency is None and not self.root_path
         self._answer_now: AnswerNow | None = answer if plain and callable(answer) else None
         self._due: RequestResponseCycle | None = None  # a plain request taken, to be answered now
+        self._head_bytes = 0  # the request line's target and the headers read of this request
+
+    # A request's head is bounded as h11 bounded it (16 KiB): llhttp takes headers without end and
+    # uvicorn keeps each in a list, so a client could fill the API's memory with one request.
+    # Refused as h11's was: 400 "Invalid HTTP request received." and the connection closed
+    # (uvicorn's answer to a parser error, which an exception in the parser's callback is).
+
+    def on_message_begin(self) -> None:
+        self._head_bytes = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _count_head(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise HeadTooLarge(f"a request's head over {MAX_HEAD_BYTES} bytes")
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(Coalesced(transport, self.loop))  # type: ignore[arg-type]
@@ -207,6 +230,14 @@ class HttpToolsCoalesced(HttpToolsProtocol):
         except Exception as exc:  # as uvicorn's own cycle takes an app's bad answer
             self.logger.error("Exception in ASGI application\n", exc_info=exc)
             self.transport.close()
+
+
+#: The most a request's target and headers may hold (h11's bound, which the API served with before).
+MAX_HEAD_BYTES = 16 * 1024
+
+
+class HeadTooLarge(Exception):
+    """A request's head beyond MAX_HEAD_BYTES (the parser then refuses the request)."""
 
 
 def _at_once(step: Any) -> None:

@@ -274,3 +274,27 @@ def test_a_quick_answer_that_fails_is_the_apps_answer_instead() -> None:
             await serving
 
     asyncio.run(run())
+
+
+def test_a_request_head_is_bounded_as_h11_bounded_it(rt: Runtime) -> None:
+    # llhttp takes headers without end and uvicorn keeps each: one request could fill the API's
+    # memory. Over 16 KiB of target and headers it is refused (400, closed); a long header within
+    # it (a big cookie) is served as any other.
+    app = create_app(rt)
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            answer = await _answer(reader, writer, _get("/api/state", DEALER, "Cookie: " + "c" * 12_000))
+            assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+            pads = [f"X-Pad-{n}: {'p' * 1000}" for n in range(40)]  # 40 KB of headers
+            writer.write(_get("/api/state", DEALER, *pads))
+            refused = await asyncio.wait_for(reader.read(), 30)  # answered, then closed
+            assert refused.startswith(b"HTTP/1.1 400 "), refused[:100]
+            writer.close()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
