@@ -36,12 +36,14 @@ is that view's, as `combine` gives it. The join is arithmetic on a few numbers a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from vision.fusion import SHARE, FusedZone, Rereads, WagerFusion, combine
 from vision.reader import ViewCount
 from vision.readings import FrameReading
+from vision.stages import StackEvidence, possible
+from vision.tuning import Tuning
 
 
 class Joins(Rereads, Protocol):
@@ -49,6 +51,12 @@ class Joins(Rereads, Protocol):
 
     @property
     def counts(self) -> Mapping[str, ViewCount]: ...
+
+    @property
+    def evidence(self) -> Mapping[str, StackEvidence]: ...
+
+    @property
+    def tuning(self) -> Tuning: ...
 
     def join(self, counts: Mapping[str, float], own: Iterable[str] = ()) -> None: ...
 
@@ -62,6 +70,11 @@ class _Kept:
     per_mm: float = 0.0
     n: int = 0
     unmeasured: bool = False
+    # what the view named of the stack with the joined count, a reading each (`stages.possible`:
+    # each chip's colours it could be; None where the side fit no sequence), and the chips of its
+    # sure readings by value
+    named: list[tuple[frozenset[int], ...] | None] = field(default_factory=list)
+    sure: dict[int, set[tuple[int, ...]]] = field(default_factory=dict)
 
     def add(self, count: ViewCount) -> None:
         self.chips += count.chips
@@ -104,6 +117,11 @@ class CountJoin:
                     kept.add(count)
                 elif seen is not None and seen.state != "ok":
                     kept.unmeasured = kept.n == 0  # read, and no stack measured in it (unsure, blocked)
+                evidence = reader.evidence.get(zone)
+                if evidence is not None and evidence.colours is not None and evidence.height.joined is not None:
+                    kept.named.append(possible(evidence.colours, reader.tuning))
+                    if seen is not None and seen.state == "ok" and len(seen.stacks) == 1:
+                        kept.sure.setdefault(int(seen.value or 0), set()).add(seen.stacks[0].chips)
         a, b = self.views
         self.joined = {}
         own: dict[str, list[str]] = {a: [], b: []}
@@ -129,6 +147,25 @@ class CountJoin:
             )
         return self.joined
 
+    def confirms(self, view: str, zone: str, value: int, agree: int = 2) -> bool:
+        """Does `view`'s own evidence of the stack in `zone` since the wager changed confirm the
+        other view's sure `value`: at least `agree` readings with the joined count whose chips
+        could each be the other view's (`stages.possible`), and none that could not (a chip named
+        otherwise, another count, a side that fit no sequence)? Never for want of a candidate
+        (issue 36, tenth round)."""
+        both = self._kept.get(zone, {})
+        here = both.get(view)
+        there = [kept for other, kept in both.items() if other != view]
+        sequences = {chips for kept in there for chips in kept.sure.get(value, ())}
+        if here is None or not sequences or len(here.named) < agree:
+            return False
+        return all(could is not None and all(_admits(could, chips) for chips in sequences) for could in here.named)
+
+
+def _admits(could: tuple[frozenset[int], ...], chips: tuple[int, ...]) -> bool:
+    """Could a stack named so (each chip's possible colours, bottom to top) be `chips`?"""
+    return len(could) == len(chips) and all(c in s for c, s in zip(chips, could, strict=True))
+
 
 class TwoViews:
     """Two facing views of one half: each fused by its own `WagerFusion`, their counts joined
@@ -143,4 +180,4 @@ class TwoViews:
     def update(self, readers: Mapping[str, Joins], readings: Mapping[str, FrameReading]) -> dict[str, FusedZone]:
         self.fused = {view: self.fusions[view].update(readers[view], readings[view]) for view in self.views}
         self.counts.update(readers, readings)
-        return combine(self.fused)
+        return combine(self.fused, self.counts.confirms)
