@@ -40,7 +40,8 @@ then stays "unsure" (with the reader's reason) until its wager changes. `combine
 views of two cameras: where both see a zone and both are sure, they must agree, else "unsure"
 with both values; one camera sure and the other not gives the sure one's value only when the
 other could not see the wager (a hand over it, no readable frame); one that saw it and is unsure
-keeps the zone "unsure", a disagreement when it read another value on some frame.
+keeps the zone "unsure", a disagreement when it read another value on some frame, unless its own
+evidence agrees positively (`confirms`: vision/join.py's two facing views, issue 36's tenth round).
 
     fusion = WagerFusion()
     for frame in camera:

@@ -741,12 +741,14 @@ def check_colours(colours: Colours, cond: FrameConditions, t: Tuning) -> str | N
     return _lab_doubt(colours, t)
 
 
-def possible(colours: Colours, t: Tuning) -> tuple[frozenset[int], ...] | None:
+def possible(colours: Colours, t: Tuning, opinions: bool = True) -> tuple[frozenset[int], ...] | None:
     """What each chip could be, bottom to top, by what `check_colours` asks (vision/join.py: a view
     that could not name a stack may still confirm another view's chips, issue 36's tenth round):
     the colour named alone when its margin passes; else each candidate colour within the margin
     asked of it (the odd chip's lead included), and a colour the hue or the Lab check finds the
-    chip nearer. None when the side fits no sequence of chips (no chip named at all)."""
+    chip nearer. None when the side fits no sequence of chips (no chip named at all). Without
+    `opinions` the hue and Lab checks are not asked (they cost a third of the namer's time where
+    they were not worked out yet): what they would add is only ever more colours."""
     named = colours.named
     if named.misfit > t.max_colour_misfit or named.options is None or named.option_gaps is None:
         return None
@@ -762,6 +764,8 @@ def possible(colours: Colours, t: Tuning) -> tuple[frozenset[int], ...] | None:
     for i, c in enumerate(named.colours):
         near = {int(o) for o, gap in zip(named.options[i], named.option_gaps[i], strict=True) if gap < asked[i]}
         out.append({colours.values[k] for k in near | {c}})
+    if not opinions:
+        return tuple(frozenset(s) for s in out)
     if named.fits is not None:
         for i in (int(j) for j in np.flatnonzero(odd)):
             rivals = {named.rival(i), *(named.colours[j] for j in (i - 1, i + 1) if 0 <= j < len(named.colours))}
