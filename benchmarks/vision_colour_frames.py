@@ -9,8 +9,9 @@ recorded a frame: the weakest chip's margin over the margin asked, `check_colour
 whether the chips were named right. Then the same stack's colour samples (`stages.colour_samples`)
 averaged over its frames are named once (`stages.name_sampled`, the last frame's blur and
 conditions) and checked with the same margins. **Tuning seeds only** (refuses seeds from 100000).
+Not a `make bench` entry: a measurement for issue 36's tenth round (vision/HISTORY.md).
 
-    python -m benchmarks.bench_vision_colour_frames FIRST COUNT "jpeg 75,jpeg 75 + noise 6 + vignette" [FRAMES]
+    python -m benchmarks.vision_colour_frames FIRST COUNT "jpeg 75,jpeg 75 + noise 6 + vignette" [FRAMES]
 """
 
 from __future__ import annotations
