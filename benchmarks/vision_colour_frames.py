@@ -27,7 +27,7 @@ import numpy as np
 
 import vision.reader as reader_module
 from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
-from benchmarks.bench_vision_wager_doubts import tuning_only
+from benchmarks.vision_wager_doubts import tuning_only
 from vision.layout import Layout
 from vision.reader import Reader
 from vision.render import draw, exposures
