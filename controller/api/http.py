@@ -125,10 +125,10 @@ class HttpToolsCoalesced(HttpToolsProtocol):
     """uvicorn's httptools protocol (llhttp's parser, in C) over a `Coalesced` transport
     (uvicorn.Config(http=HttpToolsCoalesced)): what the API's process serves with.
 
-    h11, in Python, cost a `GET /api/state` about 0.1 ms to parse and as much again to answer on
-    this machine (a Pi's core several times that): most of what the API's process spent on a card
-    that a screen asked the state after. A plain `GET` (HTTP/1.1, no body, no query, no upgrade, no
-    100-continue) of a path the app answers at once (`ANSWERED_NOW`, when the app has a
+    With h11, in Python, a `GET /api/state` cost the server about 0.12 ms of CPU on this machine
+    (parse and answer; a Pi's core several times that), with llhttp half that (benchmarks'
+    `http_answer`): the card workload asks the state once a card. A plain `GET` (HTTP/1.1, no
+    body, no query, no upgrade, no 100-continue) of a path the app answers at once (`ANSWERED_NOW`, when the app has a
     `state.answer_now`) is answered by the protocol at the end of the loop's turn it was read in
     (where its task would have started: whatever else that turn read, such as the table's news of
     an entry, is taken first): no task and no trip through FastAPI. It is answered through the
