@@ -24,7 +24,9 @@ combined; wrong, over every zone.
 `joined` (issue 36, ninth round): the same, and both cameras filmed together as the two-view reader
 reads them (`vision.join.TwoViews`: each frame of both read, the two views' counts joined, each
 fused, the two combined); "joined lenient" is the same frames combined as if a camera that saw the
-wager and never read a value let the other's stand (not the rule: what the rule costs).
+wager and never read a value let the other's stand (not the rule: what the ninth round's rule
+cost), and "joined, ninth round" as that round's rule combined them (such a camera always kept
+the zone unsure; issue 36's tenth round lets it confirm the other's chips on positive evidence).
 
     python -m benchmarks.second_view joined FIRST N "clean,sloppy 1,lean 0.2,sloppy 2,lean 0.4"
 
@@ -163,10 +165,11 @@ def _film(
 
 def _film_pair(
     scenes: tuple[Scene, Scene], layout: Layout, whole: Layout, name: str, seed: int
-) -> tuple[list[dict[str, FusedZone]], list[dict[str, FusedZone]]]:
+) -> tuple[list[dict[str, FusedZone]], list[dict[str, FusedZone]], list[dict[str, FusedZone]]]:
     """Both cameras' 30 frames after the wagers went down, read as two facing views of one half
-    (`vision.join.TwoViews`: counts joined, values combined), each frame's combined zones, and
-    the same as `_lenient` would combine them."""
+    (`vision.join.TwoViews`: counts joined, values combined), each frame's combined zones, the
+    same as `_lenient` would combine them, and as the ninth round's `combine` did (an unsure
+    camera that saw the wager always kept it unsure)."""
     condition = CONDITIONS[name]
     readers: dict[str, Reader] = {}
     streams = {}
@@ -181,12 +184,13 @@ def _film_pair(
         )
     pair = TwoViews(("dealer", "across"))
     pair.update(readers, {cam: readers[cam].read(first) for cam, (first, _) in streams.items()})
-    out, lenient = [], []
+    out, lenient, ninth = [], [], []
     for _ in range(FRAMES):
         readings = {cam: readers[cam].read(next(stream)) for cam, (_, stream) in streams.items()}
         out.append(pair.update(readers, readings))
         lenient.append(_lenient(pair.fused))
-    return out, lenient
+        ninth.append(combine(pair.fused))
+    return out, lenient, ninth
 
 
 def _lenient(fused: dict[str, dict[str, FusedZone]]) -> dict[str, FusedZone]:
@@ -225,9 +229,10 @@ def across(
             combine({"dealer": a, "across": b}) for a, b in zip(ways["dealer"], ways["across"], strict=True)
         ]
         if joined:
-            strict, lenient = _film_pair((base, other), layout, whole, name, seed)
+            strict, lenient, ninth = _film_pair((base, other), layout, whole, name, seed)
             ways["joined"] = [{z: f for z, f in frames.items() if z in truth} for frames in strict]
             ways["joined lenient"] = [{z: f for z, f in frames.items() if z in truth} for frames in lenient]
+            ways["joined, ninth round"] = [{z: f for z, f in frames.items() if z in truth} for frames in ninth]
         row: dict[str, Any] = {"wagers": sum(1 for v in truth.values() if v), "zones": len(truth)}
         for way, frames in ways.items():
             known: set[str] = set()
@@ -253,7 +258,11 @@ def main_across(argv: list[str], joined: bool = False) -> None:
         raise SystemExit("second_view: tuning seeds only (0-199)")
     cv2.setNumThreads(1)
     total: dict[str, Counter[str]] = {name: Counter() for name in names}
-    ways = ("dealer", "across", "both", "joined", "joined lenient") if joined else ("dealer", "across", "both")
+    ways = (
+        ("dealer", "across", "both", "joined, ninth round", "joined", "joined lenient")
+        if joined
+        else ("dealer", "across", "both")
+    )
     for seed in range(first, first + n):
         for name, row in across(seed, names, (w, h), joined).items():
             print(seed, name, row, flush=True)

@@ -40,7 +40,8 @@ then stays "unsure" (with the reader's reason) until its wager changes. `combine
 views of two cameras: where both see a zone and both are sure, they must agree, else "unsure"
 with both values; one camera sure and the other not gives the sure one's value only when the
 other could not see the wager (a hand over it, no readable frame); one that saw it and is unsure
-keeps the zone "unsure", a disagreement when it read another value on some frame.
+keeps the zone "unsure", a disagreement when it read another value on some frame, unless its own
+evidence agrees positively (`confirms`: vision/join.py's two facing views, issue 36's tenth round).
 
     fusion = WagerFusion()
     for frame in camera:
@@ -52,7 +53,7 @@ keeps the zone "unsure", a disagreement when it read another value on some frame
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -201,7 +202,9 @@ class WagerFusion:
         return FusedZone("unsure", why=f"{SETTLING}: {agreed} of {self.agree} frames agree{doubt}")
 
 
-def combine(views: Mapping[str, Mapping[str, FusedZone]]) -> dict[str, FusedZone]:
+def combine(
+    views: Mapping[str, Mapping[str, FusedZone]], confirms: Callable[[str, str, int], bool] | None = None
+) -> dict[str, FusedZone]:
     """One view of the table from several cameras' fused views (camera name -> zones): a zone
     seen by one camera is that camera's; seen by several, the sure ones must agree, and a camera
     that is not sure lets their value stand only when it could not see the wager at all (a hand
@@ -210,7 +213,12 @@ def combine(views: Mapping[str, Mapping[str, FusedZone]]) -> dict[str, FusedZone
     camera unsure, 1000 on some frames"); one that saw it and could not read it is no agreement
     either ("unsure: the across camera cannot confirm the dealer camera's 1500: ..."). Issue 36's
     eighth round: a camera sure of a wrong value while the other, unsure, had read the right one
-    was taken. A zone no camera is sure of is the first camera's reading (blocked before unsure)."""
+    was taken. A zone no camera is sure of is the first camera's reading (blocked before unsure).
+
+    `confirms(camera, zone, value)` (vision/join.py's two facing views): the unsure camera's own
+    evidence of the stack since the wager changed agrees with the sure cameras' chips, positively
+    (the joined count held in it and every chip it could name is theirs, on at least two readings,
+    none naming another): then it no longer keeps the zone unsure (issue 36, tenth round)."""
     out: dict[str, FusedZone] = {}
     names = sorted({zone for zones in views.values() for zone in zones})
     for zone in names:
@@ -231,7 +239,7 @@ def combine(views: Mapping[str, Mapping[str, FusedZone]]) -> dict[str, FusedZone
                     for c, z in sorted(other.items())
                 )
                 out[zone] = FusedZone("unsure", why=f"the cameras disagree: {said} {value}, {read}")
-            elif doubting:
+            elif doubting and not (confirms and value is not None and all(confirms(c, zone, value) for c in doubting)):
                 c, z = sorted(doubting.items())[0]
                 out[zone] = FusedZone("unsure", why=f"the {c} camera cannot confirm {said}'s {value}: {z.why}")
             else:

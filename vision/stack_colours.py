@@ -139,6 +139,11 @@ class NamedStack:
     # that fits its colour badly (worn, dirty, another maker's) has no margin's worth of certainty
     fits: FloatArray | None = None
     rivals: tuple[int, ...] = ()  # each chip's runner-up: the colour its margin is against
+    # each chip's candidate colours (n, K: indices) and how much worse the best explanation is
+    # with the chip given each (0 for the colour named; the margins' units): what a chip could be
+    # besides its name, for a second view that names the same stack (vision/stages.py's `possible`)
+    options: IntArray | None = field(default=None, repr=False, compare=False)
+    option_gaps: FloatArray | None = field(default=None, repr=False, compare=False)
     # The second and third opinions (below), worked out when first asked for, from what the
     # naming saw: most stacks a reader finds unsure are decided by their margins before either
     # is looked at (the same numbers whenever they are worked out: the inputs are kept as they were).
@@ -289,12 +294,13 @@ def viterbi_batch(cost: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 def _named(
     candidates: IntArray, cost: FloatArray, totals: FloatArray, marginals: FloatArray
-) -> tuple[IntArray, FloatArray, float, FloatArray, IntArray]:
+) -> tuple[IntArray, FloatArray, float, FloatArray, IntArray, FloatArray]:
     """The sequence of the best-fitting of several blurs and offsets (cost: their chains, as
     `viterbi_batch` takes them), each chip's margin over all of them (another colour is only as
     far as its best fit under any of them: the offset is not known well enough to rule it out),
     the best total, each chip's own link cost in that best explanation (its fit) and each
-    chip's runner-up colour (the same colour when it has no other candidate)."""
+    chip's runner-up colour (the same colour when it has no other candidate), and how much worse
+    each candidate is than the chosen one (n, K)."""
     best = int(np.argmin(totals))
     sequence, _ = _best(candidates, marginals[best])
     over_all = marginals.min(axis=0)  # n, K
@@ -307,7 +313,8 @@ def _named(
     below = np.concatenate([[0], chosen[:-1]])  # the felt under the bottom chip is link 0's a = 0
     above = np.concatenate([chosen[1:], [0]])  # the top face over the top chip is the last link's c = 0
     fits = cost[best, rows, below, chosen, above]
-    return sequence, margins, float(totals[best]), np.asarray(fits, dtype=np.float64), rivals
+    gaps = over_all - over_all[rows, chosen][:, None]
+    return sequence, margins, float(totals[best]), np.asarray(fits, dtype=np.float64), rivals, gaps
 
 
 def _changes_colour(sequence: IntArray) -> bool:
@@ -322,6 +329,8 @@ def _stack(
     total: float,
     fits: FloatArray,
     rivals: IntArray,
+    gaps: FloatArray,
+    candidates: IntArray,
     opinions: Callable[[], _Opinions],
 ) -> NamedStack:
     return NamedStack(
@@ -330,7 +339,9 @@ def _stack(
         total / len(sequence),
         fits,
         tuple(int(c) for c in rivals),
-        opinions,
+        options=candidates,
+        option_gaps=gaps,
+        opinions=opinions,
     )
 
 
@@ -375,24 +386,24 @@ class StackNamer:
         profile = self._profile(log_b, agree)  # again without the edge spots
         rows, _ = self._robust_rows(seen, profile)
         guess = self._first_level(rows)
-        best: tuple[IntArray, FloatArray, float, IntArray, float, FloatArray, IntArray] | None = None
+        best: tuple[IntArray, FloatArray, float, IntArray, float, FloatArray, IntArray, FloatArray] | None = None
         # a lone chip's middle is half felt and half top face: its light is guessed from little,
         # so it is tried dimmer and brighter too, keeping the level that explains the side best
         for level in [guess * f for f in (LONE_CHIP_LEVELS if seen.shape[1] == 1 else (1.0,))]:
             candidates = self._candidates(rows, felt_seen, top, level, first_blur)
             cost = self._exact_costs(seen, profile, under, top, candidates, level, first_blurs)
-            sequence, margins, total, chip_fits, rivals = _named(candidates, cost, *viterbi_batch(cost))
+            sequence, margins, total, chip_fits, rivals, gaps = _named(candidates, cost, *viterbi_batch(cost))
             if best is None or total < best[2]:
-                best = (sequence, margins, total, candidates, level, chip_fits, rivals)
+                best = (sequence, margins, total, candidates, level, chip_fits, rivals, gaps)
         assert best is not None
-        sequence, margins, total, candidates, level, chip_fits, rivals = best
+        sequence, margins, total, candidates, level, chip_fits, rivals, gaps = best
         first_level = level
         if margins.min() >= SURE_AT_FIRST and not _changes_colour(sequence):
 
             def lab_only() -> _Opinions:
                 return self._lab(seen, profile, under, local, first_level, blurs, sequence), None, None
 
-            return _stack(sequence, margins, total, chip_fits, rivals, lab_only)
+            return _stack(sequence, margins, total, chip_fits, rivals, gaps, candidates, lab_only)
         if margins.min() >= SURE_AT_FIRST:
 
             def first_opinions() -> _Opinions:
@@ -407,7 +418,7 @@ class StackNamer:
                 )
                 return self._lab(seen, profile, under, local, first_level, blurs, sequence), hue_off, hue_gaps
 
-            return _stack(sequence, margins, total, chip_fits, rivals, first_opinions)
+            return _stack(sequence, margins, total, chip_fits, rivals, gaps, candidates, first_opinions)
         # the blur and the bands' offset that explain that first answer best
         fits = self._sequence_costs(seen, profile, under, top, sequence, np.full(len(blurs), level), blurs)
         chosen = int(np.argmin(fits))
@@ -425,7 +436,7 @@ class StackNamer:
         level = float(levels[int(np.argmin(fits))])
         cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])
         totals, marginals = viterbi_batch(cost)
-        sequence, margins, total, chip_fits, rivals = _named(candidates, cost, totals, marginals)
+        sequence, margins, total, chip_fits, rivals, gaps = _named(candidates, cost, totals, marginals)
         weights = around[chosen][int(np.argmin(totals))]
         refitted = level
 
@@ -436,7 +447,7 @@ class StackNamer:
             hue_off, hue_gaps = self.hues(seen, profile, under, top, sequence, refitted, weights)
             return lab, hue_off, hue_gaps
 
-        return _stack(sequence, margins, total, chip_fits, rivals, opinions)
+        return _stack(sequence, margins, total, chip_fits, rivals, gaps, candidates, opinions)
 
     # -- the second opinion: each chip's colour free of its lightness --------------------
 

@@ -588,6 +588,7 @@ class Colours:
     px_per_chip: float
     wanted: float
     values: tuple[int, ...]
+    compressed: bool = False  # named on a JPEG frame (`check_colours` asks odd chips more there)
 
     @property
     def margin(self) -> float:
@@ -655,14 +656,37 @@ def name_colours(
     across the side mixes in what the namer does not model: the felt beside the stack, its top
     face); else the frame's `spread_px` for both. `side`: the side already sampled there
     (`sample_side`, by the not-square checks)."""
+    px, sampled = colour_samples(centre, n, view, t, side)
+    return name_sampled(px, sampled, n, blur, cond, chips, felt, t)
+
+
+def colour_samples(
+    centre: FloatArray, n: int, view: FrameView, t: Tuning, side: SideSamples | None = None
+) -> tuple[npt.NDArray[np.float32], FloatArray]:
+    """Where `name_colours` samples a stack of `n` chips standing at `centre` in the frame, and
+    the colours there (white-balanced BGR): down the near side at each chip's SAMPLE_HEIGHTS, then
+    the felt in front of it (`side`: already sampled there by the not-square checks)."""
+    if side is not None:
+        return side.colours_px, side.colours
+    px = view.in_frame(view.project(_colour_points(centre, n, view, t)))
+    return px, view.sample(px)
+
+
+def name_sampled(
+    px: npt.NDArray[np.float32],
+    sampled: FloatArray,
+    n: int,
+    blur: ZoneBlur,
+    cond: FrameConditions,
+    chips: ChipSet,
+    felt: tuple[float, float, float],
+    t: Tuning,
+) -> Colours:
+    """`name_colours` from the colours `colour_samples` gave (or their mean over frames of one
+    still stack: vision/join.py's `ColourJoin`)."""
     along, blurred = (blur.along, cond.longest_px) if cond.smeared else (cond.spread_px, cond.spread_px)
     angles = len(t.side_angles)
     on_side = n * len(SAMPLE_HEIGHTS) * angles
-    if side is None:
-        px = view.in_frame(view.project(_colour_points(centre, n, view, t)))
-        sampled = view.sample(px)
-    else:
-        px, sampled = side.colours_px, side.colours
     middle = angles // 2  # how tall a chip is in the frame, from the lowest and highest samples
     rise = float(np.linalg.norm(px[on_side - angles + middle] - px[middle]))
     px_per_chip = rise / (n - 1 + SAMPLE_HEIGHTS[-1] - SAMPLE_HEIGHTS[0])
@@ -674,7 +698,7 @@ def name_colours(
     extra = math.sqrt(max(along**2 - t.sharp_enough_px**2, 0.0))
     named = namer.name(rgb[:on_side].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[on_side:], px_per_chip, extra)
     wanted = cond.colour_margin(px_per_chip, blurred, t)
-    return Colours(named, px_per_chip, wanted, tuple(c.value for c in chips.chips))
+    return Colours(named, px_per_chip, wanted, tuple(c.value for c in chips.chips), cond.compressed)
 
 
 # -- 6. are they sure? ------------------------------------------------------------------------
@@ -715,6 +739,46 @@ def check_colours(colours: Colours, cond: FrameConditions, t: Tuning) -> str | N
         if hue is not None:
             return hue
     return _lab_doubt(colours, t)
+
+
+def possible(colours: Colours, t: Tuning, opinions: bool = True) -> tuple[frozenset[int], ...] | None:
+    """What each chip could be, bottom to top, by what `check_colours` asks (vision/join.py: a view
+    that could not name a stack may still confirm another view's chips, issue 36's tenth round):
+    the colour named alone when its margin passes; else each candidate colour within the margin
+    asked of it (the odd chip's lead included), and a colour the hue or the Lab check finds the
+    chip nearer. None when the side fits no sequence of chips (no chip named at all). Without
+    `opinions` the hue and Lab checks are not asked (they cost a third of the namer's time where
+    they were not worked out yet): what they would add is only ever more colours."""
+    named = colours.named
+    if named.misfit > t.max_colour_misfit or named.options is None or named.option_gaps is None:
+        return None
+    chosen = np.asarray(named.colours)
+    odd = np.ones(len(chosen), dtype=bool) if len(chosen) > 1 else np.zeros(1, dtype=bool)
+    odd[1:] &= chosen[1:] != chosen[:-1]
+    odd[:-1] &= chosen[:-1] != chosen[1:]
+    asked = np.full(len(chosen), colours.wanted)
+    if named.fits is not None:
+        limit = t.fit_limit_odd * (t.jpeg_colour_margin if colours.compressed else 1.0)
+        asked = asked + np.where(odd, t.fit_lead * np.maximum(0.0, named.fits - limit), 0.0)
+    out: list[set[int]] = []
+    for i, c in enumerate(named.colours):
+        near = {int(o) for o, gap in zip(named.options[i], named.option_gaps[i], strict=True) if gap < asked[i]}
+        out.append({colours.values[k] for k in near | {c}})
+    if not opinions:
+        return tuple(frozenset(s) for s in out)
+    if named.fits is not None:
+        for i in (int(j) for j in np.flatnonzero(odd)):
+            rivals = {named.rival(i), *(named.colours[j] for j in (i - 1, i + 1) if 0 <= j < len(named.colours))}
+            for other in (c for c in rivals if c is not None and c != named.colours[i]):
+                lead, gap = named.hue_lead(i, other)
+                if gap > t.hue_min_gap and lead < t.hue_share * gap:
+                    out[i].add(colours.values[other])
+    off = named.lab_off
+    if off is not None and off.shape[1] >= 2:
+        for i, c in enumerate(named.colours):
+            lead = off[i] - off[i, c]
+            out[i].update(colours.values[k] for k in np.flatnonzero(lead < -t.lab_lead) if k != c)
+    return tuple(frozenset(s) for s in out)
 
 
 def _lab_doubt(colours: Colours, t: Tuning) -> str | None:

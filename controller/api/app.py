@@ -228,7 +228,7 @@ class StateReads:
 
 class StateNow:
     """`GET /api/state` answered at once, with no task, no ASGI messages and no turn of the loop,
-    by the API's HTTP protocol (controller/api/http.py's `H11Coalesced`, which finds it as the app's
+    by the API's HTTP protocol (controller/api/http.py's `HttpToolsCoalesced`, which finds it as the app's
     `state.answer_now`), when `StateReads` would answer it from a view already made: the same
     caller check (`granted_quietly`), the view of the table as it stands now (the feed's last
     message said so: `view_now`), the same body and the same headers (`Response`'s and `Guard`'s),

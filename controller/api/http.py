@@ -1,4 +1,4 @@
-"""uvicorn's HTTP/1.1 protocol (h11) with each answer's head and body written together.
+"""uvicorn's HTTP/1.1 protocol (httptools) with each answer's head and body written together.
 
 uvicorn writes an answer's status line and headers to the socket as soon as the app starts it,
 and its body in a second write: two system calls and two TCP segments an answer, each waking the
@@ -21,9 +21,7 @@ from collections.abc import Callable
 from email.utils import formatdate
 from typing import Any
 
-import h11
-from h11._headers import normalize_and_validate
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 from websockets.frames import Frame, Opcode
@@ -117,180 +115,155 @@ class DatedState(ServerState):
         self._second = -1
 
 
-class _Stashed(h11.Connection):
-    """h11's connection that can be handed back the events (or the error) its caller took and did
-    not act on: the next calls of `next_event` return (or raise) them first, in order."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.stashed: list[Any] = []
-
-    def next_event(self) -> Any:
-        if not self.stashed:
-            return super().next_event()
-        taken = self.stashed.pop(0)
-        if isinstance(taken, BaseException):
-            raise taken
-        return taken
-
-
 #: What the app offers the protocol to answer a request at once (controller/api/app.py's `StateNow`,
 #: found as the app's `state.answer_now`): given a request's ASGI scope, the answer's headers (the
 #: app's: the server adds its own) and body, or None (the request then goes to the app).
 AnswerNow = Callable[[dict[str, Any]], "tuple[list[tuple[bytes, bytes]], bytes] | None"]
 
 
-class H11Coalesced(H11Protocol):
-    """uvicorn's h11 protocol over a `Coalesced` transport (uvicorn.Config(http=H11Coalesced)).
+class HttpToolsCoalesced(HttpToolsProtocol):
+    """uvicorn's httptools protocol (llhttp's parser, in C) over a `Coalesced` transport
+    (uvicorn.Config(http=HttpToolsCoalesced)): what the API's process serves with.
 
-    A plain `GET` (HTTP/1.1, no body, no upgrade) of a path the app answers at once
-    (`ANSWERED_NOW`, when the app has a `state.answer_now`) is answered by the protocol at the end
-    of the loop's turn it was read in (where a task for it would have started: whatever else that
-    turn read, such as the table's news of an entry, is taken first): no task, no ASGI messages,
-    one write. The request is parsed by h11 as any other; the answer carries uvicorn's headers and
-    the app's (`Connection: close` too when asked) and is sent through h11, so the connection moves
-    on as after any answer, with uvicorn's keep-alive timer. A request the app does not answer
-    then, and any other, goes the ASGI way as before."""
+    With h11, in Python, a `GET /api/state` cost the server about 0.12 ms of CPU on this machine
+    (parse and answer; a Pi's core several times that), with llhttp half that (benchmarks'
+    `http_answer`): the card workload asks the state once a card. A plain `GET` (HTTP/1.1, no
+    body, no query, no upgrade, no 100-continue) of a path the app answers at once (`ANSWERED_NOW`, when the app has a
+    `state.answer_now`) is answered by the protocol at the end of the loop's turn it was read in
+    (where its task would have started: whatever else that turn read, such as the table's news of
+    an entry, is taken first): no task and no trip through FastAPI. It is answered through the
+    request's own uvicorn cycle (`RequestResponseCycle.send`, run to its end at once: it waits only
+    while the transport's writes are paused, and then the request goes the ASGI way instead), so
+    the answer's bytes, its `Connection: close` when asked or when the server is stopping, its
+    keep-alive timer and the next pipelined request are uvicorn's own, byte for byte as the ASGI
+    way would send them. A request the app does not answer then, and any other, goes the ASGI way
+    as before."""
 
     ANSWERED_NOW = (b"/api/state",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.conn = self._stashing = _Stashed(h11.SERVER, self.conn._max_incomplete_event_size)
         state = getattr(self.app, "state", None)  # a proxy's middleware in front: not answered now
         answer = getattr(state, "answer_now", None) if state is not None else None
         plain = not self.access_log and self.limit_concurrency is None and not self.root_path
         self._answer_now: AnswerNow | None = answer if plain and callable(answer) else None
-        self._due: tuple[h11.Request, Any] | None = None  # a request taken, its answer due this turn
+        self._due: RequestResponseCycle | None = None  # a plain request taken, to be answered now
+        self._head_bytes = 0  # the request line's target and the headers read of this request
+
+    # A request's head is bounded as h11 bounded it (16 KiB): llhttp takes headers without end and
+    # uvicorn keeps each in a list, so a client could fill the API's memory with one request.
+    # Refused as h11's was: 400 "Invalid HTTP request received." and the connection closed
+    # (uvicorn's answer to a parser error, which an exception in the parser's callback is).
+
+    def on_message_begin(self) -> None:
+        self._head_bytes = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _count_head(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise HeadTooLarge(f"a request's head over {MAX_HEAD_BYTES} bytes")
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(Coalesced(transport, self.loop))  # type: ignore[arg-type]
 
-    def handle_websocket_upgrade(self, event: Any) -> None:
+    def handle_websocket_upgrade(self) -> None:
         coalesced = self.transport
         if isinstance(coalesced, Coalesced):
             coalesced.flush()
             self.transport = coalesced.real  # the feed's messages are one write each already
-        super().handle_websocket_upgrade(event)
+        super().handle_websocket_upgrade()
+        # The connection is the WebSocket protocol's now, and this one is never told it closed:
+        # its parser (which holds it, to call it back) let go, so it and what it holds (the
+        # transport) are freed by their reference counts, not kept by that cycle until one of the
+        # API's rare collections (tests/controller/test_screens_let_go.py).
+        self.parser = None  # type: ignore[assignment]
 
-    def handle_events(self) -> None:
-        if self._answer_now is not None and self._due is None and self._took_plain():
-            return
-        super().handle_events()
-
-    def _took_plain(self) -> bool:
-        """Take the next request if it is a plain GET of a path answered now (its answer due at the
-        end of this turn of the loop: True); else hand back what was taken for uvicorn (False)."""
-        conn = self._stashing
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        # uvicorn starts each request's task here, as its headers are read (or, pipelined, once the
+        # answer before it is sent); a plain one is held until its message is complete.
         if (
-            conn.our_state is not h11.IDLE
-            or conn.their_state is not h11.IDLE
-            or self.flow.write_paused
-            or self.transport.is_closing()
+            self._answer_now is not None
+            and app is self.app
+            and self._due is None
+            and _plain_scope(cycle.scope, self.ANSWERED_NOW)
         ):
-            return False
-        try:
-            event = conn.next_event()
-        except h11.RemoteProtocolError as exc:
-            conn.stashed.append(exc)
-            return False
-        if type(event) is not h11.Request or not _plain(event, self.ANSWERED_NOW):
-            conn.stashed.append(event)
-            return False
-        end = conn.next_event()  # no body: its end, at once
-        self._unset_keepalive_if_required()
-        self._due = (event, end)
-        self.loop.call_soon(self._answer_due)
-        return True
+            self._due = cycle
+            if not cycle.more_body:  # pipelined: read whole already
+                self.loop.call_soon(self._answer_due, cycle)
+            return
+        super()._start_asgi_task(cycle, app)
 
-    def _answer_due(self) -> None:
-        due, self._due = self._due, None
-        conn = self._stashing
-        if due is None or self.transport.is_closing() or conn.our_state is not h11.SEND_RESPONSE:
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        cycle = self._due
+        if cycle is not None and cycle is self.cycle and not cycle.more_body:
+            self.loop.call_soon(self._answer_due, cycle)
+
+    def _answer_due(self, cycle: RequestResponseCycle) -> None:
+        if self._due is not cycle:
+            return  # sent the app's way meanwhile
+        self._due = None
+        if cycle.disconnected or self.transport.is_closing() or cycle.response_complete:
             return  # the connection went meanwhile (or the server is stopping): nobody to answer
-        event, end = due
-        asked = list(event.headers)  # h11's names are lower case already
         assert self._answer_now is not None
-        answer = None if self.flow.write_paused else self._answer_now(self._scope(event, asked))
+        try:
+            answer = None if self.flow.write_paused else self._answer_now(dict(cycle.scope))
+        except Exception:  # a bug in the quick answer: the app's way answers it (or says it failed)
+            self.logger.exception("the state could not be answered at once; the app answers it")
+            answer = None
         if answer is None:  # the app's way after all (its answer waits for the writes to drain)
-            conn.stashed.extend((event, end))
-            super().handle_events()
+            super()._start_asgi_task(cycle, self.app)
             return
-        out = b"".join(
-            conn.send(sent) or b""
-            for sent in (
-                h11.Response(status_code=200, headers=self._headers(answer[0], asked), reason=b"OK"),
-                h11.Data(data=answer[1]),
-                h11.EndOfMessage(),
-            )
-        )
-        transport = self.transport
-        if isinstance(transport, Coalesced):
-            transport.flush()
-            transport.real.write(out)
-        else:
-            transport.write(out)
-        self.server_state.total_requests += 1
-        if conn.states[h11.SERVER] is h11.MUST_CLOSE:
-            conn.send(h11.ConnectionClosed())
-            transport.close()
-            return
-        conn.start_next_cycle()
-        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
-        self.flow.resume_reading()  # paused if the client sent more meanwhile: that, now
-        self.handle_events()
-
-    def _headers(self, app: list[tuple[bytes, bytes]], asked: list[tuple[bytes, bytes]]) -> Any:
-        """uvicorn's headers (its server's, the Date), the app's, and `Connection: close` if the
-        client asked for it, as h11 makes them (`normalize_and_validate`); each name and value
-        checked by h11's rules the first time it is seen (`_checked`), not in every answer."""
-        headers = [*self.server_state.default_headers, *app]
-        if CLOSE_HEADER in asked and CLOSE_HEADER not in headers:
-            headers.append(CLOSE_HEADER)
-        checked = _CHECKED
-        for pair in headers:
-            if pair not in checked:
-                normalize_and_validate([pair])  # LocalProtocolError, as uvicorn's answer would raise
-                if len(checked) > _CHECKED_MOST:
-                    checked.clear()
-                checked.add(pair)
-        return normalize_and_validate(headers, _parsed=True)
-
-    def _scope(self, event: h11.Request, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
-        """The ASGI scope uvicorn would make for a plain request (controller/api/app.py reads it)."""
-        return {
-            "type": "http",
-            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
-            "http_version": "1.1",
-            "server": self.server,
-            "client": self.client,
-            "scheme": self.scheme,
-            "method": "GET",
-            "root_path": "",
-            "path": event.target.decode("ascii"),
-            "raw_path": event.target,
-            "query_string": b"",
-            "headers": headers,
-            "state": self.app_state.copy(),
-        }
+        headers, body = answer
+        try:
+            _at_once(cycle.send({"type": "http.response.start", "status": 200, "headers": headers}))
+            _at_once(cycle.send({"type": "http.response.body", "body": body, "more_body": False}))
+        except Exception as exc:  # as uvicorn's own cycle takes an app's bad answer
+            self.logger.error("Exception in ASGI application\n", exc_info=exc)
+            self.transport.close()
 
 
-#: Response headers h11 has checked (names and values: the server's, the Date of each second, the
-#: app's, each answer's length), so each is checked once; forgotten when there are this many.
-_CHECKED: set[tuple[bytes, bytes]] = set()
-_CHECKED_MOST = 1024
+#: The most a request's target and headers may hold (h11's bound, which the API served with before).
+MAX_HEAD_BYTES = 16 * 1024
 
 
-def _plain(event: h11.Request, paths: tuple[bytes, ...]) -> bool:
+class HeadTooLarge(Exception):
+    """A request's head beyond MAX_HEAD_BYTES (the parser then refuses the request)."""
+
+
+def _at_once(step: Any) -> None:
+    """Run a coroutine that does not wait (a cycle's `send` while writes are not paused) to its end."""
+    try:
+        step.send(None)
+    except StopIteration:
+        return
+    step.close()
+    raise RuntimeError("the answer had to wait: not sent at once")
+
+
+def _plain_scope(scope: Any, paths: tuple[bytes, ...]) -> bool:
     """A GET of one of `paths` (no query) over HTTP/1.1 with no body, no upgrade and no Expect."""
-    if event.method != b"GET" or event.target not in paths or event.http_version != b"1.1":
+    if (
+        scope["method"] != "GET"
+        or scope["raw_path"] not in paths
+        or scope["query_string"]
+        or scope["http_version"] != "1.1"
+    ):
         return False
-    return not any(name in _NOT_PLAIN for name, _ in event.headers)
+    return not any(name in _NOT_PLAIN for name, _ in scope["headers"])
 
 
 #: Request headers that make a request not a plain one (a body, an upgrade, a wait for 100-continue).
 _NOT_PLAIN = frozenset((b"content-length", b"transfer-encoding", b"upgrade", b"expect"))
-CLOSE_HEADER = (b"connection", b"close")
 
 #: The ASGI scope's extension under which a WebSocket offers `WebSocketFrames.send_frame`.
 FRAMES = "tablectl.websocket.frames"

@@ -189,11 +189,11 @@ def websocket_handshakes_without_openssl() -> None:
 
 def server_config(app: Any, http: dict[str, Any]) -> uvicorn.Config:
     """How the API's process serves `app` (`http`: the daemon's [http] settings it was started with)."""
-    from controller.api.http import H11Coalesced, WebSocketFrames
+    from controller.api.http import HttpToolsCoalesced, WebSocketFrames
 
     return uvicorn.Config(
         app,
-        http=H11Coalesced,  # an answer's head and body in one write (controller/api/http.py)
+        http=HttpToolsCoalesced,  # llhttp's parser; an answer's head and body in one write (controller/api/http.py)
         ws=WebSocketFrames,  # the feed's frames made once, written to each screen as they are
         log_level="warning",
         access_log=False,

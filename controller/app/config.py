@@ -35,6 +35,10 @@ by key, are in `controller/app/config_schema.py`, loaded only when a file is rea
     fps = 4                      # frames read a second
     stable_frames = 3            # equal readings in a row before a puck counts (a wager's
                                  # value: 2 frames that agree, vision/fusion.py)
+    fresh_frames = false         # simulated camera only: true makes every frame a fresh exposure
+                                 # (sensor noise, and JPEG when the scene's sensor is set so), as
+                                 # a real camera's frames of a still table; false gives the last
+                                 # picture again while nothing on the felt changes
     [http]
     host = "127.0.0.1"           # another address (the casino LAN) needs TLS or allow_plain_http
     port = 8000
@@ -103,6 +107,7 @@ class CameraConfig:
     calibration: str | None = None  # a calibration file written by `tablectl calibrate`
     fps: float = 4.0
     stable_frames: int = 3
+    fresh_frames: bool = False  # the simulated camera's frames each a fresh exposure
 
 
 @dataclass(frozen=True)
@@ -412,6 +417,8 @@ def _camera(camera: Camera, simulated: bool, fail: Callable[[str, str], ConfigEr
     backend = camera.backend or ("simulated" if simulated else "opencv")
     if backend == "simulated" and not simulated:
         raise fail("camera.backend", 'a live table needs a real camera (backend = "opencv"); "simulated" needs --sim')
+    if camera.fresh_frames and backend != "simulated":
+        raise fail("camera.fresh_frames", f"only the simulated camera makes its frames, not {backend}; remove the key")
     if backend == "opencv":
         if camera.device is None:
             raise fail("camera.device", "the camera's device: an index such as 0, or a path such as /dev/video0")
@@ -432,4 +439,5 @@ def _camera(camera: Camera, simulated: bool, fail: Callable[[str, str], ConfigEr
         calibration=camera.calibration,
         fps=camera.fps,
         stable_frames=camera.stable_frames,
+        fresh_frames=camera.fresh_frames,
     )

@@ -130,6 +130,7 @@ SECTIONS: dict[str, dict[str, tuple[Any, Read]]] = {
     "camera": {
         "backend": (None, _one_of(CAMERA_BACKENDS)), "device": (None, _device), "layout": ("grand-slam-7", _text),
         "calibration": (None, _text), "fps": (4.0, _number(0.2, 30.0)), "stable_frames": (3, _whole(1, 100)),
+        "fresh_frames": (False, _flag),
     },
     "security": {
         "release_key": ("/etc/tablectl/release-key.pub", _text), "verify_every": (24.0, _number(0.01, 720.0)),

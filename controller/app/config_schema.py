@@ -99,6 +99,7 @@ class Camera(Document):
     calibration: Text | None = None
     fps: Annotated[float, number(0.2, 30.0)] = 4.0
     stable_frames: Annotated[int, number(1, 100, whole=True)] = 3
+    fresh_frames: Annotated[bool, rule(_flag)] = False
 
 
 class Security(Document):

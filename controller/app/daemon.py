@@ -773,6 +773,7 @@ class Daemon:
             "layout": cfg.layout,
             "calibration": cfg.calibration,
             "stable_frames": cfg.stable_frames,
+            "fresh_frames": cfg.fresh_frames,
             "health_path": str(self.state_dir / HEALTH_FILE),
         }
         camera = CameraProcess(

@@ -289,7 +289,8 @@ def serve(sock: socket.socket) -> int:
     try:
         size = (calibration.camera.width, calibration.camera.height) if calibration else None
         if simulated:
-            camera: Any = SimulatedCamera(scene, fps=settings["fps"], layout=layout, on_frame=feed.offer)
+            fresh = 0 if settings.get("fresh_frames") else None  # a fresh exposure each frame (seeded)
+            camera: Any = SimulatedCamera(scene, fps=settings["fps"], layout=layout, on_frame=feed.offer, fresh=fresh)
             camera.unplugged = bool(settings.get("unplugged", False))
         else:
             camera = open_camera(

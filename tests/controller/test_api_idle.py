@@ -14,7 +14,7 @@ from typing import Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from controller.api.http import DatedState, H11Coalesced, WebSocketFrames
+from controller.api.http import DatedState, HttpToolsCoalesced, WebSocketFrames
 from controller.app.api_process import _Server
 
 
@@ -51,7 +51,7 @@ def test_an_idle_server_keeps_no_timer_answers_with_the_date_of_now_and_stops_wh
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
         config = uvicorn.Config(
-            _app, http=H11Coalesced, ws=WebSocketFrames, log_level="warning", lifespan="off", log_config=None
+            _app, http=HttpToolsCoalesced, ws=WebSocketFrames, log_level="warning", lifespan="off", log_config=None
         )
         server = _Server(config)
         serving = asyncio.create_task(server.serve(sockets=[sock]))

@@ -139,6 +139,8 @@ async def served() -> bytes:
 answer = asyncio.run(served())
 assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
 print("click loaded:", "click" in sys.modules, "uvicorn.main loaded:", "uvicorn.main" in sys.modules)
+# Served with llhttp's parser (controller/api/http.py's HttpToolsCoalesced), h11 not loaded at all.
+print("httptools serves:", "httptools" in sys.modules, "h11 loaded:", "h11" in sys.modules)
 assert uvicorn.Config is importlib.import_module("uvicorn.config").Config
 assert uvicorn.Server is importlib.import_module("uvicorn.server").Server
 assert uvicorn.__version__ == importlib.metadata.version("uvicorn")
@@ -156,7 +158,11 @@ def test_the_api_process_serves_with_uvicorn_whose_command_line_is_not_loaded(tm
         [sys.executable, "-c", SERVED, str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines() == ["click loaded: False uvicorn.main loaded: False", "as uvicorn's own"]
+    assert done.stdout.strip().splitlines() == [
+        "click loaded: False uvicorn.main loaded: False",
+        "httptools serves: True h11 loaded: False",
+        "as uvicorn's own",
+    ]
 
 
 # uvicorn 0.54 (the release the bundle pins, deploy/constraints.txt) has no uvicorn._version: its
@@ -170,4 +176,8 @@ def test_a_uvicorn_without_its_version_module_serves_as_well(tmp_path: Path) -> 
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines() == ["click loaded: False uvicorn.main loaded: False", "as uvicorn's own"]
+    assert done.stdout.strip().splitlines() == [
+        "click loaded: False uvicorn.main loaded: False",
+        "httptools serves: True h11 loaded: False",
+        "as uvicorn's own",
+    ]

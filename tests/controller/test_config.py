@@ -55,6 +55,12 @@ def test_a_full_config_is_read(tmp_path: Path) -> None:
         ),
         ("[camera]\ndevice = -3\n", True, "camera.device"),
         ("[camera]\nfps = 100\n", True, "camera.fps: must be a number from 0.2 to 30"),
+        ('[camera]\nfresh_frames = "yes"\n', True, "camera.fresh_frames"),
+        (
+            '[camera]\nbackend = "opencv"\ndevice = 0\ncalibration = "c.json"\nfresh_frames = true\n',
+            True,
+            "camera.fresh_frames: only the simulated camera makes its frames, not opencv",
+        ),
         ("this is = not toml [", True, "not valid TOML"),
     ],
 )

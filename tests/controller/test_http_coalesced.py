@@ -14,7 +14,7 @@ from typing import Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from controller.api.http import FRAMES, Coalesced, Flag, H11Coalesced, Inbox, WebSocketFrames, text_frame
+from controller.api.http import FRAMES, Coalesced, Flag, HttpToolsCoalesced, Inbox, WebSocketFrames, text_frame
 
 
 class Recorded:
@@ -49,7 +49,7 @@ def test_head_and_body_are_one_write_and_a_lone_write_goes_on_the_next_turn() ->
         t = Coalesced(real, asyncio.get_running_loop())  # type: ignore[arg-type]
         t.write(b"HTTP/1.1 200 OK\r\n\r\n")
         assert real.writes == []
-        t.write(b"")  # (h11's end of a sized body) nothing, and nothing sent
+        t.write(b"")  # (an empty write) nothing, and nothing sent
         t.write(b'{"a":1}')
         assert real.writes == [b'HTTP/1.1 200 OK\r\n\r\n{"a":1}']
         t.write(b"lone")
@@ -89,7 +89,7 @@ def test_a_client_gets_each_answer_whole_and_a_websocket_upgrade_works() -> None
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        config = uvicorn.Config(_app, http=H11Coalesced, log_level="warning", lifespan="off", ws="websockets-sansio")
+        config = uvicorn.Config(_app, http=HttpToolsCoalesced, log_level="warning", lifespan="off", ws="websockets-sansio")
         server = uvicorn.Server(config)
         serving = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started:
@@ -146,7 +146,7 @@ def test_a_frame_made_once_reaches_the_screen_as_the_same_text_in_order() -> Non
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             _frames_app,
-            http=H11Coalesced,
+            http=HttpToolsCoalesced,
             ws=WebSocketFrames,
             ws_per_message_deflate=False,  # as the API's process serves the feed
             log_level="warning",
@@ -223,7 +223,7 @@ def test_a_screens_frames_go_to_its_socket_not_held_for_the_loops_next_turn() ->
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             _frames_app,
-            http=H11Coalesced,
+            http=HttpToolsCoalesced,
             ws=WebSocketFrames,
             ws_per_message_deflate=False,
             log_level="warning",

@@ -1,5 +1,5 @@
 """GET /api/state answered by the API's HTTP protocol itself (controller/api/http.py's
-`H11Coalesced` with the app's `StateNow`, controller/api/app.py): over a real server, the same
+`HttpToolsCoalesced` with the app's `StateNow`, controller/api/app.py): over a real server, the same
 answer byte for byte as the app gives it the ASGI way (status line, headers, body), again on the
 same kept-alive connection, and with `Connection: close` (the connection then closed); the caller
 who may not have it, a stale view and any other request still answered by the app; the answer
@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from controller.api.app import create_app
 from controller.api.auth import Tokens
-from controller.api.http import H11Coalesced
+from controller.api.http import HttpToolsCoalesced
 from controller.api.runtime import Runtime
 from controller.engine.cards import parse_card
 from controller.journal.log import Journal
@@ -59,7 +59,7 @@ async def _serve(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(
         app,
-        http=H11Coalesced,
+        http=HttpToolsCoalesced,
         log_level="warning",
         access_log=False,
         log_config=None,
@@ -168,22 +168,130 @@ def test_the_answer_has_what_the_same_turn_of_the_loop_read_and_is_the_apps_when
             request = _get("/api/state", DEALER)
             # The request is read, and later in the same turn of the loop the news arrives (as the
             # table's channel, ready in the same select, is read after the request's socket).
-            original = H11Coalesced.data_received
+            original = HttpToolsCoalesced.data_received
 
-            def then_news(self: H11Coalesced, data: bytes) -> None:
+            def then_news(self: HttpToolsCoalesced, data: bytes) -> None:
                 original(self, data)
                 app.told = "new"
 
-            H11Coalesced.data_received = then_news  # type: ignore[method-assign]
+            HttpToolsCoalesced.data_received = then_news  # type: ignore[method-assign]
             try:
                 answer = await _answer(reader, writer, request)
             finally:
-                H11Coalesced.data_received = original  # type: ignore[method-assign]
+                HttpToolsCoalesced.data_received = original  # type: ignore[method-assign]
             assert answer.endswith(b"\r\n\r\nnew")
             app.told = "unknown"
             assert (await _answer(reader, writer, request)).endswith(b"\r\n\r\nasgi")
             app.told = "again"
             assert (await _answer(reader, writer, request)).endswith(b"\r\n\r\nagain")  # the next cycle
+            writer.close()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
+
+
+def test_pipelined_requests_are_answered_in_order_each_by_its_own_way(rt: Runtime) -> None:
+    # Three requests in one write (pipelined, as a client may send them): the first and the last
+    # answered by the protocol, the middle one ("?": the app's way) between them; each the same
+    # bytes as the app's own answer, in the order asked.
+    app = create_app(rt)
+    counted = app.state.answer_now = Counted(app.state.answer_now)
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            the_apps = await _answer(reader, writer, _get("/api/state?", SUPERVISOR))
+            answered = counted.answered
+            writer.write(_get("/api/state", SUPERVISOR) + _get("/api/state?x=1", DEALER) + _get("/api/state", DEALER))
+            first = await _answer(reader, writer, b"")
+            second = await _answer(reader, writer, b"")
+            third = await _answer(reader, writer, b"")
+            assert first == the_apps
+            assert b'"AS"' in first and b'"AS"' not in second and b'"AS"' not in third  # whose answer is whose
+            assert second == third  # the dealer's state, the app's way and the protocol's
+            assert counted.answered == answered + 2
+            writer.close()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
+
+
+def test_a_state_request_that_is_not_plain_is_the_apps_and_a_broken_one_is_refused(rt: Runtime) -> None:
+    app = create_app(rt)
+    counted = app.state.answer_now = Counted(app.state.answer_now)
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            plain = await _answer(reader, writer, _get("/api/state", DEALER))
+            answered = counted.answered
+            # With a body (its length said), and as HTTP/1.0: the app's way, the same state.
+            with_body = _get("/api/state", DEALER, "Content-Length: 2").replace(b"\r\n\r\n", b"\r\n\r\n{}")
+            assert await _answer(reader, writer, with_body) == plain
+            writer.write(_get("/api/state", DEALER).replace(b"HTTP/1.1", b"HTTP/1.0"))
+            old = await reader.read()  # HTTP/1.0: answered, then closed
+            assert old.startswith(b"HTTP/1.1 200 OK\r\n") and old.endswith(plain.split(b"\r\n\r\n", 1)[1])
+            assert counted.answered == answered
+            # Not HTTP at all: 400, the connection closed; the server answers the next one.
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /api/state HTTP/1.1\r\nHost table\r\n\r\n")
+            assert (await reader.read()).startswith(b"HTTP/1.1 400 ")
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            assert await _answer(reader, writer, _get("/api/state", DEALER)) == plain
+            assert counted.answered == answered + 1
+            writer.close()
+        finally:
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
+
+
+def test_a_quick_answer_that_fails_is_the_apps_answer_instead() -> None:
+    app = _News()
+
+    def broken(scope: dict[str, Any]) -> Any:
+        raise RuntimeError("a bug in the quick answer")
+
+    app.answer_now = broken  # type: ignore[method-assign]
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            for _ in range(2):  # answered (not left waiting: the bound only ends a failing run), and again
+                answer = await asyncio.wait_for(_answer(reader, writer, _get("/api/state", DEALER)), 30)
+                assert answer.endswith(b"\r\n\r\nasgi")
+        finally:
+            writer.close()  # (a request left unanswered would keep the server from stopping)
+            server.should_exit = True
+            await serving
+
+    asyncio.run(run())
+
+
+def test_a_request_head_is_bounded_as_h11_bounded_it(rt: Runtime) -> None:
+    # llhttp takes headers without end and uvicorn keeps each: one request could fill the API's
+    # memory. Over 16 KiB of target and headers it is refused (400, closed); a long header within
+    # it (a big cookie) is served as any other.
+    app = create_app(rt)
+
+    async def run() -> None:
+        server, serving, port = await _serve(app)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            answer = await _answer(reader, writer, _get("/api/state", DEALER, "Cookie: " + "c" * 12_000))
+            assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+            pads = [f"X-Pad-{n}: {'p' * 1000}" for n in range(40)]  # 40 KB of headers
+            writer.write(_get("/api/state", DEALER, *pads))
+            refused = await asyncio.wait_for(reader.read(), 30)  # answered, then closed
+            assert refused.startswith(b"HTTP/1.1 400 "), refused[:100]
             writer.close()
         finally:
             server.should_exit = True

@@ -14,7 +14,7 @@ from typing import Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from controller.api.http import H11Coalesced, WebSocketFrames
+from controller.api.http import HttpToolsCoalesced, WebSocketFrames
 
 INTERVAL_S = 0.2
 
@@ -55,7 +55,7 @@ def test_screens_are_pinged_together_and_one_that_never_answers_is_closed() -> N
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             _app,
-            http=H11Coalesced,
+            http=HttpToolsCoalesced,
             ws=WebSocketFrames,
             ws_per_message_deflate=False,
             ws_ping_interval=INTERVAL_S,

@@ -207,7 +207,7 @@ def test_a_still_table_filmed_under_jpeg_noise_and_vignette_fuses_no_wrong_value
     """Tuning seed 6 at the two-camera mount filmed for 30 frames as the benchmark does, fresh
     noise and JPEG 75 a frame: before a value needed a share of the frames that saw the wager,
     seat1.home's three 100s were fused as 400 from 2 of 14 frames."""
-    from benchmarks.bench_vision_wager_doubts import record
+    from benchmarks.vision_wager_doubts import record
 
     wagers = record(6, ["jpeg 75 + noise 6 + vignette"])["jpeg 75 + noise 6 + vignette"]
     home = next(w for w in wagers if w["zone"] == "seat1.home")

@@ -4,7 +4,7 @@ blocks), its top's colour against the felt, its base's error along the line of s
 count with the edges taken on the lightness instead (issue 36, fifth round: no better).
 **Tuning seeds only** (refuses seeds from 100000).
 
-    python -m benchmarks.bench_vision_jpeg_counts FIRST COUNT "jpeg 75" OUT.json [EXPOSURES]
+    python -m benchmarks.vision_jpeg_counts FIRST COUNT "jpeg 75" OUT.json [EXPOSURES]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 import vision.reader as reader_module
 from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
-from benchmarks.bench_vision_wager_doubts import tuning_only
+from benchmarks.vision_wager_doubts import tuning_only
 from vision.chips import CHIP_THICKNESS_MM
 from vision.layout import Layout
 from vision.reader import Reader

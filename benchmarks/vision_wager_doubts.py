@@ -7,7 +7,7 @@ the frame it was fused on). For looking into wrong values and the stages that st
 **tuning seeds only**: it refuses seeds from 100000 (the held-out seeds the published figures
 are measured on).
 
-    python -m benchmarks.bench_vision_wager_doubts FIRST COUNT "jpeg 75,jpeg 75 + noise 6 + vignette" OUT.json [SHARE]
+    python -m benchmarks.vision_wager_doubts FIRST COUNT "jpeg 75,jpeg 75 + noise 6 + vignette" OUT.json [SHARE]
 """
 
 from __future__ import annotations
