@@ -32,6 +32,7 @@ import signal
 import socket
 import sys
 import threading
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -99,6 +100,63 @@ def uvicorn_without_its_command_line() -> None:
         # the command line and its 2 MB with it. The table starts either way.
         for name in [name for name in sys.modules if name == "uvicorn" or name.startswith("uvicorn.")]:
             del sys.modules[name]
+
+
+#: Standard modules the API's libraries import as they load and use only in what this API never or
+#: rarely does: logging.config (uvicorn.config: a logging configuration given as a dict or a file;
+#: with it logging.handlers, socketserver, configparser, queue), html (starlette's error page in
+#: debug mode; with it html.entities' table of 2,231 entities), http.client (its table of status
+#: phrases: starlette's HTTPException made without a detail, FastAPI's OpenAPI document) and
+#: http.cookies (starlette: a request's Cookie header, a response's Set-Cookie); and OpenTelemetry's
+#: propagators (FastAPI's own telemetry reads a request's trace headers with them when it is on: the
+#: app turns it off, controller/api/app.py), which choose themselves as they load. Loaded on first use
+#: in the API's process (`modules_loaded_on_first_use`): 0.9-1.0 MB less of the daemon's memory counted
+#: once, at ready and after 1,000 entries (benchmarks/bench_day_memory.py).
+ON_FIRST_USE = ("logging.config", "html", "http.client", "http.cookies", "opentelemetry.propagate")
+
+
+class _OnFirstUse(types.ModuleType):
+    """A module whose code has not run yet: it runs when an attribute the module does not have yet
+    is first asked for (the import system asks only for those it has: `__spec__`, `__name__`), and
+    the module is then the module as ever, the same object."""
+
+    def __getattr__(self, name: str) -> object:
+        with _FIRST_USE:
+            if type(self) is _OnFirstUse:  # not loaded meanwhile by another thread
+                spec = self.__spec__
+                assert spec is not None and spec.loader is not None
+                self.__class__ = types.ModuleType  # type: ignore[assignment]
+                try:
+                    spec.loader.exec_module(self)
+                except BaseException:
+                    self.__class__ = _OnFirstUse
+                    raise
+        return getattr(self, name)  # the module as ever now (its own __getattr__ too, if it has one)
+
+
+_FIRST_USE = threading.RLock()
+
+
+def modules_loaded_on_first_use(names: Sequence[str] = ON_FIRST_USE) -> None:
+    """Put each of `names` (not loaded yet) in `sys.modules` as a module whose code runs when it is
+    first used (`_OnFirstUse`), not when it is imported: `import html` and `from http import cookies`
+    give it without running it, `html.escape` runs it then. What a library gets is the same module.
+    Called by the API's process before it imports its libraries (as `uvicorn_without_its_command_line`);
+    nothing for a module loaded already or not found here."""
+    for name in names:
+        if name in sys.modules:
+            continue
+        parent, _, child = name.rpartition(".")
+        if parent:
+            importlib.import_module(parent)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            continue
+        module = importlib.util.module_from_spec(spec)
+        module.__class__ = _OnFirstUse
+        sys.modules[name] = module
+        if parent:
+            setattr(sys.modules[parent], child, module)  # as the import system binds a submodule
 
 
 def _uvicorn_version() -> str:
@@ -201,6 +259,7 @@ def _fork(
                 devnull = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(devnull, 0)
                 os.close(devnull)
+            modules_loaded_on_first_use()
             uvicorn_without_its_command_line()
             code = serve(parent, theirs, list(sockets))
         except BaseException:

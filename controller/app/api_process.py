@@ -17,8 +17,9 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from controller.api.launch import uvicorn_without_its_command_line
+from controller.api.launch import modules_loaded_on_first_use, uvicorn_without_its_command_line
 
+modules_loaded_on_first_use()  # before the libraries import them: run when first used (launch.py)
 uvicorn_without_its_command_line()  # before uvicorn's first import: its package without click (launch.py)
 
 import uvicorn  # noqa: E402

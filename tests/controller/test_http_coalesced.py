@@ -14,7 +14,7 @@ from typing import Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from controller.api.http import FRAMES, Coalesced, HttpToolsCoalesced, WebSocketFrames, text_frame
+from controller.api.http import FRAMES, Coalesced, Flag, HttpToolsCoalesced, Inbox, WebSocketFrames, text_frame
 
 
 class Recorded:
@@ -247,3 +247,75 @@ def test_a_screens_frames_go_to_its_socket_not_held_for_the_loops_next_turn() ->
             await serving
 
     asyncio.run(run())
+
+
+def _receiving(inbox: Any) -> list[Any]:
+    """What two waiting receivers get of three messages, one of the two cancelled once woken (its
+    message then goes to the other), as uvicorn's WebSocket protocol hands a screen's messages to
+    the app."""
+
+    async def run() -> list[Any]:
+        got: list[Any] = []
+
+        async def receive(name: str) -> None:
+            got.append((name, await inbox.get()))
+
+        first = asyncio.create_task(receive("first"))
+        second = asyncio.create_task(receive("second"))
+        await asyncio.sleep(0)
+        got.append(("empty", inbox.empty()))
+        inbox.put_nowait("connect")
+        first.cancel()  # woken for "connect", cancelled before it ran: "connect" is the second's
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        got.append(("first cancelled", first.cancelled()))
+        inbox.put_nowait("hello")
+        inbox.put_nowait("disconnect")
+        got.append(("waiting", inbox.empty()))
+        third = asyncio.create_task(receive("third"))
+        await third
+        await second
+        got.append(("left", inbox.get_nowait()))
+        got.append(("empty", inbox.empty()))
+        return got
+
+    return asyncio.run(run())
+
+
+def test_a_screens_inbox_hands_messages_over_as_an_asyncio_queue() -> None:
+    assert (
+        _receiving(Inbox())
+        == _receiving(asyncio.Queue())
+        == [
+            ("empty", True),
+            ("second", "connect"),
+            ("first cancelled", True),
+            ("waiting", False),
+            ("third", "hello"),
+            ("left", "disconnect"),
+            ("empty", True),
+        ]
+    )
+
+
+def test_a_screens_write_flag_wakes_its_writers_as_an_asyncio_event() -> None:
+    async def run(flag: Any) -> list[Any]:
+        said: list[Any] = [flag.is_set()]
+        waiting = [asyncio.create_task(flag.wait()) for _ in range(2)]
+        await asyncio.sleep(0)
+        said.append([task.done() for task in waiting])
+        flag.set()
+        said.append(await asyncio.gather(*waiting))
+        flag.clear()
+        said.append(flag.is_set())
+        later = asyncio.create_task(flag.wait())
+        await asyncio.sleep(0)
+        said.append(later.done())
+        later.cancel()
+        flag.set()
+        said.append([await flag.wait(), flag.is_set()])
+        return said
+
+    assert asyncio.run(run(Flag())) == asyncio.run(run(asyncio.Event())) == [
+        False, [False, False], [True, True], False, False, [True, True],
+    ]  # fmt: skip

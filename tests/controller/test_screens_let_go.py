@@ -16,6 +16,7 @@ hello, gets the state and closes. Then, at an idle table (no card dealt):
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import gc
 import json
@@ -146,5 +147,63 @@ def test_a_closed_screens_connection_is_freed_by_its_reference_counts(tmp_path: 
             kept = [ref() for ref in parts if ref() is not None]
             names = sorted({type(part).__name__ for part in kept})
             assert not kept, f"{len(kept)} of the closed screens' protocols and transports kept by a cycle: {names}"
+
+    asyncio.run(run())
+
+
+def _reached(connection: WebSocketFrames) -> list[Any]:
+    """What `connection`'s attributes are, and what each of them holds."""
+    return [part for held in vars(connection).values() for part in (held, *gc.get_referents(held))]
+
+
+def test_an_open_screens_connection_holds_no_more_than_it_uses(tmp_path: Path, no_cycle_collector: None) -> None:
+    """While screens stay connected (the API's process's highest memory: every screen of a table at
+    once), each one's connection has let go of its handshake's response (websockets' object and its
+    headers, sent) and holds no deque of its own (a 624-byte block of the C heap each, four in an
+    asyncio.Queue): its receive queue and write flag are controller/api/http.py's `Inbox` and
+    `Flag`. The screens are served as ever: each gets the state, then the feed's close as the
+    API's process stops (1012: reconnect)."""
+    from websockets.asyncio.client import connect
+
+    async def run() -> None:
+        async with _served(tmp_path) as (server, rt, _, _):
+            port = server.servers[0].sockets[0].getsockname()[1]
+            handshakes: list[weakref.ref[Any]] = []
+            connections = list(server.server_state.connections)
+            original = WebSocketFrames.handle_connect
+
+            def handle_connect(self: WebSocketFrames, event: Any) -> None:
+                original(self, event)
+                handshakes.append(weakref.ref(self.response))
+
+            async with contextlib.AsyncExitStack() as screens:
+                WebSocketFrames.handle_connect = handle_connect  # type: ignore[method-assign]
+                try:
+                    opened = [
+                        await screens.enter_async_context(connect(f"ws://127.0.0.1:{port}/api/ws"))
+                        for _ in range(SCREENS)
+                    ]
+                finally:
+                    WebSocketFrames.handle_connect = original  # type: ignore[method-assign]
+                for ws in opened:
+                    await ws.send(json.dumps({"after": 0, "token": SUPERVISOR}))
+                    assert json.loads(await ws.recv())["type"] == "state"
+                connections = [c for c in server.server_state.connections if isinstance(c, WebSocketFrames)]
+                assert len(connections) == SCREENS
+                assert len(handshakes) == SCREENS
+                kept = [ref() for ref in handshakes if ref() is not None]
+                assert not kept, f"{len(kept)} of {SCREENS} open screens' handshake responses kept"
+                held = [
+                    {id(part): part for part in _reached(c) if isinstance(part, collections.deque)} for c in connections
+                ]
+                shared = set.intersection(*(set(deques) for deques in held))  # the loop's, the server's
+                own = [deque for deques in held for key, deque in deques.items() if key not in shared]
+                assert not own, f"{len(own)} deques held by {SCREENS} open screens' connections of their own"
+                rt.live.close_all()  # the feed's last word to every screen: each is told, and closed
+                for ws in opened:
+                    with contextlib.suppress(Exception):
+                        while True:
+                            await asyncio.wait_for(ws.recv(), PATIENCE_S)
+                    assert ws.close_code == 1012
 
     asyncio.run(run())
