@@ -65,8 +65,6 @@ CARDS = 1000
 #: Table.shoe_reshuffled), so one shoe holds every card of a session: 24 decks, not 6.
 DECKS = 24
 STARTS = 5
-CAMERA_CARDS = 500  # cards of the session with the camera reading
-CAMERA_FPS = 30.0
 RESTARTS = 5
 BAUD = 115200
 DISPLAY_BAUD = 9600
@@ -192,13 +190,12 @@ class Session:
     stages: list[dict[str, Any]] | None = None  # per card, the stamps of its way (stamped session, BENCH_STAGES)
     disk_calls: list[tuple[int, int, float, float]] | None = None  # (kind, fd, entered, returned), sync_stamps.c
     disk_calls_not_kept: int = 0  # calls sync_stamps.c counted past its capacity (their cards lose the disk's stages)
-    camera: dict[str, Any] | None = None  # the camera's process over the dealing (a session with a camera)
 
 
 class Bench:
     """A work directory, a simulated shoe and a display tap that daemons are pointed at."""
 
-    def __init__(self, workdir: Path, *, camera: bool = False) -> None:
+    def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.shoe = SimulatedShoe(
             seed=SEED, composition=ShoeComposition(decks=DECKS), link=str(workdir / "shoe"), shoe_id="BENCH-SHOE"
@@ -210,8 +207,6 @@ class Bench:
             f'[display]\nurl = "{self.display.path}"\ndialect = "cd5220"\nbaudrate = {DISPLAY_BAUD}\n'
             '[indicators]\npin_map = "seven-seat-595"\n'
         )
-        if camera:  # the simulated overhead camera reading every frame, each a fresh exposure
-            self.config += f'[camera]\nbackend = "simulated"\nfps = {CAMERA_FPS:g}\nfresh_frames = true\n'
 
     def __enter__(self) -> Bench:
         self.shoe.start()
@@ -249,19 +244,8 @@ class Bench:
             api = Api(daemon.port)
             _wait_connected(api)
             ready = daemon.status()
-            cameras = daemon.camera_pids()
-            camera_before, started = _cpu_ticks(cameras), time.monotonic()
             timings, rounds = self._deal(api, cards, probe)
             after = daemon.status()
-            camera = None
-            if cameras:
-                seconds = time.monotonic() - started
-                used = (_cpu_ticks(cameras) - camera_before) / os.sysconf("SC_CLK_TCK")
-                camera = {
-                    "processes": len(cameras),
-                    "dealing_s": round(seconds, 2),
-                    "cpu_share_of_a_core": round(used / seconds, 3),
-                }
             children = daemon.children()
             api_bytes = api.sizes.get(probe, [])
             # How much of /api/state is the simulation-only mock pin history (none on a live table).
@@ -271,7 +255,7 @@ class Bench:
             if api is not None:
                 api.close()
             exit_code = daemon.stop()
-        session = Session(timings, rounds, ready, after, children, exit_code, api_bytes, pins_share, camera=camera)
+        session = Session(timings, rounds, ready, after, children, exit_code, api_bytes, pins_share)
         if stamped_log is not None:
             doc = json.loads(stamped_log.read_text())
             session.lamp_edges = [(float(t), bool(s), bool(loop)) for t, s, loop in doc["edges"]]
@@ -316,15 +300,6 @@ class Bench:
                     raise RuntimeError(f"{card}: the display shows {upper!r}/{lower!r}; the table: {state['prompt']}")
             timings.append(CardTiming(card, _sent_at(self.shoe, mark, card), shown, answered, not dealing))
         return timings, rounds
-
-
-def _cpu_ticks(pids: list[int]) -> int:
-    """utime + stime of `pids` (clock ticks), as /proc/PID/stat has them."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        total += int(fields[11]) + int(fields[12])
-    return total
 
 
 def _wait_connected(api: Api, timeout: float = 10.0) -> None:
@@ -527,13 +502,6 @@ def run() -> dict[str, Any]:
         stamped = bench.session(
             Path(tmp) / "stamped", CARDS, probe="/api/health", stamped_log=Path(tmp) / "edges.json", env=env
         )
-    with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp, Bench(Path(tmp), camera=True) as bench:
-        watched = bench.session(
-            Path(tmp) / "camera", CAMERA_CARDS, probe="/api/health", stamped_log=Path(tmp) / "edges-camera.json"
-        )
-    if watched.camera is None:
-        raise RuntimeError("the session with a camera found no camera process")
-    lamp_camera, _ = _lamp_latencies(watched)
     lamp, unchanged = _lamp_latencies(stamped)
     if len(lamp) < 0.8 * CARDS:
         raise RuntimeError(f"only {len(lamp)} of {CARDS} cards changed a lamp: the latch log is not what it seems")
@@ -562,16 +530,6 @@ def run() -> dict[str, Any]:
                 "of_which_ended_the_round": sum(t.ended_round for t in unchanged),
                 "rounds_ended": sum(t.ended_round for t in stamped.timings),
                 "how": "stamped-pin session: latch (GPIO22) edges logged with gpiozero's own monotonic stamp",
-            },
-            "card_to_lamp_camera_reading": {
-                **_ms(lamp_camera),
-                "cards": len(lamp_camera),
-                "camera": watched.camera,
-                "how": (
-                    f"the same stamped session (no stage stamps) with the simulated camera in its own process "
-                    f"reading {CAMERA_FPS:g} frames a second, each a fresh exposure (`[camera] fresh_frames`), "
-                    "as a real camera's frames of a still table: the card path first with vision busy"
-                ),
             },
             "card_to_display": {
                 **_ms([t.display - t.sent for t in stock.timings]),
