@@ -169,9 +169,13 @@ class PoleDisplay:
         """Hook for backends that keep history."""
 
     def _send(self, data: bytes) -> None:
+        # Handed to the port (the kernel's serial buffer), not waited for on the wire: pyserial's
+        # flush() is tcdrain, which on a UART or a USB serial adapter waits for the last byte to
+        # leave, 50 ms for a 48-byte frame at 9600 baud, and the table's loop shows the display
+        # after each entry (the card's way first: the next card would wait for the wire). A write
+        # still fails as before when the port is gone, and waits at most WRITE_TIMEOUT_S for room.
         try:
             self._port.write(data)
-            self._port.flush()
         except (serial.SerialException, OSError) as exc:
             raise DisplayError(
                 f"{self.where}: writing failed ({exc}); check its cable and power"

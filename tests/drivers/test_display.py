@@ -245,3 +245,31 @@ def test_config_picks_the_dialect_and_simulated_mode_needs_no_port() -> None:
         assert not real.simulated and real.dialect is Dialect.CD5220
     finally:
         real.close()
+
+
+class _Wire:
+    """A serial port whose flush() waits for the wire, as pyserial's tcdrain does on a UART."""
+
+    def __init__(self) -> None:
+        self.written = bytearray()
+        self.flushes = 0
+
+    def write(self, data: bytes) -> int:
+        self.written += data
+        return len(data)
+
+    def flush(self) -> None:
+        self.flushes += 1  # a real port: 10 bits a byte at 9600 baud, 50 ms a frame, on the table's loop
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_frame_is_handed_to_the_port_and_not_waited_for_on_the_wire() -> None:
+    wire = _Wire()
+    display = PoleDisplay(wire, dialect=Dialect.CD5220)
+    display.show_payout(3, 40)
+    display.show_fault("The card-reading shoe is silent: check its cable and power, then press confirm")
+    display.next_page()
+    assert bytes(wire.written).startswith(CD5220_INIT) and CD5220_PAY_3_40 in bytes(wire.written)
+    assert wire.flushes == 0
