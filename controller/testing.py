@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -223,6 +224,14 @@ class Daemon:
         request = urllib.request.Request(f"{self.url}{path}", headers=headers)
         with urllib.request.urlopen(request, timeout=timeout) as r:
             return json.loads(r.read())
+
+    def metric(self, name: str) -> float:
+        """One unlabelled sample of GET /metrics (Prometheus text), e.g. "tablectl_cards_read_total"."""
+        request = urllib.request.Request(f"{self.url}/metrics", headers={"Authorization": f"Bearer {SUPERVISOR}"})
+        with urllib.request.urlopen(request, timeout=PATIENCE_S) as r:
+            found = re.search(rf"^{re.escape(name)} (\S+)$", r.read().decode(), flags=re.M)
+        assert found, f"GET /metrics has no {name}"
+        return float(found.group(1))
 
     def post(
         self, path: str, body: dict[str, Any], token: str = DEALER, timeout: float = PATIENCE_S

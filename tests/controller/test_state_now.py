@@ -9,7 +9,9 @@ table's news of an entry) is in it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,9 @@ class Counted:
         return got
 
 
-async def _serve(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
+@contextlib.asynccontextmanager
+async def _served(app: Any) -> AsyncIterator[int]:
+    """`app` served on 127.0.0.1 by the API's protocol: its port; stopped on the way out."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(
@@ -71,7 +75,11 @@ async def _serve(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         await asyncio.sleep(0.01)
-    return server, serving, sock.getsockname()[1]
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        await serving
 
 
 async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> bytes:
@@ -93,8 +101,7 @@ def test_the_state_is_the_apps_answer_byte_for_byte_for_each_role_kept_alive_and
     counted = app.state.answer_now = Counted(app.state.answer_now)
 
     async def run() -> None:
-        server, serving, port = await _serve(app)
-        try:
+        async with _served(app) as port:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             bodies = {}
             for token in (DEALER, SUPERVISOR):
@@ -132,9 +139,6 @@ def test_the_state_is_the_apps_answer_byte_for_byte_for_each_role_kept_alive_and
             assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 405 ")  # the route's
             assert counted.answered == answered
             writer.close()
-        finally:
-            server.should_exit = True
-            await serving
 
     asyncio.run(run())
 
@@ -162,8 +166,7 @@ def test_the_answer_has_what_the_same_turn_of_the_loop_read_and_is_the_apps_when
     app = _News()
 
     async def run() -> None:
-        server, serving, port = await _serve(app)
-        try:
+        async with _served(app) as port:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             request = _get("/api/state", DEALER)
             # The request is read, and later in the same turn of the loop the news arrives (as the
@@ -185,9 +188,6 @@ def test_the_answer_has_what_the_same_turn_of_the_loop_read_and_is_the_apps_when
             app.told = "again"
             assert (await _answer(reader, writer, request)).endswith(b"\r\n\r\nagain")  # the next cycle
             writer.close()
-        finally:
-            server.should_exit = True
-            await serving
 
     asyncio.run(run())
 
@@ -200,8 +200,7 @@ def test_pipelined_requests_are_answered_in_order_each_by_its_own_way(rt: Runtim
     counted = app.state.answer_now = Counted(app.state.answer_now)
 
     async def run() -> None:
-        server, serving, port = await _serve(app)
-        try:
+        async with _served(app) as port:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             the_apps = await _answer(reader, writer, _get("/api/state?", SUPERVISOR))
             answered = counted.answered
@@ -214,9 +213,6 @@ def test_pipelined_requests_are_answered_in_order_each_by_its_own_way(rt: Runtim
             assert second == third  # the dealer's state, the app's way and the protocol's
             assert counted.answered == answered + 2
             writer.close()
-        finally:
-            server.should_exit = True
-            await serving
 
     asyncio.run(run())
 
@@ -226,8 +222,7 @@ def test_a_state_request_that_is_not_plain_is_the_apps_and_a_broken_one_is_refus
     counted = app.state.answer_now = Counted(app.state.answer_now)
 
     async def run() -> None:
-        server, serving, port = await _serve(app)
-        try:
+        async with _served(app) as port:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             plain = await _answer(reader, writer, _get("/api/state", DEALER))
             answered = counted.answered
@@ -246,9 +241,6 @@ def test_a_state_request_that_is_not_plain_is_the_apps_and_a_broken_one_is_refus
             assert await _answer(reader, writer, _get("/api/state", DEALER)) == plain
             assert counted.answered == answered + 1
             writer.close()
-        finally:
-            server.should_exit = True
-            await serving
 
     asyncio.run(run())
 
@@ -262,16 +254,14 @@ def test_a_quick_answer_that_fails_is_the_apps_answer_instead() -> None:
     app.answer_now = broken  # type: ignore[method-assign]
 
     async def run() -> None:
-        server, serving, port = await _serve(app)
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        try:
-            for _ in range(2):  # answered (not left waiting: the bound only ends a failing run), and again
-                answer = await asyncio.wait_for(_answer(reader, writer, _get("/api/state", DEALER)), 30)
-                assert answer.endswith(b"\r\n\r\nasgi")
-        finally:
-            writer.close()  # (a request left unanswered would keep the server from stopping)
-            server.should_exit = True
-            await serving
+        async with _served(app) as port:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                for _ in range(2):  # answered (not left waiting: the bound only ends a failing run), and again
+                    answer = await asyncio.wait_for(_answer(reader, writer, _get("/api/state", DEALER)), 30)
+                    assert answer.endswith(b"\r\n\r\nasgi")
+            finally:
+                writer.close()  # (a request left unanswered would keep the server from stopping)
 
     asyncio.run(run())
 
@@ -283,8 +273,7 @@ def test_a_request_head_is_bounded_as_h11_bounded_it(rt: Runtime) -> None:
     app = create_app(rt)
 
     async def run() -> None:
-        server, serving, port = await _serve(app)
-        try:
+        async with _served(app) as port:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             answer = await _answer(reader, writer, _get("/api/state", DEALER, "Cookie: " + "c" * 12_000))
             assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
@@ -293,8 +282,5 @@ def test_a_request_head_is_bounded_as_h11_bounded_it(rt: Runtime) -> None:
             refused = await asyncio.wait_for(reader.read(), 30)  # answered, then closed
             assert refused.startswith(b"HTTP/1.1 400 "), refused[:100]
             writer.close()
-        finally:
-            server.should_exit = True
-            await serving
 
     asyncio.run(run())

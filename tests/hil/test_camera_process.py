@@ -14,7 +14,6 @@ import os
 import re
 import signal
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from controller.camera.process import NICE, RESTART_AFTER_S
-from controller.testing import PATIENCE_S, SUPERVISOR, Daemon
+from controller.testing import PATIENCE_S, Daemon
 
 CONFIG = """
 [table]
@@ -183,14 +182,6 @@ def test_a_real_cameras_table_holds_no_vision_in_its_own_process(tmp_path: Path)
         assert daemon.stop() == 0, daemon.log()
 
 
-def _frames_read(daemon: Daemon) -> int:
-    request = urllib.request.Request(f"{daemon.url}/metrics", headers={"Authorization": f"Bearer {SUPERVISOR}"})
-    with urllib.request.urlopen(request, timeout=PATIENCE_S) as r:
-        found = re.search(r"^tablectl_camera_frames_read_total (\S+)$", r.read().decode(), flags=re.M)
-    assert found, "GET /metrics has no tablectl_camera_frames_read_total"
-    return int(float(found.group(1)))
-
-
 def test_fresh_frames_are_each_read_as_a_real_cameras_frames_are(tmp_path: Path) -> None:
     # A real camera's frames of a still table differ (sensor noise, a fresh JPEG): each is read.
     # The simulated camera gives them with `fresh_frames`; without it a still felt is one picture,
@@ -198,8 +189,11 @@ def test_fresh_frames_are_each_read_as_a_real_cameras_frames_are(tmp_path: Path)
     config = CONFIG.replace("fps = 4\n", "fps = 10\nfresh_frames = true\n")
     for daemon in Daemon(tmp_path, config).serve():
         daemon.wait_for("the camera's view", lambda s: (s.get("camera") or {}).get("status") == "ok")
-        first = _frames_read(daemon)
+        first = daemon.metric(FRAMES_READ)
         deadline = time.monotonic() + PATIENCE_S
-        while _frames_read(daemon) < first + 20:  # the still felt's next 20 frames, each read
-            assert time.monotonic() < deadline, f"frames read stayed at {_frames_read(daemon)} (from {first})"
+        while (read := daemon.metric(FRAMES_READ)) < first + 20:  # the still felt's next 20 frames, each read
+            assert time.monotonic() < deadline, f"frames read stayed at {read:g} (from {first:g})"
             time.sleep(0.05)
+
+
+FRAMES_READ = "tablectl_camera_frames_read_total"

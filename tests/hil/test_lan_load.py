@@ -31,12 +31,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,7 +45,7 @@ import pytest
 
 from benchmarks import lan_load
 from controller.journal.log import Journal
-from controller.testing import ROOT, SUPERVISOR, TABLECTL, Daemon
+from controller.testing import ROOT, TABLECTL, Daemon
 
 CONFIG = '[table]\nid = "LAN-LOAD-1"\ngame = "grand-slam"\n'
 DEMO = ["--demo", "--demo-interval", "0.05", "--seed", "28"]
@@ -75,11 +73,7 @@ class Session:
 
 
 def _cards_read(daemon: Daemon) -> int:
-    request = urllib.request.Request(f"{daemon.url}/metrics", headers={"Authorization": f"Bearer {SUPERVISOR}"})
-    with urllib.request.urlopen(request, timeout=WAIT_S) as r:
-        found = re.search(r"^tablectl_cards_read_total (\S+)$", r.read().decode(), flags=re.M)
-    assert found, "GET /metrics has no tablectl_cards_read_total"
-    return int(float(found.group(1)))
+    return int(daemon.metric("tablectl_cards_read_total"))
 
 
 def _until(daemon: Daemon, what: str, check: Callable[[], bool]) -> None:
