@@ -26,9 +26,8 @@ import cv2
 import numpy as np
 
 import vision.reader as reader_module
-from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
-from benchmarks.vision_wager_doubts import tuning_only
-from vision.layout import Layout
+from benchmarks.bench_vision_accuracy import calibrated
+from benchmarks.vision_wager_doubts import tuning_only, tuning_table
 from vision.reader import Reader
 from vision.render import draw, exposures
 from vision.robustness import CONDITIONS
@@ -40,11 +39,7 @@ FRAMES = 10
 
 def stacks(seed: int, name: str, frames: int = FRAMES) -> list[dict[str, Any]]:
     """One row a stack named with its true count on some frame (see the module's docstring)."""
-    tuning_only(range(seed, seed + 1))
-    whole = Layout.load("grand-slam-7")
-    base, layout = view(seed, "halves", whole, (1920, 1080))
-    base = dataclasses.replace(base, hands=())
-    empty = empty_table(base)
+    whole, base, layout, empty = tuning_table(seed)
     condition = CONDITIONS[name]
     scene = condition.apply(base)
     reader = Reader(

@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 
 import vision.reader as reader_module
-from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
-from benchmarks.vision_wager_doubts import tuning_only
+from benchmarks.bench_vision_accuracy import calibrated
+from benchmarks.vision_wager_doubts import tuning_only, tuning_table
 from vision.chips import CHIP_THICKNESS_MM
-from vision.layout import Layout
 from vision.reader import Reader
 from vision.render import draw, exposures
 from vision.robustness import CONDITIONS
@@ -29,11 +28,7 @@ from vision.tuning import TUNING
 
 
 def heights(seed: int, name: str, exposures_per_scene: int = 1) -> list[dict[str, Any]]:
-    tuning_only(range(seed, seed + 1))
-    whole = Layout.load("grand-slam-7")
-    base, layout = view(seed, "halves", whole, (1920, 1080))
-    base = dataclasses.replace(base, hands=())
-    empty = empty_table(base)
+    whole, base, layout, empty = tuning_table(seed)
     condition = CONDITIONS[name]
     scene, setup = condition.apply(base), condition.calibration(empty)
     calibration = calibrated(setup, empty, whole, layout)

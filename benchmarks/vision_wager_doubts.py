@@ -35,13 +35,20 @@ def tuning_only(seeds: range) -> range:
     return seeds
 
 
-def record(seed: int, names: list[str], fusion_factory: Any = WagerFusion) -> dict[str, list[dict[str, Any]]]:
-    """Per condition, one record a wager of the scene `seed` (see the module's docstring)."""
+def tuning_table(seed: int) -> tuple[Layout, Any, Layout, Any]:
+    """Scene `seed` as the tuning measurements take it (a tuning seed: ValueError for a held-out
+    one): the whole layout, the dealer camera's half-table view at 1920x1080 with no hand over the
+    felt, that view's layout, and the same felt empty."""
     tuning_only(range(seed, seed + 1))
     whole = Layout.load("grand-slam-7")
     base, layout = view(seed, "halves", whole, (1920, 1080))
     base = dataclasses.replace(base, hands=())
-    empty = empty_table(base)
+    return whole, base, layout, empty_table(base)
+
+
+def record(seed: int, names: list[str], fusion_factory: Any = WagerFusion) -> dict[str, list[dict[str, Any]]]:
+    """Per condition, one record a wager of the scene `seed` (see the module's docstring)."""
+    whole, base, layout, empty = tuning_table(seed)
     drawn: dict[str, Drawn] = {}
     out: dict[str, list[dict[str, Any]]] = {}
     for name in names:
