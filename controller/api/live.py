@@ -32,14 +32,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controller.api.delta import changes, patched
-from controller.api.gate import TableBusy
+from controller.api.gate import TableBusy, json_text
 from controller.engine.base import Effect, to_json
 from controller.journal.log import Entry
 from controller.table.view import snapshot
@@ -478,7 +477,7 @@ def _text_frame(text: str) -> bytes:
 
 
 def _encode(message: dict[str, Any]) -> str:
-    return json.dumps(message, separators=(",", ":"))
+    return json_text(message)
 
 
 def entry_message(entry: Entry) -> dict[str, Any]:
