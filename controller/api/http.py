@@ -149,15 +149,56 @@ class HttpToolsCoalesced(HttpToolsProtocol):
         self._answer_now: AnswerNow | None = answer if plain and callable(answer) else None
         self._due: RequestResponseCycle | None = None  # a plain request taken, to be answered now
         self._head_bytes = 0  # the request line's target and the headers read of this request
+        self._head_due: asyncio.TimerHandle | None = None  # when the head being read is late
 
     # A request's head is bounded as h11 bounded it (16 KiB): llhttp takes headers without end and
     # uvicorn keeps each in a list, so a client could fill the API's memory with one request.
     # Refused as h11's was: 400 "Invalid HTTP request received." and the connection closed
     # (uvicorn's answer to a parser error, which an exception in the parser's callback is).
 
+    # A request's head is read whole within HEAD_TIMEOUT_S: of the connection being made for the
+    # first (a connection that sends nothing is closed), of its first byte for the next ones (uvicorn
+    # closes a kept-alive connection idle for timeout_keep_alive). uvicorn's httptools protocol
+    # bounds neither: a client sending a header line every few seconds, or nothing at all, held its
+    # connection (a descriptor, a protocol, a parser) for ever, and a few thousand such on the LAN
+    # left no descriptor for the screens. A late head is answered 408 and its connection closed; a
+    # connection that sent nothing is closed. A body or a WebSocket is not bounded here.
+    HEAD_TIMEOUT_S = 10.0
+
     def on_message_begin(self) -> None:
         self._head_bytes = 0
+        if self._head_due is None:
+            self._head_due = self.loop.call_later(self.HEAD_TIMEOUT_S, self._head_late)
         super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        self._head_in_time()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._head_in_time()
+        super().connection_lost(exc)
+
+    def _head_in_time(self) -> None:
+        due, self._head_due = self._head_due, None
+        if due is not None:
+            due.cancel()
+
+    def _head_late(self) -> None:
+        self._head_due = None
+        transport = self.transport
+        if transport.is_closing():
+            return
+        if self.flow.read_paused:  # the server is not reading (the app's answer before it runs): not the client's delay
+            self._head_due = self.loop.call_later(self.HEAD_TIMEOUT_S, self._head_late)
+            return
+        if self.headers is None:
+            transport.close()  # nothing of a request since the connection was made: no one to answer
+            return
+        client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+        self.logger.info("%s: a request's head not read whole within %g s: 408, closed", client, self.HEAD_TIMEOUT_S)
+        transport.write(_REQUEST_TIMEOUT)
+        transport.close()
 
     def on_url(self, url: bytes) -> None:
         self._count_head(len(url))
@@ -174,6 +215,7 @@ class HttpToolsCoalesced(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(Coalesced(transport, self.loop))  # type: ignore[arg-type]
+        self._head_due = self.loop.call_later(self.HEAD_TIMEOUT_S, self._head_late)
 
     def handle_websocket_upgrade(self) -> None:
         coalesced = self.transport
@@ -234,6 +276,12 @@ class HttpToolsCoalesced(HttpToolsProtocol):
 
 #: The most a request's target and headers may hold (h11's bound, which the API served with before).
 MAX_HEAD_BYTES = 16 * 1024
+
+#: The answer to a request whose head came too slowly (then the connection is closed).
+_REQUEST_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 40\r\nconnection: close\r\n\r\nThe request's head came too slowly: 408."
+)
 
 
 class HeadTooLarge(Exception):

@@ -284,3 +284,49 @@ def test_a_request_head_is_bounded_as_h11_bounded_it(rt: Runtime) -> None:
             writer.close()
 
     asyncio.run(run())
+
+
+def test_a_request_head_that_comes_too_slowly_is_refused_and_its_connection_closed(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client on the LAN that sends a header line now and then, or nothing at all, held its
+    # connection for ever (uvicorn's httptools protocol bounds neither): a few thousand such and no
+    # screen could connect. A head not read whole within HEAD_TIMEOUT_S is answered 408 and
+    # closed; a connection that sends nothing is closed; a client that asks in time is served
+    # meanwhile, and a kept-alive connection idle between requests is the keep-alive's to close.
+    monkeypatch.setattr(HttpToolsCoalesced, "HEAD_TIMEOUT_S", 0.3)
+    app = create_app(rt)
+
+    async def trickle(writer: asyncio.StreamWriter, stop: asyncio.Event) -> None:
+        writer.write(b"GET /api/state HTTP/1.1\r\nHost: table\r\n")
+        for n in range(100):
+            if stop.is_set():
+                return
+            with contextlib.suppress(ConnectionError):
+                writer.write(f"X-Slow-{n}: a line now and then\r\n".encode())
+            await asyncio.sleep(0.1)
+
+    async def run() -> None:
+        async with _served(app) as port:
+            slow_reader, slow_writer = await asyncio.open_connection("127.0.0.1", port)
+            silent_reader, silent_writer = await asyncio.open_connection("127.0.0.1", port)
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            stop = asyncio.Event()
+            trickling = asyncio.create_task(trickle(slow_writer, stop))
+            try:
+                assert (await _answer(reader, writer, _get("/api/state", DEALER))).startswith(b"HTTP/1.1 200 OK\r\n")
+                refused = await asyncio.wait_for(slow_reader.read(), 30)  # answered, then closed
+                assert refused.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), refused[:100]
+                assert refused.endswith(b"\r\n\r\nThe request's head came too slowly: 408.")
+                assert await asyncio.wait_for(silent_reader.read(), 30) == b""  # closed, nothing said
+                # Idle between two requests for longer than a head may take (the keep-alive's 5 s
+                # are uvicorn's): the next request on the connection is answered.
+                await asyncio.sleep(3 * HttpToolsCoalesced.HEAD_TIMEOUT_S)
+                assert (await _answer(reader, writer, _get("/api/state", DEALER))).startswith(b"HTTP/1.1 200 OK\r\n")
+            finally:
+                stop.set()
+                await trickling
+                for w in (slow_writer, silent_writer, writer):
+                    w.close()
+
+    asyncio.run(run())
