@@ -103,20 +103,22 @@ class DisplayOutput:
         self._show(table)
 
     def update(self, table: Table, entry: Entry, effects: tuple[Effect, ...]) -> None:
-        self._show(table)
+        # A card's frame is written even when it is the one shown (it refreshes a display that was
+        # powered off and on); any other entry's only when it changes what the display shows.
+        self._show(table, again=entry.kind == "card")
 
-    def _show(self, table: Table) -> None:
+    def _show(self, table: Table, again: bool = True) -> None:
         seen = sight(table, None)  # the players read the pole display: no face-down card on it
         if table.faults:
             fault = table.faults[min(table.faults)]
             # The title first (what and where, in a few words), then the details page by page.
-            self.display.show_fault(seen.text(f"{fault.title}. {fault.message}"))
+            self.display.show_fault(seen.text(f"{fault.title}. {fault.message}"), again=again)
             return
         shown = table.adapter.display(table)
         if isinstance(shown, PayOne):
-            self.display.show_payout(shown.seat, shown.amount)
+            self.display.show_payout(shown.seat, shown.amount, again=again)
         elif isinstance(shown, Lines):
-            self.display.show(Frame(seen.text(shown.upper), seen.text(shown.lower)))
+            self.display.show(Frame(seen.text(shown.upper), seen.text(shown.lower)), again=again)
         else:
             assert isinstance(shown, Idle)
-            self.display.show_idle(self.title)
+            self.display.show_idle(self.title, again=again)

@@ -72,6 +72,9 @@ class PoleDisplay:
         self._pages: list[Frame] = []
         self._page = 0
         self._current: ShownFrame | None = None
+        # The bytes of the last frame the port took whole (None: not known, after a failed write or
+        # the display's initialisation): what `again=False` compares with.
+        self._sent: bytes | None = None
         self.reset()
 
     @classmethod
@@ -99,21 +102,27 @@ class PoleDisplay:
 
     # -- messages ----------------------------------------------------------------------------
 
-    def show_payout(self, seat: int, amount: int) -> None:
-        """PAY SEAT n / amount: what the dealer pays next."""
-        self.show(payout_frame(seat, amount))
+    # Each `show...` writes its frame; with `again=False` not when the display shows that message
+    # already (the same pages, the last write taken whole): an entry that changes nothing on the
+    # display (a camera's scene, a login journaled) writes nothing to a wire that takes 20 frames a
+    # second at 9600 baud, so a burst of them cannot fill the port's buffer and hold the table's
+    # loop in a write. A paged message keeps the page it is on.
 
-    def show_fault(self, text: str) -> None:
+    def show_payout(self, seat: int, amount: int, *, again: bool = True) -> None:
+        """PAY SEAT n / amount: what the dealer pays next."""
+        self.show(payout_frame(seat, amount), again=again)
+
+    def show_fault(self, text: str, *, again: bool = True) -> None:
         """The fault in plain words; longer texts are paged, see `next_page`."""
-        self._show_pages(fault_pages(text))
+        self._show_pages(fault_pages(text), again)
 
     def show_idle(
-        self, title: str, min_wager: int | None = None, max_wager: int | None = None
+        self, title: str, min_wager: int | None = None, max_wager: int | None = None, *, again: bool = True
     ) -> None:
-        self.show(idle_frame(title, min_wager, max_wager))
+        self.show(idle_frame(title, min_wager, max_wager), again=again)
 
-    def show(self, frame: Frame) -> None:
-        self._show_pages([frame])
+    def show(self, frame: Frame, *, again: bool = True) -> None:
+        self._show_pages([frame], again)
 
     def next_page(self) -> bool:
         """Show the next page of a paged message (the table loop calls this every few
@@ -139,6 +148,7 @@ class PoleDisplay:
     def reset(self) -> None:
         """Initialise the display and show the current frame again (after a power cycle)."""
         with self._lock:
+            self._sent = None  # the initialisation clears the display
             self._send(encode_init(self.dialect, self.code_page))
             if self._pages:
                 self._write_frame(self._pages[self._page])
@@ -152,15 +162,19 @@ class PoleDisplay:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _show_pages(self, pages: list[Frame]) -> None:
+    def _show_pages(self, pages: list[Frame], again: bool = True) -> None:
         with self._lock:
+            if not again and pages == self._pages and self._sent is not None:
+                return  # showing it already
             self._pages = pages
             self._page = 0
             self._write_frame(pages[0])
 
     def _write_frame(self, frame: Frame) -> None:
         raw = encode_frame(self.dialect, frame.upper, frame.lower, self.code_page)
+        self._sent = None  # a write that fails leaves the display's bytes unknown
         self._send(raw)
+        self._sent = raw
         shown = ShownFrame(fit(frame.upper, self.code_page), fit(frame.lower, self.code_page), raw)
         self._current = shown
         self._record(shown)
@@ -226,11 +240,11 @@ class SimulatedDisplay(PoleDisplay):
         super().__init__(self.wire, dialect=dialect, code_page=code_page, where="simulated display")
 
     def show_idle(
-        self, title: str, min_wager: int | None = None, max_wager: int | None = None
+        self, title: str, min_wager: int | None = None, max_wager: int | None = None, *, again: bool = True
     ) -> None:
         """Idle screen with SIMULATED on the lower line, in place of the limits."""
         checked = idle_frame(title, min_wager, max_wager)  # the same checks as a real display
-        self.show(Frame(checked.upper, self.LABEL.center(WIDTH).rstrip()))
+        self.show(Frame(checked.upper, self.LABEL.center(WIDTH).rstrip()), again=again)
 
     @property
     def frames(self) -> list[ShownFrame]:

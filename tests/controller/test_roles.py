@@ -56,16 +56,16 @@ class RecordingDisplay:
     def __init__(self) -> None:
         self.shown: list[str] = []
 
-    def show_fault(self, text: str) -> None:
+    def show_fault(self, text: str, *, again: bool = True) -> None:
         self.shown.append(text)
 
-    def show_payout(self, seat: int, amount: int) -> None:
+    def show_payout(self, seat: int, amount: int, *, again: bool = True) -> None:
         self.shown.append(f"PAY SEAT {seat} {amount}")
 
-    def show(self, frame: Frame) -> None:
+    def show(self, frame: Frame, *, again: bool = True) -> None:
         self.shown.append(f"{frame.upper} / {frame.lower}")
 
-    def show_idle(self, title: str) -> None:
+    def show_idle(self, title: str, *, again: bool = True) -> None:
         self.shown.append(title)
 
 
