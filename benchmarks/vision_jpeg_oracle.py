@@ -24,7 +24,10 @@ colour, each chip's samples' error against the raw frame's in Y, Cb and Cr (leve
 pairs of colours confused (the true colour and the one named, or the weakest chip's rival).
 **Tuning seeds only** (refuses seeds from 100000). Not a `make bench` entry.
 
-    python -m benchmarks.vision_jpeg_oracle FIRST COUNT [FRAMES]
+    python -m benchmarks.vision_jpeg_oracle FIRST COUNT [FRAMES] [VERSIONS] [TUNING]
+
+VERSIONS: comma-separated names of the versions above (raw always); TUNING: `Tuning` fields as
+name=value pairs, comma-separated (e.g. "jpeg_chroma_blur_px=1.2"), for trying the namer's settings.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from vision.reader import Reader
 from vision.render import _light_and_lens, draw
 from vision.robustness import CONDITIONS
 from vision.stages import check_colours, colour_samples, name_colours
+from vision.tuning import TUNING, Tuning
 
 FRAMES = 3
 S420 = cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420
@@ -62,7 +66,7 @@ def _jpeg(raw: np.ndarray, quality: int, sampling: int | None) -> np.ndarray:
 
 def sampling_of(quality: int = 75) -> str:
     """The chroma sampling OpenCV's JPEG writes by default, read from the frame's SOF header."""
-    ok, data = cv2.imencode(".jpg", np.zeros((16, 16, 3), np.uint8), [cv2.IMWRITE_JPEG_QUALITY, quality])
+    _, data = cv2.imencode(".jpg", np.zeros((16, 16, 3), np.uint8), [cv2.IMWRITE_JPEG_QUALITY, quality])
     b = data.tobytes()
     i = b.index(b"\xff\xc0")
     comps = b[i + 9]
@@ -94,21 +98,17 @@ def versions(raw: np.ndarray) -> dict[str, np.ndarray]:
 _YCC = np.array([[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5], [0.5, -0.418688, -0.081312]])
 
 
-def rows(seed: int, frames: int = FRAMES) -> list[dict[str, Any]]:
+def rows(seed: int, frames: int = FRAMES, tuning: Tuning = TUNING, only: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     whole, base, layout, empty = tuning_table(seed)
     clean = CONDITIONS["clean"]
     scene = clean.apply(base)
-    reader = Reader(layout, calibrated(clean.calibration(empty), empty, whole, layout))
+    reader = Reader(layout, calibrated(clean.calibration(empty), empty, whole, layout), tuning=tuning)
     camera, pose = scene.camera.model(), scene.camera.pose()
     lit = _light_and_lens(draw(scene, whole).image, scene, camera, pose)
     rng = np.random.default_rng([seed, 3611])
     colours = [c.colour for c in reader.chips.chips]
     values = [c.value for c in reader.chips.chips]
-    stacks = {
-        g.zone.name: s[0]
-        for g in reader.zones
-        if g.in_view and len(s := scene.zones.get(g.zone.name, ())) == 1
-    }
+    stacks = {g.zone.name: s[0] for g in reader.zones if g.in_view and len(s := scene.zones.get(g.zone.name, ())) == 1}
     raw_wanted_t = reader.tuning
     out = []
     for _ in range(frames):
@@ -116,6 +116,8 @@ def rows(seed: int, frames: int = FRAMES) -> list[dict[str, Any]]:
         raw = np.asarray(np.clip(noisy + 0.5, 0, 255), dtype=np.uint8)
         raw_samples: dict[str, np.ndarray] = {}
         for name, frame in versions(raw).items():
+            if only and name != "raw" and name not in only:
+                continue
             reader.forget(markers=True)  # the frame's conditions measured afresh on its markers
             reader.read(frame)
             cond = reader.conditions
@@ -145,9 +147,7 @@ def rows(seed: int, frames: int = FRAMES) -> list[dict[str, Any]]:
                     got.px_per_chip, cond.spread_px, raw_wanted_t
                 )
                 lab = named.lab_off
-                lab_wrong = (
-                    [int(np.argmin(lab[i])) != truth[i] for i in range(n)] if lab is not None else [False] * n
-                )
+                lab_wrong = [int(np.argmin(lab[i])) != truth[i] for i in range(n)] if lab is not None else [False] * n
                 pairs = []
                 for i in range(n):
                     if named.colours[i] != truth[i]:
@@ -197,9 +197,10 @@ def summary(got: list[dict[str, Any]]) -> None:
         f"{np.percentile(ppc, 95):.2f}; the default JPEG sampling (h, v per component): {sampling_of()}"
     )
     print(
-        "| version | stacks | detected JPEG | named right | sure (own margins) | sure and wrong | weakest margin / raw asked, "
-        "median | >= 1.0 | >= 1.5 | chips named wrong | chips nearest another in Lab | samples' error Y / Cb / Cr (RMS) "
-        "| named as on a raw frame: margin / raw asked, median, >= 1.0, >= 1.5, right | named as on JPEG: the same |"
+        "| version | stacks | detected JPEG | named right | sure (own margins) | sure and wrong | weakest margin / "
+        "raw asked, median | >= 1.0 | >= 1.5 | chips named wrong | chips nearest another in Lab | samples' error "
+        "Y / Cb / Cr (RMS) | named as on a raw frame: margin / raw asked, median, >= 1.0, >= 1.5, right "
+        "| named as on JPEG: the same |"
     )
     for name, rs in by.items():
         ratios = np.array([r["ratio"] for r in rs])
@@ -216,10 +217,20 @@ def summary(got: list[dict[str, Any]]) -> None:
                 f"{np.median(x):.2f}, {int((x >= 1).sum())}, {int((x >= 1.5).sum())}, "
                 f"{sum(r['right_' + k] for r in rs)}"
                 for k in ("raw", "jpeg")
-                for x in [np.array([r['ratio_' + k] for r in rs])]
+                for x in [np.array([r["ratio_" + k] for r in rs])]
             )
             + " |",
             flush=True,
+        )
+    # how well the margins part right namings from wrong ones, whatever margin is asked: the
+    # namings right above the largest margin any wrong naming reached (as named on that version's frame)
+    for name, rs in by.items():
+        wrong = [r["ratio"] for r in rs if not r["right"]]
+        top = max(wrong, default=0.0)
+        above = sum(1 for r in rs if r["right"] and r["ratio"] > top)
+        print(
+            f"{name}: named wrong {len(wrong)}, their weakest margin / raw asked up to {top:.2f} "
+            f"(margins {sorted(round(w, 2) for w in wrong)}); named right above it {above} of {len(rs)}"
         )
     rgb = dict(zip([c for c in (1, 5, 25, 100, 500, 1000)], [tuple(c) for c in got[0]["colours"]], strict=True))
     for name, rs in by.items():
@@ -240,7 +251,13 @@ if __name__ == "__main__":
     cv2.setNumThreads(1)
     first, count = int(sys.argv[1]), int(sys.argv[2])
     k = int(sys.argv[3]) if len(sys.argv) > 3 else FRAMES
+    only = tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 and sys.argv[4] else ()
+    changes: dict[str, Any] = {}
+    for pair in sys.argv[5].split(",") if len(sys.argv) > 5 else []:
+        key, value = pair.split("=")
+        changes[key] = tuple(float(v) for v in value.split("/")) if "/" in value else float(value)
+    t = dataclasses.replace(TUNING, **changes)
     got: list[dict[str, Any]] = []
     for s in tuning_only(range(first, first + count)):
-        got += rows(s, k)
+        got += rows(s, k, t, only)
     summary(got)
