@@ -101,15 +101,6 @@ LAB_GAINS = tuple(float(g) for g in np.geomspace(0.5, 2.0, 9))  # see StackNamer
 LONE_CHIP_LEVELS = (0.5, 0.7, 1.0, 1.4, 2.0)  # a one-chip stack is first named at each of these
 LEVEL_RANGE = (0.3, 1.6)  # the light on a stack's side relative to the felt's, at most this far off
 LOCAL_LIGHT = (0.8, 1.25)  # the light on the felt beside a stack relative to the frame's felt
-# JPEG's luma (ITU-R BT.601): a colour's chroma is what is left of it less its luma in each channel
-_LUMA = np.array([0.299, 0.587, 0.114])
-
-
-def _chroma(x: npt.NDArray[Any], axis: int = 0) -> npt.NDArray[Any]:
-    """RGB along `axis` less its luma (JPEG's Y) in each channel: the part of a colour a JPEG with
-    halved colour resolution blurs more (what is left, Y in every channel, it keeps sharp)."""
-    y = np.tensordot(_LUMA.astype(x.dtype), x, axes=([0], [axis]))
-    return np.asarray(x - np.expand_dims(y, axis), dtype=x.dtype)
 
 
 class _WorkArrays(threading.local):
@@ -372,28 +363,16 @@ class StackNamer:
         self._levels = np.array(LEVELS)
 
     def name(
-        self,
-        samples: npt.ArrayLike,
-        felt_samples: npt.ArrayLike,
-        px_per_chip: float,
-        extra_blur_px: float = 0.0,
-        chroma_blur_px: float = 0.0,
+        self, samples: npt.ArrayLike, felt_samples: npt.ArrayLike, px_per_chip: float, extra_blur_px: float = 0.0
     ) -> NamedStack:
         """samples: (n, len(SAMPLE_HEIGHTS), angles, 3) RGB on the stack's near side, chip i at
         heights (i + SAMPLE_HEIGHTS) chip thicknesses; felt_samples: (angles, 3) RGB of the felt
         just in front of the stack; px_per_chip: how tall a chip's edge is in the frame;
         extra_blur_px: a blur (Gaussian sigma) the frame has beyond the sharp frames SIGMAS_PX
-        were measured on, added to each of them; chroma_blur_px: a blur the colours' chroma has
-        beyond their luma's (a JPEG whose colour resolution is halved, issue 36's eleventh round),
-        added to every blur for the chroma only (0: one blur for all)."""
+        were measured on, added to each of them."""
         first_blur, first_blurs, blurs, around = _blur_grid(
             round(float(px_per_chip), 2), round(float(extra_blur_px), 2)
         )
-        chroma: tuple[FloatArray, FloatArray, FloatArray, FloatArray] | None = None
-        if chroma_blur_px > 0:  # the same grids with the chroma's wider blur
-            chroma = _blur_grid(
-                round(float(px_per_chip), 2), round(math.hypot(float(extra_blur_px), float(chroma_blur_px)), 2)
-            )
         seen = np.asarray(samples, dtype=np.float64).transpose(3, 0, 1, 2).copy()  # 3, n, S, A
         under = np.asarray(felt_samples, dtype=np.float64).reshape(-1, 3)  # A, 3: what the bottom chip blurs into
         felt_seen = _middle(under, 0)
@@ -411,12 +390,8 @@ class StackNamer:
         # a lone chip's middle is half felt and half top face: its light is guessed from little,
         # so it is tried dimmer and brighter too, keeping the level that explains the side best
         for level in [guess * f for f in (LONE_CHIP_LEVELS if seen.shape[1] == 1 else (1.0,))]:
-            candidates = self._candidates(
-                rows, felt_seen, top, level, first_blur, None if chroma is None else chroma[0]
-            )
-            cost = self._exact_costs(
-                seen, profile, under, top, candidates, level, first_blurs, None if chroma is None else chroma[1]
-            )
+            candidates = self._candidates(rows, felt_seen, top, level, first_blur)
+            cost = self._exact_costs(seen, profile, under, top, candidates, level, first_blurs)
             sequence, margins, total, chip_fits, rivals, gaps = _named(candidates, cost, *viterbi_batch(cost))
             if best is None or total < best[2]:
                 best = (sequence, margins, total, candidates, level, chip_fits, rivals, gaps)
@@ -436,14 +411,7 @@ class StackNamer:
                 # opinion takes the neighbours' shares off each chip with them: a share too large,
                 # on a dark chip, leaves the complement of the neighbour's colour)
                 fits = self._sequence_costs(
-                    seen,
-                    profile,
-                    under,
-                    top,
-                    sequence,
-                    np.full(len(blurs), first_level),
-                    blurs,
-                    None if chroma is None else chroma[2],
+                    seen, profile, under, top, sequence, np.full(len(blurs), first_level), blurs
                 )
                 hue_off, hue_gaps = self.hues(
                     seen, profile, under, top, sequence, first_level, blurs[int(np.argmin(fits))]
@@ -452,10 +420,7 @@ class StackNamer:
 
             return _stack(sequence, margins, total, chip_fits, rivals, gaps, candidates, first_opinions)
         # the blur and the bands' offset that explain that first answer best
-        first_chroma = None if chroma is None else chroma[2]
-        fits = self._sequence_costs(
-            seen, profile, under, top, sequence, np.full(len(blurs), level), blurs, first_chroma
-        )
+        fits = self._sequence_costs(seen, profile, under, top, sequence, np.full(len(blurs), level), blurs)
         chosen = int(np.argmin(fits))
         # blur, the bands' offset and the light level refitted to that first answer, then named again
         levels = level * self._levels
@@ -467,12 +432,9 @@ class StackNamer:
             sequence,
             levels,
             blurs[np.full(len(levels), chosen)],  # the chosen one for each level
-            None if chroma is None else chroma[2][np.full(len(levels), chosen)],
         )
         level = float(levels[int(np.argmin(fits))])
-        cost = self._exact_costs(
-            seen, profile, under, top, candidates, level, around[chosen], None if chroma is None else chroma[3][chosen]
-        )
+        cost = self._exact_costs(seen, profile, under, top, candidates, level, around[chosen])
         totals, marginals = viterbi_batch(cost)
         sequence, margins, total, chip_fits, rivals, gaps = _named(candidates, cost, totals, marginals)
         weights = around[chosen][int(np.argmin(totals))]
@@ -677,37 +639,25 @@ class StackNamer:
     # -- which colours each chip may be ----------------------------------------------------
 
     def _candidates(
-        self,
-        rows: FloatArray,
-        felt: FloatArray,
-        top: FloatArray,
-        level: float,
-        blur: FloatArray,
-        chroma: FloatArray | None = None,
+        self, rows: FloatArray, felt: FloatArray, top: FloatArray, level: float, blur: FloatArray
     ) -> IntArray:
         """(n, CANDIDATES) the colours each chip most likely is, best first: its robust colours
         per height against the model with every neighbour below and above it (the first blur),
         each colour scored with its best neighbours. A chip blurred between two others can look
         more like a third colour in its middle than like its own; the neighbours' share is what
         tells them apart. The exact model then weighs only these (3 x 3 x 3 triples a chip, not
-        6 x 6 x 6). `chroma`: the chroma's own mixing shares (`name`'s chroma_blur_px)."""
+        6 x 6 x 6)."""
         n, s = rows.shape[1], rows.shape[2]
         c = len(self.colours)
+        w = blur.T[:, None, :, None]  # (below, own, above), 1, S, 1
         chips = (self.colours * level).T  # 3, C
         below = np.concatenate([chips, felt[:, None]], axis=1)  # 3, C + 1: the felt last
         above = np.empty((3, c, c + 1))  # 3, b, c: the top face last
         above[:, :, :c] = chips[:, None, :]
         above[:, :, c] = top.T
-
-        def draw(shares: FloatArray) -> FloatArray:
-            w = shares.T[:, None, :, None]  # (below, own, above), 1, S, 1
-            # below's and own shares first, then above's (the order the sum was always taken in)
-            lower = (w[0] * below[:, None])[:, :, :, None] + (w[1] * chips[:, None])[:, :, None, :]  # 3, S, a, b
-            return np.asarray(lower[..., None] + (w[2, :, :, :, None] * above[:, None])[:, :, None])  # 3, S, a, b, c
-
-        drawn = draw(blur)
-        if chroma is not None:  # the luma as blurred by `blur`, the chroma by `chroma`
-            drawn = drawn + _chroma(draw(chroma) - drawn)
+        # below's and own shares first, then above's (the order the sum was always taken in)
+        lower = (w[0] * below[:, None])[:, :, :, None] + (w[1] * chips[:, None])[:, :, None, :]  # 3, S, a, b
+        drawn = lower[..., None] + (w[2, :, :, :, None] * above[:, None])[:, :, None]  # 3, S, a, b, c
         width = (c + 1) * c * (c + 1)
         diff = np.subtract(
             rows[:, :, :, None], drawn.reshape(3, 1, s, width), out=_work("candidates", (3, n, s, width), np.float64)
@@ -739,7 +689,6 @@ class StackNamer:
         candidates: IntArray,
         level: float,
         weights: FloatArray,
-        chroma: FloatArray | None = None,
     ) -> FloatArray:
         """(B, n, K, K, K): chip i's cost as candidate b between candidates a (below) and c (above)
         under each mixing (weights: B, S, 3): the mean over its KEEP best angles of the (capped)
@@ -749,8 +698,7 @@ class StackNamer:
         face, so theirs are worked out for one a (one c) only and copied to the others. Every
         (chip, a, b, c) is one row of a (3, rows, S * B * A) array: the arithmetic then runs over
         long contiguous rows, which costs numpy a fraction of broadcasting over axes of 3. The
-        large arrays are reused work arrays (`_work`). `chroma` (B, S, 3): the mixing shares of
-        the colours' chroma, where it is blurred more than their luma (`name`'s chroma_blur_px)."""
+        large arrays are reused work arrays (`_work`)."""
         _, n, s, a_n = seen.shape
         k, b_n = candidates.shape[1], weights.shape[0]
         x_n = s * b_n * a_n  # one row: heights, mixings, angles
@@ -764,18 +712,11 @@ class StackNamer:
         # colours at once (fewer than a stack's candidates), then picked out per chip: (3, 3, C, S * B * A)
         shares = _work("shares", (3, 3, lit.shape[1], s, b_n, a_n), f32)
         np.multiply(w[:, None, None], lit[None, :, :, None, None, :], out=shares)
+        shares = shares.reshape(3, 3, -1, x_n)
         seen32 = seen.astype(f32)[:, :, :, None, :]  # 3, n, S, 1, A
         lower_bottom = seen32[:, 0] - w[0] * under.T.astype(f32)[:, None, None, :]  # 3, S, B, A: the felt below
-        top_drawn = top.astype(f32)  # C, 3
-        if chroma is not None:  # each colour's chroma as its own shares draw it, its luma as `weights` do
-            more = chroma.astype(f32).transpose(2, 1, 0)[:, :, :, None] - w  # (below, own, above), S, B, 1
-            shares += more[:, None, None] * _chroma(lit)[None, :, :, None, None, :]
-            lower_bottom -= more[0] * _chroma(under.T.astype(f32))[:, None, None, :]
-        shares = shares.reshape(3, 3, -1, x_n)
         mine = np.take(shares[1], candidates, axis=1, out=_work("mine", (3, n, k, x_n), f32))  # 3, n, b, X
-        roof = w[2] * top_drawn[candidates[-1]].T[:, :, None, None, None]  # 3, b, S, B, 1: its top face
-        if chroma is not None:
-            roof = roof + more[2] * _chroma(top_drawn[candidates[-1]].T)[:, :, None, None, None]
+        roof = w[2] * top[candidates[-1]].T.astype(f32)[:, :, None, None, None]  # 3, b, S, B, 1: its top face
         last = (mine[:, -1].reshape(3, k, s, b_n, a_n) + roof).reshape(3, k, x_n)  # the top chip, whatever "above" is
         diff = _work("diff", (3, rows, x_n), f32)
         if n == 1:
@@ -831,10 +772,9 @@ class StackNamer:
         sequence: IntArray,
         levels: FloatArray,
         blurs: FloatArray,
-        chroma: FloatArray | None = None,
     ) -> FloatArray:
         """(G,) the cost of one colour sequence under each light level (G,) and blur and offset
-        (the mixing shares, (G, S, 3); `chroma`: the chroma's own, see `name`)."""
+        (the mixing shares, (G, S, 3))."""
         a_n = seen.shape[-1]
         lit = self._lit(profile, levels)  # 3, G, C, A
         own = lit[:, :, sequence]  # 3, G, n, A
@@ -844,10 +784,7 @@ class StackNamer:
         drawn[:, :, :, 1] = own
         drawn[:, :, :-1, 2] = own[:, :, 1:]
         drawn[:, :, -1, 2] = top[sequence[-1]][:, None, None]
-        model = blurs[None, :, None] @ drawn  # 3, G, n, S, A
-        if chroma is not None:
-            model += (chroma - blurs)[None, :, None] @ _chroma(drawn)
-        diff = seen[:, None] - model
+        diff = seen[:, None] - blurs[None, :, None] @ drawn  # 3, G, n, S, A
         dist = np.sqrt(np.minimum(np.einsum("j...,j...->...", diff, diff), CAP * CAP)).sum(axis=-2)  # G, n, A
         keep = min(KEEP, a_n)
         return np.asarray(np.partition(dist, keep - 1, axis=-1)[..., :keep].sum(axis=(1, 2)), dtype=np.float64)

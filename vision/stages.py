@@ -696,10 +696,7 @@ def name_sampled(
     namer = namer_for(tuple(c.colour for c in chips.chips), felt)
     # blur beyond what the namer's blurs were measured on is added to each of them
     extra = math.sqrt(max(along**2 - t.sharp_enough_px**2, 0.0))
-    chroma = t.jpeg_chroma_blur_px if cond.compressed else 0.0  # JPEG's chroma blurred more than its luma
-    named = namer.name(
-        rgb[:on_side].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[on_side:], px_per_chip, extra, chroma
-    )
+    named = namer.name(rgb[:on_side].reshape(n, len(SAMPLE_HEIGHTS), angles, 3), rgb[on_side:], px_per_chip, extra)
     wanted = cond.colour_margin(px_per_chip, blurred, t)
     return Colours(named, px_per_chip, wanted, tuple(c.value for c in chips.chips), cond.compressed)
 

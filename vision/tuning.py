@@ -185,12 +185,6 @@ class Tuning:
         "mount, tuning seeds 0-23, 214 uniform stacks; taken off before naming (JPEG 75, seeds 0-47: named "
         "wrong with the right count 67 -> 28 of 401); c6dd0f2",
     )
-    jpeg_chroma_blur_px: float = _tuned(
-        0.0,
-        "on JPEG the namer blurs the chips' chroma (each colour less its luma) this much more than their luma "
-        "(Gaussian sigma, px; 0: one blur for all): JPEG's halved colour resolution, quantised, smears a "
-        "chip's chroma into its neighbours' while its luma stays sharp (issue 36, eleventh round)",
-    )
 
     # -- is it square? (a lean or sloppy chips) ------------------------------------------------------
     band_angles_deg: tuple[float, float, int] = _tuned(
