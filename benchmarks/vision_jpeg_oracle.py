@@ -6,7 +6,9 @@ reader's), so what is left is only what the pixels hold. One camera of the two-c
 each exposure written out as:
 
     raw                      no compression
+    YUYV (4:2:2, raw)        no compression, the colour halved across the frame (a YUYV camera)
     jpeg 75 4:2:0            what the benchmark's JPEG does (OpenCV's default sampling)
+    jpeg 75 4:2:2            the colour halved across only (as many MJPEG cameras send)
     jpeg 75 4:4:4            the same quality, colour at full resolution
     jpeg 90 4:2:0
     jpeg 95 4:2:0
@@ -52,6 +54,7 @@ from vision.tuning import TUNING, Tuning
 
 FRAMES = 3
 S420 = cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420
+S422 = cv2.IMWRITE_JPEG_SAMPLING_FACTOR_422
 S444 = cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444
 
 
@@ -81,11 +84,25 @@ def _swap(luma_from: np.ndarray, chroma_from: np.ndarray) -> np.ndarray:
     return np.asarray(cv2.cvtColor(b, cv2.COLOR_YCrCb2BGR), dtype=np.uint8)
 
 
+def _yuyv(raw: np.ndarray) -> np.ndarray:
+    """The frame as a YUYV camera sends it: no compression, each two pixels side by side sharing
+    their Cb and Cr (4:2:2: the colour halved across, kept down), decoded as V4L2's YUYV is (each
+    pair's colour for both)."""
+    ycc = cv2.cvtColor(raw, cv2.COLOR_BGR2YCrCb).astype(np.float32)
+    w = ycc.shape[1] // 2 * 2
+    pairs = (ycc[:, 0:w:2, 1:] + ycc[:, 1:w:2, 1:]) / 2
+    ycc[:, 0:w:2, 1:] = pairs
+    ycc[:, 1:w:2, 1:] = pairs
+    return np.asarray(cv2.cvtColor(np.clip(ycc + 0.5, 0, 255).astype(np.uint8), cv2.COLOR_YCrCb2BGR), dtype=np.uint8)
+
+
 def versions(raw: np.ndarray) -> dict[str, np.ndarray]:
     j75 = _jpeg(raw, 75, None)
     return {
         "raw": raw,
+        "YUYV (4:2:2, raw)": _yuyv(raw),
         "jpeg 75 4:2:0": j75,
+        "jpeg 75 4:2:2": _jpeg(raw, 75, S422),
         "jpeg 75 4:4:4": _jpeg(raw, 75, S444),
         "jpeg 90 4:2:0": _jpeg(raw, 90, S420),
         "jpeg 95 4:2:0": _jpeg(raw, 95, S420),
@@ -225,13 +242,20 @@ def summary(got: list[dict[str, Any]]) -> None:
     # how well the margins part right namings from wrong ones, whatever margin is asked: the
     # namings right above the largest margin any wrong naming reached (as named on that version's frame)
     for name, rs in by.items():
-        wrong = [r["ratio"] for r in rs if not r["right"]]
-        top = max(wrong, default=0.0)
-        above = sum(1 for r in rs if r["right"] and r["ratio"] > top)
-        print(
-            f"{name}: named wrong {len(wrong)}, their weakest margin / raw asked up to {top:.2f} "
-            f"(margins {sorted(round(w, 2) for w in wrong)}); named right above it {above} of {len(rs)}"
-        )
+        parts = []
+        for how, ratio, right in (
+            ("as the frame said", "ratio", "right"),
+            ("as raw", "ratio_raw", "right_raw"),
+            ("as JPEG", "ratio_jpeg", "right_jpeg"),
+        ):
+            wrong = [r[ratio] for r in rs if not r[right]]
+            top = max(wrong, default=0.0)
+            above = sum(1 for r in rs if r[right] and r[ratio] > top)
+            parts.append(
+                f"{how}: named wrong {len(wrong)}, weakest margin / raw asked up to {top:.2f} "
+                f"({sorted(round(w, 2) for w in wrong)}), named right above it {above}"
+            )
+        print(f"{name} ({len(rs)}): " + "; ".join(parts))
     rgb = dict(zip([c for c in (1, 5, 25, 100, 500, 1000)], [tuple(c) for c in got[0]["colours"]], strict=True))
     for name, rs in by.items():
         named: Counter[tuple[int, int]] = Counter()
