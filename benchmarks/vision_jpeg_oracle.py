@@ -29,7 +29,14 @@ pairs of colours confused (the true colour and the one named, or the weakest chi
     python -m benchmarks.vision_jpeg_oracle FIRST COUNT [FRAMES] [VERSIONS] [TUNING]
 
 VERSIONS: comma-separated names of the versions above (raw always); TUNING: `Tuning` fields as
-name=value pairs, comma-separated (e.g. "jpeg_chroma_blur_px=1.2"), for trying the namer's settings.
+name=value pairs, comma-separated (tuple fields with "/" between their values), for trying the
+namer's settings.
+
+`own`: the same stacks named where the reader itself finds them (its centre, with the true count
+let through the height stage), on FRAMES exposures of each robustness condition: how far a wrong
+naming's margins reach, the bottom chip apart from the others (what a per-chip ask would let through).
+
+    python -m benchmarks.vision_jpeg_oracle own FIRST COUNT FRAMES "jpeg 75,jpeg 75 + noise 6 + vignette"
 """
 
 from __future__ import annotations
@@ -42,12 +49,13 @@ from typing import Any
 import cv2
 import numpy as np
 
+import vision.reader as reader_module
 from benchmarks.bench_vision_accuracy import calibrated
 from benchmarks.vision_wager_doubts import tuning_only, tuning_table
 from vision.chips import to_lab
 from vision.conditions import ZoneBlur
 from vision.reader import Reader
-from vision.render import _light_and_lens, draw
+from vision.render import _light_and_lens, draw, exposures
 from vision.robustness import CONDITIONS
 from vision.stages import check_colours, colour_samples, name_colours
 from vision.tuning import TUNING, Tuning
@@ -271,7 +279,78 @@ def summary(got: list[dict[str, Any]]) -> None:
         print(f"{name}: named wrong (true->named): {show or '-'}; the weakest chip's rival: {weak}")
 
 
-if __name__ == "__main__":
+def own_centre(seed: int, name: str, frames: int) -> list[dict[str, Any]]:
+    """Each stack named with its true count where the reader itself finds it (its centre, the
+    frame's own conditions), on `frames` exposures of condition `name`: each chip's margin over a
+    raw frame's ask and whether it was named right (the bottom chip apart from the rest)."""
+    whole, base, layout, empty = tuning_table(seed)
+    condition = CONDITIONS[name]
+    scene = condition.apply(base)
+    let_through = dataclasses.replace(TUNING, jpeg_count_doubt=0.499, max_count_doubt=0.499)
+    reader = Reader(layout, calibrated(condition.calibration(empty), empty, whole, layout), tuning=let_through)
+    truth = {z: tuple(s[0].chips) for z, s in scene.zones.items() if len(s) == 1}
+    out: list[dict[str, Any]] = []
+    current = [""]
+
+    def spy(centre: Any, n: int, blur: Any, v: Any, cond: Any, chips: Any, felt: Any, t: Any, side: Any = None) -> Any:
+        got = name_colours(centre, n, blur, v, cond, chips, felt, t, side)
+        if current[0] in truth and n == len(truth[current[0]]):
+            raw = got.wanted / (t.jpeg_colour_margin if cond.compressed else 1.0)
+            right = [a == b for a, b in zip(got.chips, truth[current[0]], strict=True)]
+            out.append({"margins": np.asarray(got.named.margins) / raw, "right": right})
+        return got
+
+    real_zone = reader_module.Reader._zone
+
+    def zone(self: Reader, g: Any, *args: Any) -> Any:
+        current[0] = g.zone.name
+        return real_zone(self, g, *args)
+
+    setattr(reader_module, "name_colours", spy)  # noqa: B010 (a tuning script's spy, never a test's)
+    setattr(reader_module.Reader, "_zone", zone)  # noqa: B010
+    try:
+        stream = exposures(draw(scene, whole), scene, np.random.default_rng([seed, 36]))
+        for _ in range(frames):
+            reader.forget()
+            reader.read(next(stream))
+    finally:
+        setattr(reader_module, "name_colours", name_colours)  # noqa: B010
+        setattr(reader_module.Reader, "_zone", real_zone)  # noqa: B010
+    return out
+
+
+def own_summary(name: str, got: list[dict[str, Any]]) -> None:
+    bottom = sorted(float(r["margins"][0]) for r in got if not r["right"][0])
+    upper = sorted(float(m) for r in got for m, ok in zip(r["margins"][1:], r["right"][1:], strict=True) if not ok)
+    right = [r for r in got if all(r["right"])]
+    wrong = [r for r in got if not all(r["right"])]
+    print(
+        f"== {name}: {len(got)} namings, {len(wrong)} wrong; the weakest margin / raw asked of the wrong ones, "
+        f"largest: {sorted(round(float(r['margins'].min()), 2) for r in wrong)[-6:]}; wrong bottom chips "
+        f"{len(bottom)} (their margins up to {[round(x, 2) for x in bottom[-4:]]}), wrong upper chips {len(upper)} "
+        f"(up to {[round(x, 2) for x in upper[-4:]]})"
+    )
+    for above in (1.0, 1.25, 1.5):
+
+        def passes(r: dict[str, Any], above: float = above) -> bool:
+            m = r["margins"]
+            return bool(m[0] >= 1.5 and (len(m) == 1 or m[1:].min() >= above))
+
+        print(
+            f"  the bottom chip asked 1.5 times a raw frame's margin, the others {above}: right through "
+            f"{sum(map(passes, right))} of {len(right)}, wrong through {sum(map(passes, wrong))}"
+        )
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "own":
+    cv2.setNumThreads(1)
+    first, count, k = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    for cname in sys.argv[5].split(","):
+        found: list[dict[str, Any]] = []
+        for s in tuning_only(range(first, first + count)):
+            found += own_centre(s, cname, k)
+        own_summary(cname, found)
+elif __name__ == "__main__":
     cv2.setNumThreads(1)
     first, count = int(sys.argv[1]), int(sys.argv[2])
     k = int(sys.argv[3]) if len(sys.argv) > 3 else FRAMES
