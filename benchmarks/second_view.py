@@ -30,6 +30,10 @@ the zone unsure; issue 36's tenth round lets it confirm the other's chips on pos
 
     python -m benchmarks.second_view joined FIRST N "clean,sloppy 1,lean 0.2,sloppy 2,lean 0.4"
 
+`across` and `joined` also take "jpeg N" for any quality N outside the robustness suite, "jpeg N
+4:2:2" and "jpeg N 4:4:4" (the colour halved across only, or kept whole): a camera's stream setting
+(issue 36's eleventh round); with " told" after it the readers are told the stream's colour resolution.
+
 `tops`: what the two views' evidence could do that their values cannot. One frame of each scene
 from each camera, read with every count let through the height stage (`max_count_doubt` and
 `jpeg_count_doubt` 0.499),
@@ -69,13 +73,36 @@ from vision.join import TwoViews
 from vision.layout import Layout
 from vision.reader import Reader, ZoneReading
 from vision.render import _chip_places, draw, exposures, render
-from vision.robustness import CONDITIONS
+from vision.robustness import CONDITIONS, Condition, jpeg
 from vision.scene import Scene
 from vision.stages import FloatArray, StackEvidence
 from vision.tuning import TUNING
 
 NOT_IN_VIEW = "not wholly in the camera's view"
 FRAMES = 30  # a second at 30 frames a second, as bench_vision_wagers
+
+
+TOLD = " told"
+
+
+def _told(name: str, scene: Scene) -> str:
+    """The colour resolution a reader is told for condition `name` on `scene` (see `condition_named`)."""
+    return scene.sensor.jpeg_chroma if name.endswith(TOLD) else "4:2:0"
+
+
+def condition_named(name: str) -> Condition:
+    """The robustness suite's condition `name`, or a camera's stream setting outside the suite:
+    "jpeg N" for any JPEG quality N, "jpeg N 4:2:2" or "jpeg N 4:4:4" with the colour halved
+    across only or not at all (issue 36's eleventh round: what the reader gives at the setting a
+    camera is asked for); each with " told" after it: the readers told the stream's colour resolution
+    (`Reader(jpeg_chroma=...)`, as a camera's driver would from the JPEG's header)."""
+    if name in CONDITIONS:
+        return CONDITIONS[name]
+    words = name.removesuffix(TOLD).split()
+    if len(words) in (2, 3) and words[0] == "jpeg" and words[1].isdigit() and words[2:] in ([], ["4:2:2"], ["4:4:4"]):
+        chroma = words[2] if len(words) == 3 else "4:2:0"
+        return Condition(f"MJPEG, JPEG quality {words[1]}, {chroma}", jpeg(int(words[1]), chroma), True)
+    raise KeyError(f"no condition {name!r}")
 
 
 def verdict(seen: ZoneReading | None, truth: int) -> str:
@@ -151,10 +178,10 @@ def _film(
 ) -> list[dict[str, FusedZone]]:
     """The camera's 30 frames after the wagers went down (and the empty felt before them), each
     frame's fused zones."""
-    condition = CONDITIONS[name]
+    condition = condition_named(name)
     changed, setup = condition.apply(scene), condition.calibration(empty)
     calibration = calibrated(setup, empty, whole, layout)
-    reader, fusion = Reader(layout, calibration), WagerFusion()
+    reader, fusion = Reader(layout, calibration, jpeg_chroma=_told(name, changed)), WagerFusion()
     rng = np.random.default_rng([seed, 36])
     before = condition.apply(empty)
     frames = [next(exposures(draw(empty, whole), before, rng))]
@@ -170,14 +197,15 @@ def _film_pair(
     (`vision.join.TwoViews`: counts joined, values combined), each frame's combined zones, the
     same as `_lenient` would combine them, and as the ninth round's `combine` did (an unsure
     camera that saw the wager always kept it unsure)."""
-    condition = CONDITIONS[name]
+    condition = condition_named(name)
     readers: dict[str, Reader] = {}
     streams = {}
     for cam, scene in zip(("dealer", "across"), scenes, strict=True):
         empty = empty_table(scene)
-        readers[cam] = Reader(layout, calibrated(condition.calibration(empty), empty, whole, layout))
-        rng = np.random.default_rng([seed, 36])  # as `_film`: each camera's frames as it films them alone
         changed = condition.apply(scene)
+        told = _told(name, changed)
+        readers[cam] = Reader(layout, calibrated(condition.calibration(empty), empty, whole, layout), jpeg_chroma=told)
+        rng = np.random.default_rng([seed, 36])  # as `_film`: each camera's frames as it films them alone
         streams[cam] = (
             next(exposures(draw(empty, whole), condition.apply(empty), rng)),
             exposures(draw(changed, whole), changed, rng),

@@ -48,6 +48,9 @@ class FrameConditions:
     zone_blur: Mapping[str, ZoneBlur] = field(default_factory=dict)  # by zone name
     noise: float = 0.0  # the sensor's noise on this frame (sigma, levels)
     smoothed: bool = False  # noisy: the patches are looked at box-averaged
+    # on JPEG, the colour halved down the frame too (4:2:0, the default), not only across (4:2:2)
+    # or not at all (4:4:4): what the camera's stream says (`Reader.jpeg_chroma`), not measured
+    chroma_halved: bool = True
 
     @classmethod
     def sharp(cls, t: Tuning) -> FrameConditions:

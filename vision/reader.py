@@ -36,6 +36,7 @@ read by are one `vision.tuning.Tuning`, given to the Reader.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Iterable, Mapping
@@ -52,6 +53,7 @@ from vision.conditions import FrameConditions, measure_on_markers
 from vision.geometry import back_project, project
 from vision.layout import Layout, Zone
 from vision.readings import FrameReading, StackReading, ZoneReading
+from vision.scene import JPEG_CHROMA
 from vision.stages import (
     Blob,
     FrameView,
@@ -118,11 +120,24 @@ class Reader:
 
     Building it prepares each zone's resampling maps (a few tens of ms); `read` then takes
     one frame. Not thread-safe: give each worker thread its own Reader. `tuning`: the constants
-    it reads by (vision/tuning.py; the shipped ones by default)."""
+    it reads by (vision/tuning.py; the shipped ones by default). `jpeg_chroma`: the colour
+    resolution of the camera's JPEG, as its stream says (a JPEG's own header): "4:2:0", halved
+    down and across the frame (what MJPEG cameras send by default, and what the reader assumes),
+    "4:2:2" halved across only, or "4:4:4". Down the frame is along a stack's side: on 4:2:0 the
+    felt's colour bleeds into the bottom chip and is taken off (`Tuning.jpeg_bottom_chroma`), on
+    the others it does not and is not (issue 36's eleventh round)."""
 
     def __init__(
-        self, layout: Layout, calibration: Calibration, chips: ChipSet | None = None, tuning: Tuning = TUNING
+        self,
+        layout: Layout,
+        calibration: Calibration,
+        chips: ChipSet | None = None,
+        tuning: Tuning = TUNING,
+        jpeg_chroma: str = "4:2:0",
     ) -> None:
+        if jpeg_chroma not in JPEG_CHROMA:
+            raise ValueError(f"jpeg_chroma must be one of {', '.join(JPEG_CHROMA)}, not {jpeg_chroma!r}")
+        self.jpeg_chroma = jpeg_chroma
         self.tuning = tuning
         self.layout = layout
         self.calibration = calibration
@@ -353,6 +368,8 @@ class Reader:
         t3 = time.perf_counter()
         # the frame's conditions, measured once: the blur and JPEG at the last marker check, the noise now
         self.conditions = self._on_markers.with_noise(self._noise_level(patches), self.tuning)
+        if self.jpeg_chroma != "4:2:0":  # the stream keeps its colour down the frame
+            self.conditions = dataclasses.replace(self.conditions, chroma_halved=False)
         zones = self._zones(frame, patches, self.conditions)
         t4 = time.perf_counter()
         timings = {

@@ -440,7 +440,11 @@ def _sensor_out(frame: npt.NDArray[np.float32], scene: Scene, rng: np.random.Gen
         frame += np.asarray(rng.normal(0.0, scene.noise, frame.shape), dtype=np.float32)
     out = np.asarray(np.clip(frame + 0.5, 0, 255), dtype=np.uint8)
     if sensor.jpeg:
-        ok, data = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, sensor.jpeg])
+        params = [cv2.IMWRITE_JPEG_QUALITY, sensor.jpeg]
+        if sensor.jpeg_chroma != "4:2:0":  # OpenCV's default
+            sampling = {"4:2:2": cv2.IMWRITE_JPEG_SAMPLING_FACTOR_422, "4:4:4": cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444}
+            params += [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, sampling[sensor.jpeg_chroma]]
+        ok, data = cv2.imencode(".jpg", out, params)
         assert ok
         out = np.asarray(cv2.imdecode(data, cv2.IMREAD_COLOR), dtype=np.uint8)
     return out

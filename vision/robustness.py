@@ -60,8 +60,8 @@ def _lighting(scene: Scene, **changes: object) -> Scene:
     return dataclasses.replace(scene, lighting=dataclasses.replace(scene.lighting, **changes))  # type: ignore[arg-type]
 
 
-def jpeg(quality: int) -> Callable[[Scene], Scene]:
-    return lambda s: _sensor(s, jpeg=quality)
+def jpeg(quality: int, chroma: str = "4:2:0") -> Callable[[Scene], Scene]:
+    return lambda s: _sensor(s, jpeg=quality, jpeg_chroma=chroma)
 
 
 def defocus(sigma: float) -> Callable[[Scene], Scene]:

@@ -88,6 +88,9 @@ class Glare:
     strength: float = 0.5  # brightened by up to this fraction
 
 
+JPEG_CHROMA = ("4:2:0", "4:2:2", "4:4:4")  # a JPEG's colour resolution: halved each way, across only, or full
+
+
 @dataclass(frozen=True)
 class Sensor:
     """What the camera itself does to the frame after the light and the lens blur: motion blur,
@@ -98,6 +101,9 @@ class Sensor:
     contrast: float = 1.0  # levels pulled toward mid-grey (128 + contrast * (x - 128))
     gamma: float = 1.0  # 255 * (x / 255) ** gamma
     jpeg: int = 0  # JPEG quality (MJPEG cameras), 0 for none
+    # the JPEG's colour resolution: "4:2:0" halved each way (OpenCV's default), "4:2:2" halved
+    # across only (what many MJPEG cameras send) or "4:4:4" full
+    jpeg_chroma: str = "4:2:0"
     shift_px: tuple[float, float] = (0.0, 0.0)  # the whole frame moved by this
     turn_deg: float = 0.0  # and turned by this about its centre
 
@@ -184,6 +190,7 @@ class Scene:
                 "contrast": self.sensor.contrast,
                 "gamma": self.sensor.gamma,
                 "jpeg": self.sensor.jpeg,
+                **({"jpeg_chroma": self.sensor.jpeg_chroma} if self.sensor.jpeg_chroma != "4:2:0" else {}),
                 "shift_px": list(self.sensor.shift_px),
                 "turn_deg": self.sensor.turn_deg,
             },
@@ -306,10 +313,14 @@ class Scene:
             vignette=f.number("lighting.vignette", light.get("vignette", 0.0), 0.0, 0.9),
         )
         sens = data.get("sensor", {})
-        f.object("sensor", sens, {"motion_px", "motion_deg", "contrast", "gamma", "jpeg", "shift_px", "turn_deg"})
+        keys = {"motion_px", "motion_deg", "contrast", "gamma", "jpeg", "jpeg_chroma", "shift_px", "turn_deg"}
+        f.object("sensor", sens, keys)
         jpeg = sens.get("jpeg", 0)
         if isinstance(jpeg, bool) or not isinstance(jpeg, int) or not 0 <= jpeg <= 100:
             f.fail("sensor.jpeg", f"must be a JPEG quality 1-100, or 0 for none, not {jpeg!r}")
+        jpeg_chroma = sens.get("jpeg_chroma", "4:2:0")
+        if jpeg_chroma not in JPEG_CHROMA:
+            f.fail("sensor.jpeg_chroma", f"must be one of {', '.join(JPEG_CHROMA)}, not {jpeg_chroma!r}")
         shift = f.numbers("sensor.shift_px", sens.get("shift_px", (0.0, 0.0)), 2, -500, 500)
         sensor = Sensor(
             motion_px=f.number("sensor.motion_px", sens.get("motion_px", 0.0), 0.0, 60.0),
@@ -317,6 +328,7 @@ class Scene:
             contrast=f.number("sensor.contrast", sens.get("contrast", 1.0), 0.2, 3.0),
             gamma=f.number("sensor.gamma", sens.get("gamma", 1.0), 0.2, 5.0),
             jpeg=jpeg,
+            jpeg_chroma=jpeg_chroma,
             shift_px=(shift[0], shift[1]),
             turn_deg=f.number("sensor.turn_deg", sens.get("turn_deg", 0.0), -45, 45),
         )

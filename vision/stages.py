@@ -691,7 +691,9 @@ def name_sampled(
     rise = float(np.linalg.norm(px[on_side - angles + middle] - px[middle]))
     px_per_chip = rise / (n - 1 + SAMPLE_HEIGHTS[-1] - SAMPLE_HEIGHTS[0])
     rgb = sampled[:, ::-1]
-    if cond.compressed:  # the felt's colour bled into the bottom chip (Tuning.jpeg_bottom_chroma)
+    # the felt's colour bled into the bottom chip (Tuning.jpeg_bottom_chroma), by a JPEG whose
+    # colour is halved down the frame (4:2:0): not by one that keeps it there (Reader.jpeg_chroma)
+    if cond.compressed and cond.chroma_halved:
         rgb = _unmix_bottom_chroma(rgb, angles, on_side, t)
     namer = namer_for(tuple(c.colour for c in chips.chips), felt)
     # blur beyond what the namer's blurs were measured on is added to each of them
