@@ -25,9 +25,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-import vision.reader as reader_module
 from benchmarks.bench_vision_accuracy import calibrated
-from benchmarks.vision_wager_doubts import tuning_only, tuning_table
+from benchmarks.vision_wager_doubts import colours_spied, tuning_only, tuning_table
 from vision.reader import Reader
 from vision.render import draw, exposures
 from vision.robustness import CONDITIONS
@@ -67,23 +66,12 @@ def stacks(seed: int, name: str, frames: int = FRAMES) -> list[dict[str, Any]]:
             )
         return got
 
-    real_zone = reader_module.Reader._zone
-
-    def zone(self: Reader, g: Any, *args: Any) -> Any:
-        current[0] = g.zone.name
-        return real_zone(self, g, *args)
-
-    setattr(reader_module, "name_colours", spy)  # noqa: B010 (a tuning script's spy, never a test's)
-    setattr(reader_module.Reader, "_zone", zone)  # noqa: B010
-    try:
+    with colours_spied(spy, current):
         rng = np.random.default_rng([seed, 36])
         stream = exposures(draw(scene, whole), scene, rng)
         for _ in range(frames):
             reader.forget()
             reader.read(next(stream))
-    finally:
-        setattr(reader_module, "name_colours", name_colours)  # noqa: B010
-        setattr(reader_module.Reader, "_zone", real_zone)  # noqa: B010
     out = []
     for z, rows in seen.items():
         px, n, blur, cond, chips, felt, t = rows[-1]["args"]

@@ -49,9 +49,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-import vision.reader as reader_module
 from benchmarks.bench_vision_accuracy import calibrated
-from benchmarks.vision_wager_doubts import tuning_only, tuning_table
+from benchmarks.vision_wager_doubts import colours_spied, tuning_only, tuning_table
 from vision.chips import to_lab
 from vision.conditions import ZoneBlur
 from vision.reader import Reader
@@ -300,22 +299,11 @@ def own_centre(seed: int, name: str, frames: int) -> list[dict[str, Any]]:
             out.append({"margins": np.asarray(got.named.margins) / raw, "right": right})
         return got
 
-    real_zone = reader_module.Reader._zone
-
-    def zone(self: Reader, g: Any, *args: Any) -> Any:
-        current[0] = g.zone.name
-        return real_zone(self, g, *args)
-
-    setattr(reader_module, "name_colours", spy)  # noqa: B010 (a tuning script's spy, never a test's)
-    setattr(reader_module.Reader, "_zone", zone)  # noqa: B010
-    try:
+    with colours_spied(spy, current):
         stream = exposures(draw(scene, whole), scene, np.random.default_rng([seed, 36]))
         for _ in range(frames):
             reader.forget()
             reader.read(next(stream))
-    finally:
-        setattr(reader_module, "name_colours", name_colours)  # noqa: B010
-        setattr(reader_module.Reader, "_zone", real_zone)  # noqa: B010
     return out
 
 

@@ -12,13 +12,16 @@ are measured on).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+import vision.reader as reader_module
 from benchmarks.bench_vision_accuracy import calibrated, empty_table, view
 from benchmarks.bench_vision_wagers import BENCHMARK_FIRST_SEED, FRAMES, _truth
 from vision.fusion import SHARE, WagerFusion
@@ -26,6 +29,26 @@ from vision.layout import Layout
 from vision.reader import Reader
 from vision.render import Drawn, draw, exposures
 from vision.robustness import CONDITIONS, lighting_only
+
+
+@contextlib.contextmanager
+def colours_spied(spy: Callable[..., Any], current: list[str]) -> Iterator[None]:
+    """While it runs, the reader names a stack's colours through `spy` (called as `stages.name_colours`
+    is), and `current[0]` is the zone it is reading afresh; both put back after (a tuning script's
+    spy, never a test's)."""
+    real_names, real_zone = vars(reader_module)["name_colours"], reader_module.Reader._zone
+
+    def zone(self: Reader, g: Any, *args: Any) -> Any:
+        current[0] = g.zone.name
+        return real_zone(self, g, *args)
+
+    setattr(reader_module, "name_colours", spy)  # noqa: B010
+    setattr(reader_module.Reader, "_zone", zone)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(reader_module, "name_colours", real_names)  # noqa: B010
+        setattr(reader_module.Reader, "_zone", real_zone)  # noqa: B010
 
 
 def tuning_only(seeds: range) -> range:
