@@ -26,7 +26,7 @@ import uvicorn  # noqa: E402
 
 from controller.api.channel import NICE, read_frame  # noqa: E402
 from controller.api.remote import RemoteGate  # noqa: E402
-from controller.app.heap import TrimWhenScreensLeave, give_back_memory, settle_garbage_collector  # noqa: E402
+from controller.app.heap import give_back_memory, settle_garbage_collector  # noqa: E402
 
 #: How long after it listens the API's process settles its garbage collector (controller/app/heap.py):
 #: after the first requests of a start, not in their way.
@@ -68,16 +68,6 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     configure(label=settings.get("label", ""))
     live = LiveFeed()
     gate = RemoteGate(reader, writer, settings, live)
-    loop = asyncio.get_running_loop()
-    screens_left = TrimWhenScreensLeave(loop.call_soon, give_back_memory)
-    told = live.on_count  # the table is told how many screens listen (controller/api/remote.py)
-
-    def counted(count: int) -> None:
-        if told is not None:
-            told(count)
-        screens_left.counted(count)
-
-    live.on_count = counted
     tokens = settings["tokens"]
     sessions_path = settings.get("sessions_path")
     rt = Runtime(
@@ -89,6 +79,7 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
         tls=bool(settings.get("tls")),
     )
     server = _Server(server_config(create_app(rt), settings["http"]))
+    loop = asyncio.get_running_loop()
     reading = asyncio.create_task(gate.run(), name="channel")
 
     def stop() -> None:
@@ -113,7 +104,7 @@ async def serve_api(channel: socket.socket, listening: Sequence[socket.socket]) 
     # loop on a busy Pi) would hold the first requests' answers, the supervisor's health check
     # among them, whose table's reply arrives meanwhile. Once they are answered.
     loop.call_later(SETTLE_AFTER_S, settle_garbage_collector)
-    trimming = asyncio.create_task(_trim_every(10.0, screens_left))
+    trimming = asyncio.create_task(_trim_every(10.0))
     with contextlib.suppress(Exception):
         await serving
     for task in (trimming, reading, watching):
@@ -274,11 +265,10 @@ async def _stop_when(event: asyncio.Event, stop: Callable[[], None]) -> None:
     stop()
 
 
-async def _trim_every(seconds: float, screens_left: TrimWhenScreensLeave) -> None:
+async def _trim_every(seconds: float) -> None:
     while True:
         await asyncio.sleep(seconds)
         give_back_memory()
-        screens_left.rested()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
