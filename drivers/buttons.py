@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpiozero import DigitalInputDevice
+from gpiozero.input_devices import DigitalInputDevice  # not the package: controller/api/launch.py
 
 from drivers.pins import BUTTON_NAMES, PinMap
 

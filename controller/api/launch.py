@@ -113,6 +113,12 @@ def uvicorn_without_its_command_line() -> None:
 #: in the API's process (`modules_loaded_on_first_use`): 0.9-1.0 MB less of the daemon's memory counted
 #: once, at ready and after 1,000 entries (benchmarks/bench_day_memory.py).
 ON_FIRST_USE = ("logging.config", "html", "http.client", "http.cookies", "opentelemetry.propagate")
+#: The same in the table's process (controller/cli/main.py, once the API's process is forked), before
+#: it loads its drivers: gpiozero's package, whose __init__ imports every device gpiozero has (its
+#: boards, SPI devices, internal devices and fonts among them). The drivers import what they use from
+#: gpiozero's own modules (drivers/buttons.py, drivers/indicators/sinks.py), which load without it:
+#: 0.5-0.6 MB less of the daemon's memory counted once (benchmarks/bench_day_memory.py).
+TABLE_ON_FIRST_USE = ("gpiozero",)
 
 
 class _OnFirstUse(types.ModuleType):
@@ -141,7 +147,8 @@ def modules_loaded_on_first_use(names: Sequence[str] = ON_FIRST_USE) -> None:
     """Put each of `names` (not loaded yet) in `sys.modules` as a module whose code runs when it is
     first used (`_OnFirstUse`), not when it is imported: `import html` and `from http import cookies`
     give it without running it, `html.escape` runs it then. What a library gets is the same module.
-    Called by the API's process before it imports its libraries (as `uvicorn_without_its_command_line`);
+    Called by the API's process before it imports its libraries (as `uvicorn_without_its_command_line`),
+    and by `tablectl run`'s table's process before it loads its drivers (`TABLE_ON_FIRST_USE`);
     nothing for a module loaded already or not found here."""
     for name in names:
         if name in sys.modules:

@@ -754,6 +754,9 @@ def _run_table(args: argparse.Namespace) -> int:
 
         early = await start_early(config, state_dir, host, port)
         try:
+            from controller.api.launch import TABLE_ON_FIRST_USE, modules_loaded_on_first_use
+
+            modules_loaded_on_first_use(TABLE_ON_FIRST_USE)  # before the table's drivers import them
             from controller.app.daemon import Daemon
 
             daemon = Daemon(

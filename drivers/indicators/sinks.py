@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
-from gpiozero import LED, DigitalOutputDevice
+from gpiozero.output_devices import LED, DigitalOutputDevice  # not the package: controller/api/launch.py
 from gpiozero.pins.mock import MockPin, MockPWMPin
 
 from drivers.pins import ChainPins
