@@ -261,6 +261,12 @@ class Daemon:
         self.wait_for(f"round {number} to settle", lambda s: s["round"] == number and s["round_status"] == "settled")
         return number
 
+    def wait_for_a_settled_round(self) -> Any:
+        """Poll the last rounds until one of them has settled (a `--demo` table's dealer plays them);
+        that answer."""
+        settled = lambda answer: any(r["status"] == "settled" for r in answer["rounds"])  # noqa: E731
+        return self.wait_for("a round settled", settled, path="/api/rounds?last=3")
+
     def wait_for(
         self, what: str, check: Callable[[Any], object], timeout: float = PATIENCE_S, path: str = "/api/state"
     ) -> Any:

@@ -49,8 +49,7 @@ def test_the_tables_process_deals_without_gpiozeros_package_run(tmp_path: Path) 
         daemon.wait_ready()
         assert daemon.proc is not None
         table = daemon.proc.pid
-        settled = lambda answer: any(r["status"] == "settled" for r in answer["rounds"])  # noqa: E731
-        daemon.wait_for("a round settled", settled, path="/api/rounds?last=3")
+        daemon.wait_for_a_settled_round()
     finally:
         code = daemon.stop()
     assert code == 0, daemon.log()

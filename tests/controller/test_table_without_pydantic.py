@@ -52,8 +52,7 @@ def test_the_tables_process_deals_a_round_without_pydantic(tmp_path: Path, game:
         daemon.wait_ready()
         assert daemon.proc is not None
         table = daemon.proc.pid
-        settled = lambda answer: any(r["status"] == "settled" for r in answer["rounds"])  # noqa: E731
-        daemon.wait_for("a round settled", settled, path="/api/rounds?last=3")
+        daemon.wait_for_a_settled_round()
         (api,) = (int(pid) for pid in Path(f"/proc/{table}/task/{table}/children").read_text().split())
         assert Path(f"/proc/{api}/comm").read_text().strip() == "tablectl-api"
         assert _mapped(api), "the API's process reads its bodies with pydantic"
